@@ -1,0 +1,138 @@
+/*
+ * util.c: internal helpers (see util.h).
+ */
+#include "util.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+#include <openssl/crypto.h>
+#include <openssl/rand.h>
+
+static _Thread_local char error_detail[256];
+
+void
+pqv_wipe(void *p, size_t n)
+{
+    if (p != NULL && n > 0)
+        OPENSSL_cleanse(p, n);
+}
+
+int
+pqv_ct_equal(const void *a, const void *b, size_t n)
+{
+    const volatile uint8_t *x = a, *y = b;
+    uint8_t d = 0;
+
+    for (size_t i = 0; i < n; i++)
+        d |= (uint8_t)(x[i] ^ y[i]);
+    /* Map d == 0 to 1 and anything else to 0 without a branch. */
+    return (int)(1 & (((uint32_t)d - 1) >> 8));
+}
+
+int
+pqv_ct_is_zero(const void *a, size_t n)
+{
+    const volatile uint8_t *x = a;
+    uint8_t d = 0;
+
+    for (size_t i = 0; i < n; i++)
+        d |= x[i];
+    return (int)(1 & (((uint32_t)d - 1) >> 8));
+}
+
+int
+pqv_random(void *buf, size_t n)
+{
+    /* RAND_bytes takes an int; split very large requests. */
+    uint8_t *p = buf;
+    while (n > 0) {
+        size_t chunk = n > (1u << 30) ? (1u << 30) : n;
+        if (RAND_bytes(p, (int)chunk) != 1)
+            return pqv_set_error(PQV_E_CRYPTO, "system random generator failed");
+        p += chunk;
+        n -= chunk;
+    }
+    return 0;
+}
+
+int
+pqv_set_error(int err, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(error_detail, sizeof(error_detail), fmt, ap);
+    va_end(ap);
+    return err;
+}
+
+const char *
+pqv_error_detail(void)
+{
+    return error_detail;
+}
+
+void
+pqv_error_clear(void)
+{
+    error_detail[0] = '\0';
+}
+
+const char *
+pqv_strerror(int err)
+{
+    switch (err) {
+    case PQV_OK: return "success";
+    case PQV_E_INVAL: return "invalid argument";
+    case PQV_E_IO: return "input/output error";
+    case PQV_E_NOMEM: return "out of memory";
+    case PQV_E_NOTFOUND: return "not found";
+    case PQV_E_EXISTS: return "already exists";
+    case PQV_E_AUTH: return "wrong passphrase or recovery code";
+    case PQV_E_INTEGRITY: return "integrity check failed";
+    case PQV_E_NOVAULT: return "no vault at this location";
+    case PQV_E_LOCKED: return "vault is locked by another writer";
+    case PQV_E_UNSUPPORTED: return "unsupported format or algorithm";
+    case PQV_E_CRYPTO: return "cryptographic library failure";
+    case PQV_E_NOSPACE: return "no space left on device";
+    default: return "unknown error";
+    }
+}
+
+void
+pqv_hex_encode(char *out, const uint8_t *in, size_t n)
+{
+    static const char digits[] = "0123456789abcdef";
+
+    for (size_t i = 0; i < n; i++) {
+        out[2 * i] = digits[in[i] >> 4];
+        out[2 * i + 1] = digits[in[i] & 15];
+    }
+    out[2 * n] = '\0';
+}
+
+static int
+hex_value(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+int
+pqv_hex_decode(uint8_t *out, size_t n, const char *hex)
+{
+    for (size_t i = 0; i < n; i++) {
+        int hi = hex_value(hex[2 * i]);
+        int lo = hi < 0 ? -1 : hex_value(hex[2 * i + 1]);
+        if (hi < 0 || lo < 0)
+            return -1;
+        out[i] = (uint8_t)((hi << 4) | lo);
+    }
+    return hex[2 * n] == '\0' ? 0 : -1;
+}

@@ -1,0 +1,54 @@
+#!/bin/sh
+# Runs every unit-test program and every shell test, then prints one summary
+# line "N passed, N failed" (read by CI).  BUILD names the build directory.
+BUILD=${BUILD:-build}
+export PQV_BIN="$PWD/$BUILD/pqvault"
+passed=0
+failed=0
+failed_names=""
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+
+for t in "$BUILD"/tests/test_*; do
+    [ -x "$t" ] || continue
+    echo "== $t"
+    "$t" >"$log" 2>&1
+    status=$?
+    cat "$log"
+    result=$(grep '^RESULT ' "$log" | tail -n 1)
+    if [ -z "$result" ]; then
+        echo "FAIL - $t crashed or exited early (status $status)"
+        failed=$((failed + 1))
+        failed_names="$failed_names $t"
+        continue
+    fi
+    p=$(echo "$result" | cut -d' ' -f2)
+    f=$(echo "$result" | cut -d' ' -f3)
+    passed=$((passed + p))
+    failed=$((failed + f))
+    if [ "$f" -ne 0 ] || [ "$status" -ne 0 ]; then
+        [ "$f" -eq 0 ] && failed=$((failed + 1))
+        failed_names="$failed_names $t"
+    fi
+done
+
+for t in tests/cli/*.sh; do
+    [ -f "$t" ] || continue
+    echo "== $t"
+    sh "$t" >"$log" 2>&1
+    status=$?
+    cat "$log"
+    p=$(grep -c '^ok - ' "$log")
+    f=$(grep -c '^FAIL - ' "$log")
+    passed=$((passed + p))
+    failed=$((failed + f))
+    if [ "$status" -ne 0 ] && [ "$f" -eq 0 ]; then
+        echo "FAIL - $t exited with status $status"
+        failed=$((failed + 1))
+    fi
+    [ "$status" -ne 0 ] && failed_names="$failed_names $t"
+done
+
+[ -n "$failed_names" ] && echo "failing:$failed_names"
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

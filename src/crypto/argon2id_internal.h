@@ -1,0 +1,33 @@
+/*
+ * argon2id_internal.h: the pieces of Argon2id shared between the portable
+ * code (argon2id.c) and the instruction-set specific kernels
+ * (argon2id_avx2.c, ...).
+ */
+#ifndef PQV_ARGON2ID_INTERNAL_H
+#define PQV_ARGON2ID_INTERNAL_H
+
+#include <stdint.h>
+
+/* One Argon2 memory block: 1024 bytes as 128 little-endian 64-bit words. */
+#define PQV_ARGON2_BLOCK_WORDS 128
+typedef struct {
+    _Alignas(64) uint64_t v[PQV_ARGON2_BLOCK_WORDS];
+} pqv_argon2_block;
+
+/*
+ * A kernel computes the compression function G of RFC 9106, section 3.5:
+ *     out = G(prev, ref)            if ${xor_out} is 0 (first pass),
+ *     out = out XOR G(prev, ref)    otherwise (later passes, version 0x13).
+ * ${out} may not alias ${prev} or ${ref}.  Every kernel must give results
+ * identical to the portable one.
+ */
+typedef void pqv_argon2_kernel_fn(pqv_argon2_block *out, const pqv_argon2_block *prev,
+    const pqv_argon2_block *ref, int xor_out);
+
+/* pqv_argon2_fill_block_portable: G in portable C. */
+pqv_argon2_kernel_fn pqv_argon2_fill_block_portable;
+
+/* pqv_argon2_fill_block_avx2: G with AVX2; call only if pqv_cpu_has_avx2(). */
+pqv_argon2_kernel_fn pqv_argon2_fill_block_avx2;
+
+#endif

@@ -1,0 +1,96 @@
+/*
+ * frodo_internal.h: the two matrix kernels FrodoKEM spends its time in,
+ * written once as plain C that compilers vectorise well, and instantiated
+ * twice: in frodo.c (baseline ISA) and in frodo_avx2.c (compiled with
+ * -mavx2).  frodo.c picks the instance at run time with pqv_cpu_has_avx2().
+ *
+ * All arithmetic is on uint16_t and wraps modulo 2^16; since q divides
+ * 2^16 for every parameter set, reducing modulo q afterwards (masking) gives
+ * the result modulo q.  The products are formed in uint32_t so that the
+ * usual promotion of uint16_t to int cannot overflow a signed int.
+ *
+ * Nothing here branches on or indexes with matrix contents, so the kernels
+ * are constant time with respect to the secret operands.
+ */
+#ifndef PQV_FRODO_INTERNAL_H
+#define PQV_FRODO_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+/* Number of columns (j) processed per inner step: every n is a multiple. */
+#define FRODO_LANES 16
+/* nbar = mbar = 8 for every parameter set. */
+#define FRODO_NBAR 8
+
+/*
+ * Kernel signatures (see the generic definitions below for contracts).
+ */
+typedef void (*frodo_rows_dot_fn)(uint16_t *out, const uint16_t *rows,
+    size_t nrows, size_t n, const uint16_t *st);
+typedef void (*frodo_cols_axpy_fn)(uint16_t *out, const uint16_t *coef,
+    const uint16_t *rows, size_t nrows, size_t n);
+
+/* The AVX2 instances (frodo_avx2.c); only called when pqv_cpu_has_avx2(). */
+void pqv_frodo_rows_dot_avx2(uint16_t *out, const uint16_t *rows,
+    size_t nrows, size_t n, const uint16_t *st);
+void pqv_frodo_cols_axpy_avx2(uint16_t *out, const uint16_t *coef,
+    const uint16_t *rows, size_t nrows, size_t n);
+
+/*
+ * frodo_rows_dot_generic(out, rows, nrows, n, st): for each of the ${nrows}
+ * rows r (each ${n} entries, row-major in ${rows}) and each k < 8,
+ * out[r*8 + k] += <rows[r], st[k]>, where ${st} is an 8 x n matrix (S
+ * transposed).  This computes (A S) for a block of rows of A, and B' S.
+ * ${n} must be a multiple of FRODO_LANES.
+ */
+static inline void
+frodo_rows_dot_generic(uint16_t *out, const uint16_t *rows, size_t nrows,
+    size_t n, const uint16_t *st)
+{
+    for (size_t r = 0; r < nrows; r++) {
+        const uint16_t *a = rows + r * n;
+        for (size_t k = 0; k < FRODO_NBAR; k++) {
+            const uint16_t *s = st + k * n;
+            /* Lane-wise partial sums with a fixed trip count: the shape
+             * the vectoriser turns into one vector register. */
+            uint16_t acc[FRODO_LANES] = { 0 };
+            for (size_t j = 0; j < n; j += FRODO_LANES)
+                for (size_t l = 0; l < FRODO_LANES; l++)
+                    acc[l] = (uint16_t)(acc[l] + (uint32_t)a[j + l] * s[j + l]);
+            uint16_t sum = out[r * FRODO_NBAR + k];
+            for (size_t l = 0; l < FRODO_LANES; l++)
+                sum = (uint16_t)(sum + acc[l]);
+            out[r * FRODO_NBAR + k] = sum;
+        }
+    }
+}
+
+/*
+ * frodo_cols_axpy_generic(out, coef, rows, nrows, n): out is an 8 x n
+ * matrix; for each k < 8, out[k] += sum over r < nrows of
+ * coef[k*nrows + r] * rows[r].  With coef[k][r] = S'[k][i0 + r] and rows
+ * = rows i0.. of A, this accumulates S' A one block of rows at a time.
+ * ${n} must be a multiple of FRODO_LANES.
+ */
+static inline void
+frodo_cols_axpy_generic(uint16_t *out, const uint16_t *coef,
+    const uint16_t *rows, size_t nrows, size_t n)
+{
+    for (size_t j = 0; j < n; j += FRODO_LANES) {
+        for (size_t k = 0; k < FRODO_NBAR; k++) {
+            uint16_t acc[FRODO_LANES];
+            memcpy(acc, out + k * n + j, sizeof(acc));
+            for (size_t r = 0; r < nrows; r++) {
+                uint32_t c = coef[k * nrows + r];
+                const uint16_t *a = rows + r * n + j;
+                for (size_t l = 0; l < FRODO_LANES; l++)
+                    acc[l] = (uint16_t)(acc[l] + c * a[l]);
+            }
+            memcpy(out + k * n + j, acc, sizeof(acc));
+        }
+    }
+}
+
+#endif

@@ -1,0 +1,416 @@
+/*
+ * keyfile.c: the two-slot Argon2id key file (see pqvault/keyfile.h and
+ * docs/FORMAT.md).
+ *
+ * Layout:
+ *   header  = "PQVK" || version (1) || 3 zero bytes || public identity
+ *   slot[2] = t (u32 BE) || m_kib (u32 BE) || lanes (u32 BE) || salt (32) ||
+ *             ChaCha20-Poly1305(seed) (32 + 16)
+ *   trailer = SHA-256(header || slots)
+ * A slot's key is Argon2id(passphrase, salt, t, m, lanes) (32 bytes); its
+ * nonce is zero (every sealing uses a fresh salt, hence a fresh key); its
+ * associated data is header || slot index || slot parameters.  The trailer
+ * tells accidental corruption (integrity error) apart from a wrong
+ * passphrase; it is no defence against a deliberate forger, who is stopped
+ * by the slot tags and by the check of the public part against the seed.
+ */
+#include "pqvault/keyfile.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "crypto/kdf.h"
+#include "pqvault/aead.h"
+#include "pqvault/argon2id.h"
+#include "util/fsutil.h"
+#include "util/util.h"
+
+#define MAGIC "PQVK"
+#define PREFIX_BYTES 8
+#define SALT_BYTES 32
+#define PARAMS_BYTES 12
+#define SEALED_BYTES (PQV_SEED_BYTES + PQV_AEAD_TAG_BYTES)
+#define SLOT_BYTES (PARAMS_BYTES + SALT_BYTES + SEALED_BYTES)
+#define TRAILER_BYTES 32
+#define MAX_KEYFILE_BYTES (1u << 20)
+
+const struct pqv_kdf_params pqv_kdf_default = { 3, 65536, 4 };
+
+struct pqv_keyfile {
+    const pqv_frodo *kem;
+    uint8_t *header;      /* prefix || public identity */
+    size_t header_len;
+    uint8_t slots[PQV_KEYFILE_SLOTS][SLOT_BYTES];
+};
+
+static const uint8_t zero_nonce[PQV_AEAD_NONCE_BYTES];
+
+const pqv_frodo *
+pqv_keyfile_kem(const pqv_keyfile *kf)
+{
+    return kf->kem;
+}
+
+const uint8_t *
+pqv_keyfile_public(const pqv_keyfile *kf, size_t *len)
+{
+    if (len != NULL)
+        *len = kf->header_len - PREFIX_BYTES;
+    return kf->header + PREFIX_BYTES;
+}
+
+static struct pqv_kdf_params
+slot_params(const uint8_t *slot)
+{
+    struct pqv_kdf_params p = {
+        pqv_load_be32(slot), pqv_load_be32(slot + 4), pqv_load_be32(slot + 8)
+    };
+    return p;
+}
+
+struct pqv_kdf_params
+pqv_keyfile_slot_params(const pqv_keyfile *kf, int slot)
+{
+    return slot_params(kf->slots[slot]);
+}
+
+/* params_valid(p): whether ${p} is within the limits a key file may ask for. */
+static int
+params_valid(const struct pqv_kdf_params *p)
+{
+    return p->t_cost >= 1 && p->t_cost <= PQV_ARGON2_MAX_T &&
+        p->lanes >= 1 && p->lanes <= PQV_ARGON2_MAX_LANES &&
+        p->m_kib >= 8 * p->lanes && p->m_kib >= PQV_ARGON2_MIN_MKIB &&
+        p->m_kib <= PQV_ARGON2_MAX_MKIB;
+}
+
+/* slot_ad(kf, index, slot, adlen): header || index || slot parameters. */
+static uint8_t *
+slot_ad(const pqv_keyfile *kf, int index, const uint8_t *slot, size_t *adlen)
+{
+    uint8_t *ad = malloc(kf->header_len + 1 + PARAMS_BYTES);
+
+    if (ad == NULL)
+        return NULL;
+    memcpy(ad, kf->header, kf->header_len);
+    ad[kf->header_len] = (uint8_t)index;
+    memcpy(ad + kf->header_len + 1, slot, PARAMS_BYTES);
+    *adlen = kf->header_len + 1 + PARAMS_BYTES;
+    return ad;
+}
+
+/* slot_key(key, slot, pass, passlen, threads): the slot's Argon2id key. */
+static int
+slot_key(uint8_t key[32], const uint8_t *slot, const uint8_t *pass, size_t passlen,
+    uint32_t threads)
+{
+    struct pqv_kdf_params p = slot_params(slot);
+
+    return pqv_argon2id(key, 32, pass, passlen, slot + PARAMS_BYTES, SALT_BYTES,
+        NULL, 0, NULL, 0, p.t_cost, p.m_kib, p.lanes, threads);
+}
+
+int
+pqv_keyfile_set_slot(pqv_keyfile *kf, int index, const uint8_t seed[PQV_SEED_BYTES],
+    const uint8_t *pass, size_t passlen, const struct pqv_kdf_params *params)
+{
+    uint8_t slot[SLOT_BYTES], key[32];
+    uint8_t *ad;
+    size_t adlen;
+    int rc;
+
+    if (kf == NULL || index < 0 || index >= PQV_KEYFILE_SLOTS || seed == NULL ||
+        (pass == NULL && passlen > 0))
+        return PQV_E_INVAL;
+    if (params == NULL)
+        params = &pqv_kdf_default;
+    if (!params_valid(params))
+        return pqv_set_error(PQV_E_INVAL, "Argon2id parameters out of range");
+    pqv_store_be32(slot, params->t_cost);
+    pqv_store_be32(slot + 4, params->m_kib);
+    pqv_store_be32(slot + 8, params->lanes);
+    if ((rc = pqv_random(slot + PARAMS_BYTES, SALT_BYTES)) != 0)
+        return rc;
+    if ((rc = slot_key(key, slot, pass, passlen, params->lanes)) != 0)
+        return rc;
+    if ((ad = slot_ad(kf, index, slot, &adlen)) == NULL) {
+        rc = PQV_E_NOMEM;
+        goto done;
+    }
+    rc = pqv_aead_seal1(PQV_AEAD_CHACHA20POLY1305, key, zero_nonce, ad, adlen,
+        seed, PQV_SEED_BYTES, slot + PARAMS_BYTES + SALT_BYTES);
+    free(ad);
+    if (rc == 0)
+        memcpy(kf->slots[index], slot, SLOT_BYTES);
+done:
+    pqv_wipe(key, sizeof(key));
+    return rc;
+}
+
+int
+pqv_keyfile_clear_slot(pqv_keyfile *kf, int index)
+{
+    uint8_t slot[SLOT_BYTES];
+    int rc;
+
+    if (kf == NULL || index < 0 || index >= PQV_KEYFILE_SLOTS)
+        return PQV_E_INVAL;
+    /* Same shape as a used slot: default parameters, random salt and
+     * random "ciphertext", so an observer cannot tell it is unused. */
+    pqv_store_be32(slot, pqv_kdf_default.t_cost);
+    pqv_store_be32(slot + 4, pqv_kdf_default.m_kib);
+    pqv_store_be32(slot + 8, pqv_kdf_default.lanes);
+    if ((rc = pqv_random(slot + PARAMS_BYTES, SLOT_BYTES - PARAMS_BYTES)) != 0)
+        return rc;
+    memcpy(kf->slots[index], slot, SLOT_BYTES);
+    return 0;
+}
+
+/* keyfile_alloc(kem, public_enc): a key file with the given public part and
+ * two cleared slots. */
+static int
+keyfile_alloc(pqv_keyfile **out, const pqv_frodo *kem, const uint8_t *public_enc)
+{
+    pqv_keyfile *kf;
+    size_t publen = pqv_identity_public_bytes(kem);
+
+    if ((kf = calloc(1, sizeof(*kf))) == NULL)
+        return PQV_E_NOMEM;
+    kf->kem = kem;
+    kf->header_len = PREFIX_BYTES + publen;
+    if ((kf->header = malloc(kf->header_len)) == NULL) {
+        free(kf);
+        return PQV_E_NOMEM;
+    }
+    memcpy(kf->header, MAGIC, 4);
+    kf->header[4] = PQV_KEYFILE_VERSION;
+    memset(kf->header + 5, 0, 3);
+    memcpy(kf->header + PREFIX_BYTES, public_enc, publen);
+    *out = kf;
+    return 0;
+}
+
+int
+pqv_keyfile_create(pqv_keyfile **out, const pqv_identity *id,
+    const uint8_t seed[PQV_SEED_BYTES], const uint8_t *pass, size_t passlen,
+    const struct pqv_kdf_params *params)
+{
+    pqv_keyfile *kf;
+    int rc;
+
+    if (out == NULL || id == NULL || seed == NULL)
+        return PQV_E_INVAL;
+    if ((rc = keyfile_alloc(&kf, pqv_identity_kem(id), pqv_identity_public(id))) != 0)
+        return rc;
+    if ((rc = pqv_keyfile_clear_slot(kf, 0)) != 0 ||
+        (rc = pqv_keyfile_clear_slot(kf, 1)) != 0 ||
+        (rc = pqv_keyfile_set_slot(kf, 0, seed, pass, passlen, params)) != 0) {
+        pqv_keyfile_free(kf);
+        return rc;
+    }
+    *out = kf;
+    return 0;
+}
+
+int
+pqv_keyfile_serialize(const pqv_keyfile *kf, uint8_t **buf, size_t *len)
+{
+    size_t total = kf->header_len + PQV_KEYFILE_SLOTS * SLOT_BYTES + TRAILER_BYTES;
+    uint8_t *p;
+    int rc;
+
+    if ((p = malloc(total)) == NULL)
+        return PQV_E_NOMEM;
+    memcpy(p, kf->header, kf->header_len);
+    memcpy(p + kf->header_len, kf->slots, PQV_KEYFILE_SLOTS * SLOT_BYTES);
+    if ((rc = pqv_sha256(p + total - TRAILER_BYTES, p, total - TRAILER_BYTES)) != 0) {
+        free(p);
+        return rc;
+    }
+    *buf = p;
+    *len = total;
+    return 0;
+}
+
+int
+pqv_keyfile_parse(pqv_keyfile **out, const uint8_t *buf, size_t len)
+{
+    const pqv_frodo *kem;
+    pqv_keyfile *kf;
+    uint8_t digest[32];
+    size_t publen, total;
+    int rc;
+
+    if (out == NULL || buf == NULL)
+        return PQV_E_INVAL;
+    if (len < PREFIX_BYTES + 2 || memcmp(buf, MAGIC, 4) != 0)
+        return pqv_set_error(PQV_E_INTEGRITY, "not a pqvault key file (bad magic)");
+    if (buf[4] != PQV_KEYFILE_VERSION)
+        return pqv_set_error(PQV_E_UNSUPPORTED, "key file version %u is not supported", buf[4]);
+    if (buf[5] != 0 || buf[6] != 0 || buf[7] != 0)
+        return pqv_set_error(PQV_E_INTEGRITY, "key file has non-zero reserved bytes");
+    if (buf[PREFIX_BYTES] != 1)
+        return pqv_set_error(PQV_E_INTEGRITY, "key file public identity has unknown version");
+    if ((kem = pqv_frodo_by_id(buf[PREFIX_BYTES + 1])) == NULL)
+        return pqv_set_error(PQV_E_INTEGRITY, "key file names an unknown KEM (%u)",
+            buf[PREFIX_BYTES + 1]);
+    publen = pqv_identity_public_bytes(kem);
+    total = PREFIX_BYTES + publen + PQV_KEYFILE_SLOTS * SLOT_BYTES + TRAILER_BYTES;
+    if (len < total)
+        return pqv_set_error(PQV_E_INTEGRITY, "key file is truncated (%zu of %zu bytes)", len, total);
+    if (len > total)
+        return pqv_set_error(PQV_E_INTEGRITY, "key file has %zu trailing bytes", len - total);
+    if ((rc = pqv_sha256(digest, buf, total - TRAILER_BYTES)) != 0)
+        return rc;
+    if (!pqv_ct_equal(digest, buf + total - TRAILER_BYTES, 32))
+        return pqv_set_error(PQV_E_INTEGRITY, "key file is corrupted (checksum mismatch)");
+    for (int i = 0; i < PQV_KEYFILE_SLOTS; i++) {
+        struct pqv_kdf_params p = slot_params(buf + PREFIX_BYTES + publen + i * SLOT_BYTES);
+        if (!params_valid(&p))
+            return pqv_set_error(PQV_E_INTEGRITY,
+                "key file slot %d has out-of-range Argon2id parameters", i);
+    }
+    if ((rc = keyfile_alloc(&kf, kem, buf + PREFIX_BYTES)) != 0)
+        return rc;
+    memcpy(kf->slots, buf + PREFIX_BYTES + publen, PQV_KEYFILE_SLOTS * SLOT_BYTES);
+    *out = kf;
+    return 0;
+}
+
+int
+pqv_keyfile_load(const char *path, pqv_keyfile **out)
+{
+    uint8_t *buf;
+    size_t len;
+    int rc;
+
+    if ((rc = pqv_read_file(path, &buf, &len, MAX_KEYFILE_BYTES)) != 0)
+        return rc;
+    rc = pqv_keyfile_parse(out, buf, len);
+    free(buf);
+    return rc;
+}
+
+int
+pqv_keyfile_save(const char *path, const pqv_keyfile *kf)
+{
+    uint8_t *buf;
+    size_t len;
+    int rc;
+
+    if ((rc = pqv_keyfile_serialize(kf, &buf, &len)) != 0)
+        return rc;
+    rc = pqv_write_file_atomic(path, buf, len, 0600, 1);
+    free(buf);
+    return rc;
+}
+
+/* One slot's unlock attempt, run in its own thread. */
+struct slot_job {
+    const pqv_keyfile *kf;
+    int index;
+    const uint8_t *pass;
+    size_t passlen;
+    uint32_t threads;
+    uint8_t seed[PQV_SEED_BYTES];
+    int rc;
+};
+
+static void *
+slot_job_run(void *arg)
+{
+    struct slot_job *job = arg;
+    const uint8_t *slot = job->kf->slots[job->index];
+    uint8_t key[32];
+    uint8_t *ad;
+    size_t adlen;
+
+    if ((job->rc = slot_key(key, slot, job->pass, job->passlen, job->threads)) != 0)
+        return NULL;
+    if ((ad = slot_ad(job->kf, job->index, slot, &adlen)) == NULL) {
+        job->rc = PQV_E_NOMEM;
+    } else {
+        job->rc = pqv_aead_open1(PQV_AEAD_CHACHA20POLY1305, key, zero_nonce, ad,
+            adlen, slot + PARAMS_BYTES + SALT_BYTES, SEALED_BYTES, job->seed);
+        free(ad);
+    }
+    pqv_wipe(key, sizeof(key));
+    return NULL;
+}
+
+int
+pqv_keyfile_unlock(const pqv_keyfile *kf, const uint8_t *pass, size_t passlen,
+    uint8_t seed[PQV_SEED_BYTES], pqv_identity **id, int *slot)
+{
+    struct slot_job jobs[PQV_KEYFILE_SLOTS];
+    pthread_t thread;
+    int started, opened = -1, rc;
+    size_t publen;
+
+    if (kf == NULL || (pass == NULL && passlen > 0) || seed == NULL || id == NULL)
+        return PQV_E_INVAL;
+    for (int i = 0; i < PQV_KEYFILE_SLOTS; i++) {
+        jobs[i].kf = kf;
+        jobs[i].index = i;
+        jobs[i].pass = pass;
+        jobs[i].passlen = passlen;
+        jobs[i].threads = slot_params(kf->slots[i]).lanes;
+        jobs[i].rc = PQV_E_AUTH;
+    }
+    /* Both slots at once: slot 1 in a second thread, slot 0 here. */
+    started = pthread_create(&thread, NULL, slot_job_run, &jobs[1]) == 0;
+    slot_job_run(&jobs[0]);
+    if (started)
+        pthread_join(thread, NULL);
+    else
+        slot_job_run(&jobs[1]);
+
+    for (int i = 0; i < PQV_KEYFILE_SLOTS; i++) {
+        if (jobs[i].rc == 0 && opened < 0) {
+            opened = i;
+            memcpy(seed, jobs[i].seed, PQV_SEED_BYTES);
+        } else if (jobs[i].rc != 0 && jobs[i].rc != PQV_E_INTEGRITY) {
+            /* A resource failure (memory) is not a wrong passphrase. */
+            rc = jobs[i].rc;
+            for (int j = 0; j < PQV_KEYFILE_SLOTS; j++)
+                pqv_wipe(jobs[j].seed, PQV_SEED_BYTES);
+            pqv_wipe(seed, PQV_SEED_BYTES);
+            return rc;
+        }
+    }
+    for (int i = 0; i < PQV_KEYFILE_SLOTS; i++)
+        pqv_wipe(jobs[i].seed, PQV_SEED_BYTES);
+    if (opened < 0)
+        return pqv_set_error(PQV_E_AUTH, "wrong passphrase");
+
+    /* The seed is the truth: the public part must be the one it derives. */
+    if ((rc = pqv_identity_derive(id, kf->kem, seed)) != 0)
+        goto fail;
+    pqv_keyfile_public(kf, &publen);
+    if (memcmp(pqv_identity_public(*id), kf->header + PREFIX_BYTES, publen) != 0) {
+        pqv_identity_free(*id);
+        *id = NULL;
+        rc = pqv_set_error(PQV_E_INTEGRITY,
+            "key file public identity does not match its seed (substituted key?)");
+        goto fail;
+    }
+    if (slot != NULL)
+        *slot = opened;
+    return 0;
+
+fail:
+    pqv_wipe(seed, PQV_SEED_BYTES);
+    return rc;
+}
+
+void
+pqv_keyfile_free(pqv_keyfile *kf)
+{
+    if (kf == NULL)
+        return;
+    free(kf->header);
+    pqv_wipe(kf, sizeof(*kf));
+    free(kf);
+}

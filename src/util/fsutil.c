@@ -1,0 +1,286 @@
+/*
+ * fsutil.c: file-system helpers (see fsutil.h).
+ */
+#include "util/fsutil.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util/util.h"
+
+int (*pqv_io_fault)(const char *op, const char *path);
+
+static int
+fault(const char *op, const char *path)
+{
+    int e;
+
+    if (pqv_io_fault == NULL || (e = pqv_io_fault(op, path)) == 0)
+        return 0;
+    if (e != PQV_FAULT_SHORT)
+        errno = e;
+    return e;
+}
+
+int
+pqv_io_open(const char *path, int flags, mode_t mode)
+{
+    if ((flags & O_CREAT) && fault("open", path))
+        return -1;
+    return open(path, flags | O_CLOEXEC, mode);
+}
+
+ssize_t
+pqv_io_write(int fd, const void *buf, size_t len, const char *path)
+{
+    int e = fault("write", path);
+
+    if (e == PQV_FAULT_SHORT)
+        return write(fd, buf, len > 1 ? len / 2 : len);
+    if (e != 0)
+        return -1;
+    return write(fd, buf, len);
+}
+
+int
+pqv_io_fsync(int fd, const char *path)
+{
+    if (fault("fsync", path))
+        return -1;
+    return fsync(fd);
+}
+
+int
+pqv_io_rename(const char *from, const char *to)
+{
+    if (fault("rename", to))
+        return -1;
+    return rename(from, to);
+}
+
+int
+pqv_io_unlink(const char *path)
+{
+    if (fault("unlink", path))
+        return -1;
+    return unlink(path);
+}
+
+int
+pqv_io_mkdir(const char *path, mode_t mode)
+{
+    if (fault("mkdir", path))
+        return -1;
+    return mkdir(path, mode);
+}
+
+int
+pqv_io_rmdir(const char *path)
+{
+    if (fault("rmdir", path))
+        return -1;
+    return rmdir(path);
+}
+
+int
+pqv_errno_error(int err)
+{
+    switch (err) {
+    case ENOENT: return PQV_E_NOTFOUND;
+    case EEXIST: return PQV_E_EXISTS;
+    case ENOMEM: return PQV_E_NOMEM;
+    case ENOSPC:
+    case EDQUOT: return PQV_E_NOSPACE;
+    default: return PQV_E_IO;
+    }
+}
+
+int
+pqv_write_all(int fd, const void *buf, size_t len, const char *path)
+{
+    const uint8_t *p = buf;
+
+    while (len > 0) {
+        ssize_t n = pqv_io_write(fd, p, len, path);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            int e = errno;
+            return pqv_set_error(pqv_errno_error(e), "%s: write: %s", path, strerror(e));
+        }
+        if (n == 0)
+            return pqv_set_error(PQV_E_IO, "%s: write made no progress", path);
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+ssize_t
+pqv_read_all(int fd, void *buf, size_t len, const char *path)
+{
+    uint8_t *p = buf;
+    size_t done = 0;
+
+    while (done < len) {
+        ssize_t n = read(fd, p + done, len - done);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            int e = errno;
+            return pqv_set_error(pqv_errno_error(e), "%s: read: %s", path, strerror(e));
+        }
+        if (n == 0)
+            break;
+        done += (size_t)n;
+    }
+    return (ssize_t)done;
+}
+
+int
+pqv_fsync_dir(const char *dir)
+{
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int e;
+
+    if (fd < 0) {
+        e = errno;
+        return pqv_set_error(pqv_errno_error(e), "%s: open directory: %s", dir, strerror(e));
+    }
+    if (pqv_io_fsync(fd, dir) != 0) {
+        e = errno;
+        close(fd);
+        return pqv_set_error(pqv_errno_error(e), "%s: fsync directory: %s", dir, strerror(e));
+    }
+    close(fd);
+    return 0;
+}
+
+int
+pqv_temp_name(char *out, size_t outlen, const char *dir, const char *prefix)
+{
+    uint8_t r[8];
+    char hex[17];
+    int n;
+
+    if (pqv_random(r, sizeof(r)) != 0)
+        return PQV_E_CRYPTO;
+    pqv_hex_encode(hex, r, sizeof(r));
+    n = snprintf(out, outlen, "%s/%s.tmp-%s", dir, prefix, hex);
+    if (n < 0 || (size_t)n >= outlen)
+        return pqv_set_error(PQV_E_INVAL, "path too long");
+    return 0;
+}
+
+void
+pqv_dirname(const char *path, char *out, size_t outlen)
+{
+    const char *slash = strrchr(path, '/');
+
+    if (slash == NULL)
+        snprintf(out, outlen, ".");
+    else if (slash == path)
+        snprintf(out, outlen, "/");
+    else
+        snprintf(out, outlen, "%.*s", (int)(slash - path), path);
+}
+
+int
+pqv_write_file_atomic(const char *path, const void *buf, size_t len, mode_t mode,
+    int sync_dir)
+{
+    char dir[4096], tmp[4200];
+    const char *base = strrchr(path, '/');
+    int fd, rc, e;
+
+    base = base ? base + 1 : path;
+    pqv_dirname(path, dir, sizeof(dir));
+    if ((rc = pqv_temp_name(tmp, sizeof(tmp), dir, base)) != 0)
+        return rc;
+    if ((fd = pqv_io_open(tmp, O_WRONLY | O_CREAT | O_EXCL, mode)) < 0) {
+        e = errno;
+        return pqv_set_error(pqv_errno_error(e), "%s: create: %s", tmp, strerror(e));
+    }
+    if ((rc = pqv_write_all(fd, buf, len, tmp)) != 0)
+        goto err1;
+    if (pqv_io_fsync(fd, tmp) != 0) {
+        e = errno;
+        rc = pqv_set_error(pqv_errno_error(e), "%s: fsync: %s", tmp, strerror(e));
+        goto err1;
+    }
+    if (close(fd) != 0) {
+        e = errno;
+        fd = -1;
+        rc = pqv_set_error(pqv_errno_error(e), "%s: close: %s", tmp, strerror(e));
+        goto err1;
+    }
+    fd = -1;
+    if (pqv_io_rename(tmp, path) != 0) {
+        e = errno;
+        rc = pqv_set_error(pqv_errno_error(e), "%s: rename: %s", path, strerror(e));
+        goto err1;
+    }
+    if (sync_dir && (rc = pqv_fsync_dir(dir)) != 0)
+        return rc;
+
+    /* Success! */
+    return 0;
+
+err1:
+    /* Failure! */
+    if (fd >= 0)
+        close(fd);
+    unlink(tmp);
+    return rc;
+}
+
+int
+pqv_read_file(const char *path, uint8_t **buf, size_t *len, size_t maxlen)
+{
+    struct stat st;
+    uint8_t *data;
+    ssize_t got;
+    int fd, e;
+
+    if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
+        e = errno;
+        return pqv_set_error(pqv_errno_error(e), "%s: %s", path, strerror(e));
+    }
+    if (fstat(fd, &st) != 0) {
+        e = errno;
+        close(fd);
+        return pqv_set_error(pqv_errno_error(e), "%s: %s", path, strerror(e));
+    }
+    if (!S_ISREG(st.st_mode)) {
+        close(fd);
+        return pqv_set_error(PQV_E_INTEGRITY, "%s: not a regular file", path);
+    }
+    if ((uint64_t)st.st_size > maxlen) {
+        close(fd);
+        return pqv_set_error(PQV_E_INTEGRITY, "%s: too large (%lld bytes)", path,
+            (long long)st.st_size);
+    }
+    /* One extra byte detects a file that grew since fstat. */
+    if ((data = malloc((size_t)st.st_size + 1)) == NULL) {
+        close(fd);
+        return PQV_E_NOMEM;
+    }
+    got = pqv_read_all(fd, data, (size_t)st.st_size + 1, path);
+    close(fd);
+    if (got < 0) {
+        free(data);
+        return (int)got;
+    }
+    if ((size_t)got > maxlen) {
+        free(data);
+        return pqv_set_error(PQV_E_INTEGRITY, "%s: too large", path);
+    }
+    *buf = data;
+    *len = (size_t)got;
+    return 0;
+}

@@ -1,0 +1,67 @@
+/*
+ * fsutil.h: file-system helpers with the durability rules of the commit
+ * protocol, and a single choke point for the system calls that change
+ * durable state, so tests can inject faults (EIO, ENOSPC, short writes) and
+ * count or crash at durability steps.
+ */
+#ifndef PQV_FSUTIL_H
+#define PQV_FSUTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/*
+ * Fault injection: when set, pqv_io_fault is called before each operation
+ * with its kind and path; a non-zero return is taken as the errno the
+ * operation fails with (for "write", the special value PQV_FAULT_SHORT makes
+ * the write short by half).  NULL in production.
+ */
+#define PQV_FAULT_SHORT (-1000)
+extern int (*pqv_io_fault)(const char *op, const char *path);
+
+/* Wrappers for the durable-state system calls.  Each returns what the system
+ * call returns, with errno set on failure. */
+int pqv_io_open(const char *path, int flags, mode_t mode);
+ssize_t pqv_io_write(int fd, const void *buf, size_t len, const char *path);
+int pqv_io_fsync(int fd, const char *path);
+int pqv_io_rename(const char *from, const char *to);
+int pqv_io_unlink(const char *path);
+int pqv_io_mkdir(const char *path, mode_t mode);
+int pqv_io_rmdir(const char *path);
+
+/* pqv_errno_error(err): map an errno to a PQV_E_* code. */
+int pqv_errno_error(int err);
+
+/* pqv_write_all(fd, buf, len, path): write everything or fail; 0 or PQV_E_*
+ * with a detail naming ${path}. */
+int pqv_write_all(int fd, const void *buf, size_t len, const char *path);
+
+/* pqv_read_all(fd, buf, len, path): read exactly ${len} bytes unless end of
+ * file comes first; returns the number of bytes read or a negative PQV_E_*. */
+ssize_t pqv_read_all(int fd, void *buf, size_t len, const char *path);
+
+/* pqv_fsync_dir(dir): fsync the directory ${dir}. */
+int pqv_fsync_dir(const char *dir);
+
+/* pqv_temp_name(out, outlen, dir, prefix): "${dir}/${prefix}.tmp-<16 hex>". */
+int pqv_temp_name(char *out, size_t outlen, const char *dir, const char *prefix);
+
+/* pqv_dirname(path, out, outlen): the directory part of ${path} ("." if none). */
+void pqv_dirname(const char *path, char *out, size_t outlen);
+
+/*
+ * pqv_write_file_atomic(path, buf, len, mode, sync_dir): write ${buf} to a
+ * temporary file beside ${path}, fsync it, rename it to ${path} and, if
+ * ${sync_dir}, fsync the directory.  On failure nothing is left behind and
+ * any existing ${path} is untouched.
+ */
+int pqv_write_file_atomic(const char *path, const void *buf, size_t len,
+    mode_t mode, int sync_dir);
+
+/* pqv_read_file(path, buf, len, maxlen): read a whole file of at most
+ * ${maxlen} bytes into a malloc'd buffer.  PQV_E_NOTFOUND if absent,
+ * PQV_E_INTEGRITY if larger than ${maxlen}. */
+int pqv_read_file(const char *path, uint8_t **buf, size_t *len, size_t maxlen);
+
+#endif

@@ -220,6 +220,7 @@ struct frodo_ctx {
     const EVP_MD *hash;      /* SHAKE128 or SHAKE256 per parameter set */
     EVP_MD_CTX *md;          /* reusable hashing context */
     EVP_CIPHER_CTX *aes;     /* AES-128-ECB keyed with seedA (AES sets) */
+    uint8_t *aes_in;         /* AES input blocks of FRODO_ROW_BLOCK rows */
     frodo_rows_dot_fn rows_dot;
     frodo_cols_axpy_fn cols_axpy;
 };
@@ -251,8 +252,10 @@ ctx_free(struct frodo_ctx *c)
 {
     EVP_MD_CTX_free(c->md);
     EVP_CIPHER_CTX_free(c->aes);
+    free(c->aes_in); /* public data: counters only */
     c->md = NULL;
     c->aes = NULL;
+    c->aes_in = NULL;
 }
 
 /* hash(c, out, outlen, parts, nparts): the parameter set's SHAKE. */
@@ -265,49 +268,62 @@ hash(struct frodo_ctx *c, uint8_t *out, size_t outlen,
 
 /* ---- Generation of A -------------------------------------------------- */
 
-/* gen_begin(c, seedA): prepare generating A from ${seedA}; 0 or -1. */
+/*
+ * gen_begin(c, seedA): prepare generating A from ${seedA}; 0 or -1.  For
+ * AES this keys the cipher and builds the input blocks of one batch of
+ * rows, <i> || <j> || 0^96 (16-bit little-endian i and j), of which only
+ * the row numbers i change from batch to batch.
+ */
 static int
 gen_begin(struct frodo_ctx *c, const uint8_t *seedA)
 {
+    size_t n = c->p->n;
+
     if (!c->p->aes)
         return 0;
-    if ((c->aes = EVP_CIPHER_CTX_new()) == NULL ||
-        EVP_EncryptInit_ex(c->aes, EVP_aes_128_ecb(), NULL, seedA, NULL) != 1 ||
+    if (c->aes == NULL) {
+        if ((c->aes = EVP_CIPHER_CTX_new()) == NULL ||
+            (c->aes_in = calloc(FRODO_ROW_BLOCK * n, sizeof(uint16_t))) == NULL)
+            return -1;
+        for (size_t r = 0; r < FRODO_ROW_BLOCK; r++)
+            for (size_t j = 0; j < n; j += 8) {
+                uint8_t *blk = c->aes_in + 2 * (r * n + j);
+                blk[2] = (uint8_t)j;
+                blk[3] = (uint8_t)(j >> 8);
+            }
+    }
+    if (EVP_EncryptInit_ex(c->aes, EVP_aes_128_ecb(), NULL, seedA, NULL) != 1 ||
         EVP_CIPHER_CTX_set_padding(c->aes, 0) != 1)
         return -1;
     return 0;
 }
 
 /*
- * gen_rows(c, seedA, rows, first, count): write rows first..first+count-1
- * of A (each n entries) to ${rows}.  AES: A[i][j..j+7] = AES128_seedA(<i>
- * || <j> || 0^96) with 16-bit little-endian i, j, read as eight
- * little-endian 16-bit entries; all blocks of the batch are encrypted in
- * place with one ECB call.  SHAKE: row i = SHAKE128(<i> || seedA, 2n bytes).
+ * gen_rows(c, seedA, rows, first): write the FRODO_ROW_BLOCK rows from
+ * ${first} of A (each n entries) to ${rows}.  AES: A[i][j..j+7] =
+ * AES128_seedA(<i> || <j> || 0^96) read as eight little-endian 16-bit
+ * entries; the whole batch is one ECB call.  SHAKE: row i =
+ * SHAKE128(<i> || seedA, 2n bytes) with <i> 16-bit little-endian.
  */
 static int
 gen_rows(struct frodo_ctx *c, const uint8_t *seedA, uint16_t *rows,
-    size_t first, size_t count)
+    size_t first)
 {
     size_t n = c->p->n;
 
     if (c->p->aes) {
-        int outl = 0;
-        memset(rows, 0, count * n * sizeof(uint16_t));
-        for (size_t r = 0; r < count; r++)
+        int outl = 0, len = (int)(FRODO_ROW_BLOCK * n * 2);
+        for (size_t r = 0; r < FRODO_ROW_BLOCK; r++)
             for (size_t j = 0; j < n; j += 8) {
-                uint8_t *blk = (uint8_t *)(rows + r * n + j);
+                uint8_t *blk = c->aes_in + 2 * (r * n + j);
                 blk[0] = (uint8_t)(first + r);
                 blk[1] = (uint8_t)((first + r) >> 8);
-                blk[2] = (uint8_t)j;
-                blk[3] = (uint8_t)(j >> 8);
             }
-        if (EVP_EncryptUpdate(c->aes, (uint8_t *)rows, &outl,
-                (const uint8_t *)rows, (int)(count * n * 2)) != 1 ||
-            (size_t)outl != count * n * 2)
+        if (EVP_EncryptUpdate(c->aes, (uint8_t *)rows, &outl, c->aes_in, len) != 1 ||
+            outl != len)
             return -1;
     } else {
-        for (size_t r = 0; r < count; r++) {
+        for (size_t r = 0; r < FRODO_ROW_BLOCK; r++) {
             uint8_t idx[2] = { (uint8_t)(first + r), (uint8_t)((first + r) >> 8) };
             struct chunk in[2] = { { idx, 2 }, { seedA, FRODO_SEEDA_BYTES } };
             if (shake(c->md, md_shake128, (uint8_t *)(rows + r * n), 2 * n, in, 2) != 0)
@@ -331,7 +347,7 @@ mul_add_as_plus_e(struct frodo_ctx *c, const uint8_t *seedA, uint16_t *out,
     if (gen_begin(c, seedA) != 0)
         return -1;
     for (size_t i = 0; i < n; i += FRODO_ROW_BLOCK) {
-        if (gen_rows(c, seedA, rows, i, FRODO_ROW_BLOCK) != 0)
+        if (gen_rows(c, seedA, rows, i) != 0)
             return -1;
         c->rows_dot(out + i * FRODO_NBAR, rows, FRODO_ROW_BLOCK, n, st);
     }
@@ -352,7 +368,7 @@ mul_add_sa_plus_e(struct frodo_ctx *c, const uint8_t *seedA, uint16_t *out,
     if (gen_begin(c, seedA) != 0)
         return -1;
     for (size_t i = 0; i < n; i += FRODO_ROW_BLOCK) {
-        if (gen_rows(c, seedA, rows, i, FRODO_ROW_BLOCK) != 0) {
+        if (gen_rows(c, seedA, rows, i) != 0) {
             pqv_wipe(coef, sizeof(coef));
             return -1;
         }

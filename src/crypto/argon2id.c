@@ -75,7 +75,7 @@ fblamka(uint64_t x, uint64_t y)
 
 void
 pqv_argon2_fill_block_portable(pqv_argon2_block *out, const pqv_argon2_block *prev,
-    const pqv_argon2_block *ref, int xor_out)
+    const pqv_argon2_block *ref, int xor_out, pqv_argon2_early_fn *early, void *early_ctx)
 {
     /* r = prev XOR ref is both P's input and (XORed with the old block in
      * later passes) what is added back at the end. */
@@ -96,6 +96,9 @@ pqv_argon2_fill_block_portable(pqv_argon2_block *out, const pqv_argon2_block *pr
         unsigned b = 2 * i;
         ARGON2_P(q, b, b + 1, b + 16, b + 17, b + 32, b + 33, b + 48, b + 49,
             b + 64, b + 65, b + 80, b + 81, b + 96, b + 97, b + 112, b + 113);
+        /* Word 0 is final after column 0 (see pqv_argon2_early_fn). */
+        if (i == 0 && early != NULL)
+            early(early_ctx, q[0] ^ r[0]);
     }
     for (unsigned k = 0; k < PQV_ARGON2_BLOCK_WORDS; k++)
         out->v[k] = q[k] ^ r[k];
@@ -251,8 +254,8 @@ next_addresses(const struct argon2_instance *inst, pqv_argon2_block *address,
     pqv_argon2_block tmp;
 
     input->v[6]++;
-    inst->fill(&tmp, &zero_block, input, 0);
-    inst->fill(address, &zero_block, &tmp, 0);
+    inst->fill(&tmp, &zero_block, input, 0, NULL, NULL);
+    inst->fill(address, &zero_block, &tmp, 0, NULL, NULL);
 }
 
 /*
@@ -289,6 +292,48 @@ reference_column(const struct argon2_instance *inst, uint32_t pass, uint32_t sli
     return (uint32_t)((start + rel) % q);
 }
 
+/*
+ * locate_reference(inst, pass, lane, slice, index, pseudo_rand): the
+ * reference block for the block at ${index} in segment (${lane},
+ * ${slice}) of ${pass}, given its 64-bit pseudo-random value J2 || J1.
+ */
+static const pqv_argon2_block *
+locate_reference(const struct argon2_instance *inst, uint32_t pass, uint32_t lane,
+    uint32_t slice, uint32_t index, uint64_t pseudo_rand)
+{
+    uint32_t j1 = (uint32_t)pseudo_rand, j2 = (uint32_t)(pseudo_rand >> 32);
+    /* The first slice of the first pass can only refer to its own lane. */
+    uint32_t ref_lane = (pass == 0 && slice == 0) ? lane : j2 % inst->lanes;
+    uint32_t ref_col = reference_column(inst, pass, slice, index, ref_lane == lane, j1);
+    return &inst->memory[(size_t)ref_lane * inst->lane_length + ref_col];
+}
+
+/* prefetch_block(b): ask for the 16 cache lines of ${b} ahead of use. */
+static inline void
+prefetch_block(const pqv_argon2_block *b)
+{
+    for (unsigned off = 0; off < sizeof(*b); off += 64)
+        __builtin_prefetch((const char *)b + off, 0, 3);
+}
+
+/* Where the next block of a data-dependent segment sits, for the kernel's
+ * early-result hook. */
+struct next_block_hint {
+    const struct argon2_instance *inst;
+    uint32_t pass, lane, slice, index;
+};
+
+/* prefetch_next_reference(ctx, first_word): pqv_argon2_early_fn that
+ * prefetches the reference block of the next block, whose pseudo-random
+ * value is the first word of the block being computed. */
+static void
+prefetch_next_reference(void *ctx, uint64_t first_word)
+{
+    const struct next_block_hint *h = ctx;
+
+    prefetch_block(locate_reference(h->inst, h->pass, h->lane, h->slice, h->index, first_word));
+}
+
 /* fill_segment(inst, pass, lane, slice): compute one segment. */
 static void
 fill_segment(const struct argon2_instance *inst, uint32_t pass, uint32_t lane,
@@ -302,6 +347,7 @@ fill_segment(const struct argon2_instance *inst, uint32_t pass, uint32_t lane,
     pqv_argon2_block *lane_base = inst->memory + (size_t)lane * q;
     uint32_t col = slice * sl + first;
     uint32_t prev_col = (col == 0) ? q - 1 : col - 1;
+    struct next_block_hint hint = { inst, pass, lane, slice, 0 };
 
     if (data_independent) {
         memset(&input, 0, sizeof(input));
@@ -315,19 +361,25 @@ fill_segment(const struct argon2_instance *inst, uint32_t pass, uint32_t lane,
             next_addresses(inst, &address, &input);
     }
     for (uint32_t i = first; i < sl; i++, prev_col = col, col++) {
-        uint64_t pseudo_rand;
+        const pqv_argon2_block *ref;
         if (data_independent) {
             if (i % ARGON2_ADDRESSES_PER_BLOCK == 0)
                 next_addresses(inst, &address, &input);
-            pseudo_rand = address.v[i % ARGON2_ADDRESSES_PER_BLOCK];
+            ref = locate_reference(inst, pass, lane, slice, i,
+                address.v[i % ARGON2_ADDRESSES_PER_BLOCK]);
+            /* The next address is already known: fetch its block while
+             * this one is computed. */
+            uint32_t next = i + 1;
+            if (next < sl && next % ARGON2_ADDRESSES_PER_BLOCK != 0)
+                prefetch_block(locate_reference(inst, pass, lane, slice, next,
+                    address.v[next % ARGON2_ADDRESSES_PER_BLOCK]));
+            inst->fill(&lane_base[col], &lane_base[prev_col], ref, pass != 0, NULL, NULL);
         } else {
-            pseudo_rand = lane_base[prev_col].v[0];
+            ref = locate_reference(inst, pass, lane, slice, i, lane_base[prev_col].v[0]);
+            hint.index = i + 1;
+            inst->fill(&lane_base[col], &lane_base[prev_col], ref, pass != 0,
+                i + 1 < sl ? prefetch_next_reference : NULL, &hint);
         }
-        uint32_t j1 = (uint32_t)pseudo_rand, j2 = (uint32_t)(pseudo_rand >> 32);
-        uint32_t ref_lane = (pass == 0 && slice == 0) ? lane : j2 % inst->lanes;
-        uint32_t ref_col = reference_column(inst, pass, slice, i, ref_lane == lane, j1);
-        inst->fill(&lane_base[col], &lane_base[prev_col],
-            &inst->memory[(size_t)ref_lane * q + ref_col], pass != 0);
     }
     if (data_independent) {
         /* Addresses reveal nothing secret, but keep the habit cheap. */

@@ -62,7 +62,7 @@ fblamka4(__m256i x, __m256i y)
 
 void
 pqv_argon2_fill_block_avx2(pqv_argon2_block *out, const pqv_argon2_block *prev,
-    const pqv_argon2_block *ref, int xor_out)
+    const pqv_argon2_block *ref, int xor_out, pqv_argon2_early_fn *early, void *early_ctx)
 {
     const __m256i rot24 = _mm256_setr_epi8(3, 4, 5, 6, 7, 0, 1, 2, 11, 12, 13, 14, 15, 8,
         9, 10, 3, 4, 5, 6, 7, 0, 1, 2, 11, 12, 13, 14, 15, 8, 9, 10);
@@ -154,5 +154,9 @@ pqv_argon2_fill_block_avx2(pqv_argon2_block *out, const pqv_argon2_block *prev,
         _mm256_store_si256(ov + 20 + c, _mm256_xor_si256(c1, r[20 + c]));
         _mm256_store_si256(ov + 24 + c, _mm256_xor_si256(d0, r[24 + c]));
         _mm256_store_si256(ov + 28 + c, _mm256_xor_si256(d1, r[28 + c]));
+        /* Word 0 is final after the first column pair: let the caller
+         * start fetching the next reference block now. */
+        if (c == 0 && early != NULL)
+            early(early_ctx, out->v[0]);
     }
 }

@@ -15,14 +15,24 @@ typedef struct {
 } pqv_argon2_block;
 
 /*
+ * An early-result hook: called by a kernel with ${ctx} and the first word
+ * of the output block as soon as that word is final, while the rest of the
+ * block is still being computed.  Data-dependent indexing derives the next
+ * reference block from that word, so the hook can start fetching it from
+ * memory early (the random access to a 64 MiB area is otherwise a stall).
+ */
+typedef void pqv_argon2_early_fn(void *ctx, uint64_t first_word);
+
+/*
  * A kernel computes the compression function G of RFC 9106, section 3.5:
  *     out = G(prev, ref)            if ${xor_out} is 0 (first pass),
  *     out = out XOR G(prev, ref)    otherwise (later passes, version 0x13).
- * ${out} may not alias ${prev} or ${ref}.  Every kernel must give results
- * identical to the portable one.
+ * ${out} may not alias ${prev} or ${ref}.  If ${early} is not NULL it is
+ * called once, with ${early_ctx}, before the kernel returns (see above).
+ * Every kernel must give results identical to the portable one.
  */
 typedef void pqv_argon2_kernel_fn(pqv_argon2_block *out, const pqv_argon2_block *prev,
-    const pqv_argon2_block *ref, int xor_out);
+    const pqv_argon2_block *ref, int xor_out, pqv_argon2_early_fn *early, void *early_ctx);
 
 /* pqv_argon2_fill_block_portable: G in portable C. */
 pqv_argon2_kernel_fn pqv_argon2_fill_block_portable;

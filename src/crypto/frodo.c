@@ -212,6 +212,12 @@ cols_axpy_portable(uint16_t *out, const uint16_t *coef, const uint16_t *rows,
     frodo_cols_axpy_generic(out, coef, rows, nrows, n);
 }
 
+static void
+sample_portable(uint16_t *w, size_t count, const uint16_t *cdf, size_t cdf_len)
+{
+    frodo_sample_generic(w, count, cdf, cdf_len);
+}
+
 /* ---- Per-operation context -------------------------------------------- */
 
 /* Everything one operation needs from libcrypto, created once per call. */
@@ -223,6 +229,7 @@ struct frodo_ctx {
     uint8_t *aes_in;         /* AES input blocks of FRODO_ROW_BLOCK rows */
     frodo_rows_dot_fn rows_dot;
     frodo_cols_axpy_fn cols_axpy;
+    frodo_sample_fn sample;
 };
 
 /* ctx_init(c, p): set up ${c} for ${p}; 0 or -1 (then ctx_free is safe). */
@@ -240,9 +247,11 @@ ctx_init(struct frodo_ctx *c, const pqv_frodo *p)
     if (pqv_cpu_has_avx2()) {
         c->rows_dot = pqv_frodo_rows_dot_avx2;
         c->cols_axpy = pqv_frodo_cols_axpy_avx2;
+        c->sample = pqv_frodo_sample_avx2;
     } else {
         c->rows_dot = rows_dot_portable;
         c->cols_axpy = cols_axpy_portable;
+        c->sample = sample_portable;
     }
     return 0;
 }
@@ -407,23 +416,11 @@ mul_add_sb_plus_e(const pqv_frodo *p, uint16_t *out, const uint16_t *sp,
 
 /* ---- Sampling, encoding, packing -------------------------------------- */
 
-/*
- * sample(p, w, count): replace each of the ${count} uniform 16-bit words in
- * ${w} by a sample of the error distribution: t = r >> 1 is compared
- * with every CDF entry (arithmetically, no branch: T[z] - t is negative
- * exactly when t > T[z]) and bit 0 of r chooses the sign.
- */
+/* sample(c, w, count): frodo_sample_generic() with the set's CDF table. */
 static void
-sample(const pqv_frodo *p, uint16_t *w, size_t count)
+sample(struct frodo_ctx *c, uint16_t *w, size_t count)
 {
-    for (size_t i = 0; i < count; i++) {
-        uint32_t t = (uint32_t)(w[i] >> 1);
-        uint32_t e = 0;
-        for (size_t z = 0; z < p->cdf_len; z++)
-            e += ((uint32_t)p->cdf[z] - t) >> 31;
-        uint32_t sign = (uint32_t)0 - (uint32_t)(w[i] & 1);
-        w[i] = (uint16_t)((e ^ sign) + (sign & 1));
-    }
+    c->sample(w, count, c->p->cdf, c->p->cdf_len);
 }
 
 /*
@@ -559,7 +556,7 @@ pqv_frodo_keypair_derand(const pqv_frodo *p, uint8_t *pk, uint8_t *sk,
     if (hash(&c, seedA, FRODO_SEEDA_BYTES, zin, 1) != 0 ||
         hash(&c, (uint8_t *)work, 2 * nn * sizeof(uint16_t), sein, 2) != 0)
         goto out;
-    sample(p, work, 2 * nn);
+    sample(&c, work, 2 * nn);
 
     /* B = A S + E, accumulated into E; pk = seedA || Pack(B). */
     if (mul_add_as_plus_e(&c, seedA, e, st, rows) != 0)
@@ -626,7 +623,7 @@ encrypt_core(struct frodo_ctx *c, const uint8_t *seedA,
     /* S', E', E'' are consecutive in work: exactly the SHAKE output. */
     if (hash(c, (uint8_t *)work, (2 * nn + n64) * sizeof(uint16_t), in, 2) != 0)
         return -1;
-    sample(p, work, 2 * nn + n64);
+    sample(c, work, 2 * nn + n64);
 
     /* B' = S' A + E' */
     if (mul_add_sa_plus_e(c, seedA, bp, sp, rows) != 0)

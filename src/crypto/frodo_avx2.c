@@ -125,3 +125,11 @@ pqv_frodo_cols_axpy_avx2(uint16_t *out, const uint16_t *coef,
             }
     }
 }
+
+/* The sampler of frodo_internal.h, vectorised by the compiler with AVX2. */
+void
+pqv_frodo_sample_avx2(uint16_t *w, size_t count, const uint16_t *cdf,
+    size_t cdf_len)
+{
+    frodo_sample_generic(w, count, cdf, cdf_len);
+}

@@ -31,12 +31,44 @@ typedef void (*frodo_rows_dot_fn)(uint16_t *out, const uint16_t *rows,
     size_t nrows, size_t n, const uint16_t *st);
 typedef void (*frodo_cols_axpy_fn)(uint16_t *out, const uint16_t *coef,
     const uint16_t *rows, size_t nrows, size_t n);
+typedef void (*frodo_sample_fn)(uint16_t *w, size_t count,
+    const uint16_t *cdf, size_t cdf_len);
 
 /* The AVX2 instances (frodo_avx2.c); only called when pqv_cpu_has_avx2(). */
 void pqv_frodo_rows_dot_avx2(uint16_t *out, const uint16_t *rows,
     size_t nrows, size_t n, const uint16_t *st);
 void pqv_frodo_cols_axpy_avx2(uint16_t *out, const uint16_t *coef,
     const uint16_t *rows, size_t nrows, size_t n);
+void pqv_frodo_sample_avx2(uint16_t *w, size_t count, const uint16_t *cdf,
+    size_t cdf_len);
+
+/*
+ * frodo_sample_generic(w, count, cdf, cdf_len): replace each of the
+ * ${count} uniform 16-bit words in ${w} (a multiple of FRODO_LANES) by a
+ * sample of the error distribution with CDF table ${cdf}: t = r >> 1 is
+ * compared with every entry T[z] (arithmetically: T[z] - t, both below
+ * 2^15, has its bit 15 set exactly when t > T[z]) and bit 0 of r chooses
+ * the sign.  No branch or index depends on the words.
+ */
+static inline void
+frodo_sample_generic(uint16_t *w, size_t count, const uint16_t *cdf,
+    size_t cdf_len)
+{
+    for (size_t i = 0; i < count; i += FRODO_LANES) {
+        uint16_t t[FRODO_LANES], e[FRODO_LANES] = { 0 };
+        for (size_t l = 0; l < FRODO_LANES; l++)
+            t[l] = (uint16_t)(w[i + l] >> 1);
+        for (size_t z = 0; z < cdf_len; z++) {
+            uint16_t c = cdf[z];
+            for (size_t l = 0; l < FRODO_LANES; l++)
+                e[l] = (uint16_t)(e[l] + ((uint16_t)(c - t[l]) >> 15));
+        }
+        for (size_t l = 0; l < FRODO_LANES; l++) {
+            uint16_t sign = (uint16_t)(0 - (w[i + l] & 1));
+            w[i + l] = (uint16_t)((e[l] ^ sign) - sign);
+        }
+    }
+}
 
 /*
  * frodo_rows_dot_generic(out, rows, nrows, n, st): for each of the ${nrows}

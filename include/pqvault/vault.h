@@ -1,0 +1,239 @@
+/*
+ * pqvault/vault.h: the vault: a directory holding a config, a key file, a
+ * lock file and the sharded records/ and objects/ of every stored file (see
+ * docs/FORMAT.md for the bytes and docs/DESIGN.md for the commit protocol).
+ *
+ * Typical use:
+ *   pqv_vault_open(&v, dir, NULL)         read config and key file
+ *   pqv_vault_unlock(v, pass, len)        Argon2id, identity, config MAC
+ *   pqv_vault_lock(v, 0, &holder)         before any change
+ *   pqv_vault_add_path / get / list / rm / check / gc / passwd
+ *   pqv_vault_close(v)
+ * Every function returns 0 or a negative PQV_E_* code with a detail in
+ * pqv_error_detail().  Nothing here prints: messages go through callbacks.
+ */
+#ifndef PQVAULT_VAULT_H
+#define PQVAULT_VAULT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "pqvault/common.h"
+#include "pqvault/identity.h"
+#include "pqvault/keyfile.h"
+#include "pqvault/recovery.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PQV_FORMAT_VERSION 1
+#define PQV_OBJECT_MAX_PLAIN (4u << 20)   /* 4 MiB of plaintext per object */
+#define PQV_NAME_MAX 4096                 /* bytes in a stored name */
+
+typedef struct pqv_vault pqv_vault;
+
+enum pqv_entry_type { PQV_ENTRY_FILE = 1, PQV_ENTRY_DIR = 2 };
+
+/* One stored file or directory, as listed. */
+struct pqv_entry {
+    char *name;             /* '/'-separated relative name */
+    int type;               /* PQV_ENTRY_FILE or PQV_ENTRY_DIR */
+    uint64_t size;          /* plaintext bytes (0 for a directory) */
+    uint32_t mode;          /* permission bits (07777) */
+    int64_t mtime_sec;
+    uint32_t mtime_nsec;
+    int aead;               /* suite of the file's objects */
+    uint32_t nobjects;
+};
+
+/* Severity of a reported event. */
+enum pqv_report_level { PQV_REPORT_INFO = 0, PQV_REPORT_WARNING = 1, PQV_REPORT_ERROR = 2 };
+
+/* Progress: ${done} of ${total} bytes (total 0 if unknown). */
+typedef void (*pqv_progress_fn)(void *ctx, uint64_t done, uint64_t total);
+
+/* A report about ${subject} (a file name, record or object). */
+typedef void (*pqv_report_fn)(void *ctx, int level, const char *subject,
+    const char *message);
+
+/* Options of pqv_vault_create. */
+struct pqv_init_options {
+    const char *kem;                     /* FrodoKEM set name; NULL: auto */
+    int aead;                            /* default suite; 0: auto */
+    const struct pqv_kdf_params *kdf;    /* NULL: pqv_kdf_default */
+};
+
+/* pqv_default_kem(): FrodoKEM-976-AES where the CPU has AES instructions,
+ * FrodoKEM-976-SHAKE otherwise. */
+const char *pqv_default_kem(void);
+
+/*
+ * pqv_vault_create(dir, keyfile, pass, passlen, opt, recovery, fingerprint):
+ * create a vault in ${dir} (created if missing; it must be empty of vault
+ * files) with its key file at ${keyfile} (NULL: ${dir}/keyfile), slot 0
+ * sealed under ${pass}.  Writes the recovery code and the identity
+ * fingerprint.  PQV_E_EXISTS if a vault or key file is already there.
+ */
+int pqv_vault_create(const char *dir, const char *keyfile, const uint8_t *pass,
+    size_t passlen, const struct pqv_init_options *opt,
+    char recovery[PQV_RECOVERY_CHARS],
+    char fingerprint[PQV_FINGERPRINT_CHARS]) PQV_WARN_UNUSED;
+
+/* pqv_vault_open(out, dir, keyfile): open the vault in ${dir}: parse its
+ * config and key file (${keyfile} NULL: ${dir}/keyfile).  No passphrase is
+ * needed.  PQV_E_NOVAULT if there is no vault config at ${dir}. */
+int pqv_vault_open(pqv_vault **out, const char *dir, const char *keyfile) PQV_WARN_UNUSED;
+
+/* pqv_vault_unlock(v, pass, passlen): unlock the key file (both slots at
+ * once), derive the identity and verify the config's MAC.  PQV_E_AUTH for a
+ * wrong passphrase or a key file of another vault. */
+int pqv_vault_unlock(pqv_vault *v, const uint8_t *pass, size_t passlen) PQV_WARN_UNUSED;
+
+/* pqv_vault_lock(v, wait, holder): take the exclusive writer lock (flock:
+ * freed when the holder dies).  PQV_E_LOCKED with *${holder} = its pid. */
+int pqv_vault_lock(pqv_vault *v, int wait, long *holder) PQV_WARN_UNUSED;
+
+/* pqv_vault_close(v): release the lock, wipe secrets, free; NULL is a no-op. */
+void pqv_vault_close(pqv_vault *v);
+
+/* pqv_name_normalize(in, out, outlen): the stored name for the path ${in}:
+ * leading "/" and "./" removed, repeated and trailing "/" collapsed.
+ * PQV_E_INVAL for an empty name or one with "." or ".." components. */
+int pqv_name_normalize(const char *in, char *out, size_t outlen) PQV_WARN_UNUSED;
+
+/* Options of pqv_vault_add_path and pqv_vault_add_fd. */
+struct pqv_add_options {
+    int force;                  /* replace existing names atomically */
+    pqv_progress_fn progress;
+    void *progress_ctx;
+    pqv_report_fn report;       /* skipped files, added names */
+    void *report_ctx;
+};
+
+/*
+ * pqv_vault_add_path(v, path, name, opt): store the file or directory tree
+ * at ${path} under ${name} (NULL: the normalised ${path}).  Regular files
+ * and directories are stored with mode and mtime; symlinks, devices,
+ * sockets and FIFOs are reported (PQV_REPORT_WARNING) and skipped.  An
+ * existing name is refused with PQV_E_EXISTS unless opt->force; the check
+ * covers the whole tree before anything is written.  Requires unlock+lock.
+ */
+int pqv_vault_add_path(pqv_vault *v, const char *path, const char *name,
+    const struct pqv_add_options *opt) PQV_WARN_UNUSED;
+
+/* pqv_vault_add_fd(v, fd, name, mode, mtime, opt): store what is read from
+ * ${fd} until end of file (a pipe is fine) as the regular file ${name}. */
+int pqv_vault_add_fd(pqv_vault *v, int fd, const char *name, uint32_t mode,
+    int64_t mtime_sec, const struct pqv_add_options *opt) PQV_WARN_UNUSED;
+
+/* pqv_vault_lookup(v, name, entry): the entry stored under exactly ${name}
+ * (no KEM operation).  PQV_E_NOTFOUND if none.  Free with pqv_entry_clear. */
+int pqv_vault_lookup(pqv_vault *v, const char *name, struct pqv_entry *entry) PQV_WARN_UNUSED;
+void pqv_entry_clear(struct pqv_entry *entry);
+
+/* pqv_vault_list(v, prefix, entries, n): every entry whose name is ${prefix}
+ * or starts with "${prefix}/" (NULL or "": all), sorted by name, without
+ * any KEM decapsulation.  Free with pqv_entries_free. */
+int pqv_vault_list(pqv_vault *v, const char *prefix, struct pqv_entry **entries,
+    size_t *n) PQV_WARN_UNUSED;
+void pqv_entries_free(struct pqv_entry *entries, size_t n);
+
+/* Options of pqv_vault_get. */
+struct pqv_get_options {
+    int force;                  /* replace existing destination files */
+    pqv_progress_fn progress;
+    void *progress_ctx;
+    pqv_report_fn report;
+    void *report_ctx;
+};
+
+/*
+ * pqv_vault_get(v, name, out, opt): restore ${name}.  A file is written to
+ * ${out} if ${out} is not an existing directory, else to ${out}/${name}; a
+ * directory (a directory entry, or names under "${name}/") restores its
+ * tree under ${out}/ (${out} NULL: the current directory).  Each file is
+ * written to a temporary file beside its destination, every tag verified,
+ * mode and mtime set, fsynced, then renamed (refusing to replace an
+ * existing file unless opt->force) and its directory fsynced.  On failure
+ * nothing is left at the destination names of files not completed.
+ */
+int pqv_vault_get(pqv_vault *v, const char *name, const char *out,
+    const struct pqv_get_options *opt) PQV_WARN_UNUSED;
+
+/* pqv_vault_get_fd(v, name, fd, opt): write the regular file ${name} to
+ * ${fd} (for stdout).  Only authenticated plaintext is written, but a
+ * failure may come after part of it has been. */
+int pqv_vault_get_fd(pqv_vault *v, const char *name, int fd,
+    const struct pqv_get_options *opt) PQV_WARN_UNUSED;
+
+/* pqv_vault_rm(v, name, report, ctx): remove ${name} (a directory: with
+ * everything under it).  The record's unlink is the commit point; its
+ * objects are deleted after.  PQV_E_NOTFOUND if nothing matches. */
+int pqv_vault_rm(pqv_vault *v, const char *name, pqv_report_fn report,
+    void *report_ctx) PQV_WARN_UNUSED;
+
+/* Counts gathered by check and gc. */
+struct pqv_check_result {
+    uint64_t records, objects, bytes;
+    uint64_t damaged;        /* records or objects that failed verification */
+    uint64_t missing;        /* objects named by a record but absent */
+    uint64_t orphans;        /* objects no record names */
+    uint64_t temporaries;    /* leftover temporary files */
+    uint64_t removed;        /* gc: files removed */
+};
+
+/* pqv_vault_check(v, read_data, report, ctx, result): verify the config,
+ * every record (tag, structure, name binding) and the presence and size of
+ * every object; with ${read_data} also every object's tags.  Each problem
+ * is reported naming the file; returns PQV_E_INTEGRITY if any damage was
+ * found, 0 otherwise (orphans and temporaries are reported, not damage). */
+int pqv_vault_check(pqv_vault *v, int read_data, pqv_report_fn report,
+    void *report_ctx, struct pqv_check_result *result) PQV_WARN_UNUSED;
+
+/* pqv_vault_gc(v, report, ctx, result): remove orphaned objects and
+ * leftover temporary files.  Requires unlock+lock. */
+int pqv_vault_gc(pqv_vault *v, pqv_report_fn report, void *report_ctx,
+    struct pqv_check_result *result) PQV_WARN_UNUSED;
+
+/* What info shows; available without unlocking. */
+struct pqv_info {
+    int format_version;
+    char vault_id[33];
+    char kem[32];
+    char aead[32];
+    char fingerprint[PQV_FINGERPRINT_CHARS];
+    int64_t created;
+    uint64_t records, record_bytes;
+    uint64_t objects, object_bytes;
+    uint64_t temporaries;
+    struct pqv_kdf_params slot_params[PQV_KEYFILE_SLOTS];
+};
+
+int pqv_vault_info(pqv_vault *v, struct pqv_info *info) PQV_WARN_UNUSED;
+
+/* pqv_vault_passwd(v, slot, pass, passlen, kdf): seal the seed into ${slot}
+ * under a new passphrase and save the key file atomically.  Requires
+ * unlock+lock.  ${kdf} NULL: the slot keeps the default cost. */
+int pqv_vault_passwd(pqv_vault *v, int slot, const uint8_t *pass, size_t passlen,
+    const struct pqv_kdf_params *kdf) PQV_WARN_UNUSED;
+
+/* pqv_vault_clear_slot(v, slot): make ${slot} unused (random bytes).  Refused
+ * (PQV_E_INVAL) for the slot that unlocked this session. */
+int pqv_vault_clear_slot(pqv_vault *v, int slot) PQV_WARN_UNUSED;
+
+/* pqv_vault_recover(dir, keyfile, code, pass, passlen, kdf): write a new key
+ * file for the vault in ${dir} from its recovery code, slot 0 sealed under
+ * ${pass}.  PQV_E_AUTH if the code is invalid or belongs to another vault. */
+int pqv_vault_recover(const char *dir, const char *keyfile, const char *code,
+    const uint8_t *pass, size_t passlen,
+    const struct pqv_kdf_params *kdf) PQV_WARN_UNUSED;
+
+/* pqv_vault_slot(v): the slot that unlocked ${v}, or -1. */
+int pqv_vault_slot(const pqv_vault *v);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -334,57 +334,112 @@ prefetch_next_reference(void *ctx, uint64_t first_word)
     prefetch_block(locate_reference(h->inst, h->pass, h->lane, h->slice, h->index, first_word));
 }
 
-/* fill_segment(inst, pass, lane, slice): compute one segment. */
-static void
-fill_segment(const struct argon2_instance *inst, uint32_t pass, uint32_t lane,
-    uint32_t slice)
-{
-    pqv_argon2_block address, input;
-    const int data_independent = (pass == 0 && slice < ARGON2_SYNC_POINTS / 2);
-    const uint32_t q = inst->lane_length, sl = inst->segment_length;
-    /* Blocks 0 and 1 of each lane come from H0. */
-    uint32_t first = (pass == 0 && slice == 0) ? 2 : 0;
-    pqv_argon2_block *lane_base = inst->memory + (size_t)lane * q;
-    uint32_t col = slice * sl + first;
-    uint32_t prev_col = (col == 0) ? q - 1 : col - 1;
-    struct next_block_hint hint = { inst, pass, lane, slice, 0 };
+/*
+ * A segment being filled.  A thread advances the segments of several lanes
+ * in lockstep, one block of each in turn: the next reference block of one
+ * lane (prefetched as soon as it is known) then arrives from memory while
+ * the other lanes' blocks are computed, instead of stalling the thread.
+ */
+struct segment_cursor {
+    pqv_argon2_block address; /* 128 pseudo-random values (data-independent) */
+    pqv_argon2_block input;   /* input of the address generator */
+    struct next_block_hint hint;
+    pqv_argon2_block *lane_base;
+    uint32_t col, prev_col;   /* columns of the next block and its predecessor */
+    int data_independent;
+};
 
-    if (data_independent) {
-        memset(&input, 0, sizeof(input));
-        input.v[0] = pass;
-        input.v[1] = lane;
-        input.v[2] = slice;
-        input.v[3] = (uint64_t)q * inst->lanes;
-        input.v[4] = inst->passes;
-        input.v[5] = ARGON2_TYPE_ID;
+/* At most this many lanes per thread advance in lockstep (stack use). */
+#define LANES_IN_LOCKSTEP 4
+
+/* first_index(pass, slice): index of the first block a segment computes;
+ * blocks 0 and 1 of each lane come from H0. */
+static uint32_t
+first_index(uint32_t pass, uint32_t slice)
+{
+    return (pass == 0 && slice == 0) ? 2 : 0;
+}
+
+/* segment_begin(c, inst, pass, lane, slice): position ${c} at the first
+ * block of segment (${lane}, ${slice}) of ${pass}. */
+static void
+segment_begin(struct segment_cursor *c, const struct argon2_instance *inst, uint32_t pass,
+    uint32_t lane, uint32_t slice)
+{
+    const uint32_t q = inst->lane_length;
+    const uint32_t first = first_index(pass, slice);
+
+    c->hint = (struct next_block_hint){ inst, pass, lane, slice, 0 };
+    c->lane_base = inst->memory + (size_t)lane * q;
+    c->col = slice * inst->segment_length + first;
+    c->prev_col = (c->col == 0) ? q - 1 : c->col - 1;
+    c->data_independent = (pass == 0 && slice < ARGON2_SYNC_POINTS / 2);
+    if (c->data_independent) {
+        memset(&c->input, 0, sizeof(c->input));
+        c->input.v[0] = pass;
+        c->input.v[1] = lane;
+        c->input.v[2] = slice;
+        c->input.v[3] = (uint64_t)q * inst->lanes;
+        c->input.v[4] = inst->passes;
+        c->input.v[5] = ARGON2_TYPE_ID;
         if (first != 0)
-            next_addresses(inst, &address, &input);
+            next_addresses(inst, &c->address, &c->input);
     }
-    for (uint32_t i = first; i < sl; i++, prev_col = col, col++) {
-        const pqv_argon2_block *ref;
-        if (data_independent) {
-            if (i % ARGON2_ADDRESSES_PER_BLOCK == 0)
-                next_addresses(inst, &address, &input);
-            ref = locate_reference(inst, pass, lane, slice, i,
-                address.v[i % ARGON2_ADDRESSES_PER_BLOCK]);
-            /* The next address is already known: fetch its block while
-             * this one is computed. */
-            uint32_t next = i + 1;
-            if (next < sl && next % ARGON2_ADDRESSES_PER_BLOCK != 0)
-                prefetch_block(locate_reference(inst, pass, lane, slice, next,
-                    address.v[next % ARGON2_ADDRESSES_PER_BLOCK]));
-            inst->fill(&lane_base[col], &lane_base[prev_col], ref, pass != 0, NULL, NULL);
-        } else {
-            ref = locate_reference(inst, pass, lane, slice, i, lane_base[prev_col].v[0]);
-            hint.index = i + 1;
-            inst->fill(&lane_base[col], &lane_base[prev_col], ref, pass != 0,
-                i + 1 < sl ? prefetch_next_reference : NULL, &hint);
-        }
+}
+
+/* segment_fill_block(c, i): compute the block at index ${i} of the segment
+ * (the cursor's next block) and advance. */
+static void
+segment_fill_block(struct segment_cursor *c, uint32_t i)
+{
+    const struct argon2_instance *inst = c->hint.inst;
+    const uint32_t pass = c->hint.pass, lane = c->hint.lane, slice = c->hint.slice;
+    const uint32_t sl = inst->segment_length;
+    const pqv_argon2_block *ref;
+
+    if (c->data_independent) {
+        if (i % ARGON2_ADDRESSES_PER_BLOCK == 0)
+            next_addresses(inst, &c->address, &c->input);
+        ref = locate_reference(inst, pass, lane, slice, i,
+            c->address.v[i % ARGON2_ADDRESSES_PER_BLOCK]);
+        /* The next address is already known: fetch its block now. */
+        uint32_t next = i + 1;
+        if (next < sl && next % ARGON2_ADDRESSES_PER_BLOCK != 0)
+            prefetch_block(locate_reference(inst, pass, lane, slice, next,
+                c->address.v[next % ARGON2_ADDRESSES_PER_BLOCK]));
+        inst->fill(&c->lane_base[c->col], &c->lane_base[c->prev_col], ref, pass != 0, NULL,
+            NULL);
+    } else {
+        ref = locate_reference(inst, pass, lane, slice, i, c->lane_base[c->prev_col].v[0]);
+        c->hint.index = i + 1;
+        inst->fill(&c->lane_base[c->col], &c->lane_base[c->prev_col], ref, pass != 0,
+            i + 1 < sl ? prefetch_next_reference : NULL, &c->hint);
     }
-    if (data_independent) {
-        /* Addresses reveal nothing secret, but keep the habit cheap. */
-        pqv_wipe(&address, sizeof(address));
+    c->prev_col = c->col++;
+}
+
+/*
+ * fill_slice_lanes(inst, pass, slice, lane0, stride): fill the segments of
+ * this slice in lanes ${lane0}, ${lane0} + ${stride}, ... in lockstep
+ * groups.
+ */
+static void
+fill_slice_lanes(const struct argon2_instance *inst, uint32_t pass, uint32_t slice,
+    uint32_t lane0, uint32_t stride)
+{
+    struct segment_cursor cursors[LANES_IN_LOCKSTEP];
+    const uint32_t first = first_index(pass, slice);
+
+    for (uint32_t lane = lane0; lane < inst->lanes;) {
+        unsigned n = 0;
+        for (; n < LANES_IN_LOCKSTEP && lane < inst->lanes; n++, lane += stride)
+            segment_begin(&cursors[n], inst, pass, lane, slice);
+        for (uint32_t i = first; i < inst->segment_length; i++)
+            for (unsigned k = 0; k < n; k++)
+                segment_fill_block(&cursors[k], i);
     }
+    /* Addresses are not secret, but the cursors are cheap to clear. */
+    pqv_wipe(cursors, sizeof(cursors));
 }
 
 /*
@@ -400,8 +455,7 @@ run_worker(struct argon2_worker *w)
     phase_barrier_wait(&inst->barrier);
     for (uint32_t pass = 0; pass < inst->passes; pass++) {
         for (uint32_t slice = 0; slice < ARGON2_SYNC_POINTS; slice++) {
-            for (uint32_t lane = w->index; lane < inst->lanes; lane += inst->workers)
-                fill_segment(inst, pass, lane, slice);
+            fill_slice_lanes(inst, pass, slice, w->index, inst->workers);
             phase_barrier_wait(&inst->barrier);
         }
     }

@@ -39,6 +39,8 @@ void pqv_frodo_rows_dot_avx2(uint16_t *out, const uint16_t *rows,
     size_t nrows, size_t n, const uint16_t *st);
 void pqv_frodo_cols_axpy_avx2(uint16_t *out, const uint16_t *coef,
     const uint16_t *rows, size_t nrows, size_t n);
+void pqv_frodo_shake128_rows4_avx2(uint16_t *rows, size_t n, size_t first,
+    const uint8_t *seedA);
 void pqv_frodo_sample_avx2(uint16_t *w, size_t count, const uint16_t *cdf,
     size_t cdf_len);
 

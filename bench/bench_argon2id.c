@@ -14,7 +14,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "crypto/cpu.h"
+#include "crypto/argon2id_internal.h"
 #include "pqvault/argon2id.h"
 
 #define T_COST 3u
@@ -105,25 +105,31 @@ main(int argc, char **argv)
         do_slots = strcmp(argv[2], "slots") == 0 || strcmp(argv[2], "both") == 0;
     }
     printf("Argon2id t=%u m=%u KiB p=%u, median of %d runs\n", T_COST, M_KIB, LANES, runs);
+    static const char *const kernel_names[] = { "avx512", "avx2", "portable" };
     if (do_single) {
-        struct job j = { 0, 4, { 0 }, 0 };
-        pqv_cpu_force_portable(0);
-        printf("single  ours %-8s threads=4: %7.1f ms\n", pqv_argon2id_impl(),
-            time_jobs(&j, 1, runs));
-        pqv_cpu_force_portable(1);
-        printf("single  ours %-8s threads=4: %7.1f ms\n", pqv_argon2id_impl(),
-            time_jobs(&j, 1, runs));
-        pqv_cpu_force_portable(0);
-        j.use_libargon2 = 1;
+        for (size_t k = 0; k < 3; k++) {
+            struct job j = { 0, 4, { 0 }, 0 };
+            if (pqv_argon2_prefer_kernel(kernel_names[k]) != 0)
+                continue;
+            printf("single  ours %-8s threads=4: %7.1f ms\n", pqv_argon2id_impl(),
+                time_jobs(&j, 1, runs));
+        }
+        pqv_argon2_prefer_kernel(NULL);
+        struct job j = { 1, 4, { 0 }, 0 };
         printf("single  libargon2     threads=4: %7.1f ms\n", time_jobs(&j, 1, runs));
     }
     if (do_slots) {
         static const uint32_t counts[] = { 1, 2, 4 };
-        for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++) {
-            struct job j[2] = { { 0, counts[i], { 0 }, 0 }, { 0, counts[i], { 0 }, 0 } };
-            printf("2 slots ours %-8s threads=%u: %7.1f ms\n", pqv_argon2id_impl(),
-                counts[i], time_jobs(j, 2, runs));
+        for (size_t k = 0; k < 2; k++) {
+            if (pqv_argon2_prefer_kernel(kernel_names[k]) != 0)
+                continue;
+            for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++) {
+                struct job j[2] = { { 0, counts[i], { 0 }, 0 }, { 0, counts[i], { 0 }, 0 } };
+                printf("2 slots ours %-8s threads=%u: %7.1f ms\n", pqv_argon2id_impl(),
+                    counts[i], time_jobs(j, 2, runs));
+            }
         }
+        pqv_argon2_prefer_kernel(NULL);
         struct job j[2] = { { 1, 4, { 0 }, 0 }, { 1, 4, { 0 }, 0 } };
         printf("2 slots libargon2     threads=4: %7.1f ms\n", time_jobs(j, 2, runs));
     }

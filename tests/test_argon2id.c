@@ -13,6 +13,7 @@
 
 #include "harness.h"
 
+#include "crypto/argon2id_internal.h"
 #include "crypto/blake2b.h"
 #include "crypto/cpu.h"
 #include "pqvault/argon2id.h"
@@ -65,6 +66,20 @@ rng_fill(uint8_t *p, size_t n)
         p[i] = (uint8_t)rng_next();
 }
 
+/* The compression kernels, by the names pqv_argon2_prefer_kernel knows. */
+static const char *const kernel_names[] = { "avx512", "avx2", "portable" };
+#define KERNELS (sizeof(kernel_names) / sizeof(kernel_names[0]))
+
+/* use_kernel(k): make pqv_argon2id use kernel_names[k]; 0 if this machine
+ * cannot run it (the caller skips it). */
+static int
+use_kernel(size_t k)
+{
+    if (pqv_argon2_prefer_kernel(kernel_names[k]) != 0)
+        return 0;
+    return strcmp(pqv_argon2id_impl(), kernel_names[k]) == 0;
+}
+
 /* Whether PQVAULT_CPU asked for the portable path: restored after tests
  * that switch kernels, so the environment setting keeps its meaning. */
 static int
@@ -74,15 +89,13 @@ env_forces_portable(void)
     return v != NULL && strcmp(v, "portable") == 0;
 }
 
-/* kernel_available(portable): switch to the portable (1) or fastest (0)
- * kernel; 0 if that kernel cannot be selected on this machine. */
-static int
-kernel_available(int portable)
+/* restore_defaults(): automatic kernel choice, thread cap as shipped. */
+static void
+restore_defaults(void)
 {
-    pqv_cpu_force_portable(portable);
-    if (portable)
-        return 1;
-    return pqv_cpu_has_avx2();
+    pqv_argon2_prefer_kernel(NULL);
+    pqv_cpu_force_portable(env_forces_portable());
+    pqv_argon2_uncap_threads(0);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -179,8 +192,9 @@ test_rfc9106_vector_all_kernels_and_threads(void)
     memset(ad, 0x04, sizeof(ad));
     REQUIRE(hex_to_bytes(want, sizeof(want),
         "0d640df58d78766c08c037a34a8b53c9d01ef0452d75b65eb52520e96b01e659") == 32);
-    for (int portable = 0; portable <= 1; portable++) {
-        if (!kernel_available(portable))
+    pqv_argon2_uncap_threads(1);
+    for (size_t k = 0; k < KERNELS; k++) {
+        if (!use_kernel(k))
             continue;
         for (size_t i = 0; i < sizeof(thread_counts) / sizeof(thread_counts[0]); i++) {
             memset(tag, 0, sizeof(tag));
@@ -189,11 +203,11 @@ test_rfc9106_vector_all_kernels_and_threads(void)
             CHECK_MEM(tag, want, 32);
         }
     }
-    pqv_cpu_force_portable(env_forces_portable());
+    restore_defaults();
 }
 
 static void
-test_vault_vector_both_kernels(void)
+test_vault_vector_all_kernels(void)
 {
     static const char pwd[] = "correct horse battery staple";
     uint8_t salt[16], tag[32], want[32];
@@ -202,17 +216,17 @@ test_vault_vector_both_kernels(void)
         salt[i] = (uint8_t)i;
     REQUIRE(hex_to_bytes(want, sizeof(want),
         "853b272a44db1421c02962669a55eb0994f3cab385ed1c4c79253eee19bab49e") == 32);
-    for (int portable = 0; portable <= 1; portable++) {
-        if (!kernel_available(portable))
+    for (size_t k = 0; k < KERNELS; k++) {
+        if (!use_kernel(k))
             continue;
         memset(tag, 0, sizeof(tag));
         /* Different thread counts per kernel keep this test short while
          * still covering both the threaded and the single-thread path. */
         CHECK_EQ_INT(pqv_argon2id(tag, sizeof(tag), (const uint8_t *)pwd, strlen(pwd), salt,
-            sizeof(salt), NULL, 0, NULL, 0, 3, 65536, 4, portable ? 1 : 4), 0);
+            sizeof(salt), NULL, 0, NULL, 0, 3, 65536, 4, (uint32_t)(4 >> k)), 0);
         CHECK_MEM(tag, want, 32);
     }
-    pqv_cpu_force_portable(env_forces_portable());
+    restore_defaults();
 }
 
 /* ---------------------------------------------------------------------- */
@@ -380,16 +394,17 @@ test_kernels_and_thread_counts_agree(void)
 
     rng_fill(pwd, sizeof(pwd));
     rng_fill(salt, sizeof(salt));
+    pqv_argon2_uncap_threads(1);
     for (size_t li = 0; li < sizeof(lanes_list) / sizeof(lanes_list[0]); li++) {
         uint32_t lanes = lanes_list[li];
         /* More than 128 blocks per segment in the single-lane case, so the
          * address block is regenerated within a segment. */
         uint32_t m = lanes == 1 ? 1100 : 64 * lanes + 5;
-        REQUIRE(kernel_available(1));
+        REQUIRE(use_kernel(KERNELS - 1)); /* portable */
         REQUIRE(pqv_argon2id(ref, sizeof(ref), pwd, sizeof(pwd), salt, sizeof(salt), NULL, 0,
             NULL, 0, 2, m, lanes, 1) == 0);
-        for (int portable = 0; portable <= 1; portable++) {
-            if (!kernel_available(portable))
+        for (size_t k = 0; k < KERNELS; k++) {
+            if (!use_kernel(k))
                 continue;
             for (uint32_t threads = 1; threads <= 4; threads++) {
                 memset(tag, 0, sizeof(tag));
@@ -399,7 +414,7 @@ test_kernels_and_thread_counts_agree(void)
             }
         }
     }
-    pqv_cpu_force_portable(env_forces_portable());
+    restore_defaults();
 }
 
 static void
@@ -408,6 +423,7 @@ test_random_parameters_match_libargon2(void)
     static const uint32_t outlens[] = { 4, 16, 32, 64, 65, 100, 128, 255, 1024 };
     uint8_t pwd[80], salt[48], secret[40], ad[60], ours[1024], theirs[1024];
 
+    pqv_argon2_uncap_threads(1);
     for (int iter = 0; iter < 48; iter++) {
         uint32_t lanes = rng_range(1, 8);
         uint32_t t = rng_range(1, 4);
@@ -419,7 +435,7 @@ test_random_parameters_match_libargon2(void)
         uint32_t secretlen = iter % 3 == 0 ? 0 : rng_range(1, sizeof(secret));
         uint32_t adlen = iter % 4 == 0 ? 0 : rng_range(1, sizeof(ad));
         uint32_t threads = rng_range(1, 8);
-        int portable = iter % 2;
+        size_t kernel = (size_t)iter % KERNELS;
 
         rng_fill(pwd, sizeof(pwd));
         rng_fill(salt, sizeof(salt));
@@ -427,8 +443,8 @@ test_random_parameters_match_libargon2(void)
         rng_fill(ad, sizeof(ad));
         REQUIRE(libargon2_tag(theirs, outlen, pwd, pwdlen, salt, saltlen, secret, secretlen,
             ad, adlen, t, m, lanes) == ARGON2_OK);
-        if (!kernel_available(portable))
-            pqv_cpu_force_portable(1);
+        if (!use_kernel(kernel))
+            REQUIRE(use_kernel(KERNELS - 1));
         memset(ours, 0, sizeof(ours));
         int rc = pqv_argon2id(ours, outlen, pwd, pwdlen, salt, saltlen, secret, secretlen, ad,
             adlen, t, m, lanes, threads);
@@ -442,7 +458,7 @@ test_random_parameters_match_libargon2(void)
             harness_failures++;
         }
     }
-    pqv_cpu_force_portable(env_forces_portable());
+    restore_defaults();
 }
 
 /* ---------------------------------------------------------------------- */
@@ -499,17 +515,77 @@ test_invalid_parameters_rejected(void)
 #undef TRY
 }
 
+/* Records what a kernel reported through its early-result hook. */
+struct early_record {
+    uint64_t word;
+    int calls;
+};
+
+static void
+record_early(void *ctx, uint64_t first_word)
+{
+    struct early_record *rec = ctx;
+    rec->word = first_word;
+    rec->calls++;
+}
+
+/* Every kernel computes G (both modes) and reports word 0 exactly like the
+ * portable one, on random blocks. */
+static void
+test_kernels_agree_on_random_blocks(void)
+{
+    static pqv_argon2_block prev, ref, old, want, got;
+    static pqv_argon2_kernel_fn *const fns[] = { pqv_argon2_fill_block_avx512,
+        pqv_argon2_fill_block_avx2 };
+    int (*const usable[])(void) = { pqv_cpu_has_avx512, pqv_cpu_has_avx2 };
+
+    pqv_cpu_force_portable(0);
+    for (int round = 0; round < 50; round++) {
+        rng_fill((uint8_t *)prev.v, sizeof(prev.v));
+        rng_fill((uint8_t *)ref.v, sizeof(ref.v));
+        rng_fill((uint8_t *)old.v, sizeof(old.v));
+        for (int xor_out = 0; xor_out <= 1; xor_out++) {
+            struct early_record rec_want = { 0, 0 }, rec_got = { 0, 0 };
+            want = old;
+            pqv_argon2_fill_block_portable(&want, &prev, &ref, xor_out, record_early,
+                &rec_want);
+            CHECK_EQ_INT(rec_want.calls, 1);
+            CHECK(rec_want.word == want.v[0]);
+            for (size_t k = 0; k < sizeof(fns) / sizeof(fns[0]); k++) {
+                if (!usable[k]())
+                    continue;
+                got = old;
+                rec_got.calls = 0;
+                fns[k](&got, &prev, &ref, xor_out, record_early, &rec_got);
+                CHECK_MEM(got.v, want.v, sizeof(want.v));
+                CHECK_EQ_INT(rec_got.calls, 1);
+                CHECK(rec_got.word == want.v[0]);
+            }
+        }
+    }
+    restore_defaults();
+}
+
 static void
 test_impl_name(void)
 {
     pqv_cpu_force_portable(1);
     CHECK(strcmp(pqv_argon2id_impl(), "portable") == 0);
     pqv_cpu_force_portable(0);
-    CHECK(strcmp(pqv_argon2id_impl(), pqv_cpu_has_avx2() ? "avx2" : "portable") == 0);
-    pqv_cpu_force_portable(env_forces_portable());
+    CHECK(strcmp(pqv_argon2id_impl(), pqv_cpu_has_avx512() ? "avx512"
+        : pqv_cpu_has_avx2() ? "avx2" : "portable") == 0);
+    /* A preferred kernel gives way to a forced portable path. */
+    if (pqv_argon2_prefer_kernel("avx2") == 0) {
+        CHECK(strcmp(pqv_argon2id_impl(), "avx2") == 0);
+        pqv_cpu_force_portable(1);
+        CHECK(strcmp(pqv_argon2id_impl(), "portable") == 0);
+    }
+    CHECK_EQ_INT(pqv_argon2_prefer_kernel("sse9"), -1);
+    restore_defaults();
 }
 
 TEST_MAIN(test_blake2b_rfc7693_vectors, test_blake2b_matches_openssl_streaming,
     test_blake2b_keyed_lengths_match_openssl, test_rfc9106_vector_all_kernels_and_threads,
-    test_vault_vector_both_kernels, test_shared_kat_file, test_kernels_and_thread_counts_agree,
-    test_random_parameters_match_libargon2, test_invalid_parameters_rejected, test_impl_name)
+    test_vault_vector_all_kernels, test_shared_kat_file, test_kernels_and_thread_counts_agree,
+    test_random_parameters_match_libargon2, test_invalid_parameters_rejected,
+    test_kernels_agree_on_random_blocks, test_impl_name)

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "crypto/argon2id_internal.h"
 #include "crypto/blake2b.h"
@@ -508,21 +509,61 @@ fill_memory(struct argon2_instance *inst, uint32_t threads)
 /* ------------------------------------------------------------------------ */
 /* Public interface.                                                         */
 
-/* pick_kernel(): the fastest kernel this CPU (and PQVAULT_CPU) allows. */
-static pqv_argon2_kernel_fn *
+/* The kernels, fastest first. */
+static const struct {
+    const char *name;
+    pqv_argon2_kernel_fn *fill;
+    int (*usable)(void);
+} kernels[] = {
+#if defined(__x86_64__) || defined(__i386__)
+    { "avx512", pqv_argon2_fill_block_avx512, pqv_cpu_has_avx512 },
+    { "avx2", pqv_argon2_fill_block_avx2, pqv_cpu_has_avx2 },
+#endif
+    { "portable", pqv_argon2_fill_block_portable, NULL },
+};
+#define KERNEL_COUNT (sizeof(kernels) / sizeof(kernels[0]))
+
+/* Index into kernels[] of the kernel tests asked for, or -1 for automatic. */
+static int preferred_kernel = -1;
+
+int
+pqv_argon2_prefer_kernel(const char *name)
+{
+    if (name == NULL) {
+        preferred_kernel = -1;
+        return 0;
+    }
+    for (size_t i = 0; i < KERNEL_COUNT; i++) {
+        if (strcmp(kernels[i].name, name) == 0) {
+            if (kernels[i].usable != NULL && !kernels[i].usable())
+                return -1;
+            preferred_kernel = (int)i;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+/* pick_kernel(): index of the kernel to use: the preferred one if set and
+ * still usable (pqv_cpu_force_portable may have intervened), otherwise the
+ * fastest one this CPU and PQVAULT_CPU allow. */
+static size_t
 pick_kernel(void)
 {
-#if defined(__x86_64__) || defined(__i386__)
-    if (pqv_cpu_has_avx2())
-        return pqv_argon2_fill_block_avx2;
-#endif
-    return pqv_argon2_fill_block_portable;
+    int pref = preferred_kernel;
+
+    if (pref >= 0 && (kernels[pref].usable == NULL || kernels[pref].usable()))
+        return (size_t)pref;
+    for (size_t i = 0; i < KERNEL_COUNT; i++)
+        if (kernels[i].usable == NULL || kernels[i].usable())
+            return i;
+    return KERNEL_COUNT - 1;
 }
 
 const char *
 pqv_argon2id_impl(void)
 {
-    return pick_kernel() == pqv_argon2_fill_block_portable ? "portable" : "avx2";
+    return kernels[pick_kernel()].name;
 }
 
 /* check_buffer(p, len, name): PQV_E_INVAL unless ${len} fits in LE32 and
@@ -606,6 +647,32 @@ initial_hash(uint8_t h0[ARGON2_PREHASH_BYTES], size_t outlen, const uint8_t *pwd
     pqv_blake2b_final(&ctx, h0);
 }
 
+/*
+ * worker_count(threads, lanes): how many threads to use.  More than one per
+ * lane has nothing to do, and more than the online CPUs only adds context
+ * switches at every slice barrier; a thread with several lanes also hides
+ * memory latency better (see struct segment_cursor).  The result does not
+ * depend on the thread count.
+ */
+static int threads_uncapped; /* tests: see pqv_argon2_uncap_threads */
+
+void
+pqv_argon2_uncap_threads(int on)
+{
+    threads_uncapped = on;
+}
+
+static uint32_t
+worker_count(uint32_t threads, uint32_t lanes)
+{
+    long cpus = threads_uncapped ? -1 : sysconf(_SC_NPROCESSORS_ONLN);
+    uint32_t n = threads < lanes ? threads : lanes;
+
+    if (cpus >= 1 && (unsigned long)cpus < n)
+        n = (uint32_t)cpus;
+    return n;
+}
+
 /* allocate_blocks(n): ${n} 64-byte aligned blocks, or NULL. */
 static pqv_argon2_block *
 allocate_blocks(size_t n, size_t *bytes_out)
@@ -653,7 +720,7 @@ pqv_argon2id(uint8_t *out, size_t outlen, const uint8_t *pwd, size_t pwdlen,
     inst.lanes = lanes;
     inst.segment_length = m_kib / (ARGON2_SYNC_POINTS * lanes); /* m' = 4p*this */
     inst.lane_length = inst.segment_length * ARGON2_SYNC_POINTS;
-    inst.fill = pick_kernel();
+    inst.fill = kernels[pick_kernel()].fill;
     inst.memory = allocate_blocks((size_t)inst.lane_length * lanes, &mem_bytes);
     if (inst.memory == NULL)
         return pqv_set_error(PQV_E_NOMEM, "argon2id: cannot allocate %u KiB", m_kib);
@@ -673,7 +740,7 @@ pqv_argon2id(uint8_t *out, size_t outlen, const uint8_t *pwd, size_t pwdlen,
         }
     }
 
-    if ((err = fill_memory(&inst, threads < lanes ? threads : lanes)) == 0) {
+    if ((err = fill_memory(&inst, worker_count(threads, lanes))) == 0) {
         /* C = XOR of the last column; tag = H'^T(C). */
         final_block = inst.memory[inst.lane_length - 1];
         for (uint32_t lane = 1; lane < lanes; lane++) {

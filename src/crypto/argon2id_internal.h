@@ -40,4 +40,26 @@ pqv_argon2_kernel_fn pqv_argon2_fill_block_portable;
 /* pqv_argon2_fill_block_avx2: G with AVX2; call only if pqv_cpu_has_avx2(). */
 pqv_argon2_kernel_fn pqv_argon2_fill_block_avx2;
 
+/* pqv_argon2_fill_block_avx512: G with AVX-512F/VL; call only if
+ * pqv_cpu_has_avx512(). */
+pqv_argon2_kernel_fn pqv_argon2_fill_block_avx512;
+
+/*
+ * pqv_argon2_prefer_kernel(name): for tests and benchmarks, make later
+ * pqv_argon2id calls use the kernel called ${name} ("avx512", "avx2" or
+ * "portable") instead of the fastest one; NULL restores the automatic
+ * choice.  Returns 0, or -1 (and changes nothing) if that kernel is
+ * unknown or unusable here.  pqv_cpu_force_portable() still wins.  Not
+ * for use while another thread is hashing.
+ */
+int pqv_argon2_prefer_kernel(const char *name);
+
+/*
+ * pqv_argon2_uncap_threads(on): for tests: normally pqv_argon2id uses no
+ * more threads than there are online CPUs; with ${on} set it uses as many
+ * as asked (up to the lane count), so the multi-thread code paths run on
+ * small machines too.
+ */
+void pqv_argon2_uncap_threads(int on);
+
 #endif

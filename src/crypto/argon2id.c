@@ -446,7 +446,10 @@ fill_slice_lanes(const struct argon2_instance *inst, uint32_t pass, uint32_t sli
 /*
  * run_worker(w): fill the segments of lanes w->index, w->index + workers, ...
  * for every slice of every pass, meeting the other workers after each
- * slice.  The first barrier only waits for the final worker count.
+ * slice.  The first barrier only waits for the final worker count.  Once
+ * every lane is finished, wipe those lanes except their last block (the
+ * caller needs the last column for the tag and wipes it), so the wipe of
+ * a large area is shared between the threads.
  */
 static void
 run_worker(struct argon2_worker *w)
@@ -460,6 +463,9 @@ run_worker(struct argon2_worker *w)
             phase_barrier_wait(&inst->barrier);
         }
     }
+    for (uint32_t lane = w->index; lane < inst->lanes; lane += inst->workers)
+        pqv_wipe(inst->memory + (size_t)lane * inst->lane_length,
+            (size_t)(inst->lane_length - 1) * sizeof(pqv_argon2_block));
 }
 
 static void *
@@ -473,6 +479,7 @@ worker_thread(void *arg)
  * fill_memory(inst, threads): run all passes with the calling thread plus up
  * to ${threads} - 1 helper threads.  If a thread cannot be created the
  * remaining lanes are spread over the threads that exist (same result).
+ * On success every block except the last column has been wiped again.
  */
 static int
 fill_memory(struct argon2_instance *inst, uint32_t threads)
@@ -752,9 +759,13 @@ pqv_argon2id(uint8_t *out, size_t outlen, const uint8_t *pwd, size_t pwdlen,
         block_to_bytes(block_bytes, &final_block);
         argon2_hprime(out, outlen, block_bytes, sizeof(block_bytes), NULL, 0);
         pqv_wipe(&final_block, sizeof(final_block));
+        /* The workers wiped everything else. */
+        for (uint32_t lane = 0; lane < lanes; lane++)
+            pqv_wipe(&inst.memory[(size_t)lane * inst.lane_length + inst.lane_length - 1],
+                sizeof(pqv_argon2_block));
+    } else {
+        pqv_wipe(inst.memory, mem_bytes);
     }
-
-    pqv_wipe(inst.memory, mem_bytes);
     free(inst.memory);
     pqv_wipe(h0, sizeof(h0));
     pqv_wipe(block_bytes, sizeof(block_bytes));

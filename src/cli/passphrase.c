@@ -1,0 +1,409 @@
+/*
+ * src/cli/passphrase.c: passphrase sources (file, descriptor, command,
+ * environment, terminal prompt without echo) and the recovery code input.
+ * Secrets live in page-aligned buffers locked in memory where allowed,
+ * excluded from core dumps, and wiped before they are freed.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include <openssl/crypto.h>
+
+#include "cli.h"
+
+int secret_alloc(struct secret *s)
+{
+    void *p = NULL;
+    s->buf = NULL;
+    s->len = 0;
+    s->cap = SECRET_MAX;
+    if (posix_memalign(&p, 4096, SECRET_MAX) != 0) {
+        err_msg("out of memory");
+        return EXIT_ERR;
+    }
+    (void)mlock(p, SECRET_MAX);
+    (void)madvise(p, SECRET_MAX, MADV_DONTDUMP);
+    memset(p, 0, SECRET_MAX);
+    s->buf = p;
+    return EXIT_OK;
+}
+
+void secret_free(struct secret *s)
+{
+    if (s->buf) {
+        OPENSSL_cleanse(s->buf, s->cap);
+        (void)munlock(s->buf, s->cap);
+        free(s->buf);
+    }
+    s->buf = NULL;
+    s->len = 0;
+}
+
+static void strip_eol(struct secret *s)
+{
+    if (s->len > 0 && s->buf[s->len - 1] == '\n')
+        s->buf[--s->len] = '\0';
+    if (s->len > 0 && s->buf[s->len - 1] == '\r')
+        s->buf[--s->len] = '\0';
+}
+
+/* Read one line (up to and without "\n") from ${fd} a byte at a time, so
+ * nothing past the line is consumed.  Returns 0, or -1 with errno, or -2
+ * when the line is too long. */
+static int read_line_fd(int fd, struct secret *s)
+{
+    s->len = 0;
+    for (;;) {
+        char c;
+        ssize_t n = read(fd, &c, 1);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        if (n == 0 || c == '\n')
+            break;
+        if (s->len + 1 >= s->cap)
+            return -2;
+        s->buf[s->len++] = c;
+    }
+    s->buf[s->len] = '\0';
+    if (s->len > 0 && s->buf[s->len - 1] == '\r')
+        s->buf[--s->len] = '\0';
+    return 0;
+}
+
+/* The first line of ${path}. */
+static int read_file_line(const char *path, struct secret *s, const char *what)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        err_msg("%s: %s", path, strerror(errno));
+        return EXIT_ERR;
+    }
+    int rc = read_line_fd(fd, s);
+    int e = errno;
+    close(fd);
+    if (rc == -2) {
+        err_msg("%s: %s too long (at most %d bytes)", path, what, SECRET_MAX - 1);
+        return EXIT_ERR;
+    }
+    if (rc != 0) {
+        err_msg("%s: %s", path, strerror(e));
+        return EXIT_ERR;
+    }
+    return EXIT_OK;
+}
+
+static int read_fd_line(int fd, struct secret *s, const char *what)
+{
+    int rc = read_line_fd(fd, s);
+    if (rc == -2) {
+        err_msg("descriptor %d: %s too long", fd, what);
+        return EXIT_ERR;
+    }
+    if (rc != 0) {
+        err_msg("descriptor %d: %s", fd, strerror(errno));
+        return EXIT_ERR;
+    }
+    return EXIT_OK;
+}
+
+/* The first line of the standard output of "/bin/sh -c ${cmd}". */
+static int read_command_line(const char *cmd, struct secret *s)
+{
+    int pfd[2];
+    if (pipe2(pfd, O_CLOEXEC) != 0) {
+        err_msg("passphrase command: %s", strerror(errno));
+        return EXIT_ERR;
+    }
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        err_msg("passphrase command: %s", strerror(errno));
+        close(pfd[0]);
+        close(pfd[1]);
+        return EXIT_ERR;
+    }
+    if (pid == 0) {
+        if (dup2(pfd[1], STDOUT_FILENO) < 0)
+            _exit(127);
+        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+        _exit(127);
+    }
+    close(pfd[1]);
+    int rc = read_line_fd(pfd[0], s);
+    int e = errno;
+    /* Drain the rest so the command is not killed by SIGPIPE. */
+    char junk[4096];
+    for (;;) {
+        ssize_t n = read(pfd[0], junk, sizeof junk);
+        if (n > 0)
+            continue;
+        if (n < 0 && errno == EINTR)
+            continue;
+        break;
+    }
+    OPENSSL_cleanse(junk, sizeof junk);
+    close(pfd[0]);
+    int status;
+    while (waitpid(pid, &status, 0) < 0) {
+        if (errno != EINTR) {
+            err_msg("passphrase command: %s", strerror(errno));
+            return EXIT_ERR;
+        }
+    }
+    if (WIFSIGNALED(status)) {
+        err_msg("passphrase command: killed by signal %d", WTERMSIG(status));
+        return EXIT_ERR;
+    }
+    if (WEXITSTATUS(status) != 0) {
+        err_msg("passphrase command: exited with status %d", WEXITSTATUS(status));
+        return EXIT_ERR;
+    }
+    if (rc == -2) {
+        err_msg("passphrase command: passphrase too long");
+        return EXIT_ERR;
+    }
+    if (rc != 0) {
+        err_msg("passphrase command: %s", strerror(e));
+        return EXIT_ERR;
+    }
+    return EXIT_OK;
+}
+
+/* Take the value of ${env} and remove it from the environment. */
+static int take_env(const char *env, struct secret *s, int *found)
+{
+    const char *v = getenv(env);
+    *found = 0;
+    if (!v)
+        return EXIT_OK;
+    *found = 1;
+    size_t n = strlen(v);
+    if (n >= s->cap) {
+        err_msg("$%s too long", env);
+        unsetenv(env);
+        return EXIT_ERR;
+    }
+    memcpy(s->buf, v, n + 1);
+    s->len = n;
+    OPENSSL_cleanse((char *)v, n);
+    unsetenv(env);
+    return EXIT_OK;
+}
+
+/* ---- terminal ---- */
+
+static volatile sig_atomic_t tty_fd_saved = -1;
+static struct termios tty_saved;
+static struct secret *volatile tty_secret;
+
+static void tty_signal(int sig)
+{
+    if (tty_fd_saved >= 0) {
+        tcsetattr(tty_fd_saved, TCSAFLUSH, &tty_saved);
+        (void)!write(tty_fd_saved, "\n", 1);
+    }
+    if (tty_secret && tty_secret->buf)
+        explicit_bzero(tty_secret->buf, tty_secret->cap);
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+int tty_available(void)
+{
+    int fd = open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0)
+        return 0;
+    close(fd);
+    return 1;
+}
+
+/* Prompt on /dev/tty with echo off; read one line.  1: no terminal. */
+static int tty_prompt(const char *prompt, struct secret *s)
+{
+    static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGTSTP };
+    struct sigaction sa, old[5];
+    int fd = open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0)
+        return 1;
+    struct termios t;
+    int have_termios = tcgetattr(fd, &t) == 0;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = tty_signal;
+    sigemptyset(&sa.sa_mask);
+    if (have_termios) {
+        tty_saved = t;
+        tty_secret = s;
+        tty_fd_saved = fd;
+        for (int i = 0; i < 5; i++)
+            sigaction(sigs[i], &sa, &old[i]);
+        t.c_lflag &= ~(tcflag_t)(ECHO | ECHONL);
+        t.c_lflag |= ICANON;
+        tcsetattr(fd, TCSAFLUSH, &t);
+    }
+    (void)!write(fd, prompt, strlen(prompt));
+    int rc = read_line_fd(fd, s);
+    int e = errno;
+    (void)!write(fd, "\n", 1);
+    if (have_termios) {
+        tcsetattr(fd, TCSAFLUSH, &tty_saved);
+        tty_fd_saved = -1;
+        tty_secret = NULL;
+        for (int i = 0; i < 5; i++)
+            sigaction(sigs[i], &old[i], NULL);
+    }
+    close(fd);
+    if (rc == -2) {
+        err_msg("passphrase too long (at most %d bytes)", SECRET_MAX - 1);
+        return -1;
+    }
+    if (rc != 0) {
+        err_msg("terminal: %s", strerror(e));
+        return -1;
+    }
+    return 0;
+}
+
+static int no_source(void)
+{
+    err_msg("no passphrase source: use --passphrase-file, --passphrase-fd, "
+        "--passphrase-command or PQVAULT_PASSPHRASE");
+    return EXIT_ERR;
+}
+
+static int read_from_source(const struct pass_source *src, struct secret *s)
+{
+    switch (src->kind) {
+    case PASS_FILE:
+        return read_file_line(src->arg, s, "passphrase");
+    case PASS_FD:
+        return read_fd_line(src->fd, s, "passphrase");
+    case PASS_COMMAND:
+        return read_command_line(src->arg, s);
+    }
+    return EXIT_ERR;
+}
+
+int read_passphrase(struct secret *s, const char *prompt, int *from_tty)
+{
+    int found, rc;
+    *from_tty = 0;
+    if (g_cli.pass.kind != PASS_NONE)
+        return read_from_source(&g_cli.pass, s);
+    if ((rc = take_env("PQVAULT_PASSPHRASE", s, &found)) != EXIT_OK || found)
+        return rc;
+    rc = tty_prompt(prompt, s);
+    if (rc == 1)
+        return no_source();
+    if (rc != 0)
+        return EXIT_ERR;
+    *from_tty = 1;
+    return EXIT_OK;
+}
+
+static int refuse_empty(struct secret *s)
+{
+    if (s->len == 0) {
+        err_msg("empty passphrase refused");
+        return EXIT_ERR;
+    }
+    return EXIT_OK;
+}
+
+int read_new_passphrase(struct secret *s, const struct pass_source *src,
+    const char *env)
+{
+    int found, rc;
+    if (src->kind != PASS_NONE) {
+        if ((rc = read_from_source(src, s)) != EXIT_OK)
+            return rc;
+        return refuse_empty(s);
+    }
+    if ((rc = take_env(env, s, &found)) != EXIT_OK)
+        return rc;
+    if (found)
+        return refuse_empty(s);
+    struct secret again;
+    if ((rc = secret_alloc(&again)) != EXIT_OK)
+        return rc;
+    for (int attempt = 0; attempt < 3; attempt++) {
+        rc = tty_prompt("New passphrase: ", s);
+        if (rc == 1) {
+            secret_free(&again);
+            return no_source();
+        }
+        if (rc != 0)
+            break;
+        if (s->len == 0) {
+            err_msg("empty passphrase refused");
+            continue;
+        }
+        rc = tty_prompt("Repeat new passphrase: ", &again);
+        if (rc != 0)
+            break;
+        if (again.len == s->len && CRYPTO_memcmp(again.buf, s->buf, s->len) == 0) {
+            secret_free(&again);
+            return EXIT_OK;
+        }
+        err_msg("passphrases do not match");
+    }
+    secret_free(&again);
+    s->len = 0;
+    if (rc == 0)
+        err_msg("no passphrase set");
+    return EXIT_ERR;
+}
+
+int read_recovery_code(struct secret *s, const char *file)
+{
+    int found, rc;
+    if (file) {
+        int fd = open(file, O_RDONLY | O_CLOEXEC);
+        if (fd < 0) {
+            err_msg("%s: %s", file, strerror(errno));
+            return EXIT_ERR;
+        }
+        /* The whole file: white space (also newlines) is ignored. */
+        s->len = 0;
+        for (;;) {
+            ssize_t n = read(fd, s->buf + s->len, s->cap - 1 - s->len);
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n < 0) {
+                err_msg("%s: %s", file, strerror(errno));
+                close(fd);
+                return EXIT_ERR;
+            }
+            if (n == 0)
+                break;
+            s->len += (size_t)n;
+            if (s->len >= s->cap - 1) {
+                err_msg("%s: too long for a recovery code", file);
+                close(fd);
+                return EXIT_AUTH;
+            }
+        }
+        close(fd);
+        s->buf[s->len] = '\0';
+        strip_eol(s);
+        return EXIT_OK;
+    }
+    if ((rc = take_env("PQVAULT_RECOVERY_CODE", s, &found)) != EXIT_OK || found)
+        return rc;
+    rc = tty_prompt("Recovery code: ", s);
+    if (rc == 1) {
+        err_msg("no recovery code source: use --recovery-file or "
+            "PQVAULT_RECOVERY_CODE");
+        return EXIT_ERR;
+    }
+    return rc == 0 ? EXIT_OK : EXIT_ERR;
+}

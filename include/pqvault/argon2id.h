@@ -1,7 +1,7 @@
 /*
  * pqvault/argon2id.h: Argon2id (RFC 9106, version 0x13), with the lanes
  * computed in parallel threads and a vectorised kernel chosen at run time
- * (AVX2 where available, portable C otherwise).
+ * (AVX-512 or AVX2 where available, portable C otherwise).
  */
 #ifndef PQVAULT_ARGON2ID_H
 #define PQVAULT_ARGON2ID_H
@@ -34,7 +34,8 @@ int pqv_argon2id(uint8_t *out, size_t outlen, const uint8_t *pwd, size_t pwdlen,
     const uint8_t *ad, size_t adlen, uint32_t t_cost, uint32_t m_kib,
     uint32_t lanes, uint32_t threads);
 
-/* pqv_argon2id_impl(): name of the kernel in use ("avx2" or "portable"). */
+/* pqv_argon2id_impl(): name of the kernel in use ("avx512", "avx2" or
+ * "portable"). */
 const char *pqv_argon2id_impl(void);
 
 #ifdef __cplusplus

@@ -56,6 +56,10 @@ const uint8_t *pqv_identity_public(const pqv_identity *id);
 void pqv_identity_fingerprint(const pqv_identity *id,
     char out[PQV_FINGERPRINT_CHARS]);
 
+/* pqv_fingerprint_from_hash(hash, out): the fingerprint of the public
+ * identity whose SHA3-256 is ${hash}. */
+void pqv_fingerprint_from_hash(const uint8_t hash[32], char out[PQV_FINGERPRINT_CHARS]);
+
 /* pqv_identity_public_hash(id): SHA3-256 of the public encoding. */
 const uint8_t *pqv_identity_public_hash(const pqv_identity *id);
 

@@ -8,6 +8,7 @@
  *   get      read a whole blob;
  *   stat     size of a blob, or PQV_E_NOTFOUND;
  *   list     every name under a prefix (including leftover temporaries);
+ *            the empty prefix lists the top-level names only;
  *   del      remove a blob;
  *   barrier  make every put and del issued so far durable as names (for
  *            the local directory: fsync each directory touched, once).

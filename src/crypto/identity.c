@@ -185,12 +185,12 @@ pqv_identity_free(pqv_identity *id)
 }
 
 void
-pqv_identity_fingerprint(const pqv_identity *id, char out[PQV_FINGERPRINT_CHARS])
+pqv_fingerprint_from_hash(const uint8_t hash[32], char out[PQV_FINGERPRINT_CHARS])
 {
     char hex[41];
     char *p = out;
 
-    pqv_hex_encode(hex, id->public_hash, 20);
+    pqv_hex_encode(hex, hash, 20);
     memcpy(p, "pqv1-", 5);
     p += 5;
     for (int g = 0; g < 5; g++) {
@@ -200,6 +200,12 @@ pqv_identity_fingerprint(const pqv_identity *id, char out[PQV_FINGERPRINT_CHARS]
             *p++ = '-';
     }
     *p = '\0';
+}
+
+void
+pqv_identity_fingerprint(const pqv_identity *id, char out[PQV_FINGERPRINT_CHARS])
+{
+    pqv_fingerprint_from_hash(id->public_hash, out);
 }
 
 int

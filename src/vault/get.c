@@ -1,0 +1,422 @@
+/*
+ * get.c: restoring files and trees (pqv_vault_get, pqv_vault_get_fd).
+ *
+ * Objects are read and opened on the worker pool, a bounded window ahead;
+ * the plaintext is written in order.  For a file, into a temporary file
+ * beside the destination: only when every tag has verified is it given its
+ * mode and mtime, fsynced and renamed to its name (without replacing an
+ * existing file unless forced), and its directory fsynced.  No
+ * unauthenticated or partial plaintext ever sits at the destination name.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util/fsutil.h"
+#include "util/util.h"
+#include "vault/vault_internal.h"
+
+#define WINDOW_EXTRA 2
+
+struct get_job {
+    struct pqv_job job;
+    pqv_vault *v;
+    const struct record *r;
+    const uint8_t *file_key;
+    uint32_t index;
+    uint8_t *plain;
+    size_t plain_len;
+};
+
+static void
+get_job_run(struct pqv_job *pj)
+{
+    struct get_job *job = (struct get_job *)pj;
+    const struct record *r = job->r;
+    char sname[STORAGE_NAME_MAX];
+    uint8_t *buf;
+    size_t len;
+    int rc;
+
+    vault_object_storage_name(r->object_ids[job->index], sname);
+    rc = job->v->storage->ops->get(job->v->storage, sname, &buf, &len,
+        object_sealed_size(job->plain_len) + 1);
+    if (rc == PQV_E_NOTFOUND) {
+        rc = pqv_set_error(PQV_E_INTEGRITY, "object %u (%s) is missing", job->index, sname);
+    } else if (rc == PQV_E_INTEGRITY) {
+        rc = pqv_set_error(PQV_E_INTEGRITY, "object %u (%s) has the wrong size", job->index, sname);
+    } else if (rc == 0) {
+        rc = object_open(r->entry.aead, job->file_key, r->object_ids[job->index], job->index, buf,
+            len, job->plain, job->plain_len);
+        if (rc == PQV_E_INTEGRITY) {
+            char detail[200];
+            snprintf(detail, sizeof(detail), "%s", pqv_error_detail());
+            rc = pqv_set_error(rc, "object %u (%s): %s", job->index, sname, detail);
+        }
+        free(buf);
+    }
+    job->job.rc = rc;
+}
+
+/* Output of a restore: a descriptor and its name for messages. */
+struct sink {
+    int fd;
+    const char *name;
+    uint64_t done, total;
+    const struct pqv_get_options *opt;
+};
+
+/* stream_file(v, r, out): unwrap the file key and write the plaintext of
+ * ${r} to ${out} in order, verifying every object. */
+static int
+stream_file(pqv_vault *v, const struct record *r, struct sink *out)
+{
+    uint8_t file_key[PQV_FILE_KEY_BYTES], hash[NAME_HASH_BYTES];
+    uint8_t ctx[64 + VAULT_ID_BYTES + NAME_HASH_BYTES];
+    pqv_pool *pool = vault_pool(v);
+    struct get_job *jobs = NULL;
+    size_t window, submitted = 0, retired = 0;
+    uint32_t n = r->entry.nobjects;
+    int rc, failed = 0;
+
+    if (pool == NULL)
+        return PQV_E_NOMEM;
+    if ((rc = vault_name_hash(v, r->entry.name, hash)) != 0)
+        return rc;
+    rc = pqv_unwrap(v->identity, r->wrapped, r->wrapped_len, ctx, vault_wrap_context(v, hash, ctx),
+        file_key);
+    if (rc != 0)
+        return rc == PQV_E_INTEGRITY ? pqv_set_error(rc, "file key does not unwrap") : rc;
+    window = pqv_pool_threads(pool) + WINDOW_EXTRA;
+    if (window > n)
+        window = n;
+    if (n > 0 && (jobs = calloc(window, sizeof(*jobs))) == NULL) {
+        rc = PQV_E_NOMEM;
+        goto done;
+    }
+    while (retired < n) {
+        /* Keep the window full. */
+        while (!failed && submitted < n && submitted - retired < window) {
+            struct get_job *job = &jobs[submitted % window];
+            uint64_t left = r->entry.size - (uint64_t)submitted * PQV_OBJECT_MAX_PLAIN;
+            job->plain_len = left > PQV_OBJECT_MAX_PLAIN ? PQV_OBJECT_MAX_PLAIN : (size_t)left;
+            if (job->plain == NULL && (job->plain = malloc(PQV_OBJECT_MAX_PLAIN)) == NULL) {
+                rc = PQV_E_NOMEM;
+                failed = 1;
+                break;
+            }
+            job->v = v;
+            job->r = r;
+            job->file_key = file_key;
+            job->index = (uint32_t)submitted;
+            job->job.run = get_job_run;
+            pqv_pool_submit(pool, &job->job);
+            submitted++;
+        }
+        if (retired == submitted)
+            break;
+        struct get_job *job = &jobs[retired % window];
+        int jrc = pqv_pool_wait(pool, &job->job);
+        retired++;
+        if (jrc != 0 && !failed) {
+            rc = jrc;
+            failed = 1;
+        }
+        if (!failed) {
+            if ((rc = pqv_write_all(out->fd, job->plain, job->plain_len, out->name)) != 0)
+                failed = 1;
+            out->done += job->plain_len;
+            if (out->opt->progress != NULL)
+                out->opt->progress(out->opt->progress_ctx, out->done, out->total);
+        }
+        pqv_wipe(job->plain, job->plain_len);
+    }
+done:
+    for (size_t i = 0; jobs != NULL && i < window; i++)
+        free(jobs[i].plain);
+    free(jobs);
+    pqv_wipe(file_key, sizeof(file_key));
+    return rc;
+}
+
+/* mkdirs(path): create ${path} and its missing parents. */
+static int
+mkdirs(const char *path)
+{
+    char buf[4096];
+    size_t n = strlen(path);
+
+    if (n == 0 || n >= sizeof(buf))
+        return n == 0 ? 0 : pqv_set_error(PQV_E_INVAL, "path too long");
+    memcpy(buf, path, n + 1);
+    for (size_t i = 1; i <= n; i++) {
+        if (buf[i] != '/' && buf[i] != '\0')
+            continue;
+        char c = buf[i];
+        buf[i] = '\0';
+        if (mkdir(buf, 0755) != 0 && errno != EEXIST) {
+            int e = errno;
+            return pqv_set_error(pqv_errno_error(e), "%s: mkdir: %s", buf, strerror(e));
+        }
+        buf[i] = c;
+    }
+    return 0;
+}
+
+/* restore_file(v, r, dest, opt, sink): restore ${r} at ${dest}. */
+static int
+restore_file(pqv_vault *v, const struct record *r, const char *dest,
+    const struct pqv_get_options *opt, struct sink *progress)
+{
+    char dir[4096], tmp[4200];
+    const char *base = strrchr(dest, '/');
+    struct timespec times[2];
+    struct stat st;
+    int fd, rc, e;
+
+    base = base ? base + 1 : dest;
+    pqv_dirname(dest, dir, sizeof(dir));
+    if ((rc = mkdirs(dir)) != 0)
+        return rc;
+    if (!opt->force && lstat(dest, &st) == 0)
+        return pqv_set_error(PQV_E_EXISTS, "%s: already exists (use --force to replace)", dest);
+    if (lstat(dest, &st) == 0 && S_ISDIR(st.st_mode))
+        return pqv_set_error(PQV_E_EXISTS, "%s: is a directory", dest);
+    /* A hidden temporary name beside the destination. */
+    {
+        char prefix[300];
+        snprintf(prefix, sizeof(prefix), ".%.200s.pqvault", base);
+        if ((rc = pqv_temp_name(tmp, sizeof(tmp), dir, prefix)) != 0)
+            return rc;
+    }
+    if ((fd = pqv_io_open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0600)) < 0) {
+        e = errno;
+        return pqv_set_error(pqv_errno_error(e), "%s: %s", tmp, strerror(e));
+    }
+    progress->fd = fd;
+    progress->name = tmp;
+    if ((rc = stream_file(v, r, progress)) != 0)
+        goto fail;
+    /* Every tag verified: now the file may become what it claims to be. */
+    if (fchmod(fd, r->entry.mode & 07777) != 0) {
+        e = errno;
+        rc = pqv_set_error(pqv_errno_error(e), "%s: chmod: %s", tmp, strerror(e));
+        goto fail;
+    }
+    times[0].tv_sec = r->entry.mtime_sec;
+    times[0].tv_nsec = r->entry.mtime_nsec;
+    times[1] = times[0];
+    if (futimens(fd, times) != 0) {
+        e = errno;
+        rc = pqv_set_error(pqv_errno_error(e), "%s: set times: %s", tmp, strerror(e));
+        goto fail;
+    }
+    if (pqv_io_fsync(fd, tmp) != 0) {
+        e = errno;
+        rc = pqv_set_error(pqv_errno_error(e), "%s: fsync: %s", tmp, strerror(e));
+        goto fail;
+    }
+    if (close(fd) != 0) {
+        e = errno;
+        fd = -1;
+        rc = pqv_set_error(pqv_errno_error(e), "%s: close: %s", tmp, strerror(e));
+        goto fail;
+    }
+    fd = -1;
+    if (opt->force) {
+        if (pqv_io_rename(tmp, dest) != 0) {
+            e = errno;
+            rc = pqv_set_error(pqv_errno_error(e), "%s: rename: %s", dest, strerror(e));
+            goto fail;
+        }
+    } else {
+        /* No replace, even if the name appeared since the check above. */
+        if (renameat2(AT_FDCWD, tmp, AT_FDCWD, dest, RENAME_NOREPLACE) != 0) {
+            e = errno;
+            rc = e == EEXIST
+                ? pqv_set_error(PQV_E_EXISTS, "%s: already exists (use --force to replace)", dest)
+                : pqv_set_error(pqv_errno_error(e), "%s: rename: %s", dest, strerror(e));
+            goto fail;
+        }
+    }
+    return pqv_fsync_dir(dir);
+
+fail:
+    if (fd >= 0)
+        close(fd);
+    unlink(tmp);
+    return rc;
+}
+
+static int
+join_path(char *out, size_t outlen, const char *dir, const char *name)
+{
+    int n = snprintf(out, outlen, "%s/%s", dir, name);
+
+    if (n < 0 || (size_t)n >= outlen)
+        return pqv_set_error(PQV_E_INVAL, "%s: path too long", name);
+    return 0;
+}
+
+static const struct pqv_get_options no_options = { 0, NULL, NULL, NULL, NULL };
+
+/* restore_tree(v, prefix, out, opt): every entry under ${prefix}. */
+static int
+restore_tree(pqv_vault *v, const char *prefix, const char *out, const struct pqv_get_options *opt)
+{
+    struct catalogue cat;
+    struct sink progress = { -1, NULL, 0, 0, opt };
+    size_t matched = 0;
+    int rc;
+
+    if ((rc = catalogue_load(v, &cat, NULL, NULL, NULL, NULL)) != 0)
+        return rc;
+    size_t n = strlen(prefix);
+    for (size_t i = 0; i < cat.n; i++) {
+        const char *name = cat.records[i].entry.name;
+        if (strncmp(name, prefix, n) == 0 && (name[n] == '\0' || name[n] == '/')) {
+            matched++;
+            progress.total += cat.records[i].entry.size;
+        }
+    }
+    if (matched == 0) {
+        catalogue_free(&cat);
+        return pqv_set_error(PQV_E_NOTFOUND, "not found");
+    }
+    /* Refuse before writing anything if any destination file exists. */
+    for (size_t i = 0; i < cat.n && !opt->force; i++) {
+        const struct pqv_entry *e = &cat.records[i].entry;
+        char dest[4096];
+        struct stat st;
+        if (e->type != PQV_ENTRY_FILE || strncmp(e->name, prefix, n) != 0 ||
+            (e->name[n] != '\0' && e->name[n] != '/'))
+            continue;
+        if ((rc = join_path(dest, sizeof(dest), out, e->name)) != 0)
+            goto done;
+        if (lstat(dest, &st) == 0) {
+            rc = pqv_set_error(PQV_E_EXISTS, "%s: already exists (use --force to replace)", dest);
+            goto done;
+        }
+    }
+    /* Files first (sorted by name, so parents come before children)... */
+    for (size_t i = 0; i < cat.n; i++) {
+        const struct pqv_entry *e = &cat.records[i].entry;
+        char dest[4096];
+        if (strncmp(e->name, prefix, n) != 0 || (e->name[n] != '\0' && e->name[n] != '/'))
+            continue;
+        if ((rc = join_path(dest, sizeof(dest), out, e->name)) != 0)
+            goto done;
+        if (e->type == PQV_ENTRY_DIR)
+            rc = mkdirs(dest);
+        else
+            rc = restore_file(v, &cat.records[i], dest, opt, &progress);
+        if (rc != 0) {
+            char detail[300];
+            snprintf(detail, sizeof(detail), "%s", pqv_error_detail());
+            if (strncmp(detail, dest, strlen(dest)) != 0)
+                pqv_set_error(rc, "%s: %s", e->name, detail);
+            goto done;
+        }
+        vault_report(opt->report, opt->report_ctx, PQV_REPORT_INFO, e->name, "restored");
+    }
+    /* ...then directory modes and times, deepest first, since creating a
+     * file inside a directory changes its mtime. */
+    for (size_t i = cat.n; i-- > 0;) {
+        const struct pqv_entry *e = &cat.records[i].entry;
+        char dest[4096];
+        struct timespec times[2];
+        if (e->type != PQV_ENTRY_DIR || strncmp(e->name, prefix, n) != 0 ||
+            (e->name[n] != '\0' && e->name[n] != '/'))
+            continue;
+        if ((rc = join_path(dest, sizeof(dest), out, e->name)) != 0)
+            goto done;
+        times[0].tv_sec = e->mtime_sec;
+        times[0].tv_nsec = e->mtime_nsec;
+        times[1] = times[0];
+        if (chmod(dest, e->mode & 07777) != 0 || utimensat(AT_FDCWD, dest, times, 0) != 0) {
+            int err = errno;
+            rc = pqv_set_error(pqv_errno_error(err), "%s: %s", dest, strerror(err));
+            goto done;
+        }
+    }
+    rc = 0;
+done:
+    catalogue_free(&cat);
+    return rc;
+}
+
+int
+pqv_vault_get(pqv_vault *v, const char *name, const char *out, const struct pqv_get_options *opt)
+{
+    char norm[PQV_NAME_MAX + 1], dest[4096];
+    struct sink progress = { -1, NULL, 0, 0, NULL };
+    struct record r;
+    struct stat st;
+    int rc, out_is_dir;
+
+    if ((rc = vault_require_unlocked(v)) != 0)
+        return rc;
+    if (name == NULL)
+        return PQV_E_INVAL;
+    if (opt == NULL)
+        opt = &no_options;
+    progress.opt = opt;
+    if ((rc = pqv_name_normalize(name, norm, sizeof(norm))) != 0)
+        return rc;
+    out_is_dir = out == NULL || (stat(out, &st) == 0 && S_ISDIR(st.st_mode));
+    rc = vault_read_record(v, norm, &r);
+    if (rc == 0 && r.entry.type == PQV_ENTRY_FILE) {
+        if (out_is_dir)
+            rc = join_path(dest, sizeof(dest), out != NULL ? out : ".", norm);
+        else
+            rc = snprintf(dest, sizeof(dest), "%s", out) < (int)sizeof(dest) ? 0 : PQV_E_INVAL;
+        progress.total = r.entry.size;
+        if (rc == 0)
+            rc = restore_file(v, &r, dest, opt, &progress);
+        if (rc == 0)
+            vault_report(opt->report, opt->report_ctx, PQV_REPORT_INFO, norm, "restored");
+        record_clear(&r);
+        return rc;
+    }
+    if (rc == 0)
+        record_clear(&r);
+    else if (rc != PQV_E_NOTFOUND)
+        return rc;
+    /* A directory, stored as such or only as a prefix of names. */
+    if (out != NULL && !out_is_dir && stat(out, &st) == 0)
+        return pqv_set_error(PQV_E_EXISTS, "%s: exists and is not a directory", out);
+    return restore_tree(v, norm, out != NULL ? out : ".", opt);
+}
+
+int
+pqv_vault_get_fd(pqv_vault *v, const char *name, int fd, const struct pqv_get_options *opt)
+{
+    char norm[PQV_NAME_MAX + 1];
+    struct sink sink = { fd, "standard output", 0, 0, NULL };
+    struct record r;
+    int rc;
+
+    if ((rc = vault_require_unlocked(v)) != 0)
+        return rc;
+    if (name == NULL || fd < 0)
+        return PQV_E_INVAL;
+    if (opt == NULL)
+        opt = &no_options;
+    sink.opt = opt;
+    if ((rc = pqv_name_normalize(name, norm, sizeof(norm))) != 0)
+        return rc;
+    if ((rc = vault_read_record(v, norm, &r)) != 0)
+        return rc;
+    if (r.entry.type != PQV_ENTRY_FILE) {
+        record_clear(&r);
+        return pqv_set_error(PQV_E_INVAL, "is a directory (cannot write a tree to a stream)");
+    }
+    sink.total = r.entry.size;
+    rc = stream_file(v, &r, &sink);
+    record_clear(&r);
+    return rc;
+}

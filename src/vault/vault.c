@@ -1,0 +1,489 @@
+/*
+ * vault.c: creating, opening, unlocking and describing a vault; key slot
+ * changes and recovery (see pqvault/vault.h).
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "crypto/cpu.h"
+#include "crypto/kdf.h"
+#include "util/fsutil.h"
+#include "util/util.h"
+#include "vault/vault_internal.h"
+
+const char *
+pqv_default_kem(void)
+{
+    return pqv_cpu_has_aes_clmul() ? "FrodoKEM-976-AES" : "FrodoKEM-976-SHAKE";
+}
+
+void
+vault_report(pqv_report_fn fn, void *ctx, int level, const char *subject, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+
+    if (fn == NULL)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    fn(ctx, level, subject, msg);
+}
+
+int
+vault_require_unlocked(const pqv_vault *v)
+{
+    if (v == NULL)
+        return PQV_E_INVAL;
+    if (v->identity == NULL)
+        return pqv_set_error(PQV_E_INVAL, "vault is not unlocked");
+    return 0;
+}
+
+int
+vault_require_writer(const pqv_vault *v)
+{
+    int rc = vault_require_unlocked(v);
+
+    if (rc == 0 && !v->locked)
+        rc = pqv_set_error(PQV_E_INVAL, "vault writer lock not held");
+    return rc;
+}
+
+pqv_pool *
+vault_pool(pqv_vault *v)
+{
+    if (v->pool == NULL)
+        v->pool = pqv_pool_new(0);
+    return v->pool;
+}
+
+int
+pqv_vault_slot(const pqv_vault *v)
+{
+    return v == NULL ? -1 : v->slot;
+}
+
+int
+pqv_name_normalize(const char *in, char *out, size_t outlen)
+{
+    size_t n = 0;
+    const char *p = in;
+
+    if (in == NULL || out == NULL || outlen == 0)
+        return PQV_E_INVAL;
+    while (*p != '\0') {
+        const char *start;
+        size_t len;
+
+        while (*p == '/')
+            p++;
+        if (*p == '\0')
+            break;
+        start = p;
+        while (*p != '\0' && *p != '/')
+            p++;
+        len = (size_t)(p - start);
+        if (len == 1 && start[0] == '.')
+            continue; /* "./" adds nothing */
+        if (len == 2 && start[0] == '.' && start[1] == '.')
+            return pqv_set_error(PQV_E_INVAL, "%s: names may not contain \"..\"", in);
+        if (n + (n > 0) + len + 1 > outlen || n + (n > 0) + len > PQV_NAME_MAX)
+            return pqv_set_error(PQV_E_INVAL, "name too long");
+        if (n > 0)
+            out[n++] = '/';
+        memcpy(out + n, start, len);
+        n += len;
+    }
+    if (n == 0)
+        return pqv_set_error(PQV_E_INVAL, "empty name");
+    out[n] = '\0';
+    return 0;
+}
+
+/* keyfile_path(dir, keyfile): the key file path to use (malloc'd). */
+static char *
+keyfile_path(const char *dir, const char *keyfile)
+{
+    char *p;
+
+    if (keyfile != NULL)
+        return strdup(keyfile);
+    if (asprintf(&p, "%s/%s", dir, KEYFILE_NAME) < 0)
+        return NULL;
+    return p;
+}
+
+/* derive_vault_keys(v): the symmetric keys of the catalogue and config. */
+static int
+derive_vault_keys(pqv_vault *v, uint8_t config_key[32])
+{
+    int rc;
+
+    if ((rc = pqv_identity_derive_key(v->identity, "catalogue/names", v->names_key)) != 0 ||
+        (rc = pqv_identity_derive_key(v->identity, "catalogue/records", v->records_key)) != 0 ||
+        (rc = pqv_identity_derive_key(v->identity, "config", config_key)) != 0)
+        return rc;
+    return 0;
+}
+
+int
+pqv_vault_create(const char *dir, const char *keyfile, const uint8_t *pass, size_t passlen,
+    const struct pqv_init_options *opt, char recovery[PQV_RECOVERY_CHARS],
+    char fingerprint[PQV_FINGERPRINT_CHARS])
+{
+    struct pqv_init_options defaults = { NULL, 0, NULL };
+    struct vault_config config;
+    pqv_storage *storage = NULL;
+    pqv_keyfile *kf = NULL;
+    pqv_identity *id = NULL;
+    uint8_t seed[PQV_SEED_BYTES], config_key[32];
+    uint8_t *text = NULL;
+    size_t textlen;
+    char *kpath = NULL, path[4200];
+    struct stat st;
+    int rc;
+
+    if (dir == NULL || recovery == NULL || fingerprint == NULL || (pass == NULL && passlen > 0))
+        return PQV_E_INVAL;
+    if (passlen == 0)
+        return pqv_set_error(PQV_E_INVAL, "empty passphrase");
+    if (opt == NULL)
+        opt = &defaults;
+    memset(&config, 0, sizeof(config));
+    config.version = PQV_FORMAT_VERSION;
+    config.kem = pqv_frodo_find(opt->kem != NULL ? opt->kem : pqv_default_kem());
+    if (config.kem == NULL)
+        return pqv_set_error(PQV_E_INVAL, "unknown KEM \"%s\"", opt->kem);
+    config.aead = opt->aead != 0 ? opt->aead : pqv_aead_auto();
+    if (pqv_aead_name(config.aead) == NULL)
+        return pqv_set_error(PQV_E_INVAL, "unknown AEAD suite");
+    config.created = (int64_t)time(NULL);
+
+    if ((kpath = keyfile_path(dir, keyfile)) == NULL)
+        return PQV_E_NOMEM;
+    snprintf(path, sizeof(path), "%s/%s", dir, CONFIG_NAME);
+    if (stat(path, &st) == 0) {
+        rc = pqv_set_error(PQV_E_EXISTS, "%s: a vault already exists here", dir);
+        goto done;
+    }
+    if (stat(kpath, &st) == 0) {
+        rc = pqv_set_error(PQV_E_EXISTS, "%s: key file already exists", kpath);
+        goto done;
+    }
+    if ((rc = pqv_random(seed, sizeof(seed))) != 0 ||
+        (rc = pqv_random(config.vault_id, VAULT_ID_BYTES)) != 0)
+        goto done;
+    if ((rc = pqv_identity_derive(&id, config.kem, seed)) != 0)
+        goto done;
+    memcpy(config.identity_hash, pqv_identity_public_hash(id), 32);
+    if ((rc = pqv_identity_derive_key(id, "config", config_key)) != 0)
+        goto done;
+    if ((rc = config_build(&config, config_key, &text, &textlen)) != 0)
+        goto done;
+    if ((rc = pqv_keyfile_create(&kf, id, seed, pass, passlen, opt->kdf)) != 0)
+        goto done;
+    if ((rc = pqv_storage_local_open(&storage, dir, 1)) != 0)
+        goto done;
+    /* Directories first, then the key file, the config last: a vault
+     * exists once its config does, and then everything it needs is there. */
+    snprintf(path, sizeof(path), "%s/records", dir);
+    if (pqv_io_mkdir(path, 0700) != 0 && errno != EEXIST) {
+        rc = pqv_set_error(pqv_errno_error(errno), "%s: mkdir: %s", path, strerror(errno));
+        goto done;
+    }
+    snprintf(path, sizeof(path), "%s/objects", dir);
+    if (pqv_io_mkdir(path, 0700) != 0 && errno != EEXIST) {
+        rc = pqv_set_error(pqv_errno_error(errno), "%s: mkdir: %s", path, strerror(errno));
+        goto done;
+    }
+    if ((rc = pqv_fsync_dir(dir)) != 0)
+        goto done;
+    if ((rc = pqv_keyfile_save(kpath, kf)) != 0)
+        goto done;
+    if ((rc = storage->ops->put(storage, CONFIG_NAME, text, textlen)) != 0 ||
+        (rc = storage->ops->barrier(storage)) != 0)
+        goto done;
+    if ((rc = pqv_recovery_encode(seed, recovery)) != 0)
+        goto done;
+    pqv_identity_fingerprint(id, fingerprint);
+
+done:
+    if (storage != NULL)
+        storage->ops->close(storage);
+    pqv_keyfile_free(kf);
+    pqv_identity_free(id);
+    pqv_wipe(seed, sizeof(seed));
+    pqv_wipe(config_key, sizeof(config_key));
+    free(text);
+    free(kpath);
+    return rc;
+}
+
+int
+pqv_vault_open(pqv_vault **out, const char *dir, const char *keyfile)
+{
+    pqv_vault *v;
+    uint8_t *text;
+    size_t len;
+    int rc;
+
+    if (out == NULL || dir == NULL)
+        return PQV_E_INVAL;
+    if ((v = calloc(1, sizeof(*v))) == NULL)
+        return PQV_E_NOMEM;
+    v->slot = -1;
+    if ((v->dir = strdup(dir)) == NULL || (v->keyfile_path = keyfile_path(dir, keyfile)) == NULL) {
+        rc = PQV_E_NOMEM;
+        goto err;
+    }
+    if ((rc = pqv_storage_local_open(&v->storage, dir, 0)) != 0) {
+        if (rc == PQV_E_NOVAULT)
+            pqv_set_error(rc, "%s: no vault here", dir);
+        goto err;
+    }
+    rc = v->storage->ops->get(v->storage, CONFIG_NAME, &text, &len, MAX_CONFIG_BYTES);
+    if (rc == PQV_E_NOTFOUND) {
+        rc = pqv_set_error(PQV_E_NOVAULT, "%s: no vault here (no config)", dir);
+        goto err;
+    }
+    if (rc == PQV_E_INTEGRITY)
+        pqv_set_error(rc, "config: too large or not a regular file");
+    if (rc != 0)
+        goto err;
+    rc = config_parse(&v->config, text, len);
+    free(text);
+    if (rc != 0)
+        goto err;
+    if ((rc = pqv_keyfile_load(v->keyfile_path, &v->keyfile)) != 0) {
+        if (rc == PQV_E_NOTFOUND)
+            pqv_set_error(rc, "%s: key file not found (use recover to make a new one)",
+                v->keyfile_path);
+        else if (rc == PQV_E_INTEGRITY || rc == PQV_E_UNSUPPORTED) {
+            char detail[256];
+            snprintf(detail, sizeof(detail), "%s", pqv_error_detail());
+            pqv_set_error(rc, "%s: %s", v->keyfile_path, detail);
+        }
+        goto err;
+    }
+    if (pqv_keyfile_kem(v->keyfile) != v->config.kem) {
+        rc = pqv_set_error(PQV_E_AUTH, "%s: key file belongs to another vault", v->keyfile_path);
+        goto err;
+    }
+    *out = v;
+    return 0;
+
+err:
+    pqv_vault_close(v);
+    return rc;
+}
+
+int
+pqv_vault_unlock(pqv_vault *v, const uint8_t *pass, size_t passlen)
+{
+    uint8_t config_key[32];
+    int rc;
+
+    if (v == NULL || (pass == NULL && passlen > 0))
+        return PQV_E_INVAL;
+    if (v->identity != NULL)
+        return 0;
+    if ((rc = pqv_keyfile_unlock(v->keyfile, pass, passlen, v->seed, &v->identity, &v->slot)) != 0)
+        return rc;
+    if (!pqv_ct_equal(pqv_identity_public_hash(v->identity), v->config.identity_hash, 32)) {
+        rc = pqv_set_error(PQV_E_AUTH, "%s: key file belongs to another vault", v->keyfile_path);
+        goto err;
+    }
+    if ((rc = derive_vault_keys(v, config_key)) != 0)
+        goto err;
+    rc = config_verify_mac(&v->config, config_key);
+    pqv_wipe(config_key, sizeof(config_key));
+    if (rc != 0)
+        goto err;
+    return 0;
+
+err:
+    pqv_identity_free(v->identity);
+    v->identity = NULL;
+    v->slot = -1;
+    pqv_wipe(v->seed, sizeof(v->seed));
+    pqv_wipe(v->names_key, sizeof(v->names_key));
+    pqv_wipe(v->records_key, sizeof(v->records_key));
+    return rc;
+}
+
+int
+pqv_vault_lock(pqv_vault *v, int wait, long *holder)
+{
+    int rc;
+
+    if (v == NULL)
+        return PQV_E_INVAL;
+    if ((rc = v->storage->ops->lock(v->storage, wait, holder)) == 0)
+        v->locked = 1;
+    return rc;
+}
+
+void
+pqv_vault_close(pqv_vault *v)
+{
+    if (v == NULL)
+        return;
+    pqv_pool_free(v->pool);
+    if (v->storage != NULL)
+        v->storage->ops->close(v->storage);
+    pqv_keyfile_free(v->keyfile);
+    pqv_identity_free(v->identity);
+    config_clear(&v->config);
+    free(v->dir);
+    free(v->keyfile_path);
+    pqv_wipe(v, sizeof(*v));
+    free(v);
+}
+
+/* Counting callback for info. */
+struct count_ctx {
+    uint64_t files, bytes, temps;
+};
+
+static int
+count_blob(void *ctx, const char *name, uint64_t size)
+{
+    struct count_ctx *c = ctx;
+
+    if (strstr(name, PQV_STORAGE_TEMP_MARK) != NULL) {
+        c->temps++;
+        return 0;
+    }
+    c->files++;
+    c->bytes += size;
+    return 0;
+}
+
+int
+pqv_vault_info(pqv_vault *v, struct pqv_info *info)
+{
+    struct count_ctx records = { 0, 0, 0 }, objects = { 0, 0, 0 };
+    int rc;
+
+    if (v == NULL || info == NULL)
+        return PQV_E_INVAL;
+    memset(info, 0, sizeof(*info));
+    info->format_version = v->config.version;
+    pqv_hex_encode(info->vault_id, v->config.vault_id, VAULT_ID_BYTES);
+    snprintf(info->kem, sizeof(info->kem), "%s", pqv_frodo_name(v->config.kem));
+    snprintf(info->aead, sizeof(info->aead), "%s", pqv_aead_name(v->config.aead));
+    info->created = v->config.created;
+    pqv_fingerprint_from_hash(v->config.identity_hash, info->fingerprint);
+    for (int i = 0; i < PQV_KEYFILE_SLOTS; i++)
+        info->slot_params[i] = pqv_keyfile_slot_params(v->keyfile, i);
+    if ((rc = v->storage->ops->list(v->storage, "records", count_blob, &records)) != 0 ||
+        (rc = v->storage->ops->list(v->storage, "objects", count_blob, &objects)) != 0)
+        return rc;
+    info->records = records.files;
+    info->record_bytes = records.bytes;
+    info->objects = objects.files;
+    info->object_bytes = objects.bytes;
+    info->temporaries = records.temps + objects.temps;
+    return 0;
+}
+
+int
+pqv_vault_passwd(pqv_vault *v, int slot, const uint8_t *pass, size_t passlen,
+    const struct pqv_kdf_params *kdf)
+{
+    int rc;
+
+    if ((rc = vault_require_writer(v)) != 0)
+        return rc;
+    if (slot < 0 || slot >= PQV_KEYFILE_SLOTS)
+        return pqv_set_error(PQV_E_INVAL, "slot must be 0 or 1");
+    if (passlen == 0)
+        return pqv_set_error(PQV_E_INVAL, "empty passphrase");
+    if ((rc = pqv_keyfile_set_slot(v->keyfile, slot, v->seed, pass, passlen, kdf)) != 0)
+        return rc;
+    return pqv_keyfile_save(v->keyfile_path, v->keyfile);
+}
+
+int
+pqv_vault_clear_slot(pqv_vault *v, int slot)
+{
+    int rc;
+
+    if ((rc = vault_require_writer(v)) != 0)
+        return rc;
+    if (slot < 0 || slot >= PQV_KEYFILE_SLOTS)
+        return pqv_set_error(PQV_E_INVAL, "slot must be 0 or 1");
+    if (slot == v->slot)
+        return pqv_set_error(PQV_E_INVAL,
+            "slot %d is the one this passphrase opened; unlock with the other slot to clear it", slot);
+    if ((rc = pqv_keyfile_clear_slot(v->keyfile, slot)) != 0)
+        return rc;
+    return pqv_keyfile_save(v->keyfile_path, v->keyfile);
+}
+
+int
+pqv_vault_recover(const char *dir, const char *keyfile, const char *code, const uint8_t *pass,
+    size_t passlen, const struct pqv_kdf_params *kdf)
+{
+    struct vault_config config;
+    pqv_storage *storage = NULL;
+    pqv_identity *id = NULL;
+    pqv_keyfile *kf = NULL;
+    uint8_t seed[PQV_SEED_BYTES], config_key[32];
+    uint8_t *text = NULL;
+    size_t len;
+    char *kpath = NULL;
+    int rc;
+
+    if (dir == NULL || code == NULL || (pass == NULL && passlen > 0))
+        return PQV_E_INVAL;
+    if (passlen == 0)
+        return pqv_set_error(PQV_E_INVAL, "empty passphrase");
+    memset(&config, 0, sizeof(config));
+    if ((rc = pqv_storage_local_open(&storage, dir, 0)) != 0)
+        return rc == PQV_E_NOVAULT ? pqv_set_error(rc, "%s: no vault here", dir) : rc;
+    rc = storage->ops->get(storage, CONFIG_NAME, &text, &len, MAX_CONFIG_BYTES);
+    if (rc == PQV_E_NOTFOUND)
+        rc = pqv_set_error(PQV_E_NOVAULT, "%s: no vault here (no config)", dir);
+    if (rc != 0)
+        goto done;
+    if ((rc = config_parse(&config, text, len)) != 0)
+        goto done;
+    if ((rc = pqv_recovery_decode(code, seed)) != 0)
+        goto done;
+    if ((rc = pqv_identity_derive(&id, config.kem, seed)) != 0)
+        goto done;
+    if (!pqv_ct_equal(pqv_identity_public_hash(id), config.identity_hash, 32)) {
+        rc = pqv_set_error(PQV_E_AUTH, "recovery code belongs to another vault");
+        goto done;
+    }
+    if ((rc = pqv_identity_derive_key(id, "config", config_key)) != 0 ||
+        (rc = config_verify_mac(&config, config_key)) != 0)
+        goto done;
+    if ((kpath = keyfile_path(dir, keyfile)) == NULL) {
+        rc = PQV_E_NOMEM;
+        goto done;
+    }
+    if ((rc = pqv_keyfile_create(&kf, id, seed, pass, passlen, kdf)) != 0)
+        goto done;
+    rc = pqv_keyfile_save(kpath, kf);
+done:
+    if (storage != NULL)
+        storage->ops->close(storage);
+    pqv_keyfile_free(kf);
+    pqv_identity_free(id);
+    config_clear(&config);
+    pqv_wipe(seed, sizeof(seed));
+    pqv_wipe(config_key, sizeof(config_key));
+    free(text);
+    free(kpath);
+    return rc;
+}

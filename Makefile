@@ -42,7 +42,7 @@ BIN = $(BUILD)/pqvault
 $(BUILD)/obj/%_avx2.o: ALL_CFLAGS += -mavx2
 $(BUILD)/obj/%_avx512.o: ALL_CFLAGS += -mavx512f -mavx512bw -mavx512vl -mavx2
 
-.PHONY: all test check-tests clean install static bench fuzz
+.PHONY: all test check check-tests clean install static bench demo ct fuzz
 
 all: $(LIB) $(BIN)
 
@@ -70,6 +70,41 @@ check-tests: $(TEST_BINS) $(BIN)
 
 test: $(TEST_BINS) $(BIN)
 	BUILD=$(BUILD) sh tests/run.sh
+
+# Everything CI runs: the suite plain (gcc), under ASan+UBSan, built with
+# clang, the constant-time check under valgrind, and an install round trip.
+check:
+	$(MAKE) test
+	$(MAKE) SAN=1 test
+	$(MAKE) CC=clang BUILD=build-clang build-clang/libpqvault.a build-clang/pqvault $(TEST_SRCS:tests/%.c=build-clang/tests/%)
+	sh tests/ct/run.sh
+	sh tests/install.sh
+
+ct: $(LIB)
+	sh tests/ct/run.sh
+
+demo: $(BIN)
+	sh scripts/demo.sh $(BIN)
+
+bench: $(BIN) $(BENCH_BINS)
+	sh bench/run.sh
+
+# A fully static binary against Debian's static libcrypto and libargon2.
+static:
+	$(MAKE) BUILD=build-static CFLAGS="-Os -ffunction-sections -fdata-sections" build-static/libpqvault.a
+	$(MAKE) BUILD=build-static CFLAGS="-Os -ffunction-sections -fdata-sections" $(CLI_OBJS:$(BUILD)/%=build-static/%)
+	$(CC) -static -pthread -Wl,--gc-sections -s -o build-static/pqvault $(CLI_OBJS:$(BUILD)/%=build-static/%) build-static/libpqvault.a $(LDLIBS)
+	@ls -l build-static/pqvault
+
+install: $(LIB) $(BIN)
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig \
+		$(DESTDIR)$(PREFIX)/include/pqvault $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/pqvault
+	install -m 0644 $(LIB) $(DESTDIR)$(PREFIX)/lib/libpqvault.a
+	install -m 0644 include/pqvault/*.h $(DESTDIR)$(PREFIX)/include/pqvault/
+	install -m 0644 docs/pqvault.1 $(DESTDIR)$(PREFIX)/share/man/man1/pqvault.1
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' pqvault.pc.in \
+		>$(DESTDIR)$(PREFIX)/lib/pkgconfig/pqvault.pc
 
 clean:
 	rm -rf build build-san build-clang build-static

@@ -37,7 +37,7 @@ int parse_uint(const char *s, unsigned long long max, unsigned long long *out)
         if (*p < '0' || *p > '9')
             return -1;
         unsigned d = (unsigned)(*p - '0');
-        if (v > (max - d) / 10)
+        if (d > max || v > (max - d) / 10)
             return -1;
         v = v * 10 + d;
     }

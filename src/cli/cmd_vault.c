@@ -1,9 +1,11 @@
 /*
  * src/cli/cmd_vault.c: init, passwd, recover, info.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <openssl/crypto.h>
 
@@ -28,6 +30,41 @@ static int kdf_arg(const char *val, struct pqv_kdf_params *k)
 }
 
 /* ---- init ---- */
+
+/* make_parents(path): create the missing parent directories of ${path}
+ * (mode 0700), like mkdir -p, so that the default location
+ * ~/.local/share/pqvault works on a fresh account. */
+static int make_parents(const char *path)
+{
+    char *p = strdup(path);
+    if (!p) {
+        err_msg("out of memory");
+        return EXIT_ERR;
+    }
+    size_t n = strlen(p);
+    while (n > 1 && p[n - 1] == '/')
+        p[--n] = '\0';
+    char *slash = strrchr(p, '/');
+    if (slash && slash != p) {
+        *slash = '\0';
+        for (char *q = p + 1; ; q++) {
+            if (*q == '/' || *q == '\0') {
+                char c = *q;
+                *q = '\0';
+                if (mkdir(p, 0700) != 0 && errno != EEXIST) {
+                    err_msg("%s: %s", p, strerror(errno));
+                    free(p);
+                    return EXIT_ERR;
+                }
+                *q = c;
+                if (c == '\0')
+                    break;
+            }
+        }
+    }
+    free(p);
+    return EXIT_OK;
+}
 
 int cmd_init(struct args *a)
 {
@@ -72,6 +109,8 @@ int cmd_init(struct args *a)
         opt.kdf = &kdf;
     if ((rc = resolve_location()) != EXIT_OK)
         return rc;
+    if ((rc = make_parents(g_cli.vault_dir)) != EXIT_OK)
+        return rc;
 
     struct secret s;
     if ((rc = secret_alloc(&s)) != EXIT_OK)
@@ -92,8 +131,8 @@ int cmd_init(struct args *a)
         fprintf(stderr,
             "pqvault: created vault %s\n"
             "fingerprint: %s\n"
-            "Recovery code below: write this down and keep it safe; it is shown\n"
-            "only once.  'pqvault recover' rebuilds the key file from it.\n",
+            "recovery code (on standard output): write this down; it is shown only once.\n"
+            "'pqvault recover' rebuilds the key file from it.\n",
             g_cli.vault_dir, fp);
     printf("%s\n", recovery);
     fflush(stdout);

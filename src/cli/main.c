@@ -204,7 +204,8 @@ int lib_error(const char *what, int rc)
     const char *why = (detail && *detail) ? detail : pqv_strerror(rc);
     const char *hint = "";
     if (rc == PQV_E_EXISTS && g_cli.cmd &&
-        (strcmp(g_cli.cmd, "add") == 0 || strcmp(g_cli.cmd, "get") == 0))
+        (strcmp(g_cli.cmd, "add") == 0 || strcmp(g_cli.cmd, "get") == 0) &&
+        strstr(why, "--force") == NULL)
         hint = " (use --force to replace)";
     /* Avoid "x: x: ..." when the detail already names the subject. */
     if (what) {

@@ -135,6 +135,9 @@ static int read_command_line(const char *cmd, struct secret *s)
     if (pid == 0) {
         if (dup2(pfd[1], STDOUT_FILENO) < 0)
             _exit(127);
+        unsetenv("PQVAULT_PASSPHRASE");
+        unsetenv("PQVAULT_NEW_PASSPHRASE");
+        unsetenv("PQVAULT_RECOVERY_CODE");
         execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
         _exit(127);
     }

@@ -1,0 +1,107 @@
+# tests/cli/tree.sh: a directory tree round trip compared byte for byte
+# with mode and mtime: empty files, objects of exactly 4 MiB and 4 MiB + 1,
+# names with spaces, UTF-8 and leading dashes; symlinks and FIFOs skipped.
+. "$(dirname "$0")/lib.sh"
+
+init_vault || finish
+S=$T/tree
+mkdir -p "$S/sub/deeper" "$S/with space" "$S/empty dir" "$S/private"
+: >"$S/empty"
+head -c 4194304 /dev/urandom >"$S/four-mib"
+head -c 4194305 /dev/urandom >"$S/four-mib-plus-one"
+head -c 4194303 /dev/urandom >"$S/sub/four-mib-minus-one"
+head -c 12582912 /dev/urandom >"$S/sub/twelve-mib"
+printf 'spaces\n' >"$S/with space/a b  c.txt"
+printf 'utf8\n' >"$S/h$(printf '\303\251')llo w$(printf '\303\266')rld $(printf '\342\234\223').txt"
+printf 'dash\n' >"$S/-rf"
+printf 'dashes\n' >"$S/sub/deeper/--help"
+printf '#!/bin/sh\n' >"$S/sub/script.sh"
+printf 'secret\n' >"$S/private/key"
+chmod 755 "$S/sub/script.sh"
+chmod 600 "$S/private/key"
+chmod 640 "$S/four-mib"
+chmod 2750 "$S/sub/deeper"
+chmod 700 "$S/private"
+touch -d '2001-02-03 04:05:06.123456789' "$S/four-mib" "$S/empty" "$S/-rf"
+touch -d '1999-12-31 23:59:59' "$S/with space/a b  c.txt"
+ln -s four-mib "$S/link-to-file"
+ln -s /nonexistent "$S/sub/dangling"
+mkfifo "$S/fifo"
+touch -d '2010-01-01 00:00:00' "$S/sub/deeper" "$S/empty dir" "$S/with space"
+
+cd "$T" || exit 1
+expect_status 0 pq add tree
+expect_stderr_contains "pqvault: add: "
+expect_stderr_contains "link-to-file"
+expect_stderr_contains "dangling"
+expect_stderr_contains "fifo"
+expect_stderr_contains "skipped"
+check_ok "each skipped entry gets one warning line" test "$(wc -l <"$ERR")" -eq 3
+expect_status 1 pq add tree
+expect_stderr_contains "already exists"
+expect_status 0 pq list tree
+expect_stdout_contains "tree/-rf"
+expect_stdout_contains "tree/with space/a b  c.txt"
+expect_stdout_contains "tree/sub/deeper/--help"
+check_ok "list does not show skipped entries" sh -c '! grep -q "link-to-file\|dangling\|fifo" "$1"' sh "$OUT"
+expect_status 0 pq list -l tree/sub
+check_ok "list -l shows directories with d and setgid" grep -q '^drwxr-s--- ' "$OUT"
+expect_status 0 pq list --json tree
+check_ok "list --json of the tree is valid JSON" python3 -m json.tool "$OUT" >/dev/null
+check_ok "--json reports objects per 4 MiB" python3 -c '
+import json, sys
+e = {x["name"]: x for x in json.load(open(sys.argv[1]))}
+assert e["tree/four-mib"]["objects"] == 1, e["tree/four-mib"]
+assert e["tree/four-mib-plus-one"]["objects"] == 2
+assert e["tree/sub/twelve-mib"]["objects"] == 3
+assert e["tree/empty"]["size"] == 0
+assert e["tree/four-mib"]["mode"] == "0640"
+assert e["tree/four-mib"]["mtime"] == sys.argv[2], e["tree/four-mib"]["mtime"]
+assert e["tree/sub"]["type"] == "dir"
+' "$OUT" "$(TZ=UTC date -d '2001-02-03 04:05:06.123456789' +%Y-%m-%dT%H:%M:%S.123456789Z 2>/dev/null)"
+
+# listing of a tree: type, mode, mtime (ns), size, name; skipped kinds removed
+sig() {
+    (cd "$1" && find . \( -type f -o -type d \) -printf '%y %m %T@ %s %p\n' | sort)
+}
+sig "$S" >"$T/sig.src"
+mkdir -p "$T/restore"
+expect_status 0 pq get tree -o "$T/restore"
+sig "$T/restore/tree" >"$T/sig.dst"
+check_ok "restored tree has the same files, modes and mtimes" cmp -s "$T/sig.src" "$T/sig.dst"
+if ! cmp -s "$T/sig.src" "$T/sig.dst"; then diff "$T/sig.src" "$T/sig.dst" | sed 's/^/#   /' | head -20; fi
+check_ok "restored tree is byte for byte equal" diff -r "$S" "$T/restore/tree" --no-dereference -x link-to-file -x dangling -x fifo
+check_ok "no temporary files left in the restore" test -z "$(find "$T/restore" -name '*tmp*')"
+
+# restore of a subtree and of a single deep file
+expect_status 0 pq get tree/sub -o "$T/restore2"
+check_ok "subtree restored under OUT" same_file "$S/sub/twelve-mib" "$T/restore2/tree/sub/twelve-mib"
+expect_status 0 pq get "tree/h$(printf '\303\251')llo w$(printf '\303\266')rld $(printf '\342\234\223').txt" -o "$T/u.txt"
+check_ok "UTF-8 name round trip" same_file "$S/h$(printf '\303\251')llo w$(printf '\303\266')rld $(printf '\342\234\223').txt" "$T/u.txt"
+
+# an existing tree is not overwritten without --force, and is with it
+echo modified >"$T/restore/tree/-rf"
+expect_status 1 pq get tree -o "$T/restore"
+expect_stderr_contains "(use --force to replace)"
+check_ok "refused tree restore kept the modified file" grep -q modified "$T/restore/tree/-rf"
+expect_status 0 pq get tree -o "$T/restore" --force
+check_ok "--force restored the file" same_file "$S/-rf" "$T/restore/tree/-rf"
+
+# a top-level name with leading dashes, added with --
+cd "$S" || exit 1
+expect_status 0 pq add -- -rf
+cd "$T" || exit 1
+expect_status 0 pq list -- -rf
+check_ok "name '-rf' stored" sh -c 'printf -- "-rf\n" | cmp -s - "$1"' sh "$OUT"
+expect_status 0 pq rm -- -rf
+expect_status 0 pq rm tree
+expect_status 0 pq list
+expect_empty_stdout
+
+# a directory cannot be written to stdout
+expect_status 0 pq add "$S/sub" --name d
+expect_status 1 pq get d -o -
+expect_stderr_contains "pqvault: get: d: is a directory"
+expect_empty_stdout
+
+finish

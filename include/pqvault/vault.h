@@ -23,6 +23,7 @@
 #include "pqvault/identity.h"
 #include "pqvault/keyfile.h"
 #include "pqvault/recovery.h"
+#include "pqvault/storage.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -228,6 +229,22 @@ int pqv_vault_clear_slot(pqv_vault *v, int slot) PQV_WARN_UNUSED;
  * ${pass}.  PQV_E_AUTH if the code is invalid or belongs to another vault. */
 int pqv_vault_recover(const char *dir, const char *keyfile, const char *code,
     const uint8_t *pass, size_t passlen,
+    const struct pqv_kdf_params *kdf) PQV_WARN_UNUSED;
+
+/*
+ * The same over given storages (tests plug in a crash simulator; another
+ * backend plugs in here).  ${key_storage} NULL means ${storage}; ${key_name}
+ * NULL means "keyfile".  The storages are not taken over: close them after
+ * pqv_vault_close.
+ */
+int pqv_vault_create_storage(pqv_storage *storage, pqv_storage *key_storage,
+    const char *key_name, const uint8_t *pass, size_t passlen,
+    const struct pqv_init_options *opt, char recovery[PQV_RECOVERY_CHARS],
+    char fingerprint[PQV_FINGERPRINT_CHARS]) PQV_WARN_UNUSED;
+int pqv_vault_open_storage(pqv_vault **out, pqv_storage *storage,
+    pqv_storage *key_storage, const char *key_name) PQV_WARN_UNUSED;
+int pqv_vault_recover_storage(pqv_storage *storage, pqv_storage *key_storage,
+    const char *key_name, const char *code, const uint8_t *pass, size_t passlen,
     const struct pqv_kdf_params *kdf) PQV_WARN_UNUSED;
 
 /* pqv_vault_slot(v): the slot that unlocked ${v}, or -1. */

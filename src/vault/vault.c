@@ -108,17 +108,131 @@ pqv_name_normalize(const char *in, char *out, size_t outlen)
     return 0;
 }
 
-/* keyfile_path(dir, keyfile): the key file path to use (malloc'd). */
-static char *
-keyfile_path(const char *dir, const char *keyfile)
+/* key_location_open(v, dir, keyfile): where the key file lives: the vault's
+ * own storage ("keyfile") by default, else a local storage rooted at the
+ * directory of ${keyfile}. */
+static int
+key_location_open(pqv_vault *v, const char *dir, const char *keyfile)
 {
-    char *p;
+    char kdir[4096];
+    const char *base;
+    int rc;
 
-    if (keyfile != NULL)
-        return strdup(keyfile);
-    if (asprintf(&p, "%s/%s", dir, KEYFILE_NAME) < 0)
-        return NULL;
-    return p;
+    if (keyfile == NULL) {
+        v->key_storage = v->storage;
+        if ((v->key_name = strdup(KEYFILE_NAME)) == NULL ||
+            asprintf(&v->keyfile_path, "%s/%s", dir, KEYFILE_NAME) < 0) {
+            v->keyfile_path = NULL;
+            return PQV_E_NOMEM;
+        }
+        return 0;
+    }
+    base = strrchr(keyfile, '/');
+    base = base != NULL ? base + 1 : keyfile;
+    if (*base == '\0')
+        return pqv_set_error(PQV_E_INVAL, "%s: not a file name", keyfile);
+    pqv_dirname(keyfile, kdir, sizeof(kdir));
+    if ((v->keyfile_path = strdup(keyfile)) == NULL || (v->key_name = strdup(base)) == NULL)
+        return PQV_E_NOMEM;
+    if ((rc = pqv_storage_local_open(&v->key_storage, kdir, 0)) != 0) {
+        v->key_storage = NULL;
+        return rc == PQV_E_NOVAULT ? pqv_set_error(PQV_E_NOTFOUND, "%s: no such directory", kdir) : rc;
+    }
+    v->own_key_storage = 1;
+    return 0;
+}
+
+/* keyfile_load(v): read and parse the key file. */
+static int
+keyfile_load(pqv_vault *v)
+{
+    uint8_t *buf;
+    size_t len;
+    int rc;
+
+    rc = v->key_storage->ops->get(v->key_storage, v->key_name, &buf, &len, MAX_KEYFILE_BYTES);
+    if (rc == PQV_E_NOTFOUND)
+        return pqv_set_error(rc, "%s: key file not found (use recover to make a new one)",
+            v->keyfile_path);
+    if (rc != 0)
+        return rc;
+    rc = pqv_keyfile_parse(&v->keyfile, buf, len);
+    free(buf);
+    if (rc == PQV_E_INTEGRITY || rc == PQV_E_UNSUPPORTED) {
+        char detail[256];
+        snprintf(detail, sizeof(detail), "%s", pqv_error_detail());
+        pqv_set_error(rc, "%s: %s", v->keyfile_path, detail);
+    }
+    return rc;
+}
+
+/* keyfile_store(v, kf): write ${kf} atomically and durably. */
+static int
+keyfile_store(pqv_vault *v, const pqv_keyfile *kf)
+{
+    uint8_t *buf;
+    size_t len;
+    int rc;
+
+    if ((rc = pqv_keyfile_serialize(kf, &buf, &len)) != 0)
+        return rc;
+    rc = v->key_storage->ops->put(v->key_storage, v->key_name, buf, len);
+    free(buf);
+    if (rc == 0)
+        rc = v->key_storage->ops->barrier(v->key_storage);
+    return rc;
+}
+
+/* vault_shell(out, storage, key_storage, key_name): a vault structure over
+ * the given storages (not owned). */
+static int
+vault_shell(pqv_vault **out, pqv_storage *storage, pqv_storage *key_storage, const char *key_name)
+{
+    pqv_vault *v;
+
+    if ((v = calloc(1, sizeof(*v))) == NULL)
+        return PQV_E_NOMEM;
+    v->slot = -1;
+    v->storage = storage;
+    v->key_storage = key_storage != NULL ? key_storage : storage;
+    if ((v->key_name = strdup(key_name != NULL ? key_name : KEYFILE_NAME)) == NULL ||
+        (v->keyfile_path = strdup(v->key_name)) == NULL || (v->dir = strdup("")) == NULL) {
+        pqv_vault_close(v);
+        return PQV_E_NOMEM;
+    }
+    *out = v;
+    return 0;
+}
+
+/* vault_from_dir(out, dir, keyfile, create): a vault structure over the
+ * local directory ${dir} (owned). */
+static int
+vault_from_dir(pqv_vault **out, const char *dir, const char *keyfile, int create)
+{
+    pqv_vault *v;
+    int rc;
+
+    if ((v = calloc(1, sizeof(*v))) == NULL)
+        return PQV_E_NOMEM;
+    v->slot = -1;
+    v->own_storage = 1;
+    if ((v->dir = strdup(dir)) == NULL) {
+        rc = PQV_E_NOMEM;
+        goto err;
+    }
+    if ((rc = pqv_storage_local_open(&v->storage, dir, create)) != 0) {
+        v->storage = NULL;
+        if (rc == PQV_E_NOVAULT)
+            pqv_set_error(rc, "%s: no vault here", dir);
+        goto err;
+    }
+    if ((rc = key_location_open(v, dir, keyfile)) != 0)
+        goto err;
+    *out = v;
+    return 0;
+err:
+    pqv_vault_close(v);
+    return rc;
 }
 
 /* derive_vault_keys(v): the symmetric keys of the catalogue and config. */
@@ -134,155 +248,173 @@ derive_vault_keys(pqv_vault *v, uint8_t config_key[32])
     return 0;
 }
 
-int
-pqv_vault_create(const char *dir, const char *keyfile, const uint8_t *pass, size_t passlen,
-    const struct pqv_init_options *opt, char recovery[PQV_RECOVERY_CHARS],
-    char fingerprint[PQV_FINGERPRINT_CHARS])
+/* vault_create(v, pass, passlen, opt, recovery, fingerprint): create the
+ * vault in ${v}'s storages. */
+static int
+vault_create(pqv_vault *v, const uint8_t *pass, size_t passlen, const struct pqv_init_options *opt,
+    char recovery[PQV_RECOVERY_CHARS], char fingerprint[PQV_FINGERPRINT_CHARS])
 {
     struct pqv_init_options defaults = { NULL, 0, NULL };
-    struct vault_config config;
-    pqv_storage *storage = NULL;
-    pqv_keyfile *kf = NULL;
+    struct vault_config *config = &v->config;
     pqv_identity *id = NULL;
     uint8_t seed[PQV_SEED_BYTES], config_key[32];
     uint8_t *text = NULL;
     size_t textlen;
-    char *kpath = NULL, path[4200];
-    struct stat st;
     int rc;
 
-    if (dir == NULL || recovery == NULL || fingerprint == NULL || (pass == NULL && passlen > 0))
+    if (recovery == NULL || fingerprint == NULL || (pass == NULL && passlen > 0))
         return PQV_E_INVAL;
     if (passlen == 0)
         return pqv_set_error(PQV_E_INVAL, "empty passphrase");
     if (opt == NULL)
         opt = &defaults;
-    memset(&config, 0, sizeof(config));
-    config.version = PQV_FORMAT_VERSION;
-    config.kem = pqv_frodo_find(opt->kem != NULL ? opt->kem : pqv_default_kem());
-    if (config.kem == NULL)
+    config->version = PQV_FORMAT_VERSION;
+    config->kem = pqv_frodo_find(opt->kem != NULL ? opt->kem : pqv_default_kem());
+    if (config->kem == NULL)
         return pqv_set_error(PQV_E_INVAL, "unknown KEM \"%s\"", opt->kem);
-    config.aead = opt->aead != 0 ? opt->aead : pqv_aead_auto();
-    if (pqv_aead_name(config.aead) == NULL)
+    config->aead = opt->aead != 0 ? opt->aead : pqv_aead_auto();
+    if (pqv_aead_name(config->aead) == NULL)
         return pqv_set_error(PQV_E_INVAL, "unknown AEAD suite");
-    config.created = (int64_t)time(NULL);
+    config->created = (int64_t)time(NULL);
 
-    if ((kpath = keyfile_path(dir, keyfile)) == NULL)
-        return PQV_E_NOMEM;
-    snprintf(path, sizeof(path), "%s/%s", dir, CONFIG_NAME);
-    if (stat(path, &st) == 0) {
-        rc = pqv_set_error(PQV_E_EXISTS, "%s: a vault already exists here", dir);
-        goto done;
-    }
-    if (stat(kpath, &st) == 0) {
-        rc = pqv_set_error(PQV_E_EXISTS, "%s: key file already exists", kpath);
-        goto done;
-    }
+    rc = v->storage->ops->stat(v->storage, CONFIG_NAME, NULL);
+    if (rc == 0)
+        return pqv_set_error(PQV_E_EXISTS, "a vault already exists here");
+    if (rc != PQV_E_NOTFOUND)
+        return rc;
+    rc = v->key_storage->ops->stat(v->key_storage, v->key_name, NULL);
+    if (rc == 0)
+        return pqv_set_error(PQV_E_EXISTS, "%s: key file already exists", v->keyfile_path);
+    if (rc != PQV_E_NOTFOUND)
+        return rc;
     if ((rc = pqv_random(seed, sizeof(seed))) != 0 ||
-        (rc = pqv_random(config.vault_id, VAULT_ID_BYTES)) != 0)
+        (rc = pqv_random(config->vault_id, VAULT_ID_BYTES)) != 0)
         goto done;
-    if ((rc = pqv_identity_derive(&id, config.kem, seed)) != 0)
+    if ((rc = pqv_identity_derive(&id, config->kem, seed)) != 0)
         goto done;
-    memcpy(config.identity_hash, pqv_identity_public_hash(id), 32);
+    memcpy(config->identity_hash, pqv_identity_public_hash(id), 32);
     if ((rc = pqv_identity_derive_key(id, "config", config_key)) != 0)
         goto done;
-    if ((rc = config_build(&config, config_key, &text, &textlen)) != 0)
+    if ((rc = config_build(config, config_key, &text, &textlen)) != 0)
         goto done;
-    if ((rc = pqv_keyfile_create(&kf, id, seed, pass, passlen, opt->kdf)) != 0)
+    if ((rc = pqv_keyfile_create(&v->keyfile, id, seed, pass, passlen, opt->kdf)) != 0)
         goto done;
-    if ((rc = pqv_storage_local_open(&storage, dir, 1)) != 0)
+    /* The key file first, the config last: a vault exists once its config
+     * does, and then everything it needs is there. */
+    if ((rc = keyfile_store(v, v->keyfile)) != 0)
         goto done;
-    /* Directories first, then the key file, the config last: a vault
-     * exists once its config does, and then everything it needs is there. */
-    snprintf(path, sizeof(path), "%s/records", dir);
-    if (pqv_io_mkdir(path, 0700) != 0 && errno != EEXIST) {
-        rc = pqv_set_error(pqv_errno_error(errno), "%s: mkdir: %s", path, strerror(errno));
-        goto done;
-    }
-    snprintf(path, sizeof(path), "%s/objects", dir);
-    if (pqv_io_mkdir(path, 0700) != 0 && errno != EEXIST) {
-        rc = pqv_set_error(pqv_errno_error(errno), "%s: mkdir: %s", path, strerror(errno));
-        goto done;
-    }
-    if ((rc = pqv_fsync_dir(dir)) != 0)
-        goto done;
-    if ((rc = pqv_keyfile_save(kpath, kf)) != 0)
-        goto done;
-    if ((rc = storage->ops->put(storage, CONFIG_NAME, text, textlen)) != 0 ||
-        (rc = storage->ops->barrier(storage)) != 0)
+    if ((rc = v->storage->ops->put(v->storage, CONFIG_NAME, text, textlen)) != 0 ||
+        (rc = v->storage->ops->barrier(v->storage)) != 0)
         goto done;
     if ((rc = pqv_recovery_encode(seed, recovery)) != 0)
         goto done;
     pqv_identity_fingerprint(id, fingerprint);
 
 done:
-    if (storage != NULL)
-        storage->ops->close(storage);
-    pqv_keyfile_free(kf);
     pqv_identity_free(id);
     pqv_wipe(seed, sizeof(seed));
     pqv_wipe(config_key, sizeof(config_key));
     free(text);
-    free(kpath);
     return rc;
+}
+
+int
+pqv_vault_create(const char *dir, const char *keyfile, const uint8_t *pass, size_t passlen,
+    const struct pqv_init_options *opt, char recovery[PQV_RECOVERY_CHARS],
+    char fingerprint[PQV_FINGERPRINT_CHARS])
+{
+    pqv_vault *v;
+    int rc;
+
+    if (dir == NULL)
+        return PQV_E_INVAL;
+    if ((rc = vault_from_dir(&v, dir, keyfile, 1)) != 0)
+        return rc;
+    rc = vault_create(v, pass, passlen, opt, recovery, fingerprint);
+    if (rc == PQV_E_EXISTS && v->storage->ops->stat(v->storage, CONFIG_NAME, NULL) == 0)
+        pqv_set_error(rc, "%s: a vault already exists here", dir);
+    pqv_vault_close(v);
+    return rc;
+}
+
+int
+pqv_vault_create_storage(pqv_storage *storage, pqv_storage *key_storage, const char *key_name,
+    const uint8_t *pass, size_t passlen, const struct pqv_init_options *opt,
+    char recovery[PQV_RECOVERY_CHARS], char fingerprint[PQV_FINGERPRINT_CHARS])
+{
+    pqv_vault *v;
+    int rc;
+
+    if (storage == NULL)
+        return PQV_E_INVAL;
+    if ((rc = vault_shell(&v, storage, key_storage, key_name)) != 0)
+        return rc;
+    rc = vault_create(v, pass, passlen, opt, recovery, fingerprint);
+    pqv_vault_close(v);
+    return rc;
+}
+
+/* vault_load(v): read the config and key file of ${v}. */
+static int
+vault_load(pqv_vault *v)
+{
+    uint8_t *text;
+    size_t len;
+    int rc;
+
+    rc = v->storage->ops->get(v->storage, CONFIG_NAME, &text, &len, MAX_CONFIG_BYTES);
+    if (rc == PQV_E_NOTFOUND)
+        return pqv_set_error(PQV_E_NOVAULT, "%s: no vault here (no config)", v->dir);
+    if (rc == PQV_E_INTEGRITY)
+        return pqv_set_error(rc, "config: too large or not a regular file");
+    if (rc != 0)
+        return rc;
+    rc = config_parse(&v->config, text, len);
+    free(text);
+    if (rc != 0)
+        return rc;
+    if ((rc = keyfile_load(v)) != 0)
+        return rc;
+    if (pqv_keyfile_kem(v->keyfile) != v->config.kem)
+        return pqv_set_error(PQV_E_AUTH, "%s: key file belongs to another vault", v->keyfile_path);
+    return 0;
 }
 
 int
 pqv_vault_open(pqv_vault **out, const char *dir, const char *keyfile)
 {
     pqv_vault *v;
-    uint8_t *text;
-    size_t len;
     int rc;
 
     if (out == NULL || dir == NULL)
         return PQV_E_INVAL;
-    if ((v = calloc(1, sizeof(*v))) == NULL)
-        return PQV_E_NOMEM;
-    v->slot = -1;
-    if ((v->dir = strdup(dir)) == NULL || (v->keyfile_path = keyfile_path(dir, keyfile)) == NULL) {
-        rc = PQV_E_NOMEM;
-        goto err;
-    }
-    if ((rc = pqv_storage_local_open(&v->storage, dir, 0)) != 0) {
-        if (rc == PQV_E_NOVAULT)
-            pqv_set_error(rc, "%s: no vault here", dir);
-        goto err;
-    }
-    rc = v->storage->ops->get(v->storage, CONFIG_NAME, &text, &len, MAX_CONFIG_BYTES);
-    if (rc == PQV_E_NOTFOUND) {
-        rc = pqv_set_error(PQV_E_NOVAULT, "%s: no vault here (no config)", dir);
-        goto err;
-    }
-    if (rc == PQV_E_INTEGRITY)
-        pqv_set_error(rc, "config: too large or not a regular file");
-    if (rc != 0)
-        goto err;
-    rc = config_parse(&v->config, text, len);
-    free(text);
-    if (rc != 0)
-        goto err;
-    if ((rc = pqv_keyfile_load(v->keyfile_path, &v->keyfile)) != 0) {
-        if (rc == PQV_E_NOTFOUND)
-            pqv_set_error(rc, "%s: key file not found (use recover to make a new one)",
-                v->keyfile_path);
-        else if (rc == PQV_E_INTEGRITY || rc == PQV_E_UNSUPPORTED) {
-            char detail[256];
-            snprintf(detail, sizeof(detail), "%s", pqv_error_detail());
-            pqv_set_error(rc, "%s: %s", v->keyfile_path, detail);
-        }
-        goto err;
-    }
-    if (pqv_keyfile_kem(v->keyfile) != v->config.kem) {
-        rc = pqv_set_error(PQV_E_AUTH, "%s: key file belongs to another vault", v->keyfile_path);
-        goto err;
+    if ((rc = vault_from_dir(&v, dir, keyfile, 0)) != 0)
+        return rc;
+    if ((rc = vault_load(v)) != 0) {
+        pqv_vault_close(v);
+        return rc;
     }
     *out = v;
     return 0;
+}
 
-err:
-    pqv_vault_close(v);
-    return rc;
+int
+pqv_vault_open_storage(pqv_vault **out, pqv_storage *storage, pqv_storage *key_storage,
+    const char *key_name)
+{
+    pqv_vault *v;
+    int rc;
+
+    if (out == NULL || storage == NULL)
+        return PQV_E_INVAL;
+    if ((rc = vault_shell(&v, storage, key_storage, key_name)) != 0)
+        return rc;
+    if ((rc = vault_load(v)) != 0) {
+        pqv_vault_close(v);
+        return rc;
+    }
+    *out = v;
+    return 0;
 }
 
 int
@@ -337,13 +469,18 @@ pqv_vault_close(pqv_vault *v)
     if (v == NULL)
         return;
     pqv_pool_free(v->pool);
-    if (v->storage != NULL)
+    if (v->locked && v->storage != NULL)
+        v->storage->ops->unlock(v->storage);
+    if (v->own_key_storage && v->key_storage != NULL)
+        v->key_storage->ops->close(v->key_storage);
+    if (v->own_storage && v->storage != NULL)
         v->storage->ops->close(v->storage);
     pqv_keyfile_free(v->keyfile);
     pqv_identity_free(v->identity);
     config_clear(&v->config);
     free(v->dir);
     free(v->keyfile_path);
+    free(v->key_name);
     pqv_wipe(v, sizeof(*v));
     free(v);
 }
@@ -409,7 +546,7 @@ pqv_vault_passwd(pqv_vault *v, int slot, const uint8_t *pass, size_t passlen,
         return pqv_set_error(PQV_E_INVAL, "empty passphrase");
     if ((rc = pqv_keyfile_set_slot(v->keyfile, slot, v->seed, pass, passlen, kdf)) != 0)
         return rc;
-    return pqv_keyfile_save(v->keyfile_path, v->keyfile);
+    return keyfile_store(v, v->keyfile);
 }
 
 int
@@ -426,64 +563,83 @@ pqv_vault_clear_slot(pqv_vault *v, int slot)
             "slot %d is the one this passphrase opened; unlock with the other slot to clear it", slot);
     if ((rc = pqv_keyfile_clear_slot(v->keyfile, slot)) != 0)
         return rc;
-    return pqv_keyfile_save(v->keyfile_path, v->keyfile);
+    return keyfile_store(v, v->keyfile);
+}
+
+/* vault_recover(v, code, pass, passlen, kdf): a new key file for ${v}. */
+static int
+vault_recover(pqv_vault *v, const char *code, const uint8_t *pass, size_t passlen,
+    const struct pqv_kdf_params *kdf)
+{
+    pqv_identity *id = NULL;
+    pqv_keyfile *kf = NULL;
+    uint8_t seed[PQV_SEED_BYTES], config_key[32];
+    uint8_t *text = NULL;
+    size_t len;
+    int rc;
+
+    if (code == NULL || (pass == NULL && passlen > 0))
+        return PQV_E_INVAL;
+    if (passlen == 0)
+        return pqv_set_error(PQV_E_INVAL, "empty passphrase");
+    rc = v->storage->ops->get(v->storage, CONFIG_NAME, &text, &len, MAX_CONFIG_BYTES);
+    if (rc == PQV_E_NOTFOUND)
+        rc = pqv_set_error(PQV_E_NOVAULT, "%s: no vault here (no config)", v->dir);
+    if (rc != 0)
+        goto done;
+    if ((rc = config_parse(&v->config, text, len)) != 0)
+        goto done;
+    if ((rc = pqv_recovery_decode(code, seed)) != 0)
+        goto done;
+    if ((rc = pqv_identity_derive(&id, v->config.kem, seed)) != 0)
+        goto done;
+    if (!pqv_ct_equal(pqv_identity_public_hash(id), v->config.identity_hash, 32)) {
+        rc = pqv_set_error(PQV_E_AUTH, "recovery code belongs to another vault");
+        goto done;
+    }
+    if ((rc = pqv_identity_derive_key(id, "config", config_key)) != 0 ||
+        (rc = config_verify_mac(&v->config, config_key)) != 0)
+        goto done;
+    if ((rc = pqv_keyfile_create(&kf, id, seed, pass, passlen, kdf)) != 0)
+        goto done;
+    rc = keyfile_store(v, kf);
+done:
+    pqv_keyfile_free(kf);
+    pqv_identity_free(id);
+    pqv_wipe(seed, sizeof(seed));
+    pqv_wipe(config_key, sizeof(config_key));
+    free(text);
+    return rc;
 }
 
 int
 pqv_vault_recover(const char *dir, const char *keyfile, const char *code, const uint8_t *pass,
     size_t passlen, const struct pqv_kdf_params *kdf)
 {
-    struct vault_config config;
-    pqv_storage *storage = NULL;
-    pqv_identity *id = NULL;
-    pqv_keyfile *kf = NULL;
-    uint8_t seed[PQV_SEED_BYTES], config_key[32];
-    uint8_t *text = NULL;
-    size_t len;
-    char *kpath = NULL;
+    pqv_vault *v;
     int rc;
 
-    if (dir == NULL || code == NULL || (pass == NULL && passlen > 0))
+    if (dir == NULL)
         return PQV_E_INVAL;
-    if (passlen == 0)
-        return pqv_set_error(PQV_E_INVAL, "empty passphrase");
-    memset(&config, 0, sizeof(config));
-    if ((rc = pqv_storage_local_open(&storage, dir, 0)) != 0)
-        return rc == PQV_E_NOVAULT ? pqv_set_error(rc, "%s: no vault here", dir) : rc;
-    rc = storage->ops->get(storage, CONFIG_NAME, &text, &len, MAX_CONFIG_BYTES);
-    if (rc == PQV_E_NOTFOUND)
-        rc = pqv_set_error(PQV_E_NOVAULT, "%s: no vault here (no config)", dir);
-    if (rc != 0)
-        goto done;
-    if ((rc = config_parse(&config, text, len)) != 0)
-        goto done;
-    if ((rc = pqv_recovery_decode(code, seed)) != 0)
-        goto done;
-    if ((rc = pqv_identity_derive(&id, config.kem, seed)) != 0)
-        goto done;
-    if (!pqv_ct_equal(pqv_identity_public_hash(id), config.identity_hash, 32)) {
-        rc = pqv_set_error(PQV_E_AUTH, "recovery code belongs to another vault");
-        goto done;
-    }
-    if ((rc = pqv_identity_derive_key(id, "config", config_key)) != 0 ||
-        (rc = config_verify_mac(&config, config_key)) != 0)
-        goto done;
-    if ((kpath = keyfile_path(dir, keyfile)) == NULL) {
-        rc = PQV_E_NOMEM;
-        goto done;
-    }
-    if ((rc = pqv_keyfile_create(&kf, id, seed, pass, passlen, kdf)) != 0)
-        goto done;
-    rc = pqv_keyfile_save(kpath, kf);
-done:
-    if (storage != NULL)
-        storage->ops->close(storage);
-    pqv_keyfile_free(kf);
-    pqv_identity_free(id);
-    config_clear(&config);
-    pqv_wipe(seed, sizeof(seed));
-    pqv_wipe(config_key, sizeof(config_key));
-    free(text);
-    free(kpath);
+    if ((rc = vault_from_dir(&v, dir, keyfile, 0)) != 0)
+        return rc;
+    rc = vault_recover(v, code, pass, passlen, kdf);
+    pqv_vault_close(v);
+    return rc;
+}
+
+int
+pqv_vault_recover_storage(pqv_storage *storage, pqv_storage *key_storage, const char *key_name,
+    const char *code, const uint8_t *pass, size_t passlen, const struct pqv_kdf_params *kdf)
+{
+    pqv_vault *v;
+    int rc;
+
+    if (storage == NULL)
+        return PQV_E_INVAL;
+    if ((rc = vault_shell(&v, storage, key_storage, key_name)) != 0)
+        return rc;
+    rc = vault_recover(v, code, pass, passlen, kdf);
+    pqv_vault_close(v);
     return rc;
 }

@@ -19,6 +19,7 @@
 #define OBJECT_HEADER_BYTES 8
 #define MAX_RECORD_BYTES (64u << 20)
 #define MAX_CONFIG_BYTES 4096
+#define MAX_KEYFILE_BYTES (1u << 20)
 #define CONFIG_NAME "config"
 #define KEYFILE_NAME "keyfile"
 /* Storage names: "records/xx/<64 hex>", "objects/xx/<32 hex>". */
@@ -39,9 +40,12 @@ struct vault_config {
 };
 
 struct pqv_vault {
-    char *dir;
-    char *keyfile_path;
+    char *dir;                   /* for messages ("" over a given storage) */
+    char *keyfile_path;          /* for messages */
     pqv_storage *storage;
+    pqv_storage *key_storage;    /* where the key file lives (may be storage) */
+    char *key_name;              /* its name there */
+    int own_storage, own_key_storage;
     pqv_keyfile *keyfile;
     struct vault_config config;
     pqv_identity *identity;      /* NULL until unlocked */

@@ -52,13 +52,18 @@ os_saves_ymm(void)
 }
 #endif
 
-int
-pqv_cpu_has_avx2(void)
+/* Hardware probes, cached: cpuid and xgetbv are slow under virtualisation
+ * and the answers never change.  -1 means not probed yet; a race between
+ * threads only repeats the same probe. */
+static int hw_avx2 = -1, hw_avx512 = -1;
+
+static int
+probe_avx2(void)
 {
 #ifdef PQV_X86
     unsigned int a, b, c, d;
 
-    if (portable_forced() || !os_saves_ymm())
+    if (!os_saves_ymm())
         return 0;
     if (!__get_cpuid_count(7, 0, &a, &b, &c, &d))
         return 0;
@@ -68,13 +73,13 @@ pqv_cpu_has_avx2(void)
 #endif
 }
 
-int
-pqv_cpu_has_avx512(void)
+static int
+probe_avx512(void)
 {
 #ifdef PQV_X86
     unsigned int a, b, c, d;
 
-    if (!pqv_cpu_has_avx2())
+    if (!probe_avx2())
         return 0;
     if ((read_xcr0() & 0xe6) != 0xe6)
         return 0;
@@ -84,6 +89,26 @@ pqv_cpu_has_avx512(void)
 #else
     return 0;
 #endif
+}
+
+int
+pqv_cpu_has_avx2(void)
+{
+    if (portable_forced())
+        return 0;
+    if (hw_avx2 < 0)
+        hw_avx2 = probe_avx2();
+    return hw_avx2;
+}
+
+int
+pqv_cpu_has_avx512(void)
+{
+    if (portable_forced())
+        return 0;
+    if (hw_avx512 < 0)
+        hw_avx512 = probe_avx512();
+    return hw_avx512;
 }
 
 int

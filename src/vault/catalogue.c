@@ -125,7 +125,7 @@ catalogue_load(pqv_vault *v, struct catalogue *cat, pqv_report_fn report, void *
                 (*damaged)++;
             vault_report(report, report_ctx, PQV_REPORT_ERROR, names.names[i],
                 "unexpected file in records/");
-            if (report == NULL) {
+            if (damaged == NULL) {
                 rc = pqv_set_error(PQV_E_INTEGRITY, "%s: unexpected file in records/", names.names[i]);
                 goto done;
             }
@@ -143,7 +143,7 @@ catalogue_load(pqv_vault *v, struct catalogue *cat, pqv_report_fn report, void *
                 (*damaged)++;
             vault_report(report, report_ctx, PQV_REPORT_ERROR, names.names[i], "%s",
                 pqv_error_detail());
-            if (report == NULL) {
+            if (damaged == NULL) {
                 char detail[256];
                 snprintf(detail, sizeof(detail), "%s", pqv_error_detail());
                 rc = pqv_set_error(rc, "%s: %s", names.names[i], detail);

@@ -117,8 +117,9 @@ struct catalogue {
     char (*storage_names)[STORAGE_NAME_MAX];
     size_t n, cap;
 };
-/* Load every record; records that fail to open are reported through
- * ${report} (if not NULL) and counted in *${damaged}. */
+/* Load every record.  With ${damaged} NULL the first record that fails to
+ * open fails the load (PQV_E_INTEGRITY naming it); otherwise such records
+ * are reported through ${report}, counted in *${damaged} and skipped. */
 int catalogue_load(pqv_vault *v, struct catalogue *cat, pqv_report_fn report,
     void *report_ctx, uint64_t *damaged, uint64_t *temporaries);
 void catalogue_free(struct catalogue *cat);

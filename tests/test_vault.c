@@ -1,0 +1,465 @@
+/*
+ * test_vault.c: the vault library end to end on a real directory: create,
+ * unlock, add, list, get, rm, replace, check, gc, passwd, recover, lock,
+ * and the tampering the catalogue must detect.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "pqvault/aead.h"
+#include "pqvault/vault.h"
+#include "util/util.h"
+
+static const struct pqv_kdf_params cheap = { 1, 64, 1 };
+static const uint8_t pass[] = "vault test passphrase";
+#define PASS pass, sizeof(pass) - 1
+
+static char root[256];
+static char recovery[PQV_RECOVERY_CHARS];
+
+static void
+path_of(char *out, size_t n, const char *rel)
+{
+    snprintf(out, n, "%s/%s", root, rel);
+}
+
+static void
+write_file(const char *rel, const uint8_t *data, size_t len, mode_t mode)
+{
+    char p[512];
+    FILE *f;
+
+    path_of(p, sizeof(p), rel);
+    f = fopen(p, "wb");
+    if (f == NULL) {
+        perror(p);
+        return;
+    }
+    if (len > 0 && fwrite(data, 1, len, f) != len)
+        perror("fwrite");
+    fclose(f);
+    chmod(p, mode);
+}
+
+static int
+same_file(const char *a_rel, const char *b_rel)
+{
+    char a[512], b[512], cmd[1200];
+
+    path_of(a, sizeof(a), a_rel);
+    path_of(b, sizeof(b), b_rel);
+    snprintf(cmd, sizeof(cmd), "cmp -s '%s' '%s'", a, b);
+    return system(cmd) == 0;
+}
+
+static pqv_vault *
+open_vault(void)
+{
+    char dir[512];
+    pqv_vault *v = NULL;
+
+    path_of(dir, sizeof(dir), "vault");
+    if (pqv_vault_open(&v, dir, NULL) != 0)
+        return NULL;
+    if (pqv_vault_unlock(v, PASS) != 0 || pqv_vault_lock(v, 0, NULL) != 0) {
+        pqv_vault_close(v);
+        return NULL;
+    }
+    return v;
+}
+
+static size_t
+count_files(const char *rel)
+{
+    char cmd[600], p[512];
+    FILE *f;
+    size_t n = 0;
+
+    path_of(p, sizeof(p), rel);
+    snprintf(cmd, sizeof(cmd), "find '%s' -type f | wc -l", p);
+    if ((f = popen(cmd, "r")) != NULL) {
+        if (fscanf(f, "%zu", &n) != 1)
+            n = 0;
+        pclose(f);
+    }
+    return n;
+}
+
+static void
+test_create_and_unlock(void)
+{
+    char dir[512], fp[PQV_FINGERPRINT_CHARS];
+    struct pqv_init_options opt = { "FrodoKEM-640-SHAKE", PQV_AEAD_CHACHA20POLY1305, &cheap };
+    struct pqv_info info;
+    pqv_vault *v = NULL;
+
+    path_of(dir, sizeof(dir), "vault");
+    REQUIRE(pqv_vault_create(dir, NULL, PASS, &opt, recovery, fp) == 0);
+    CHECK_EQ_INT(strlen(recovery), PQV_RECOVERY_CHARS - 1);
+    CHECK(strncmp(fp, "pqv1-", 5) == 0);
+    /* A second init refuses. */
+    CHECK_EQ_INT(pqv_vault_create(dir, NULL, PASS, &opt, recovery + 0, fp), PQV_E_EXISTS);
+    REQUIRE(pqv_vault_open(&v, dir, NULL) == 0);
+    CHECK_EQ_INT(pqv_vault_unlock(v, (const uint8_t *)"nope", 4), PQV_E_AUTH);
+    CHECK(pqv_vault_unlock(v, PASS) == 0);
+    CHECK_EQ_INT(pqv_vault_slot(v), 0);
+    CHECK(pqv_vault_info(v, &info) == 0);
+    CHECK(strcmp(info.kem, "FrodoKEM-640-SHAKE") == 0);
+    CHECK(strcmp(info.aead, "ChaCha20-Poly1305") == 0);
+    CHECK(strcmp(info.fingerprint, fp) == 0);
+    CHECK_EQ_INT(info.records, 0);
+    CHECK_EQ_INT(info.format_version, 1);
+    pqv_vault_close(v);
+    /* No vault elsewhere. */
+    CHECK_EQ_INT(pqv_vault_open(&v, "/nonexistent/pqv", NULL), PQV_E_NOVAULT);
+    path_of(dir, sizeof(dir), "");
+    CHECK_EQ_INT(pqv_vault_open(&v, dir, NULL), PQV_E_NOVAULT);
+}
+
+static void
+test_name_normalize(void)
+{
+    char out[PQV_NAME_MAX + 1];
+    struct {
+        const char *in, *out;
+    } ok[] = {
+        { "a", "a" }, { "./a/b/", "a/b" }, { "/abs//path/", "abs/path" },
+        { "a/./b", "a/b" }, { "-dash", "-dash" }, { "sp ace/ü", "sp ace/ü" },
+    };
+    for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+        CHECK(pqv_name_normalize(ok[i].in, out, sizeof(out)) == 0);
+        CHECK(strcmp(out, ok[i].out) == 0);
+    }
+    CHECK_EQ_INT(pqv_name_normalize("", out, sizeof(out)), PQV_E_INVAL);
+    CHECK_EQ_INT(pqv_name_normalize("/", out, sizeof(out)), PQV_E_INVAL);
+    CHECK_EQ_INT(pqv_name_normalize("a/../b", out, sizeof(out)), PQV_E_INVAL);
+    CHECK_EQ_INT(pqv_name_normalize("..", out, sizeof(out)), PQV_E_INVAL);
+}
+
+static uint8_t *
+pattern(size_t n, uint8_t seed)
+{
+    uint8_t *p = malloc(n + 1);
+    for (size_t i = 0; p != NULL && i < n; i++)
+        p[i] = (uint8_t)(i * 31 + seed + (i >> 13));
+    return p;
+}
+
+static void
+test_add_get_sizes(void)
+{
+    static const size_t sizes[] = { 0, 1, 65536, 4u << 20, (4u << 20) + 1, 9u << 20 };
+    pqv_vault *v = open_vault();
+    char src[64], path[512], out[512];
+
+    REQUIRE(v != NULL);
+    path_of(path, sizeof(path), "src");
+    mkdir(path, 0755);
+    for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+        uint8_t *data = pattern(sizes[i], (uint8_t)i);
+        snprintf(src, sizeof(src), "src/f%zu", i);
+        write_file(src, data, sizes[i], 0640);
+        free(data);
+    }
+    CHECK(pqv_vault_add_path(v, path, "src", NULL) == 0);
+    path_of(out, sizeof(out), "out");
+    CHECK(pqv_vault_get(v, "src", out, NULL) == 0);
+    for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+        char a[64], b[64];
+        struct stat sa, sb;
+        snprintf(a, sizeof(a), "src/f%zu", i);
+        snprintf(b, sizeof(b), "out/src/f%zu", i);
+        CHECK(same_file(a, b));
+        path_of(path, sizeof(path), a);
+        stat(path, &sa);
+        path_of(path, sizeof(path), b);
+        CHECK(stat(path, &sb) == 0);
+        CHECK_EQ_INT(sa.st_mode & 07777, sb.st_mode & 07777);
+        CHECK_EQ_INT(sa.st_mtim.tv_sec, sb.st_mtim.tv_sec);
+        CHECK_EQ_INT(sa.st_mtim.tv_nsec, sb.st_mtim.tv_nsec);
+    }
+    /* Objects: 0+1+1+1+2+3 = 8. */
+    CHECK_EQ_INT(count_files("vault/objects"), 8);
+    struct pqv_entry e;
+    CHECK(pqv_vault_lookup(v, "src/f4", &e) == 0);
+    CHECK_EQ_INT(e.size, (4u << 20) + 1);
+    CHECK_EQ_INT(e.nobjects, 2);
+    CHECK_EQ_INT(e.type, PQV_ENTRY_FILE);
+    pqv_entry_clear(&e);
+    CHECK_EQ_INT(pqv_vault_lookup(v, "src/nothing", &e), PQV_E_NOTFOUND);
+    /* Refuses to overwrite; --force replaces. */
+    CHECK_EQ_INT(pqv_vault_get(v, "src/f1", out, NULL), PQV_E_EXISTS);
+    struct pqv_get_options force = { 1, NULL, NULL, NULL, NULL };
+    CHECK(pqv_vault_get(v, "src/f1", out, &force) == 0);
+    struct pqv_check_result res;
+    CHECK(pqv_vault_check(v, 1, NULL, NULL, &res) == 0);
+    CHECK_EQ_INT(res.records, 7);
+    CHECK_EQ_INT(res.objects, 8);
+    CHECK_EQ_INT(res.damaged + res.orphans + res.temporaries, 0);
+    pqv_vault_close(v);
+}
+
+static void
+test_list_prefix(void)
+{
+    pqv_vault *v = open_vault();
+    struct pqv_entry *es;
+    size_t n;
+
+    REQUIRE(v != NULL);
+    CHECK(pqv_vault_list(v, NULL, &es, &n) == 0);
+    CHECK_EQ_INT(n, 7);
+    CHECK(n > 0 && strcmp(es[0].name, "src") == 0 && es[0].type == PQV_ENTRY_DIR);
+    for (size_t i = 1; i < n; i++)
+        CHECK(strcmp(es[i - 1].name, es[i].name) < 0);
+    pqv_entries_free(es, n);
+    CHECK(pqv_vault_list(v, "src/f1", &es, &n) == 0);
+    CHECK_EQ_INT(n, 1);
+    pqv_entries_free(es, n);
+    CHECK(pqv_vault_list(v, "sr", &es, &n) == 0); /* not a path prefix */
+    CHECK_EQ_INT(n, 0);
+    pqv_entries_free(es, n);
+    pqv_vault_close(v);
+}
+
+static void
+test_replace_and_rm(void)
+{
+    pqv_vault *v = open_vault();
+    char path[512], out[512];
+    uint8_t *data = pattern(100, 9);
+    struct pqv_add_options force = { 1, NULL, NULL, NULL, NULL };
+
+    REQUIRE(v != NULL && data != NULL);
+    write_file("new", data, 100, 0600);
+    path_of(path, sizeof(path), "new");
+    CHECK_EQ_INT(pqv_vault_add_path(v, path, "src/f5", NULL), PQV_E_EXISTS);
+    size_t before = count_files("vault/objects");
+    CHECK(pqv_vault_add_path(v, path, "src/f5", &force) == 0);
+    /* 3 objects of the 9 MiB file replaced by 1. */
+    CHECK_EQ_INT(count_files("vault/objects"), before - 2);
+    path_of(out, sizeof(out), "replaced");
+    CHECK(pqv_vault_get(v, "src/f5", out, NULL) == 0);
+    CHECK(same_file("new", "replaced"));
+    CHECK(pqv_vault_rm(v, "src/f5", NULL, NULL) == 0);
+    CHECK_EQ_INT(pqv_vault_rm(v, "src/f5", NULL, NULL), PQV_E_NOTFOUND);
+    CHECK_EQ_INT(count_files("vault/objects"), before - 3);
+    struct pqv_entry e;
+    CHECK_EQ_INT(pqv_vault_lookup(v, "src/f5", &e), PQV_E_NOTFOUND);
+    free(data);
+    pqv_vault_close(v);
+}
+
+static void
+test_add_fd_pipe(void)
+{
+    pqv_vault *v = open_vault();
+    int fds[2];
+    size_t n = (5u << 20) + 123;
+    uint8_t *data = pattern(n, 3);
+    char out[512];
+
+    REQUIRE(v != NULL && data != NULL && pipe(fds) == 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fds[0]);
+        size_t off = 0;
+        while (off < n) {
+            ssize_t w = write(fds[1], data + off, n - off > 10000 ? 10000 : n - off);
+            if (w <= 0)
+                _exit(1);
+            off += (size_t)w;
+        }
+        _exit(0);
+    }
+    close(fds[1]);
+    CHECK(pqv_vault_add_fd(v, fds[0], "piped", 0644, 1700000000, NULL) == 0);
+    close(fds[0]);
+    waitpid(pid, NULL, 0);
+    write_file("piped.orig", data, n, 0644);
+    path_of(out, sizeof(out), "piped.back");
+    CHECK(pqv_vault_get(v, "piped", out, NULL) == 0);
+    CHECK(same_file("piped.orig", "piped.back"));
+    struct stat st;
+    CHECK(stat(out, &st) == 0 && st.st_mtim.tv_sec == 1700000000);
+    free(data);
+    pqv_vault_close(v);
+}
+
+/* Run ${cmd} in the test directory. */
+static int
+sh(const char *fmt, const char *arg)
+{
+    char cmd[2048], inner[1500];
+
+    snprintf(inner, sizeof(inner), fmt, arg);
+    snprintf(cmd, sizeof(cmd), "cd '%s' && %s", root, inner);
+    return system(cmd);
+}
+
+static void
+test_swapped_records_detected(void)
+{
+    pqv_vault *v = open_vault();
+    struct pqv_entry *es;
+    size_t n;
+    char out[512];
+
+    REQUIRE(v != NULL);
+    /* Swap the contents of two record files. */
+    CHECK(sh("a=$(find vault/records -type f | sort | sed -n 1p); b=$(find vault/records -type f | sort | sed -n 2p); "
+             "cp \"$a\" swap.tmp && cp \"$b\" \"$a\" && cp swap.tmp \"$b\"%s", "") == 0);
+    CHECK_EQ_INT(pqv_vault_list(v, NULL, &es, &n), PQV_E_INTEGRITY);
+    struct pqv_check_result res;
+    CHECK_EQ_INT(pqv_vault_check(v, 0, NULL, NULL, &res), PQV_E_INTEGRITY);
+    CHECK_EQ_INT(res.damaged, 2);
+    /* Swap back: all good again. */
+    CHECK(sh("a=$(find vault/records -type f | sort | sed -n 1p); b=$(find vault/records -type f | sort | sed -n 2p); "
+             "cp \"$a\" swap.tmp && cp \"$b\" \"$a\" && cp swap.tmp \"$b\"%s", "") == 0);
+    CHECK(pqv_vault_check(v, 0, NULL, NULL, &res) == 0);
+    /* An object of one file moved under another: get fails, writes nothing. */
+    struct pqv_entry a, b;
+    REQUIRE(pqv_vault_lookup(v, "src/f1", &a) == 0 && pqv_vault_lookup(v, "src/f2", &b) == 0);
+    pqv_entry_clear(&a);
+    pqv_entry_clear(&b);
+    CHECK(sh("mkdir -p saved && cp -r vault/objects saved/%s", "") == 0);
+    /* src/f1 (1 byte) and the second object of src/f4 (4 MiB + 1) are both
+     * 25 bytes: put one's bytes under the other's name. */
+    CHECK(sh("set -- $(find vault/objects -type f -size 25c | sort); [ $# -eq 2 ] && cp \"$1\" \"$2\"%s", "") == 0);
+    char out4[512];
+    path_of(out, sizeof(out), "moved-out1");
+    path_of(out4, sizeof(out4), "moved-out4");
+    int r1 = pqv_vault_get(v, "src/f1", out, NULL);
+    int r2 = pqv_vault_get(v, "src/f4", out4, NULL);
+    CHECK((r1 == PQV_E_INTEGRITY) != (r2 == PQV_E_INTEGRITY));
+    CHECK(r1 == 0 || r2 == 0);
+    struct stat st;
+    CHECK(stat(r1 != 0 ? out : out4, &st) != 0); /* the failed get wrote nothing */
+    CHECK_EQ_INT(sh("ls -a '%s' 2>/dev/null | grep -q pqvault", root), 256); /* no temp left */
+    CHECK_EQ_INT(pqv_vault_check(v, 1, NULL, NULL, &res), PQV_E_INTEGRITY);
+    CHECK(sh("rm -rf vault/objects && cp -r saved/objects vault/%s", "") == 0);
+    CHECK(pqv_vault_check(v, 1, NULL, NULL, &res) == 0);
+    pqv_vault_close(v);
+}
+
+static void
+test_config_tamper(void)
+{
+    pqv_vault *v = NULL;
+    char dir[512];
+
+    path_of(dir, sizeof(dir), "vault");
+    CHECK(sh("cp vault/config config.bak && sed -i 's/^created \\(.*\\)/created 1\\1/' vault/config%s", "") == 0);
+    REQUIRE(pqv_vault_open(&v, dir, NULL) == 0);
+    CHECK_EQ_INT(pqv_vault_unlock(v, PASS), PQV_E_INTEGRITY);
+    pqv_vault_close(v);
+    CHECK(sh("printf 'garbage\\n' > vault/config%s", "") == 0);
+    CHECK_EQ_INT(pqv_vault_open(&v, dir, NULL), PQV_E_INTEGRITY);
+    CHECK(sh("cp config.bak vault/config%s", "") == 0);
+    REQUIRE((v = open_vault()) != NULL);
+    pqv_vault_close(v);
+}
+
+static void
+test_lock_exclusive(void)
+{
+    pqv_vault *a = open_vault(), *b = NULL;
+    char dir[512];
+    long holder = 0;
+
+    REQUIRE(a != NULL);
+    path_of(dir, sizeof(dir), "vault");
+    REQUIRE(pqv_vault_open(&b, dir, NULL) == 0);
+    /* flock conflicts between open file descriptions, even in-process. */
+    CHECK_EQ_INT(pqv_vault_lock(b, 0, &holder), PQV_E_LOCKED);
+    CHECK_EQ_INT(holder, getpid());
+    CHECK(strstr(pqv_error_detail(), "pid") != NULL);
+    pqv_vault_close(a);
+    CHECK(pqv_vault_lock(b, 0, &holder) == 0);
+    pqv_vault_close(b);
+}
+
+static void
+test_passwd_and_recover(void)
+{
+    pqv_vault *v = open_vault();
+    char dir[512];
+
+    REQUIRE(v != NULL);
+    CHECK(pqv_vault_passwd(v, 1, (const uint8_t *)"second", 6, &cheap) == 0);
+    CHECK_EQ_INT(pqv_vault_clear_slot(v, 0), PQV_E_INVAL); /* the slot in use */
+    pqv_vault_close(v);
+    path_of(dir, sizeof(dir), "vault");
+    REQUIRE(pqv_vault_open(&v, dir, NULL) == 0);
+    CHECK(pqv_vault_unlock(v, (const uint8_t *)"second", 6) == 0);
+    CHECK_EQ_INT(pqv_vault_slot(v), 1);
+    CHECK(pqv_vault_lock(v, 0, NULL) == 0);
+    CHECK(pqv_vault_clear_slot(v, 0) == 0);
+    pqv_vault_close(v);
+    REQUIRE(pqv_vault_open(&v, dir, NULL) == 0);
+    CHECK_EQ_INT(pqv_vault_unlock(v, PASS), PQV_E_AUTH);
+    pqv_vault_close(v);
+
+    /* Lose the key file; recover it from the code. */
+    CHECK(sh("rm vault/keyfile%s", "") == 0);
+    CHECK_EQ_INT(pqv_vault_open(&v, dir, NULL), PQV_E_NOTFOUND);
+    char bad[PQV_RECOVERY_CHARS];
+    memcpy(bad, recovery, sizeof(bad));
+    bad[0] = bad[0] == 'A' ? 'B' : 'A';
+    CHECK_EQ_INT(pqv_vault_recover(dir, NULL, bad, PASS, &cheap), PQV_E_AUTH);
+    CHECK(pqv_vault_recover(dir, NULL, recovery, PASS, &cheap) == 0);
+    REQUIRE((v = open_vault()) != NULL);
+    struct pqv_check_result res;
+    CHECK(pqv_vault_check(v, 1, NULL, NULL, &res) == 0);
+    pqv_vault_close(v);
+}
+
+static void
+test_gc_orphans(void)
+{
+    pqv_vault *v = open_vault();
+    struct pqv_check_result res;
+
+    REQUIRE(v != NULL);
+    CHECK(sh("mkdir -p vault/objects/ab && head -c 100 /dev/urandom > vault/objects/ab/ab000000000000000000000000000000 && "
+             "echo x > vault/objects/ab/ab000000000000000000000000000001.tmp-0011223344556677%s", "") == 0);
+    CHECK(pqv_vault_check(v, 0, NULL, NULL, &res) == 0);
+    CHECK_EQ_INT(res.orphans, 1);
+    CHECK_EQ_INT(res.temporaries, 1);
+    CHECK(pqv_vault_gc(v, NULL, NULL, &res) == 0);
+    CHECK_EQ_INT(res.removed, 2);
+    CHECK(pqv_vault_check(v, 0, NULL, NULL, &res) == 0);
+    CHECK_EQ_INT(res.orphans + res.temporaries, 0);
+    pqv_vault_close(v);
+}
+
+static void
+setup(void)
+{
+    snprintf(root, sizeof(root), "%s/pqv-vault-test-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    if (mkdtemp(root) == NULL) {
+        perror("mkdtemp");
+        exit(1);
+    }
+}
+
+static void
+teardown(void)
+{
+    sh("cd / && rm -rf '%s'", root);
+}
+
+static void test_setup(void) { setup(); }
+static void test_teardown(void) { if (getenv("PQV_KEEP") == NULL) teardown(); }
+
+TEST_MAIN(test_setup, test_create_and_unlock, test_name_normalize, test_add_get_sizes,
+    test_list_prefix, test_replace_and_rm, test_add_fd_pipe, test_swapped_records_detected,
+    test_config_tamper, test_lock_exclusive, test_passwd_and_recover, test_gc_orphans,
+    test_teardown)

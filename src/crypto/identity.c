@@ -125,6 +125,8 @@ pqv_identity_derive(pqv_identity **out, const pqv_frodo *kem,
         (id->frodo_secret = malloc(id->frodo_secret_len)) == NULL ||
         (coins = malloc(ncoins)) == NULL)
         goto err;
+    pqv_lock_memory(id, sizeof(*id));
+    pqv_lock_memory(id->frodo_secret, id->frodo_secret_len);
 
     /* One extraction from the seed; every key is an expansion with its own
      * label, so no two purposes share key material. */
@@ -177,10 +179,12 @@ pqv_identity_free(pqv_identity *id)
         return;
     if (id->frodo_secret != NULL) {
         pqv_wipe(id->frodo_secret, id->frodo_secret_len);
+        pqv_unlock_memory(id->frodo_secret, id->frodo_secret_len);
         free(id->frodo_secret);
     }
     free(id->public_enc);
     pqv_wipe(id, sizeof(*id));
+    pqv_unlock_memory(id, sizeof(*id));
     free(id);
 }
 

@@ -5,6 +5,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <sys/mman.h>
 
 #include <openssl/crypto.h>
 #include <openssl/rand.h>
@@ -16,6 +17,20 @@ pqv_wipe(void *p, size_t n)
 {
     if (p != NULL && n > 0)
         OPENSSL_cleanse(p, n);
+}
+
+void
+pqv_lock_memory(const void *p, size_t n)
+{
+    if (p != NULL && n > 0)
+        (void)mlock(p, n);
+}
+
+void
+pqv_unlock_memory(const void *p, size_t n)
+{
+    if (p != NULL && n > 0)
+        (void)munlock(p, n);
 }
 
 int

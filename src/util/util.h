@@ -26,6 +26,12 @@ int pqv_ct_is_zero(const void *a, size_t n);
 /* pqv_random(buf, n): fill ${buf} from the system CSPRNG.  0 or PQV_E_CRYPTO. */
 int pqv_random(void *buf, size_t n) PQV_WARN_UNUSED;
 
+/* pqv_lock_memory(p, n) / pqv_unlock_memory(p, n): keep ${n} bytes at ${p}
+ * out of swap where the system allows it (best effort: a low
+ * RLIMIT_MEMLOCK is not an error). */
+void pqv_lock_memory(const void *p, size_t n);
+void pqv_unlock_memory(const void *p, size_t n);
+
 /* pqv_set_error(err, fmt, ...): record a detail message; returns ${err}. */
 int pqv_set_error(int err, const char *fmt, ...)
 #if defined(__GNUC__)

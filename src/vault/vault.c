@@ -94,7 +94,8 @@ pqv_name_normalize(const char *in, char *out, size_t outlen)
         if (len == 1 && start[0] == '.')
             continue; /* "./" adds nothing */
         if (len == 2 && start[0] == '.' && start[1] == '.')
-            return pqv_set_error(PQV_E_INVAL, "%s: names may not contain \"..\"", in);
+            return pqv_set_error(PQV_E_INVAL,
+                "%s: names may not contain \"..\" (choose one with --name)", in);
         if (n + (n > 0) + len + 1 > outlen || n + (n > 0) + len > PQV_NAME_MAX)
             return pqv_set_error(PQV_E_INVAL, "name too long");
         if (n > 0)
@@ -192,6 +193,7 @@ vault_shell(pqv_vault **out, pqv_storage *storage, pqv_storage *key_storage, con
 
     if ((v = calloc(1, sizeof(*v))) == NULL)
         return PQV_E_NOMEM;
+    pqv_lock_memory(v, sizeof(*v)); /* holds the seed and catalogue keys */
     v->slot = -1;
     v->storage = storage;
     v->key_storage = key_storage != NULL ? key_storage : storage;
@@ -214,6 +216,7 @@ vault_from_dir(pqv_vault **out, const char *dir, const char *keyfile, int create
 
     if ((v = calloc(1, sizeof(*v))) == NULL)
         return PQV_E_NOMEM;
+    pqv_lock_memory(v, sizeof(*v)); /* holds the seed and catalogue keys */
     v->slot = -1;
     v->own_storage = 1;
     if ((v->dir = strdup(dir)) == NULL) {
@@ -375,8 +378,8 @@ vault_load(pqv_vault *v)
         return rc;
     if ((rc = keyfile_load(v)) != 0)
         return rc;
-    if (pqv_keyfile_kem(v->keyfile) != v->config.kem)
-        return pqv_set_error(PQV_E_AUTH, "%s: key file belongs to another vault", v->keyfile_path);
+    /* A key file whose KEM differs from the config's is told apart from a
+     * damaged config at unlock (config_identity_damaged). */
     return 0;
 }
 
@@ -417,6 +420,30 @@ pqv_vault_open_storage(pqv_vault **out, pqv_storage *storage, pqv_storage *key_s
     return 0;
 }
 
+/* config_identity_damaged(v): whether the config, with this key file's
+ * identity hash and KEM put in, carries a valid MAC under this key file's
+ * config key: then the config's identity or kem line was damaged, and the
+ * key file is this vault's (not another vault's). */
+static int
+config_identity_damaged(pqv_vault *v)
+{
+    struct vault_config c = v->config, parsed;
+    uint8_t config_key[32], *text = NULL;
+    size_t len;
+    int damaged = 0;
+
+    memcpy(c.identity_hash, pqv_identity_public_hash(v->identity), 32);
+    c.kem = pqv_identity_kem(v->identity);
+    if (derive_vault_keys(v, config_key) == 0 && config_build(&c, config_key, &text, &len) == 0 &&
+        config_parse(&parsed, text, len) == 0) {
+        damaged = pqv_ct_equal(parsed.mac, v->config.mac, 32);
+        config_clear(&parsed);
+    }
+    free(text);
+    pqv_wipe(config_key, sizeof(config_key));
+    return damaged;
+}
+
 int
 pqv_vault_unlock(pqv_vault *v, const uint8_t *pass, size_t passlen)
 {
@@ -429,8 +456,11 @@ pqv_vault_unlock(pqv_vault *v, const uint8_t *pass, size_t passlen)
         return 0;
     if ((rc = pqv_keyfile_unlock(v->keyfile, pass, passlen, v->seed, &v->identity, &v->slot)) != 0)
         return rc;
-    if (!pqv_ct_equal(pqv_identity_public_hash(v->identity), v->config.identity_hash, 32)) {
-        rc = pqv_set_error(PQV_E_AUTH, "%s: key file belongs to another vault", v->keyfile_path);
+    if (pqv_keyfile_kem(v->keyfile) != v->config.kem ||
+        !pqv_ct_equal(pqv_identity_public_hash(v->identity), v->config.identity_hash, 32)) {
+        rc = config_identity_damaged(v)
+            ? pqv_set_error(PQV_E_INTEGRITY, "config: identity or kem line damaged (modified or corrupted)")
+            : pqv_set_error(PQV_E_AUTH, "%s: key file belongs to another vault", v->keyfile_path);
         goto err;
     }
     if ((rc = derive_vault_keys(v, config_key)) != 0)
@@ -482,6 +512,7 @@ pqv_vault_close(pqv_vault *v)
     free(v->keyfile_path);
     free(v->key_name);
     pqv_wipe(v, sizeof(*v));
+    pqv_unlock_memory(v, sizeof(*v));
     free(v);
 }
 

@@ -62,6 +62,14 @@ $(BUILD)/tests/%: tests/%.c $(LIB) tests/harness.h
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Itests -o $@ $< $(LIB) $(ALL_LDFLAGS) $(LDLIBS)
 
+# The crash and fault tests share tests/vaultcheck.h; the crash test links
+# the crash simulator (tests/crashsim.c).
+$(BUILD)/tests/test_crash: tests/test_crash.c tests/crashsim.c tests/crashsim.h tests/vaultcheck.h $(LIB) tests/harness.h
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Itests -o $@ tests/test_crash.c tests/crashsim.c $(LIB) $(ALL_LDFLAGS) $(LDLIBS)
+
+$(BUILD)/tests/test_faults: tests/vaultcheck.h
+
 $(BUILD)/bench/%: bench/%.c $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(LIB) $(ALL_LDFLAGS) $(LDLIBS)

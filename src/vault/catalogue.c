@@ -513,6 +513,17 @@ scan(pqv_vault *v, struct catalogue *cat, struct name_list *orphans, pqv_report_
         }
         name_list_free(&root);
     }
+    /* Leftover record temporaries: counted and reported by catalogue_load,
+     * collected here for gc. */
+    if (orphans != NULL) {
+        struct name_list recs;
+        memset(&recs, 0, sizeof(recs));
+        if ((rc = v->storage->ops->list(v->storage, "records", collect_name, &recs)) == 0)
+            for (size_t i = 0; i < recs.n && rc == 0; i++)
+                if (strstr(recs.names[i], PQV_STORAGE_TEMP_MARK) != NULL)
+                    rc = collect_name(orphans, recs.names[i], 0);
+        name_list_free(&recs);
+    }
 done:
     free(ids);
     free(seen);

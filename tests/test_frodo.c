@@ -15,6 +15,7 @@
 #include "harness.h"
 #include "pqvault/frodo.h"
 #include "crypto/cpu.h"
+#include "crypto/frodo_internal.h"
 
 static const char *const set_names[6] = { "FrodoKEM-640-AES",
     "FrodoKEM-640-SHAKE", "FrodoKEM-976-AES", "FrodoKEM-976-SHAKE",
@@ -490,5 +491,48 @@ test_random_round_trip(void)
     bufs_free(&b);
 }
 
+/* ---- 6. Four-way SHAKE128 kernels against OpenSSL -------------------- */
+
+/* Each SIMD instance of the rows of A (the KATs exercise only the one the
+ * CPU dispatch picks) against one-at-a-time SHAKE128(<i> || seedA). */
+static void
+test_shake_rows4_kernels(void)
+{
+    static const size_t ns[3] = { 640, 976, 1344 };
+    static const size_t firsts[3] = { 0, 252, 1340 };
+    uint8_t seedA[16];
+    uint16_t *rows = malloc(4 * 1344 * sizeof(uint16_t));
+    uint8_t *want = malloc(2 * 1344);
+    frodo_rows4_fn fns[2] = { pqv_frodo_shake128_rows4_avx2, pqv_frodo_shake128_rows4_avx512 };
+    int (*usable[2])(void) = { pqv_cpu_has_avx2, pqv_cpu_has_avx512 };
+    EVP_MD_CTX *md = EVP_MD_CTX_new();
+
+    REQUIRE(rows != NULL && want != NULL && md != NULL);
+    for (int i = 0; i < 16; i++)
+        seedA[i] = (uint8_t)(17 * i + 3);
+    pqv_cpu_force_portable(0);
+    for (int k = 0; k < 2; k++) {
+        if (!usable[k]()) {
+            printf("# rows4 kernel %d not usable on this CPU: skipped\n", k);
+            continue;
+        }
+        for (int t = 0; t < 3; t++) {
+            size_t n = ns[t], first = firsts[t] < n ? firsts[t] : n - 4;
+            fns[k](rows, n, first, seedA);
+            for (size_t r = 0; r < 4; r++) {
+                uint8_t idx[2] = { (uint8_t)(first + r), (uint8_t)((first + r) >> 8) };
+                CHECK(EVP_DigestInit_ex(md, EVP_shake128(), NULL) == 1 &&
+                    EVP_DigestUpdate(md, idx, 2) == 1 && EVP_DigestUpdate(md, seedA, 16) == 1 &&
+                    EVP_DigestFinalXOF(md, want, 2 * n) == 1);
+                CHECK_MEM((const uint8_t *)(rows + r * n), want, 2 * n);
+            }
+        }
+    }
+    pqv_cpu_force_portable(0);
+    EVP_MD_CTX_free(md);
+    free(rows);
+    free(want);
+}
+
 TEST_MAIN(test_kat_files, test_full_kat_digest, test_implicit_rejection,
-    test_bad_arguments, test_random_round_trip)
+    test_bad_arguments, test_random_round_trip, test_shake_rows4_kernels)

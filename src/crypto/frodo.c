@@ -230,7 +230,7 @@ struct frodo_ctx {
     frodo_rows_dot_fn rows_dot;
     frodo_cols_axpy_fn cols_axpy;
     frodo_sample_fn sample;
-    int shake_x4;            /* 1: four-way AVX2 SHAKE128 for rows of A */
+    frodo_rows4_fn shake_x4; /* four-way SHAKE128 rows of A, or NULL */
 };
 
 /* ctx_init(c, p): set up ${c} for ${p}; 0 or -1 (then ctx_free is safe). */
@@ -249,7 +249,8 @@ ctx_init(struct frodo_ctx *c, const pqv_frodo *p)
         c->rows_dot = pqv_frodo_rows_dot_avx2;
         c->cols_axpy = pqv_frodo_cols_axpy_avx2;
         c->sample = pqv_frodo_sample_avx2;
-        c->shake_x4 = 1;
+        c->shake_x4 = pqv_cpu_has_avx512() ? pqv_frodo_shake128_rows4_avx512
+                                           : pqv_frodo_shake128_rows4_avx2;
     } else {
         c->rows_dot = rows_dot_portable;
         c->cols_axpy = cols_axpy_portable;
@@ -333,9 +334,9 @@ gen_rows(struct frodo_ctx *c, const uint8_t *seedA, uint16_t *rows,
         if (EVP_EncryptUpdate(c->aes, (uint8_t *)rows, &outl, c->aes_in, len) != 1 ||
             outl != len)
             return -1;
-    } else if (c->shake_x4) {
+    } else if (c->shake_x4 != NULL) {
         for (size_t r = 0; r < FRODO_ROW_BLOCK; r += 4)
-            pqv_frodo_shake128_rows4_avx2(rows + r * n, n, first + r, seedA);
+            c->shake_x4(rows + r * n, n, first + r, seedA);
     } else {
         for (size_t r = 0; r < FRODO_ROW_BLOCK; r++) {
             uint8_t idx[2] = { (uint8_t)(first + r), (uint8_t)((first + r) >> 8) };

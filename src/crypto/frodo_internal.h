@@ -43,6 +43,12 @@ void pqv_frodo_shake128_rows4_avx2(uint16_t *rows, size_t n, size_t first,
     const uint8_t *seedA);
 void pqv_frodo_sample_avx2(uint16_t *w, size_t count, const uint16_t *cdf,
     size_t cdf_len);
+/* The AVX-512VL instance of the four-way SHAKE128 rows (frodo_avx512.c);
+ * only called when pqv_cpu_has_avx512(). */
+void pqv_frodo_shake128_rows4_avx512(uint16_t *rows, size_t n, size_t first,
+    const uint8_t *seedA);
+typedef void (*frodo_rows4_fn)(uint16_t *rows, size_t n, size_t first,
+    const uint8_t *seedA);
 
 /*
  * frodo_sample_generic(w, count, cdf, cdf_len): replace each of the

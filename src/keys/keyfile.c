@@ -247,8 +247,18 @@ pqv_keyfile_parse(pqv_keyfile **out, const uint8_t *buf, size_t len)
         return PQV_E_INVAL;
     if (len < PREFIX_BYTES + 2 || memcmp(buf, MAGIC, 4) != 0)
         return pqv_set_error(PQV_E_INTEGRITY, "not a pqvault key file (bad magic)");
-    if (buf[4] != PQV_KEYFILE_VERSION)
+    if (buf[4] != PQV_KEYFILE_VERSION) {
+        /* A version byte damaged in a file of this version's layout is
+         * accidental corruption, which the checksum tells; only a file whose
+         * checksum holds (or whose layout is another) is of another version. */
+        if (buf[PREFIX_BYTES] == 1 && (kem = pqv_frodo_by_id(buf[PREFIX_BYTES + 1])) != NULL &&
+            len == PREFIX_BYTES + pqv_identity_public_bytes(kem) +
+                PQV_KEYFILE_SLOTS * SLOT_BYTES + TRAILER_BYTES &&
+            pqv_sha256(digest, buf, len - TRAILER_BYTES) == 0 &&
+            !pqv_ct_equal(digest, buf + len - TRAILER_BYTES, 32))
+            return pqv_set_error(PQV_E_INTEGRITY, "key file is corrupted (checksum mismatch)");
         return pqv_set_error(PQV_E_UNSUPPORTED, "key file version %u is not supported", buf[4]);
+    }
     if (buf[5] != 0 || buf[6] != 0 || buf[7] != 0)
         return pqv_set_error(PQV_E_INTEGRITY, "key file has non-zero reserved bytes");
     if (buf[PREFIX_BYTES] != 1)

@@ -293,6 +293,9 @@ test_streaming_api(void)
             streaming_round_trip(suites[s], sizes[i], 65536, 65536);
             streaming_round_trip(suites[s], sizes[i], 7919, 333);
             streaming_round_trip(suites[s], sizes[i], 200000, 1 << 20);
+            /* Whole segments per write (the last one held back until the
+             * next write or finish) and reads of a segment and a byte. */
+            streaming_round_trip(suites[s], sizes[i], 131072, 65537);
         }
 }
 

@@ -119,6 +119,8 @@ struct pqv_stream_writer {
     uint8_t *pending;   /* plaintext not yet sealed: SEG bytes */
     size_t npending;
     uint8_t *sealed;    /* one sealed segment: SEG_SEALED bytes */
+    int held;           /* 1: sealed holds a full non-final segment, not yet
+                         * passed to the sink (see pqv_stream_writer_write) */
     int state;          /* 0 open, 1 finished, -1 failed */
 };
 
@@ -150,17 +152,25 @@ err:
     return NULL;
 }
 
-/* Seal ${n} bytes at ${pt} as the next segment and hand it to the sink. */
+/* Seal ${n} bytes at ${pt} as the next segment into w->sealed. */
 static int
-writer_emit(pqv_stream_writer *w, const uint8_t *pt, size_t n, int last)
+writer_seal(pqv_stream_writer *w, const uint8_t *pt, size_t n, int last)
 {
     uint8_t nonce[PQV_AEAD_NONCE_BYTES];
-    int rc;
 
     if (w->counter == UINT64_MAX)
         return pqv_set_error(PQV_E_INVAL, "STREAM counter exhausted");
     segment_nonce(nonce, w->counter++, last);
-    if ((rc = pqv_aead_seal(w->aead, nonce, w->ad, w->adlen, pt, n, w->sealed)) != 0)
+    return pqv_aead_seal(w->aead, nonce, w->ad, w->adlen, pt, n, w->sealed);
+}
+
+/* Seal ${n} bytes at ${pt} as the next segment and hand it to the sink. */
+static int
+writer_emit(pqv_stream_writer *w, const uint8_t *pt, size_t n, int last)
+{
+    int rc;
+
+    if ((rc = writer_seal(w, pt, n, last)) != 0)
         return rc;
     return w->sink(w->sink_ctx, w->sealed, n + PQV_AEAD_TAG_BYTES);
 }
@@ -173,18 +183,32 @@ pqv_stream_writer_write(pqv_stream_writer *w, const uint8_t *buf, size_t len)
     if (w == NULL || w->state != 0)
         return PQV_E_INVAL;
     while (len > 0) {
-        /* A full pending segment is not the last one: more data follows. */
+        /* More data follows a held segment or a full pending one: neither
+         * is the last one. */
+        if (w->held) {
+            if ((rc = w->sink(w->sink_ctx, w->sealed, SEG_SEALED)) != 0)
+                goto fail;
+            w->held = 0;
+        }
         if (w->npending == SEG) {
             if ((rc = writer_emit(w, w->pending, SEG, 0)) != 0)
                 goto fail;
             w->npending = 0;
         }
-        /* Seal straight from the caller's buffer while more remains after. */
-        if (w->npending == 0 && len > SEG) {
-            if ((rc = writer_emit(w, buf, SEG, 0)) != 0)
+        /* Seal whole segments straight from the caller's buffer.  Whether
+         * the last of them ends the stream is not known yet: it is sealed
+         * as a non-final segment and held back; the next write passes it
+         * on, and pqv_stream_writer_finish() re-seals it as the final one
+         * (the held ciphertext is never released). */
+        if (w->npending == 0 && len >= SEG) {
+            if ((rc = writer_seal(w, buf, SEG, 0)) != 0)
                 goto fail;
             buf += SEG;
             len -= SEG;
+            if (len == 0)
+                w->held = 1;
+            else if ((rc = w->sink(w->sink_ctx, w->sealed, SEG_SEALED)) != 0)
+                goto fail;
             continue;
         }
         size_t take = SEG - w->npending < len ? SEG - w->npending : len;
@@ -207,6 +231,19 @@ pqv_stream_writer_finish(pqv_stream_writer *w)
 
     if (w == NULL || w->state != 0)
         return PQV_E_INVAL;
+    if (w->held) {
+        /* The held segment is the final one: recover its plaintext and
+         * seal it again under the same counter with the final flag. */
+        uint8_t nonce[PQV_AEAD_NONCE_BYTES];
+        segment_nonce(nonce, --w->counter, 0);
+        if ((rc = pqv_aead_open(w->aead, nonce, w->ad, w->adlen, w->sealed, SEG_SEALED,
+                 w->pending)) != 0) {
+            w->state = -1;
+            return rc;
+        }
+        w->held = 0;
+        w->npending = SEG;
+    }
     rc = writer_emit(w, w->pending, w->npending, 1);
     w->state = rc == 0 ? 1 : -1;
     return rc;
@@ -288,9 +325,11 @@ reader_fill(pqv_stream_reader *r)
     return 0;
 }
 
-/* Authenticate and decrypt the next segment into r->plain. */
+/* Authenticate and decrypt the next segment into ${dst}: r->plain, or the
+ * caller's buffer when it has room for a whole segment (no copy).  Sets
+ * *${got} to the segment's plaintext length. */
 static int
-reader_next_segment(pqv_stream_reader *r)
+reader_next_segment(pqv_stream_reader *r, uint8_t *dst, size_t *got)
 {
     uint8_t nonce[PQV_AEAD_NONCE_BYTES];
     size_t n;
@@ -306,13 +345,12 @@ reader_next_segment(pqv_stream_reader *r)
     if (r->counter == UINT64_MAX)
         return pqv_set_error(PQV_E_INTEGRITY, "STREAM counter exhausted");
     segment_nonce(nonce, r->counter++, last);
-    if ((rc = pqv_aead_open(r->aead, nonce, r->ad, r->adlen, r->in, n, r->plain)) != 0)
+    if ((rc = pqv_aead_open(r->aead, nonce, r->ad, r->adlen, r->in, n, dst)) != 0)
         return rc == PQV_E_INTEGRITY
             ? pqv_set_error(PQV_E_INTEGRITY, "STREAM segment %llu failed authentication",
                   (unsigned long long)(r->counter - 1))
             : rc;
-    r->nplain = n - PQV_AEAD_TAG_BYTES;
-    r->plain_pos = 0;
+    *got = n - PQV_AEAD_TAG_BYTES;
     if (last) {
         r->nin = 0;
         r->state = 1;
@@ -337,12 +375,22 @@ pqv_stream_reader_read(pqv_stream_reader *r, uint8_t *buf, size_t len)
         if (r->plain_pos == r->nplain) {
             if (r->state == 1)
                 break;
-            if ((rc = reader_next_segment(r)) != 0) {
+            /* Room for a whole segment: decrypt straight into ${buf}. */
+            int direct = len - done >= SEG;
+            size_t got = 0;
+            if ((rc = reader_next_segment(r, direct ? buf + done : r->plain, &got)) != 0) {
                 r->state = -1;
                 r->error = rc;
                 /* Bytes already returned were authenticated; report the
                  * failure now rather than a short count. */
                 return rc;
+            }
+            if (direct) {
+                r->nplain = r->plain_pos = 0;
+                done += got;
+            } else {
+                r->nplain = got;
+                r->plain_pos = 0;
             }
             continue;
         }

@@ -283,8 +283,10 @@ record_open(const pqv_vault *v, const uint8_t hash[NAME_HASH_BYTES], const uint8
         return pqv_set_error(PQV_E_INTEGRITY, "record is truncated");
     if (memcmp(buf, RECORD_MAGIC, 4) != 0)
         return pqv_set_error(PQV_E_INTEGRITY, "record has a bad magic number");
+    /* The config's format version fixes the record version: another one in
+     * this vault is damage, not a newer format. */
     if (buf[4] != RECORD_VERSION)
-        return pqv_set_error(PQV_E_UNSUPPORTED, "record version %u is not supported", buf[4]);
+        return pqv_set_error(PQV_E_INTEGRITY, "record has an unknown version (%u)", buf[4]);
     if (pqv_aead_name(buf[5]) == NULL || buf[6] != 0 || buf[7] != 0)
         return pqv_set_error(PQV_E_INTEGRITY, "record header is malformed");
     bodylen = len - RECORD_HEADER_BYTES - PQV_AEAD_TAG_BYTES;

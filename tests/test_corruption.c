@@ -20,6 +20,7 @@
 #include "pqvault/vault.h"
 #include "util/fsutil.h"
 #include "util/util.h"
+#include "vault/vault_internal.h"
 
 static const struct pqv_kdf_params cheap = { 1, 256, 1 };
 static const char pass[] = "correct horse";
@@ -230,5 +231,67 @@ test_record_version_flip_is_damage(void)
     remove_vault(dir);
 }
 
+/* record_with_body(v, body, len, out, outlen): a record of name "f" in
+ * ${v} whose (authentic) body is ${body}, sealed as record_seal does. */
+static int
+record_with_body(const pqv_vault *v, const uint8_t *body, size_t len, uint8_t **out,
+    size_t *outlen)
+{
+    static const char label[] = "pqvault/v1/record";
+    static const uint8_t zero_nonce[PQV_AEAD_NONCE_BYTES];
+    uint8_t hash[NAME_HASH_BYTES], key[32], *buf;
+    uint8_t ad[RECORD_HEADER_BYTES + NAME_HASH_BYTES + VAULT_ID_BYTES];
+
+    *outlen = RECORD_HEADER_BYTES + len + PQV_AEAD_TAG_BYTES;
+    if ((buf = malloc(*outlen)) == NULL || vault_name_hash(v, "f", hash) != 0)
+        return -1;
+    memcpy(buf, "PQVR\x01\x01\x00\x00", 8);
+    memset(buf + 8, 0x5A, 32);
+    memcpy(ad, buf, RECORD_HEADER_BYTES);
+    memcpy(ad + RECORD_HEADER_BYTES, hash, NAME_HASH_BYTES);
+    memcpy(ad + RECORD_HEADER_BYTES + NAME_HASH_BYTES, v->config.vault_id, VAULT_ID_BYTES);
+    if (pqv_hkdf_sha256(key, 32, v->records_key, 32, buf + 8, 32, (const uint8_t *)label,
+            sizeof(label) - 1) != 0 ||
+        pqv_aead_seal1(PQV_AEAD_AES256GCM, key, zero_nonce, ad, sizeof(ad), body, len,
+            buf + RECORD_HEADER_BYTES) != 0)
+        return -1;
+    *out = buf;
+    return 0;
+}
+
+/* Bug (found by fuzz/fuzz_record.c): an authentic record body ending inside
+ * the wrapped file key made parse_body memcpy from NULL (crash).  The
+ * input is fuzz/corpus/record/regress-truncated-wrapped-key. */
+static void
+test_record_body_truncated_in_wrapped_key(void)
+{
+    pqv_vault *v = calloc(1, sizeof(*v));
+    uint8_t body[64], hash[NAME_HASH_BYTES], *rec;
+    size_t n = 0, reclen;
+    struct record r;
+
+    REQUIRE(v != NULL);
+    v->config.version = 1;
+    v->config.kem = pqv_frodo_find("FrodoKEM-640-SHAKE");
+    v->config.aead = PQV_AEAD_AES256GCM;
+    REQUIRE(vault_name_hash(v, "f", hash) == 0);
+    body[n++] = 1;                      /* body version */
+    body[n++] = PQV_ENTRY_FILE;
+    body[n++] = 0, body[n++] = 1, body[n++] = 'f';
+    pqv_store_be32(body + n, 0644), n += 4;
+    pqv_store_be64(body + n, 1700000000), n += 8;
+    pqv_store_be32(body + n, 0), n += 4;
+    pqv_store_be64(body + n, 100), n += 8;   /* size */
+    body[n++] = PQV_AEAD_AES256GCM;
+    pqv_store_be32(body + n, 1), n += 4;     /* one object */
+    memset(body + n, 7, OBJECT_ID_BYTES), n += OBJECT_ID_BYTES;
+    pqv_store_be32(body + n, (uint32_t)pqv_wrap_bytes(v->config.kem)), n += 4;
+    body[n++] = 0xAB;                   /* one byte of the wrapped key only */
+    REQUIRE(record_with_body(v, body, n, &rec, &reclen) == 0);
+    CHECK_EQ_INT(record_open(v, hash, rec, reclen, &r), PQV_E_INTEGRITY);
+    free(rec);
+    free(v);
+}
+
 TEST_MAIN(test_keyfile_version_flip_is_damage, test_config_identity_damage,
-    test_record_version_flip_is_damage)
+    test_record_version_flip_is_damage, test_record_body_truncated_in_wrapped_key)

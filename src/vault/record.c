@@ -253,9 +253,12 @@ parse_body(const pqv_vault *v, const uint8_t *body, size_t len, struct record *r
     if (c.bad || r->wrapped_len != (e->type == PQV_ENTRY_FILE ? pqv_wrap_bytes(v->config.kem) : 0))
         goto bad;
     if (r->wrapped_len > 0) {
+        const uint8_t *w = take(&c, r->wrapped_len);
+        if (w == NULL)
+            goto bad; /* body ends inside the wrapped key */
         if ((r->wrapped = malloc(r->wrapped_len)) == NULL)
             goto nomem;
-        memcpy(r->wrapped, take(&c, r->wrapped_len), r->wrapped_len);
+        memcpy(r->wrapped, w, r->wrapped_len);
     }
     if (c.p != c.end)
         goto bad;

@@ -42,7 +42,7 @@ BIN = $(BUILD)/pqvault
 $(BUILD)/obj/%_avx2.o: ALL_CFLAGS += -mavx2
 $(BUILD)/obj/%_avx512.o: ALL_CFLAGS += -mavx512f -mavx512bw -mavx512vl -mavx2
 
-.PHONY: all test check check-tests clean install static bench demo ct fuzz
+.PHONY: all test check check-tests clean install static bench demo ct fuzz fuzz-build fuzz-ci
 
 all: $(LIB) $(BIN)
 
@@ -86,10 +86,52 @@ check:
 	$(MAKE) SAN=1 test
 	$(MAKE) CC=clang BUILD=build-clang build-clang/libpqvault.a build-clang/pqvault $(TEST_SRCS:tests/%.c=build-clang/tests/%)
 	sh tests/ct/run.sh
+	$(MAKE) fuzz-ci
 	sh tests/install.sh
 
 ct: $(LIB)
 	sh tests/ct/run.sh
+
+# libFuzzer targets (fuzz/fuzz_*.c, seeds in fuzz/corpus/NAME/), built with
+# clang under ASan+UBSan in build-fuzz/.  `make fuzz` runs each for
+# FUZZ_SECONDS; `make fuzz-ci` replays the committed seeds, then fuzzes each
+# for FUZZ_CI_SECONDS.  New inputs go to build-fuzz/corpus/NAME/, crashes to
+# build-fuzz/crash-NAME-*.
+FUZZ_TARGETS = keyfile config record stream recovery args
+FUZZ_SECONDS ?= 60
+FUZZ_CI_SECONDS ?= 20
+FUZZ_CFLAGS = -O1 -g -fsanitize=fuzzer-no-link
+FUZZ_LINK = clang -std=c11 -D_GNU_SOURCE -Iinclude -Isrc -pthread -O1 -g \
+	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+FUZZ_RUN = -close_fd_mask=3 -timeout=20 -rss_limit_mb=2048
+
+build-fuzz/fuzz_args: fuzz/fuzz_args.c build-fuzz/libpqvault.a $(CLI_SRCS) src/cli/cli.h
+	$(FUZZ_LINK) -Dmain=pqvault_cli_main -o $@ fuzz/fuzz_args.c $(CLI_SRCS) build-fuzz/libpqvault.a $(LDLIBS)
+
+build-fuzz/fuzz_%: fuzz/fuzz_%.c build-fuzz/libpqvault.a
+	$(FUZZ_LINK) -o $@ $< build-fuzz/libpqvault.a $(LDLIBS)
+
+fuzz-build:
+	$(MAKE) SAN=1 CC=clang BUILD=build-fuzz CFLAGS="$(FUZZ_CFLAGS)" build-fuzz/libpqvault.a
+	$(MAKE) $(FUZZ_TARGETS:%=build-fuzz/fuzz_%)
+
+fuzz: fuzz-build
+	@for t in $(FUZZ_TARGETS); do \
+		mkdir -p build-fuzz/corpus/$$t; \
+		echo "== fuzz_$$t for $(FUZZ_SECONDS) s"; \
+		build-fuzz/fuzz_$$t $(FUZZ_RUN) -max_total_time=$(FUZZ_SECONDS) \
+			-artifact_prefix=build-fuzz/crash-$$t- build-fuzz/corpus/$$t fuzz/corpus/$$t \
+			2>&1 | grep -E '^#[0-9]+ +DONE|^Done|ERROR|SUMMARY|crash-' ; \
+		ls build-fuzz/crash-$$t-* >/dev/null 2>&1 && { echo "fuzz_$$t: crash found"; exit 1; }; \
+	done; echo "fuzz: no crash"
+
+fuzz-ci: fuzz-build
+	@for t in $(FUZZ_TARGETS); do \
+		echo "== fuzz_$$t: replay fuzz/corpus/$$t"; \
+		build-fuzz/fuzz_$$t $(FUZZ_RUN) -runs=0 fuzz/corpus/$$t >build-fuzz/replay-$$t.log 2>&1 || \
+			{ cat build-fuzz/replay-$$t.log; exit 1; }; \
+	done
+	$(MAKE) fuzz FUZZ_SECONDS=$(FUZZ_CI_SECONDS)
 
 demo: $(BIN)
 	sh scripts/demo.sh $(BIN)
@@ -115,6 +157,6 @@ install: $(LIB) $(BIN)
 		>$(DESTDIR)$(PREFIX)/lib/pkgconfig/pqvault.pc
 
 clean:
-	rm -rf build build-san build-clang build-static
+	rm -rf build build-san build-clang build-static build-fuzz
 
 -include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d)

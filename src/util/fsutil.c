@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,11 +16,100 @@
 
 int (*pqv_io_fault)(const char *op, const char *path);
 
+/*
+ * TEST-ONLY hooks for the crash and fault tests of the real binary
+ * (tests/cli/crash_kill.sh, tests/cli/faults.sh).  The environment is read
+ * once, at start-up; when neither variable is set they cost one branch per
+ * call and change nothing.
+ *
+ *   PQVAULT_TEST_KILL_AT=N      the N-th durability call of the process
+ *                               (fsync, rename, unlink, mkdir, rmdir, or an
+ *                               open that creates) raises SIGKILL on the
+ *                               process just before it is made;
+ *   PQVAULT_TEST_FAULT=op:N:err the N-th call of ${op} (open, write, fsync,
+ *                               rename, unlink, mkdir, rmdir, or any) fails
+ *                               with ${err}: EIO, ENOSPC, EDQUOT, a number,
+ *                               or "short" (that write is cut short and
+ *                               every later write fails with ENOSPC, like a
+ *                               disk filling up); "op:N+:err" fails every
+ *                               call of ${op} from the N-th on.
+ */
+static int test_hooks;                  /* either variable set */
+static unsigned long test_kill_at;
+static char test_fault_op[16];
+static unsigned long test_fault_n;
+static int test_fault_persistent, test_fault_err;
+static unsigned long test_kill_count, test_fault_count;
+static int test_fault_full;             /* after a "short" write */
+
+__attribute__((constructor)) static void
+read_test_hooks(void)
+{
+    const char *k = getenv("PQVAULT_TEST_KILL_AT");
+    const char *f = getenv("PQVAULT_TEST_FAULT");
+    char buf[64], *n, *err, *end;
+
+    if (k != NULL && *k != '\0') {
+        test_kill_at = strtoul(k, NULL, 10);
+        test_hooks = test_kill_at > 0;
+    }
+    if (f == NULL || snprintf(buf, sizeof(buf), "%s", f) >= (int)sizeof(buf))
+        return;
+    if ((n = strchr(buf, ':')) == NULL || (err = strchr(n + 1, ':')) == NULL)
+        return;
+    *n++ = '\0';
+    *err++ = '\0';
+    snprintf(test_fault_op, sizeof(test_fault_op), "%.15s", buf);
+    test_fault_n = strtoul(n, &end, 10);
+    test_fault_persistent = *end == '+';
+    if (strcmp(err, "EIO") == 0)
+        test_fault_err = EIO;
+    else if (strcmp(err, "ENOSPC") == 0)
+        test_fault_err = ENOSPC;
+    else if (strcmp(err, "EDQUOT") == 0)
+        test_fault_err = EDQUOT;
+    else if (strcmp(err, "short") == 0)
+        test_fault_err = PQV_FAULT_SHORT;
+    else
+        test_fault_err = atoi(err);
+    if (test_fault_n > 0 && test_fault_err != 0)
+        test_hooks = 1;
+}
+
+static int
+test_hook(const char *op)
+{
+    if (test_kill_at > 0 && strcmp(op, "write") != 0 &&
+        __atomic_add_fetch(&test_kill_count, 1, __ATOMIC_SEQ_CST) == test_kill_at)
+        raise(SIGKILL);
+    if (test_fault_n == 0)
+        return 0;
+    if (strcmp(op, "write") == 0 && __atomic_load_n(&test_fault_full, __ATOMIC_SEQ_CST))
+        return ENOSPC;
+    if (strcmp(test_fault_op, "any") != 0 && strcmp(test_fault_op, op) != 0)
+        return 0;
+    unsigned long c = __atomic_add_fetch(&test_fault_count, 1, __ATOMIC_SEQ_CST);
+    if (c == test_fault_n || (test_fault_persistent && c > test_fault_n)) {
+        if (test_fault_err == PQV_FAULT_SHORT) {
+            if (strcmp(op, "write") != 0)
+                return EIO;
+            __atomic_store_n(&test_fault_full, 1, __ATOMIC_SEQ_CST);
+        }
+        return test_fault_err;
+    }
+    return 0;
+}
+
 static int
 fault(const char *op, const char *path)
 {
     int e;
 
+    if (test_hooks && (e = test_hook(op)) != 0) {
+        if (e != PQV_FAULT_SHORT)
+            errno = e;
+        return e;
+    }
     if (pqv_io_fault == NULL || (e = pqv_io_fault(op, path)) == 0)
         return 0;
     if (e != PQV_FAULT_SHORT)
@@ -61,6 +151,14 @@ pqv_io_rename(const char *from, const char *to)
     if (fault("rename", to))
         return -1;
     return rename(from, to);
+}
+
+int
+pqv_io_rename_noreplace(const char *from, const char *to)
+{
+    if (fault("rename", to))
+        return -1;
+    return renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE);
 }
 
 int

@@ -26,6 +26,8 @@ int pqv_io_open(const char *path, int flags, mode_t mode);
 ssize_t pqv_io_write(int fd, const void *buf, size_t len, const char *path);
 int pqv_io_fsync(int fd, const char *path);
 int pqv_io_rename(const char *from, const char *to);
+/* rename that fails with EEXIST rather than replace ${to} */
+int pqv_io_rename_noreplace(const char *from, const char *to);
 int pqv_io_unlink(const char *path);
 int pqv_io_mkdir(const char *path, mode_t mode);
 int pqv_io_rmdir(const char *path);

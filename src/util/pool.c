@@ -4,8 +4,11 @@
 #include "util/pool.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
+
+#include "util/util.h"
 
 #define MAX_THREADS 16
 
@@ -36,6 +39,8 @@ worker(void *arg)
             pool->tail = NULL;
         pthread_mutex_unlock(&pool->mutex);
         job->run(job);
+        if (job->rc != 0)
+            snprintf(job->detail, sizeof(job->detail), "%s", pqv_error_detail());
         pthread_mutex_lock(&pool->mutex);
         job->done = 1;
         pthread_cond_broadcast(&pool->finished);
@@ -87,6 +92,7 @@ pqv_pool_submit(pqv_pool *pool, struct pqv_job *job)
 {
     job->done = 0;
     job->rc = 0;
+    job->detail[0] = '\0';
     job->next = NULL;
     pthread_mutex_lock(&pool->mutex);
     if (pool->tail != NULL)
@@ -105,6 +111,8 @@ pqv_pool_wait(pqv_pool *pool, struct pqv_job *job)
     while (!job->done)
         pthread_cond_wait(&pool->finished, &pool->mutex);
     pthread_mutex_unlock(&pool->mutex);
+    if (job->rc != 0 && job->detail[0] != '\0')
+        pqv_set_error(job->rc, "%s", job->detail);
     return job->rc;
 }
 

@@ -11,6 +11,9 @@ struct pqv_job {
     void (*run)(struct pqv_job *job);  /* sets job->rc */
     int rc;
     int done;                          /* set by the pool, under its mutex */
+    char detail[256];                  /* error detail of a failed run, carried
+                                          to the waiting thread (details are
+                                          per thread) */
     struct pqv_job *next;
 };
 

@@ -455,9 +455,13 @@ commit_records(pqv_vault *v, struct add_file *files, size_t n, struct window *w,
     window_drain(v, w, opt, 0);
     /* Even after a failure, make what was renamed durable before
      * reporting: a record that reached its name is committed. */
+    if (w->rc != 0) {
+        char detail[256];
+        snprintf(detail, sizeof(detail), "%s", pqv_error_detail());
+        (void)v->storage->ops->barrier(v->storage);
+        return pqv_set_error(w->rc, "%s", detail);
+    }
     rc = v->storage->ops->barrier(v->storage);
-    if (w->rc != 0)
-        return w->rc;
     if (rc != 0)
         return rc;
     for (size_t i = 0; i < n; i++) {
@@ -474,6 +478,7 @@ static int
 add_batch(pqv_vault *v, struct add_file *files, size_t n, struct window *w,
     const struct pqv_add_options *opt, uint64_t total)
 {
+    char detail[256];
     int rc;
 
     for (size_t i = 0; i < n && w->rc == 0; i++) {
@@ -505,13 +510,15 @@ add_batch(pqv_vault *v, struct add_file *files, size_t n, struct window *w,
     return commit_records(v, files, n, w, opt);
 
 fail:
-    /* Nothing of this batch is committed: remove its objects. */
+    /* Nothing of this batch is committed: remove its objects (keeping the
+     * detail of the failure, not of the cleanup). */
     rc = w->rc;
+    snprintf(detail, sizeof(detail), "%s", pqv_error_detail());
     for (size_t i = 0; i < n; i++)
         if (files[i].ids != NULL)
             delete_objects(v, files[i].ids, files[i].nobjects);
     (void)v->storage->ops->barrier(v->storage);
-    return rc;
+    return pqv_set_error(rc, "%s", detail);
 }
 
 static int
@@ -632,9 +639,12 @@ pqv_vault_add_fd(pqv_vault *v, int fd, const char *name, uint32_t mode, int64_t 
     if (w.rc == 0)
         w.rc = v->storage->ops->barrier(v->storage);
     if (w.rc != 0) {
+        char detail[256];
         rc = w.rc;
+        snprintf(detail, sizeof(detail), "%s", pqv_error_detail());
         delete_objects(v, f->ids, f->nobjects);
         (void)v->storage->ops->barrier(v->storage);
+        pqv_set_error(rc, "%s", detail);
         goto out;
     }
     rc = commit_records(v, f, 1, &w, opt);

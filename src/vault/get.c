@@ -158,7 +158,7 @@ mkdirs(const char *path)
             continue;
         char c = buf[i];
         buf[i] = '\0';
-        if (mkdir(buf, 0755) != 0 && errno != EEXIST) {
+        if (pqv_io_mkdir(buf, 0755) != 0 && errno != EEXIST) {
             int e = errno;
             return pqv_set_error(pqv_errno_error(e), "%s: mkdir: %s", buf, strerror(e));
         }
@@ -235,7 +235,7 @@ restore_file(pqv_vault *v, const struct record *r, const char *dest,
         }
     } else {
         /* No replace, even if the name appeared since the check above. */
-        if (renameat2(AT_FDCWD, tmp, AT_FDCWD, dest, RENAME_NOREPLACE) != 0) {
+        if (pqv_io_rename_noreplace(tmp, dest) != 0) {
             e = errno;
             rc = e == EEXIST
                 ? pqv_set_error(PQV_E_EXISTS, "%s: already exists (use --force to replace)", dest)

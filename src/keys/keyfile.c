@@ -274,7 +274,9 @@ pqv_keyfile_parse(pqv_keyfile **out, const uint8_t *buf, size_t len)
         return pqv_set_error(PQV_E_INTEGRITY, "key file has %zu trailing bytes", len - total);
     if ((rc = pqv_sha256(digest, buf, total - TRAILER_BYTES)) != 0)
         return rc;
-    if (!pqv_ct_equal(digest, buf + total - TRAILER_BYTES, 32))
+    int same = pqv_ct_equal(digest, buf + total - TRAILER_BYTES, 32);
+    pqv_declassify(&same, sizeof(same)); /* the verdict is public */
+    if (!same)
         return pqv_set_error(PQV_E_INTEGRITY, "key file is corrupted (checksum mismatch)");
     for (int i = 0; i < PQV_KEYFILE_SLOTS; i++) {
         struct pqv_kdf_params p = slot_params(buf + PREFIX_BYTES + publen + i * SLOT_BYTES);

@@ -4,7 +4,11 @@
  * The code is a secret, so symbol values are computed without table lookups
  * or branches on the symbol (mask arithmetic over the 32-symbol alphabet);
  * the checksum is compared in constant time.  Only the positions of
- * separators (dashes, spaces), which carry no secret, steer the control flow.
+ * separators (dashes, spaces), which carry no secret, steer the control flow:
+ * each character's separator test is computed without a branch and only
+ * that one bit is declassified (pqv_declassify) before it is branched on;
+ * the verdicts (every symbol valid, checksum equal) are declassified too.
+ * tests/ct/ct_misc.c checks this under valgrind.
  */
 #include "pqvault/recovery.h"
 
@@ -112,15 +116,22 @@ pqv_recovery_decode(const char *code, uint8_t seed[PQV_SEED_BYTES])
     if (code == NULL || seed == NULL)
         return PQV_E_INVAL;
     memset(payload, 0, sizeof(payload));
-    for (const char *p = code; *p != '\0'; p++) {
-        char ch = *p;
-        if (ch == '-' || ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r')
+    for (const char *p = code;; p++) {
+        uint32_t ch = (uint32_t)(unsigned char)*p;
+        uint32_t sep = (eq_mask(ch, '-') | eq_mask(ch, ' ') | eq_mask(ch, '\t') |
+            eq_mask(ch, '\n') | eq_mask(ch, '\r')) & 1;
+        uint32_t end = eq_mask(ch, 0) & 1;
+        pqv_declassify(&sep, sizeof(sep)); /* separator positions are public */
+        pqv_declassify(&end, sizeof(end)); /* so is the code's length */
+        if (end)
+            break;
+        if (sep)
             continue;
         if (nsym >= PQV_RECOVERY_SYMBOLS) {
             nsym++;
             continue;
         }
-        uint32_t v = symbol_value((uint32_t)(unsigned char)ch, &valid);
+        uint32_t v = symbol_value(ch, &valid);
         for (int k = 0; k < 5; k++) {
             int b = nsym * 5 + k;
             payload[b / 8] |= (uint8_t)(((v >> (4 - k)) & 1) << (7 - b % 8));
@@ -132,13 +143,16 @@ pqv_recovery_decode(const char *code, uint8_t seed[PQV_SEED_BYTES])
         return pqv_set_error(PQV_E_AUTH,
             "recovery code has %d symbols, expected %d", nsym, PQV_RECOVERY_SYMBOLS);
     }
+    pqv_declassify(&valid, sizeof(valid)); /* the verdict is public */
     if (!valid) {
         pqv_wipe(payload, sizeof(payload));
         return pqv_set_error(PQV_E_AUTH, "recovery code contains an invalid character");
     }
     if ((rc = checksum(expect, payload)) != 0)
         goto done;
-    if (!pqv_ct_equal(expect, payload + PQV_SEED_BYTES, 3)) {
+    int same = pqv_ct_equal(expect, payload + PQV_SEED_BYTES, 3);
+    pqv_declassify(&same, sizeof(same));
+    if (!same) {
         rc = pqv_set_error(PQV_E_AUTH, "recovery code checksum mismatch (typing error?)");
         goto done;
     }

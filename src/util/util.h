@@ -20,6 +20,21 @@ void pqv_wipe(void *p, size_t n);
  */
 int pqv_ct_equal(const void *a, const void *b, size_t n);
 
+/*
+ * pqv_declassify(p, n): declare the ${n} bytes at ${p} public: a decision
+ * revealed anyway (a tag or checksum did or did not match) or a value the
+ * design declares public.  A no-op, except in the constant-time test build
+ * (tests/ct/run.sh compiles with -DPQV_CT_DECLASSIFY), where valgrind is
+ * told the bytes are defined, so only branches on what is still secret are
+ * reported.
+ */
+#ifdef PQV_CT_DECLASSIFY
+#include <valgrind/memcheck.h>
+#define pqv_declassify(p, n) ((void)VALGRIND_MAKE_MEM_DEFINED((p), (n)))
+#else
+#define pqv_declassify(p, n) ((void)(p), (void)(n))
+#endif
+
 /* pqv_ct_is_zero(a, n): 1 if all ${n} bytes are zero; constant time. */
 int pqv_ct_is_zero(const void *a, size_t n);
 

@@ -139,6 +139,9 @@ struct scenario {
     void (*model)(struct vc_model *m);
     void (*prepare)(struct crashsim *cs);    /* extra set-up, may be NULL */
     int new_pass;                            /* may leave the new passphrase */
+    int wide;    /* exhaustive subsets only past CRASHSIM_EXHAUSTIVE pending
+                    operations; below, all-kept and all-lost ("add a
+                    directory" covers those exhaustively) */
 };
 
 /* ---- add of one file (two objects) ---- */
@@ -194,6 +197,37 @@ model_add_dir(struct vc_model *m)
     vc_model_file(m, "tree/empty", NULL, 0, 0, tree_x, 0, 1);
     vc_model_dir(m, "tree/sub", 0, 1);
     vc_model_file(m, "tree/sub/z", NULL, 0, 0, tree_z, TZ_LEN, 1);
+}
+
+/* ---- add of a wide directory: more than CRASHSIM_EXHAUSTIVE pending
+ * operations, so outcomes are sampled ---- */
+#define WIDE_FILES 11
+
+static int
+op_add_wide(pqv_storage *s)
+{
+    char path[512];
+    pqv_vault *v;
+    int rc = open_vault(s, VC_PASS, &v, 1);
+
+    snprintf(path, sizeof(path), "%s/wide", tmpdir);
+    if (rc == 0)
+        rc = pqv_vault_add_path(v, path, "wide", NULL);
+    pqv_vault_close(v);
+    return rc;
+}
+
+static void
+model_add_wide(struct vc_model *m)
+{
+    char name[64];
+
+    model_base(m, "");
+    vc_model_dir(m, "wide", 0, 1);
+    for (int i = 0; i < WIDE_FILES; i++) {
+        snprintf(name, sizeof(name), "wide/f%02d", i);
+        vc_model_file(m, name, NULL, 0, 0, tree_x, (size_t)(10 + i), 1);
+    }
 }
 
 /* ---- add from a descriptor (a pipe) ---- */
@@ -419,6 +453,9 @@ run_scenario(const struct scenario *sc, struct crashsim *base, struct figures *f
             fprintf(stderr, "# %s: step %lu: %zu pending, %zu outcomes\n", sc->name, n,
                 crashsim_pending(cs), outcomes);
         for (size_t i = 0; i < outcomes; i++) {
+            if (sc->wide && crashsim_pending(cs) <= CRASHSIM_EXHAUSTIVE && i >= 2 &&
+                i + 2 < outcomes)
+                continue;
             struct crashsim *post = crashsim_outcome(cs, i);
             fig->outcomes++;
             if (verify_outcome(post, sc, 0, why, sizeof(why)) != 0) {
@@ -474,19 +511,26 @@ setup(void)
     write_path(path, tree_x, 0);
     snprintf(path, sizeof(path), "%s/tree/sub/z", tmpdir);
     write_path(path, tree_z, TZ_LEN);
+    snprintf(path, sizeof(path), "%s/wide", tmpdir);
+    mkdir(path, 0755);
+    for (int i = 0; i < WIDE_FILES; i++) {
+        snprintf(path, sizeof(path), "%s/wide/f%02d", tmpdir, i);
+        write_path(path, tree_x, (size_t)(10 + i));
+    }
     base = base_state();
 }
 
 static const struct scenario scenarios[] = {
-    { "add one file", op_add_one, model_add_one, NULL, 0 },
-    { "add a directory", op_add_dir, model_add_dir, NULL, 0 },
-    { "add from a pipe", op_add_fd, model_add_fd, NULL, 0 },
-    { "add --force", op_add_force, model_add_force, NULL, 0 },
-    { "rm a file", op_rm, model_rm, NULL, 0 },
-    { "rm a directory", op_rm_dir, model_rm_dir, NULL, 0 },
-    { "passwd", op_passwd, model_all, NULL, 1 },
-    { "recover", op_recover, model_all, NULL, 1 },
-    { "gc", op_gc, model_all, prepare_gc, 0 },
+    { "add one file", op_add_one, model_add_one, NULL, 0, 0 },
+    { "add a directory", op_add_dir, model_add_dir, NULL, 0, 0 },
+    { "add a wide directory", op_add_wide, model_add_wide, NULL, 0, 1 },
+    { "add from a pipe", op_add_fd, model_add_fd, NULL, 0, 0 },
+    { "add --force", op_add_force, model_add_force, NULL, 0, 0 },
+    { "rm a file", op_rm, model_rm, NULL, 0, 0 },
+    { "rm a directory", op_rm_dir, model_rm_dir, NULL, 0, 0 },
+    { "passwd", op_passwd, model_all, NULL, 1, 0 },
+    { "recover", op_recover, model_all, NULL, 1, 0 },
+    { "gc", op_gc, model_all, prepare_gc, 0, 0 },
 };
 
 static void
@@ -503,6 +547,7 @@ run_named(const char *name)
 
 static void test_crash_add_one(void) { run_named("add one file"); }
 static void test_crash_add_dir(void) { run_named("add a directory"); }
+static void test_crash_add_wide(void) { run_named("add a wide directory"); }
 static void test_crash_add_fd(void) { run_named("add from a pipe"); }
 static void test_crash_add_force(void) { run_named("add --force"); }
 static void test_crash_rm(void) { run_named("rm a file"); }
@@ -655,6 +700,7 @@ test_cleanup(void)
     base = NULL;
 }
 
-TEST_MAIN(test_crashsim_model, test_crash_add_one, test_crash_add_dir, test_crash_add_fd,
+TEST_MAIN(test_crashsim_model, test_crash_add_one, test_crash_add_dir, test_crash_add_wide,
+    test_crash_add_fd,
     test_crash_add_force, test_crash_rm, test_crash_rm_dir, test_crash_passwd, test_crash_recover,
     test_crash_gc, test_crash_get_realfs, test_cleanup)

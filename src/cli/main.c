@@ -202,6 +202,15 @@ int lib_error(const char *what, int rc)
 {
     const char *detail = pqv_error_detail();
     const char *why = (detail && *detail) ? detail : pqv_strerror(rc);
+    char buf[4096];
+    size_t dl = strlen(why);
+    /* A detail that ends in ":" or ": " names a subject without a reason. */
+    if (dl > 0 && (why[dl - 1] == ':' || (dl > 1 && why[dl - 2] == ':' &&
+        why[dl - 1] == ' '))) {
+        snprintf(buf, sizeof buf, "%.*s: %s", (int)(dl - (why[dl - 1] == ' ' ? 2 : 1)),
+            why, pqv_strerror(rc));
+        why = buf;
+    }
     const char *hint = "";
     if (rc == PQV_E_EXISTS && g_cli.cmd &&
         (strcmp(g_cli.cmd, "add") == 0 || strcmp(g_cli.cmd, "get") == 0) &&
@@ -210,7 +219,9 @@ int lib_error(const char *what, int rc)
     /* Avoid "x: x: ..." when the detail already names the subject. */
     if (what) {
         size_t wl = strlen(what);
-        if (strncmp(why, what, wl) == 0 && why[wl] == ':')
+        if (strncmp(why, what, wl) == 0 && (why[wl] == ':' || why[wl] == '/'))
+            what = NULL;
+        else if (wl >= 8 && strstr(why, what))
             what = NULL;
     }
     if (what)

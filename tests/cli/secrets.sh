@@ -1,0 +1,91 @@
+# tests/cli/secrets.sh: secrets stay out of reach of other processes and
+# of the output.  A pqvault process blocked reading stdin ("add -") is
+# inspected through /proc: (a) $PQVAULT_PASSPHRASE is gone from its
+# environment, (b) core dumps are off (RLIMIT_CORE 0; not dumpable, so
+# /proc/PID/environ of another user is unreadable too), (c) its argv holds
+# no passphrase.  (d) The passphrase appears in no output of failing or
+# succeeding commands.
+. "$(dirname "$0")/lib.sh"
+
+SECRET_PASS="s3cret-Passphrase-$$"
+printf '%s\n' "$SECRET_PASS" >"$PF"
+init_vault --kem FrodoKEM-640-SHAKE || finish
+
+# (a)-(c): a writer blocked on a slow stdin, unlocked from the environment.
+mkfifo "$T/fifo"
+PQVAULT_PASSPHRASE="$SECRET_PASS" "$PQV" -v "$V" -q add - --name piped <"$T/fifo" \
+    >"$T/bg.out" 2>"$T/bg.err" &
+pid=$!
+BG_PIDS=$pid
+exec 7>"$T/fifo"           # open the writer end: the process starts
+printf 'first part\n' >&7
+# Wait until it has unlocked (it then holds the lock and reads stdin).
+i=0
+while [ $i -lt 100 ]; do
+    grep -q 'pipe:\|fifo' "/proc/$pid/fd/0" 2>/dev/null
+    if [ -r "/proc/$pid/status" ] && ls -l "/proc/$pid/fd" 2>/dev/null | grep -q "$V/lock"; then
+        break
+    fi
+    sleep 0.05
+    i=$((i + 1))
+done
+if [ -r "/proc/$pid/environ" ] || [ "$(id -u)" = 0 ]; then
+    if tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -q '^PQVAULT_PASSPHRASE='; then
+        fail "PQVAULT_PASSPHRASE is still in the environment of the running process"
+    else
+        ok "PQVAULT_PASSPHRASE removed from the running process's environment"
+    fi
+    if tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -qF "$SECRET_PASS"; then
+        fail "the passphrase is still in /proc/PID/environ"
+    else
+        ok "the passphrase is not in /proc/PID/environ"
+    fi
+fi
+core=$(awk '/^Max core file size/ { print $5 " " $6 }' "/proc/$pid/limits")
+check_ok "core dumps disabled (Max core file size: $core)" test "$core" = "0 0"
+# Not dumpable: /proc/PID/* files owned by root instead of the user (when
+# not run as root), and status shows it on recent kernels via environ's owner.
+owner=$(stat -c %u "/proc/$pid/environ" 2>/dev/null)
+if [ "$(id -u)" != 0 ]; then
+    check_ok "process not dumpable (/proc/PID/environ owned by root)" test "$owner" = 0
+else
+    ok "process not dumpable: skipped as root (ownership does not tell)"
+fi
+if tr '\0' ' ' <"/proc/$pid/cmdline" | grep -qF "$SECRET_PASS"; then
+    fail "the passphrase is in argv"
+else
+    ok "no passphrase in argv ($(tr '\0' ' ' <"/proc/$pid/cmdline" | sed "s|$T|\$T|g"))"
+fi
+printf 'second part\n' >&7
+exec 7>&-
+wait $pid
+st=$?
+BG_PIDS=
+check_ok "the blocked add completed (exit $st)" test "$st" -eq 0
+expect_status 0 pq get piped -o -
+expect_stdout_contains "second part"
+
+# (d): the passphrase never appears in any output.
+leaks=0
+scan() {
+    if cat "$OUT" "$ERR" 2>/dev/null | grep -qF -- "$SECRET_PASS"; then
+        leaks=$((leaks + 1))
+        fail "passphrase printed by: $*"
+    fi
+}
+printf 'wrong-%s\n' "$SECRET_PASS" >"$T/wrong"
+for args in "list" "check --read-data" "info" "get nosuch -o $T/x" "add $T/nonexistent" \
+    "get piped -o -" "rm nosuch" "passwd --slot 2" "recover --recovery-file $T/wrong"; do
+    pq $args >"$OUT" 2>"$ERR" </dev/null
+    scan pq $args
+    "$PQV" -v "$V" --passphrase-file "$T/wrong" $args >"$OUT" 2>"$ERR" </dev/null
+    scan "wrong passphrase" $args
+    PQVAULT_PASSPHRASE="wrong-$SECRET_PASS" "$PQV" -v "$V" $args >"$OUT" 2>"$ERR" </dev/null
+    scan "wrong PQVAULT_PASSPHRASE" $args
+done
+"$PQV" -v "$V" --passphrase-command "echo $SECRET_PASS; exit 3" list >"$OUT" 2>"$ERR"
+scan "failing --passphrase-command"
+"$PQV" -v "$V" --passphrase-fd 9 list 9<"$T/wrong" >"$OUT" 2>"$ERR"
+scan "--passphrase-fd with a wrong passphrase"
+check_ok "the passphrase appears in no output ($leaks leaks)" test "$leaks" -eq 0
+finish

@@ -1,0 +1,50 @@
+# tests/cli/big.sh: large files.  A 300 MiB round trip (file and pipes),
+# and a 1.5 GiB file added and restored under an address-space cap of
+# 768 MiB (ulimit -v): memory does not grow with the file size.
+. "$(dirname "$0")/lib.sh"
+
+init_vault || finish
+B=$T/b300
+dd if=/dev/urandom of="$B" bs=1M count=300 status=none
+expect_status 0 pq add "$B" --name b300
+expect_status 0 pq get b300 -o "$T/b300.out"
+check_ok "300 MiB file round trip" same_file "$B" "$T/b300.out"
+check_ok "300 MiB mode and mtime restored" test "$(stat_sig "$B")" = "$(stat_sig "$T/b300.out")"
+rm -f "$T/b300.out"
+expect_status 0 sh -c 'cat "$1" | "$2" -v "$3" --passphrase-file "$4" add - --name piped' sh "$B" "$PQV" "$V" "$PF"
+expect_status 0 sh -c '"$1" -v "$2" --passphrase-file "$3" get piped -o - | cmp -s - "$4"' sh "$PQV" "$V" "$PF" "$B"
+expect_status 0 pq list --json piped
+check_ok "300 MiB = 75 objects" python3 -c '
+import json, sys
+e = json.load(open(sys.argv[1]))[0]
+assert e["size"] == 300 << 20 and e["objects"] == 75, e' "$OUT"
+
+# rss CMD...: the peak resident set size (KiB) of CMD (its output discarded).
+rss() { /usr/bin/time -f %M -o "$T/rss" "$@" >/dev/null 2>&1 && cat "$T/rss"; }
+if [ -x /usr/bin/time ]; then
+    r300=$(rss "$PQV" -v "$V" --passphrase-file "$PF" get b300 -o -)
+fi
+
+# 1.5 GiB: 300 MiB of random data, a hole, 1 MiB of random data at the end.
+G=$T/g1536
+cp "$B" "$G"
+dd if=/dev/urandom of="$G" bs=1M count=1 seek=1535 conv=notrunc status=none
+rm -f "$B"
+check_ok "1.5 GiB test file" test "$(stat -c %s "$G")" -eq 1610612736
+expect_status 0 sh -c 'ulimit -v 786432 && exec "$@"' sh "$PQV" -v "$V" --passphrase-file "$PF" add "$G" --name g
+expect_status 0 sh -c 'ulimit -v 786432 && exec "$@"' sh "$PQV" -v "$V" --passphrase-file "$PF" get g -o "$T/g.out"
+check_ok "1.5 GiB round trip under a 768 MiB address-space cap" same_file "$G" "$T/g.out"
+rm -f "$T/g.out"
+expect_status 0 sh -c '(ulimit -v 786432 && exec "$1" -v "$2" --passphrase-file "$3" get g -o -) | cmp -s - "$4"' \
+    sh "$PQV" "$V" "$PF" "$G"
+if [ -x /usr/bin/time ] && [ -n "${r300:-}" ]; then
+    r1536=$(rss "$PQV" -v "$V" --passphrase-file "$PF" get g -o -)
+    echo "# peak RSS of get -o -: 300 MiB file ${r300} KiB, 1.5 GiB file ${r1536} KiB"
+    check_ok "peak RSS does not grow with the file (${r300} vs ${r1536} KiB)" \
+        test "$r1536" -lt $((r300 + 32768))
+    check_ok "peak RSS at most 140 MiB (${r1536} KiB)" test "$r1536" -le 143360
+fi
+expect_status 0 pq check --read-data
+expect_stdout_contains "damaged: 0"
+
+finish

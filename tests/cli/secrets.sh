@@ -22,7 +22,6 @@ printf 'first part\n' >&7
 # Wait until it has unlocked (it then holds the lock and reads stdin).
 i=0
 while [ $i -lt 100 ]; do
-    grep -q 'pipe:\|fifo' "/proc/$pid/fd/0" 2>/dev/null
     if [ -r "/proc/$pid/status" ] && ls -l "/proc/$pid/fd" 2>/dev/null | grep -q "$V/lock"; then
         break
     fi
@@ -30,10 +29,13 @@ while [ $i -lt 100 ]; do
     i=$((i + 1))
 done
 if [ -r "/proc/$pid/environ" ] || [ "$(id -u)" = 0 ]; then
-    if tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -q '^PQVAULT_PASSPHRASE='; then
-        fail "PQVAULT_PASSPHRASE is still in the environment of the running process"
+    # /proc/PID/environ shows the process's initial environment block: the
+    # variable is unset (children do not inherit it) and its value wiped in
+    # place, so at most its name with an empty value remains there.
+    if tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -q '^PQVAULT_PASSPHRASE=.'; then
+        fail "PQVAULT_PASSPHRASE still has a value in the running process's environment"
     else
-        ok "PQVAULT_PASSPHRASE removed from the running process's environment"
+        ok "PQVAULT_PASSPHRASE wiped from the running process's environment"
     fi
     if tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -qF "$SECRET_PASS"; then
         fail "the passphrase is still in /proc/PID/environ"

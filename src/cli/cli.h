@@ -170,6 +170,9 @@ struct progress;
  * a terminal or -q was given. */
 struct progress *progress_new(const char *label);
 void progress_cb(void *ctx, uint64_t done, uint64_t total);
+/* progress_clear_line(): clear the active bar's line before a message (the
+ * bar is redrawn at the next update). */
+void progress_clear_line(void);
 /* progress_end(p): clear the bar's line and free. */
 void progress_end(struct progress *p);
 

@@ -160,6 +160,7 @@ static void vmsg(const char *fmt, va_list ap)
         if ((unsigned char)*p < 0x20 || *p == 0x7f)
             *p = '?';
     fflush(stdout);
+    progress_clear_line();
     fprintf(stderr, "%s\n", buf);
 }
 

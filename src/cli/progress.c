@@ -4,6 +4,7 @@
  * library may call the callback from worker threads: a mutex serialises it.
  */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +27,23 @@ static double now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* The bar being drawn, so that messages can clear its line first. */
+static _Atomic(struct progress *) active;
+
+void progress_clear_line(void)
+{
+    struct progress *p = active;
+    if (!p)
+        return;
+    pthread_mutex_lock(&p->mu);
+    if (p->drawn) {
+        fprintf(stderr, "\r\033[K");
+        p->drawn = 0;
+        p->last = 0;
+    }
+    pthread_mutex_unlock(&p->mu);
+}
+
 struct progress *progress_new(const char *label)
 {
     if (g_cli.quiet || !isatty(STDERR_FILENO))
@@ -37,6 +55,7 @@ struct progress *progress_new(const char *label)
     p->label = label;
     p->start = now();
     p->last = 0;
+    active = p;
     return p;
 }
 
@@ -80,6 +99,7 @@ void progress_end(struct progress *p)
 {
     if (!p)
         return;
+    active = NULL;
     if (p->drawn) {
         fprintf(stderr, "\r\033[K");
         fflush(stderr);

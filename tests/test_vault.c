@@ -440,6 +440,48 @@ test_gc_orphans(void)
     pqv_vault_close(v);
 }
 
+/* Counting report callback. */
+static int warnings;
+static void
+count_warnings(void *ctx, int level, const char *subject, const char *message)
+{
+    (void)ctx;
+    (void)subject;
+    (void)message;
+    if (level == PQV_REPORT_WARNING)
+        warnings++;
+}
+
+/* Regressions from the CLI review: init creates missing parents; a refused
+ * add reports only its refusal (no "skipped" warnings first); the ".."
+ * hint about --name is given by add only. */
+static void
+test_review_regressions(void)
+{
+    char dir[512], tree[512], fp[PQV_FINGERPRINT_CHARS], code[PQV_RECOVERY_CHARS];
+    struct pqv_init_options opt = { "FrodoKEM-640-SHAKE", 0, &cheap };
+    struct pqv_add_options add = { 0, NULL, NULL, count_warnings, NULL };
+    pqv_vault *v = NULL;
+
+    path_of(dir, sizeof(dir), "deep/er/vault2");
+    CHECK(pqv_vault_create(dir, NULL, PASS, &opt, code, fp) == 0);
+    REQUIRE(pqv_vault_open(&v, dir, NULL) == 0);
+    REQUIRE(pqv_vault_unlock(v, PASS) == 0 && pqv_vault_lock(v, 0, NULL) == 0);
+    CHECK(sh("mkdir -p linktree && ln -sf nowhere linktree/l && echo x > linktree/f%s", "") == 0);
+    path_of(tree, sizeof(tree), "linktree");
+    warnings = 0;
+    CHECK(pqv_vault_add_path(v, tree, "linktree", &add) == 0);
+    CHECK_EQ_INT(warnings, 1);
+    warnings = 0;
+    CHECK_EQ_INT(pqv_vault_add_path(v, tree, "linktree", &add), PQV_E_EXISTS);
+    CHECK_EQ_INT(warnings, 0);
+    CHECK_EQ_INT(pqv_vault_add_path(v, "../x", NULL, &add), PQV_E_INVAL);
+    CHECK(strstr(pqv_error_detail(), "--name") != NULL);
+    CHECK_EQ_INT(pqv_vault_get(v, "../x", NULL, NULL), PQV_E_INVAL);
+    CHECK(strstr(pqv_error_detail(), "--name") == NULL);
+    pqv_vault_close(v);
+}
+
 static void
 setup(void)
 {
@@ -462,4 +504,4 @@ static void test_teardown(void) { if (getenv("PQV_KEEP") == NULL) teardown(); }
 TEST_MAIN(test_setup, test_create_and_unlock, test_name_normalize, test_add_get_sizes,
     test_list_prefix, test_replace_and_rm, test_add_fd_pipe, test_swapped_records_detected,
     test_config_tamper, test_lock_exclusive, test_passwd_and_recover, test_gc_orphans,
-    test_teardown)
+    test_review_regressions, test_teardown)

@@ -341,12 +341,31 @@ static const struct pqv_storage_ops local_ops = {
     local_lock, local_unlock, local_close,
 };
 
+/* make_dirs(dir): create ${dir} and any missing parents, each made durable
+ * in its own parent. */
+static int
+make_dirs(const char *dir)
+{
+    char parent[PATH_MAX_LEN];
+    struct stat st;
+    int rc, e;
+
+    pqv_dirname(dir, parent, sizeof(parent));
+    if (strcmp(parent, dir) != 0 && stat(parent, &st) != 0 && errno == ENOENT &&
+        (rc = make_dirs(parent)) != 0)
+        return rc;
+    if (pqv_io_mkdir(dir, 0700) != 0 && errno != EEXIST) {
+        e = errno;
+        return pqv_set_error(pqv_errno_error(e), "%s: mkdir: %s", dir, strerror(e));
+    }
+    return pqv_fsync_dir(parent);
+}
+
 int
 pqv_storage_local_open(pqv_storage **out, const char *dir, int create)
 {
     struct local_storage *ls;
     struct stat st;
-    char parent[PATH_MAX_LEN];
     int e, rc;
 
     if (out == NULL || dir == NULL || strlen(dir) >= PATH_MAX_LEN - 200)
@@ -356,12 +375,7 @@ pqv_storage_local_open(pqv_storage **out, const char *dir, int create)
         if (e != ENOENT || !create)
             return pqv_set_error(e == ENOENT ? PQV_E_NOVAULT : pqv_errno_error(e),
                 "%s: %s", dir, strerror(e));
-        if (pqv_io_mkdir(dir, 0700) != 0) {
-            e = errno;
-            return pqv_set_error(pqv_errno_error(e), "%s: mkdir: %s", dir, strerror(e));
-        }
-        pqv_dirname(dir, parent, sizeof(parent));
-        if ((rc = pqv_fsync_dir(parent)) != 0)
+        if ((rc = make_dirs(dir)) != 0)
             return rc;
     } else if (!S_ISDIR(st.st_mode)) {
         return pqv_set_error(PQV_E_NOVAULT, "%s: not a directory", dir);

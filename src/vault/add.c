@@ -51,6 +51,8 @@ struct add_plan {
     struct add_file *files;
     size_t n, cap;
     uint64_t total_bytes;
+    char **skipped;         /* "path\0what" of files reported as skipped */
+    size_t nskipped;
 };
 
 /* A unit of work on the pool: one object, or one record. */
@@ -77,6 +79,9 @@ plan_free(struct add_plan *plan)
         pqv_wipe(f->file_key, sizeof(f->file_key));
     }
     free(plan->files);
+    for (size_t i = 0; i < plan->nskipped; i++)
+        free(plan->skipped[i]);
+    free(plan->skipped);
     memset(plan, 0, sizeof(*plan));
 }
 
@@ -133,8 +138,16 @@ walk(pqv_vault *v, struct add_plan *plan, const char *path, const char *name,
         const char *what = S_ISLNK(st.st_mode) ? "symbolic link" :
             S_ISSOCK(st.st_mode) ? "socket" : S_ISFIFO(st.st_mode) ? "FIFO" :
             (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) ? "device" : "special file";
-        vault_report(opt->report, opt->report_ctx, PQV_REPORT_WARNING, path,
-            "skipped (%s)", what);
+        /* Reported once the whole add has passed its checks, so a
+         * refused add says only why it was refused. */
+        char **grown = realloc(plan->skipped, (plan->nskipped + 1) * sizeof(char *));
+        if (grown == NULL)
+            return PQV_E_NOMEM;
+        plan->skipped = grown;
+        if (asprintf(&plan->skipped[plan->nskipped], "%s%c%s", path, '\0', what) < 0)
+            return PQV_E_NOMEM;
+        plan->nskipped++;
+        (void)opt;
         (void)top;
         return 0;
     }
@@ -529,6 +542,11 @@ run_plan(pqv_vault *v, struct add_plan *plan, const struct pqv_add_options *opt)
 
     if ((rc = prepare(v, plan, opt)) != 0)
         return rc;
+    for (size_t i = 0; i < plan->nskipped; i++) {
+        const char *path = plan->skipped[i];
+        vault_report(opt->report, opt->report_ctx, PQV_REPORT_WARNING, path, "skipped (%s)",
+            path + strlen(path) + 1);
+    }
     if ((rc = window_init(v, &w)) != 0)
         return rc;
     for (size_t i = 0; i < plan->n && rc == 0; i += BATCH_FILES) {
@@ -555,8 +573,11 @@ pqv_vault_add_path(pqv_vault *v, const char *path, const char *name,
         return PQV_E_INVAL;
     if (opt == NULL)
         opt = &no_options;
-    if ((rc = pqv_name_normalize(name != NULL ? name : path, norm, sizeof(norm))) != 0)
+    if ((rc = pqv_name_normalize(name != NULL ? name : path, norm, sizeof(norm))) != 0) {
+        if (rc == PQV_E_INVAL && name == NULL && strstr(pqv_error_detail(), "..") != NULL)
+            pqv_set_error(rc, "%s: a name may not contain \"..\" (choose one with --name)", path);
         return rc;
+    }
     memset(&plan, 0, sizeof(plan));
     if ((rc = walk(v, &plan, path, norm, opt, 1)) == 0)
         rc = run_plan(v, &plan, opt);

@@ -94,8 +94,7 @@ pqv_name_normalize(const char *in, char *out, size_t outlen)
         if (len == 1 && start[0] == '.')
             continue; /* "./" adds nothing */
         if (len == 2 && start[0] == '.' && start[1] == '.')
-            return pqv_set_error(PQV_E_INVAL,
-                "%s: names may not contain \"..\" (choose one with --name)", in);
+            return pqv_set_error(PQV_E_INVAL, "%s: names may not contain \"..\"", in);
         if (n + (n > 0) + len + 1 > outlen || n + (n > 0) + len > PQV_NAME_MAX)
             return pqv_set_error(PQV_E_INVAL, "name too long");
         if (n > 0)

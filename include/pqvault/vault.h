@@ -189,7 +189,10 @@ struct pqv_check_result {
  * every record (tag, structure, name binding) and the presence and size of
  * every object; with ${read_data} also every object's tags.  Each problem
  * is reported naming the file; returns PQV_E_INTEGRITY if any damage was
- * found, 0 otherwise (orphans and temporaries are reported, not damage). */
+ * found, 0 otherwise (orphans and temporaries are reported, not damage).
+ * On a vault that is opened but not unlocked, checks what needs no key:
+ * config and key file structure (at open), every record's header and
+ * length, every object's name and size (${read_data} is ignored). */
 int pqv_vault_check(pqv_vault *v, int read_data, pqv_report_fn report,
     void *report_ctx, struct pqv_check_result *result) PQV_WARN_UNUSED;
 

@@ -21,7 +21,7 @@ static void keep(int *status, int rc)
 
 /* ---- add ---- */
 
-enum { OPT_NAME = 1, OPT_FORCE, OPT_OUT, OPT_LONG, OPT_JSON, OPT_READDATA };
+enum { OPT_NAME = 1, OPT_FORCE, OPT_OUT, OPT_LONG, OPT_JSON, OPT_READDATA, OPT_NOKEY };
 
 int cmd_add(struct args *a)
 {
@@ -309,20 +309,25 @@ static void print_counts(const struct pqv_check_result *r)
 int cmd_check(struct args *a)
 {
     static const struct optdef defs[] = {
-        { "read-data", 0, 0, OPT_READDATA }, { NULL, 0, 0, 0 }
+        { "read-data", 0, 0, OPT_READDATA }, { "no-key", 0, 0, OPT_NOKEY }, { NULL, 0, 0, 0 }
     };
     const char *val;
-    int id, read_data = 0;
+    int id, read_data = 0, no_key = 0;
     while ((id = next_arg(a, defs, &val)) != ARG_END) {
         if (id == ARG_ERROR)
             return EXIT_USAGE;
         if (id == OPT_READDATA)
             read_data = 1;
+        else if (id == OPT_NOKEY)
+            no_key = 1;
         else
             return usage_error("unexpected operand '%s'", val);
     }
+    if (no_key && read_data)
+        return usage_error("--read-data needs the key: not with --no-key");
     pqv_vault *v;
-    int status = session(&v, 0);
+    /* Without the key: structure only, no passphrase asked. */
+    int status = no_key ? open_vault(&v) : session(&v, 0);
     if (status != EXIT_OK)
         return status;
     struct pqv_check_result r;

@@ -42,10 +42,12 @@ static const struct command commands[] = {
       "  --json            one JSON array of objects (see pqvault(1))\n" },
     { "rm", cmd_rm, "NAME...",
       "Remove stored files (a directory name removes everything under it).\n" },
-    { "check", cmd_check, "[--read-data]",
+    { "check", cmd_check, "[--read-data | --no-key]",
       "Verify the config, every record and the presence and size of every\n"
       "object; report problems on stderr and a summary on stdout.\n"
-      "  --read-data       also decrypt and verify every object's tags\n" },
+      "  --read-data       also decrypt and verify every object's tags\n"
+      "  --no-key          without the passphrase: the structure of the config,\n"
+      "                    key file, records and objects only\n" },
     { "passwd", cmd_passwd, "[--slot 0|1] [--clear] [--kdf t=N,m=KIB,p=N]",
       "Set or change the passphrase of a key slot (default: the slot that\n"
       "unlocked).  The current passphrase comes from the passphrase sources,\n"

@@ -533,6 +533,86 @@ done:
     return rc;
 }
 
+/* check_without_key(v, report, ctx, res): what can be verified without the
+ * seed: the config and key file parsed at open, every record's header and
+ * length, every object's name and a size that some plaintext seals to, and
+ * leftover temporaries.  Orphans and missing objects need the catalogue. */
+static int
+check_without_key(pqv_vault *v, pqv_report_fn report, void *report_ctx,
+    struct pqv_check_result *res)
+{
+    struct name_list names;
+    int rc;
+
+    memset(&names, 0, sizeof(names));
+    if ((rc = v->storage->ops->list(v->storage, "records", collect_name, &names)) != 0)
+        goto done;
+    for (size_t i = 0; i < names.n; i++) {
+        uint8_t hash[NAME_HASH_BYTES], *buf;
+        size_t len;
+        if (strstr(names.names[i], PQV_STORAGE_TEMP_MARK) != NULL) {
+            res->temporaries++;
+            vault_report(report, report_ctx, PQV_REPORT_WARNING, names.names[i],
+                "leftover temporary file (gc removes it)");
+            continue;
+        }
+        if (parse_storage_name(names.names[i], "records", hash, NAME_HASH_BYTES) != 0) {
+            res->damaged++;
+            vault_report(report, report_ctx, PQV_REPORT_ERROR, names.names[i],
+                "unexpected file in records/");
+            continue;
+        }
+        rc = v->storage->ops->get(v->storage, names.names[i], &buf, &len, MAX_RECORD_BYTES);
+        if (rc == PQV_E_NOTFOUND)
+            continue;
+        if (rc == 0) {
+            rc = record_check_header(buf, len);
+            free(buf);
+        }
+        if (rc == PQV_E_INTEGRITY) {
+            res->damaged++;
+            vault_report(report, report_ctx, PQV_REPORT_ERROR, names.names[i], "%s",
+                pqv_error_detail());
+            rc = 0;
+            continue;
+        }
+        if (rc != 0)
+            goto done;
+        res->records++;
+    }
+    name_list_free(&names);
+    if ((rc = v->storage->ops->list(v->storage, "objects", collect_name, &names)) != 0)
+        goto done;
+    for (size_t i = 0; i < names.n; i++) {
+        uint8_t id[OBJECT_ID_BYTES];
+        uint64_t plain;
+        if (strstr(names.names[i], PQV_STORAGE_TEMP_MARK) != NULL) {
+            res->temporaries++;
+            vault_report(report, report_ctx, PQV_REPORT_WARNING, names.names[i],
+                "leftover temporary file (gc removes it)");
+            continue;
+        }
+        if (parse_storage_name(names.names[i], "objects", id, OBJECT_ID_BYTES) != 0) {
+            res->damaged++;
+            vault_report(report, report_ctx, PQV_REPORT_ERROR, names.names[i],
+                "unexpected file in objects/");
+            continue;
+        }
+        res->objects++;
+        res->bytes += names.sizes[i];
+        if (names.sizes[i] < OBJECT_HEADER_BYTES ||
+            pqv_stream_opened_size(names.sizes[i] - OBJECT_HEADER_BYTES, &plain) != 0 ||
+            plain > PQV_OBJECT_MAX_PLAIN) {
+            res->damaged++;
+            vault_report(report, report_ctx, PQV_REPORT_ERROR, names.names[i],
+                "object has an impossible size (%llu bytes)", (unsigned long long)names.sizes[i]);
+        }
+    }
+done:
+    name_list_free(&names);
+    return rc;
+}
+
 int
 pqv_vault_check(pqv_vault *v, int read_data, pqv_report_fn report, void *report_ctx,
     struct pqv_check_result *result)
@@ -541,9 +621,18 @@ pqv_vault_check(pqv_vault *v, int read_data, pqv_report_fn report, void *report_
     struct catalogue cat;
     int rc;
 
-    if ((rc = vault_require_unlocked(v)) != 0)
-        return rc;
+    if (v == NULL)
+        return PQV_E_INVAL;
     memset(&res, 0, sizeof(res));
+    if (v->identity == NULL) {
+        rc = check_without_key(v, report, report_ctx, &res);
+        if (result != NULL)
+            *result = res;
+        if (rc == 0 && res.damaged > 0)
+            rc = pqv_set_error(PQV_E_INTEGRITY, "%llu damaged item%s found",
+                (unsigned long long)res.damaged, res.damaged == 1 ? "" : "s");
+        return rc;
+    }
     if ((rc = scan(v, &cat, NULL, report, report_ctx, &res)) != 0)
         return rc;
     for (size_t i = 0; read_data && i < cat.n && rc == 0; i++)

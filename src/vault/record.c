@@ -273,6 +273,24 @@ nomem:
 }
 
 int
+record_check_header(const uint8_t *buf, size_t len)
+{
+    if (len < RECORD_HEADER_BYTES + PQV_AEAD_TAG_BYTES + BODY_FIXED)
+        return pqv_set_error(PQV_E_INTEGRITY, "record is truncated");
+    if (len > MAX_RECORD_BYTES)
+        return pqv_set_error(PQV_E_INTEGRITY, "record is too large");
+    if (memcmp(buf, RECORD_MAGIC, 4) != 0)
+        return pqv_set_error(PQV_E_INTEGRITY, "record has a bad magic number");
+    /* The config's format version fixes the record version: another one in
+     * this vault is damage, not a newer format. */
+    if (buf[4] != RECORD_VERSION)
+        return pqv_set_error(PQV_E_INTEGRITY, "record has an unknown version (%u)", buf[4]);
+    if (pqv_aead_name(buf[5]) == NULL || buf[6] != 0 || buf[7] != 0)
+        return pqv_set_error(PQV_E_INTEGRITY, "record header is malformed");
+    return 0;
+}
+
+int
 record_open(const pqv_vault *v, const uint8_t hash[NAME_HASH_BYTES], const uint8_t *buf,
     size_t len, struct record *r)
 {
@@ -282,16 +300,8 @@ record_open(const pqv_vault *v, const uint8_t hash[NAME_HASH_BYTES], const uint8
     size_t bodylen;
     int rc;
 
-    if (len < RECORD_HEADER_BYTES + PQV_AEAD_TAG_BYTES + BODY_FIXED)
-        return pqv_set_error(PQV_E_INTEGRITY, "record is truncated");
-    if (memcmp(buf, RECORD_MAGIC, 4) != 0)
-        return pqv_set_error(PQV_E_INTEGRITY, "record has a bad magic number");
-    /* The config's format version fixes the record version: another one in
-     * this vault is damage, not a newer format. */
-    if (buf[4] != RECORD_VERSION)
-        return pqv_set_error(PQV_E_INTEGRITY, "record has an unknown version (%u)", buf[4]);
-    if (pqv_aead_name(buf[5]) == NULL || buf[6] != 0 || buf[7] != 0)
-        return pqv_set_error(PQV_E_INTEGRITY, "record header is malformed");
+    if ((rc = record_check_header(buf, len)) != 0)
+        return rc;
     bodylen = len - RECORD_HEADER_BYTES - PQV_AEAD_TAG_BYTES;
     if ((body = malloc(bodylen)) == NULL)
         return PQV_E_NOMEM;

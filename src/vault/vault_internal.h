@@ -78,6 +78,8 @@ int vault_name_hash(const pqv_vault *v, const char *name, uint8_t hash[NAME_HASH
 void vault_record_storage_name(const uint8_t hash[NAME_HASH_BYTES], char out[STORAGE_NAME_MAX]);
 void vault_object_storage_name(const uint8_t id[OBJECT_ID_BYTES], char out[STORAGE_NAME_MAX]);
 int record_seal(const pqv_vault *v, const struct record *r, uint8_t **out, size_t *outlen);
+/* The checks of a record that need no key: length, magic, version, suite. */
+int record_check_header(const uint8_t *buf, size_t len);
 int record_open(const pqv_vault *v, const uint8_t hash[NAME_HASH_BYTES],
     const uint8_t *buf, size_t len, struct record *r);
 /* Read and open the record of ${name}: PQV_E_NOTFOUND if absent. */

@@ -482,6 +482,108 @@ test_review_regressions(void)
     pqv_vault_close(v);
 }
 
+/* A storage that forwards to the local backend and, at the first read of
+ * an object, lets a concurrent writer act: a reader without a lock racing
+ * with add --force or rm. */
+struct hook_storage {
+    pqv_storage base;
+    pqv_storage *inner;
+    int fired;
+    void (*hook)(void);
+};
+static struct hook_storage hooked;
+
+static int h_put(pqv_storage *s, const char *n, const uint8_t *d, size_t l)
+{ return hooked.inner->ops->put(hooked.inner, n, d, l); (void)s; }
+static int h_get(pqv_storage *s, const char *n, uint8_t **d, size_t *l, size_t m)
+{
+    (void)s;
+    if (!hooked.fired && strncmp(n, "objects/", 8) == 0) {
+        hooked.fired = 1;
+        hooked.hook();
+    }
+    return hooked.inner->ops->get(hooked.inner, n, d, l, m);
+}
+static int h_stat(pqv_storage *s, const char *n, uint64_t *z)
+{ (void)s; return hooked.inner->ops->stat(hooked.inner, n, z); }
+static int h_list(pqv_storage *s, const char *p, pqv_storage_list_fn f, void *c)
+{ (void)s; return hooked.inner->ops->list(hooked.inner, p, f, c); }
+static int h_del(pqv_storage *s, const char *n) { (void)s; return hooked.inner->ops->del(hooked.inner, n); }
+static int h_barrier(pqv_storage *s) { (void)s; return hooked.inner->ops->barrier(hooked.inner); }
+static int h_lock(pqv_storage *s, int w, long *h) { (void)s; return hooked.inner->ops->lock(hooked.inner, w, h); }
+static void h_unlock(pqv_storage *s) { (void)s; hooked.inner->ops->unlock(hooked.inner); }
+static void h_close(pqv_storage *s) { (void)s; }
+static const struct pqv_storage_ops hook_ops = {
+    h_put, h_get, h_stat, h_list, h_del, h_barrier, h_lock, h_unlock, h_close,
+};
+
+static void
+replace_racefile(void)
+{
+    pqv_vault *w = open_vault();
+    char path[512];
+    struct pqv_add_options force = { 1, NULL, NULL, NULL, NULL };
+
+    path_of(path, sizeof(path), "race.new");
+    if (w == NULL || pqv_vault_add_path(w, path, "race", &force) != 0)
+        fprintf(stderr, "  writer failed: %s\n", pqv_error_detail());
+    pqv_vault_close(w);
+}
+
+static void
+remove_racefile(void)
+{
+    pqv_vault *w = open_vault();
+
+    if (w == NULL || pqv_vault_rm(w, "race", NULL, NULL) != 0)
+        fprintf(stderr, "  writer failed: %s\n", pqv_error_detail());
+    pqv_vault_close(w);
+}
+
+/* Regression (found in review of the crash harness): a get racing with a
+ * writer that replaced or removed the file reported "object missing"
+ * (integrity failure); now it restarts from the new version, or says the
+ * file was removed. */
+static void
+test_reader_races_writer(void)
+{
+    char dir[512], path[512], out[512];
+    uint8_t *old = pattern(5000, 1), *new = pattern(7000, 2);
+    pqv_vault *w, *r = NULL;
+
+    REQUIRE(old != NULL && new != NULL);
+    write_file("race.old", old, 5000, 0644);
+    write_file("race.new", new, 7000, 0600);
+    REQUIRE((w = open_vault()) != NULL);
+    path_of(path, sizeof(path), "race.old");
+    CHECK(pqv_vault_add_path(w, path, "race", NULL) == 0);
+    pqv_vault_close(w);
+
+    path_of(dir, sizeof(dir), "vault");
+    REQUIRE(pqv_storage_local_open(&hooked.inner, dir, 0) == 0);
+    hooked.base.ops = &hook_ops;
+    hooked.fired = 0;
+    hooked.hook = replace_racefile;
+    REQUIRE(pqv_vault_open_storage(&r, &hooked.base, NULL, NULL) == 0);
+    REQUIRE(pqv_vault_unlock(r, PASS) == 0);
+    path_of(out, sizeof(out), "race.got");
+    CHECK(pqv_vault_get(r, "race", out, NULL) == 0);
+    CHECK(hooked.fired);
+    CHECK(same_file("race.new", "race.got"));
+    struct stat st;
+    CHECK(stat(out, &st) == 0 && (st.st_mode & 07777) == 0600); /* new metadata */
+    /* Removed while read: not found, and nothing written. */
+    hooked.fired = 0;
+    hooked.hook = remove_racefile;
+    path_of(out, sizeof(out), "race.got2");
+    CHECK_EQ_INT(pqv_vault_get(r, "race", out, NULL), PQV_E_NOTFOUND);
+    CHECK(stat(out, &st) != 0);
+    pqv_vault_close(r);
+    hooked.inner->ops->close(hooked.inner);
+    free(old);
+    free(new);
+}
+
 static void
 setup(void)
 {
@@ -504,4 +606,4 @@ static void test_teardown(void) { if (getenv("PQV_KEEP") == NULL) teardown(); }
 TEST_MAIN(test_setup, test_create_and_unlock, test_name_normalize, test_add_get_sizes,
     test_list_prefix, test_replace_and_rm, test_add_fd_pipe, test_swapped_records_detected,
     test_config_tamper, test_lock_exclusive, test_passwd_and_recover, test_gc_orphans,
-    test_review_regressions, test_teardown)
+    test_review_regressions, test_reader_races_writer, test_teardown)

@@ -46,7 +46,9 @@ get_job_run(struct pqv_job *pj)
     rc = job->v->storage->ops->get(job->v->storage, sname, &buf, &len,
         object_sealed_size(job->plain_len) + 1);
     if (rc == PQV_E_NOTFOUND) {
-        rc = pqv_set_error(PQV_E_INTEGRITY, "object %u (%s) is missing", job->index, sname);
+        /* NOTFOUND, not yet INTEGRITY: stream_current() first asks whether
+         * a writer replaced or removed the file while we read it. */
+        rc = pqv_set_error(PQV_E_NOTFOUND, "object %u (%s) is missing", job->index, sname);
     } else if (rc == PQV_E_INTEGRITY) {
         rc = pqv_set_error(PQV_E_INTEGRITY, "object %u (%s) has the wrong size", job->index, sname);
     } else if (rc == 0) {
@@ -158,6 +160,63 @@ done:
     return rc;
 }
 
+/* same_objects(a, b): whether two records name the same objects. */
+static int
+same_objects(const struct record *a, const struct record *b)
+{
+    return a->entry.nobjects == b->entry.nobjects &&
+        (a->entry.nobjects == 0 ||
+            memcmp(a->object_ids, b->object_ids, (size_t)a->entry.nobjects * OBJECT_ID_BYTES) == 0);
+}
+
+/*
+ * stream_current(v, r, out, fresh): stream_file, tolerating writers.  Readers
+ * take no lock, so an add --force or rm may delete the objects of the record
+ * we read before we reach them.  If an object is missing, read the record
+ * again: if it is gone, the file was removed meanwhile (PQV_E_NOTFOUND); if
+ * it names other objects, start again from it (it is then left in ${fresh},
+ * whose metadata the caller must use); if it is the same, the object is
+ * really missing (PQV_E_INTEGRITY).  Output is rewound for a retry, which
+ * only a file allows (or a stream nothing was written to yet).
+ */
+static int
+stream_current(pqv_vault *v, const struct record *r, struct sink *out, struct record *fresh)
+{
+    char detail[256];
+    int rc, tries;
+
+    rc = stream_file(v, r, out);
+    for (tries = 0; rc == PQV_E_NOTFOUND && tries < 3; tries++) {
+        struct record now;
+        int rr;
+
+        snprintf(detail, sizeof(detail), "%s", pqv_error_detail());
+        rr = vault_read_record(v, r->entry.name, &now);
+        if (rr == PQV_E_NOTFOUND)
+            return pqv_set_error(PQV_E_NOTFOUND, "removed while it was being read");
+        if (rr != 0)
+            return rr;
+        if (same_objects(&now, r)) {
+            record_clear(&now);
+            return pqv_set_error(PQV_E_INTEGRITY, "%s", detail);
+        }
+        if (out->done > 0 && (ftruncate(out->fd, 0) != 0 || lseek(out->fd, 0, SEEK_SET) != 0)) {
+            record_clear(&now);
+            return pqv_set_error(PQV_E_IO, "%s: replaced by another writer while being read",
+                out->name);
+        }
+        out->done = 0;
+        out->total = now.entry.size;
+        record_clear(fresh);
+        *fresh = now;
+        r = fresh;
+        rc = stream_file(v, r, out);
+    }
+    if (rc == PQV_E_NOTFOUND)
+        rc = pqv_set_error(PQV_E_INTEGRITY, "%s", pqv_error_detail());
+    return rc;
+}
+
 /* mkdirs(path): create ${path} and its missing parents. */
 static int
 mkdirs(const char *path)
@@ -190,6 +249,7 @@ restore_file(pqv_vault *v, const struct record *r, const char *dest,
     char dir[4096], tmp[4200];
     const char *base = strrchr(dest, '/');
     struct timespec times[2];
+    struct record fresh;
     struct stat st;
     int fd, rc, e;
 
@@ -215,8 +275,11 @@ restore_file(pqv_vault *v, const struct record *r, const char *dest,
     progress->fd = fd;
     progress->name = tmp;
     progress->writeback = 1;
-    rc = stream_file(v, r, progress);
+    memset(&fresh, 0, sizeof(fresh));
+    rc = stream_current(v, r, progress, &fresh);
     progress->writeback = 0;
+    if (fresh.entry.name != NULL)
+        r = &fresh; /* replaced meanwhile: restore the new version's metadata */
     if (rc != 0)
         goto fail;
     /* Every tag verified: now the file may become what it claims to be. */
@@ -261,12 +324,15 @@ restore_file(pqv_vault *v, const struct record *r, const char *dest,
             goto fail;
         }
     }
-    return pqv_fsync_dir(dir);
+    rc = pqv_fsync_dir(dir);
+    record_clear(&fresh);
+    return rc;
 
 fail:
     if (fd >= 0)
         close(fd);
     unlink(tmp);
+    record_clear(&fresh);
     return rc;
 }
 
@@ -415,7 +481,7 @@ pqv_vault_get_fd(pqv_vault *v, const char *name, int fd, const struct pqv_get_op
 {
     char norm[PQV_NAME_MAX + 1];
     struct sink sink = { fd, "standard output", 0, 0, NULL, 0 };
-    struct record r;
+    struct record r, fresh;
     int rc;
 
     if ((rc = vault_require_unlocked(v)) != 0)
@@ -434,7 +500,9 @@ pqv_vault_get_fd(pqv_vault *v, const char *name, int fd, const struct pqv_get_op
         return pqv_set_error(PQV_E_INVAL, "is a directory (cannot write a tree to a stream)");
     }
     sink.total = r.entry.size;
-    rc = stream_file(v, &r, &sink);
+    memset(&fresh, 0, sizeof(fresh));
+    rc = stream_current(v, &r, &sink, &fresh);
+    record_clear(&fresh);
     record_clear(&r);
     return rc;
 }

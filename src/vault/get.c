@@ -82,8 +82,7 @@ struct sink {
 static int
 stream_file(pqv_vault *v, const struct record *r, struct sink *out)
 {
-    uint8_t file_key[PQV_FILE_KEY_BYTES], hash[NAME_HASH_BYTES];
-    uint8_t ctx[64 + VAULT_ID_BYTES + NAME_HASH_BYTES];
+    uint8_t file_key[PQV_FILE_KEY_BYTES];
     pqv_pool *pool = vault_pool(v);
     struct get_job *jobs = NULL;
     size_t window, submitted = 0, retired = 0;
@@ -93,12 +92,8 @@ stream_file(pqv_vault *v, const struct record *r, struct sink *out)
 
     if (pool == NULL)
         return PQV_E_NOMEM;
-    if ((rc = vault_name_hash(v, r->entry.name, hash)) != 0)
+    if ((rc = vault_unwrap_file_key(v, r, file_key)) != 0)
         return rc;
-    rc = pqv_unwrap(v->identity, r->wrapped, r->wrapped_len, ctx, vault_wrap_context(v, hash, ctx),
-        file_key);
-    if (rc != 0)
-        return rc == PQV_E_INTEGRITY ? pqv_set_error(rc, "file key does not unwrap") : rc;
     window = pqv_pool_threads(pool) + WINDOW_EXTRA;
     if (window > n)
         window = n;

@@ -350,3 +350,36 @@ vault_read_record(pqv_vault *v, const char *name, struct record *r)
     free(buf);
     return rc;
 }
+
+int
+vault_unwrap_file_key(pqv_vault *v, const struct record *r, uint8_t file_key[PQV_FILE_KEY_BYTES])
+{
+    uint8_t hash[NAME_HASH_BYTES], ctx[64 + VAULT_ID_BYTES + NAME_HASH_BYTES];
+    struct record full;
+    const struct record *src = r;
+    int rc;
+
+    memset(&full, 0, sizeof(full));
+    if (r->wrapped == NULL) {
+        if ((rc = vault_read_record(v, r->entry.name, &full)) != 0)
+            return rc == PQV_E_NOTFOUND ? pqv_set_error(rc, "removed while it was being read") : rc;
+        if (full.entry.nobjects != r->entry.nobjects || full.wrapped == NULL ||
+            (r->entry.nobjects > 0 && memcmp(full.object_ids, r->object_ids,
+                                          (size_t)r->entry.nobjects * OBJECT_ID_BYTES) != 0)) {
+            record_clear(&full);
+            return pqv_set_error(PQV_E_NOTFOUND, "changed while it was being read");
+        }
+        src = &full;
+    }
+    if ((rc = vault_name_hash(v, r->entry.name, hash)) == 0) {
+        rc = pqv_unwrap(v->identity, src->wrapped, src->wrapped_len, ctx,
+            vault_wrap_context(v, hash, ctx), file_key);
+        if (rc == PQV_E_INTEGRITY) {
+            char detail[200];
+            snprintf(detail, sizeof(detail), "%s", pqv_error_detail());
+            pqv_set_error(rc, "file key does not unwrap: %s", detail);
+        }
+    }
+    record_clear(&full);
+    return rc;
+}

@@ -84,6 +84,13 @@ int record_open(const pqv_vault *v, const uint8_t hash[NAME_HASH_BYTES],
     const uint8_t *buf, size_t len, struct record *r);
 /* Read and open the record of ${name}: PQV_E_NOTFOUND if absent. */
 int vault_read_record(pqv_vault *v, const char *name, struct record *r);
+/* The file key of ${r}.  Records loaded with the catalogue carry no wrapped
+ * key (dropped to keep memory independent of the record count): the record
+ * is read again by name; if it now names other objects, or is gone, the
+ * file changed meanwhile: PQV_E_NOTFOUND.  PQV_E_INTEGRITY if the key does
+ * not unwrap. */
+int vault_unwrap_file_key(pqv_vault *v, const struct record *r,
+    uint8_t file_key[PQV_FILE_KEY_BYTES]);
 /* Number of objects a file of ${size} bytes is cut into. */
 uint32_t vault_object_count(uint64_t size);
 /* Context the file key is wrapped to: label || vault id || name hash. */

@@ -45,13 +45,37 @@ if [ -r "/proc/$pid/environ" ] || [ "$(id -u)" = 0 ]; then
 fi
 core=$(awk '/^Max core file size/ { print $5 " " $6 }' "/proc/$pid/limits")
 check_ok "core dumps disabled (Max core file size: $core)" test "$core" = "0 0"
-# Not dumpable: /proc/PID/* files owned by root instead of the user (when
-# not run as root), and status shows it on recent kernels via environ's owner.
-owner=$(stat -c %u "/proc/$pid/environ" 2>/dev/null)
+# Not dumpable: the kernel then gives a process's /proc/PID files to root
+# instead of its user.  As root that tells nothing, so run a second blocked
+# pqvault as an unprivileged user (nobody) and look at its files.
 if [ "$(id -u)" != 0 ]; then
+    owner=$(stat -c %u "/proc/$pid/environ" 2>/dev/null)
     check_ok "process not dumpable (/proc/PID/environ owned by root)" test "$owner" = 0
 else
-    ok "process not dumpable: skipped as root (ownership does not tell)"
+    NB=$(mktemp -d /tmp/pqv-nobody.XXXXXX)
+    chmod 755 "$NB"
+    chown 65534:65534 "$NB"
+    mkfifo "$NB/fifo"
+    chmod 666 "$NB/fifo"
+    setpriv --reuid=65534 --regid=65534 --clear-groups \
+        env PQVAULT_PASSPHRASE=nobody-pass "$PQV" -v "$NB/vault" -q init --kdf "$KDF" >/dev/null 2>&1
+    setpriv --reuid=65534 --regid=65534 --clear-groups \
+        env PQVAULT_PASSPHRASE=nobody-pass "$PQV" -v "$NB/vault" -q add - --name x <"$NB/fifo" \
+        >/dev/null 2>&1 &
+    npid=$!
+    exec 8>"$NB/fifo"
+    i=0
+    while [ $i -lt 100 ] && ! ls -l "/proc/$npid/fd" 2>/dev/null | grep -q "$NB/vault/lock"; do
+        sleep 0.05
+        i=$((i + 1))
+    done
+    owner=$(stat -c %u "/proc/$npid/environ" 2>/dev/null)
+    puid=$(awk '/^Uid:/ { print $2 }' "/proc/$npid/status" 2>/dev/null)
+    check_ok "process not dumpable: running as uid $puid, its /proc files belong to uid $owner" \
+        test "$puid" = 65534 -a "$owner" = 0
+    exec 8>&-
+    wait $npid
+    rm -rf "$NB"
 fi
 if tr '\0' ' ' <"/proc/$pid/cmdline" | grep -qF "$SECRET_PASS"; then
     fail "the passphrase is in argv"

@@ -5,6 +5,7 @@ BUILD=${BUILD:-build}
 export PQV_BIN="$PWD/$BUILD/pqvault"
 passed=0
 failed=0
+skipped=0
 failed_names=""
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
@@ -40,6 +41,7 @@ for t in tests/cli/*.sh; do
     cat "$log"
     p=$(grep -c '^ok - ' "$log")
     f=$(grep -c '^FAIL - ' "$log")
+    skipped=$((skipped + $(grep -c '^# SKIP - ' "$log")))
     passed=$((passed + p))
     failed=$((failed + f))
     if [ "$status" -ne 0 ] && [ "$f" -eq 0 ]; then
@@ -50,5 +52,9 @@ for t in tests/cli/*.sh; do
 done
 
 [ -n "$failed_names" ] && echo "failing:$failed_names"
-echo "$passed passed, $failed failed"
+if [ "$skipped" -gt 0 ]; then
+    echo "$passed passed, $failed failed, $skipped skipped"
+else
+    echo "$passed passed, $failed failed"
+fi
 [ "$failed" -eq 0 ]

@@ -12,7 +12,7 @@ if ! command -v strace >/dev/null 2>&1; then
     finish
 fi
 if ! strace -f -qq -o /dev/null true 2>/dev/null; then
-    ok "skipped: strace cannot trace here (ptrace not permitted)"
+    echo "# SKIP - system-call audit: strace cannot trace here (ptrace not permitted)"
     finish
 fi
 

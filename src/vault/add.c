@@ -634,15 +634,14 @@ pqv_vault_add_fd(pqv_vault *v, int fd, const char *name, uint32_t mode, int64_t 
             break;
         if (f->nobjects == cap) {
             size_t ncap = cap ? 2 * cap : 16;
+            /* Jobs in flight read f->ids when they run: let them finish
+             * before realloc may move (and free) the array. */
+            window_drain(v, &w, opt, 0);
             void *p = realloc(f->ids, ncap * OBJECT_ID_BYTES);
             if (p == NULL) {
                 w.rc = PQV_E_NOMEM;
                 break;
             }
-            /* Jobs in flight hold indexes, not pointers, into ids; they
-             * read f->ids only when they run, so wait for them before
-             * moving the array. */
-            window_drain(v, &w, opt, 0);
             f->ids = p;
             cap = ncap;
         }

@@ -77,7 +77,7 @@ $(BUILD)/bench/%: bench/%.c $(LIB)
 check-tests: $(TEST_BINS) $(BIN)
 
 test: $(TEST_BINS) $(BIN)
-	BUILD=$(BUILD) sh tests/run.sh
+	BUILD=$(BUILD) PQV_SAN=$(SAN) sh tests/run.sh
 
 # Everything CI runs: the suite plain (gcc), under ASan+UBSan, built with
 # clang, the constant-time check under valgrind, and an install round trip.

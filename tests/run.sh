@@ -2,6 +2,7 @@
 # Runs every unit-test program and every shell test, then prints one summary
 # line "N passed, N failed" (read by CI).  BUILD names the build directory.
 BUILD=${BUILD:-build}
+export PQV_SAN=${PQV_SAN:-0}
 export PQV_BIN="$PWD/$BUILD/pqvault"
 passed=0
 failed=0

@@ -646,6 +646,58 @@ encrypt_core(struct frodo_ctx *c, const uint8_t *seedA,
     return 0;
 }
 
+/*
+ * derive_encrypt(c, pkh, mu, salt, seedA, b_packed, seedse_k, work): what
+ * encapsulation and decapsulation's re-encryption share: seedSE || k =
+ * SHAKE(pkh || mu || salt) into ${seedse_k}, then encrypt_core with that
+ * seedSE (B' at work + nn, C right after it).  0 or -1; the result
+ * depends only on failures of the hash, never on the data.
+ */
+static int
+derive_encrypt(struct frodo_ctx *c, const uint8_t *pkh, const uint8_t *mu,
+    const uint8_t *salt, const uint8_t *seedA, const uint8_t *b_packed,
+    uint8_t *seedse_k, uint16_t *work)
+{
+    const pqv_frodo *p = c->p;
+    struct chunk gin[3] = { { pkh, p->sec }, { mu, p->sec }, { salt, p->salt } };
+
+    if (hash(c, seedse_k, (size_t)p->seedse + p->sec, gin, 3) != 0)
+        return -1;
+    return encrypt_core(c, seedA, b_packed, seedse_k, mu, work);
+}
+
+/* shared_secret(c, ss, ct, k): ss = SHAKE(c1 || c2 || salt || k). */
+static int
+shared_secret(struct frodo_ctx *c, uint8_t *ss, const uint8_t *ct,
+    const uint8_t *k)
+{
+    const pqv_frodo *p = c->p;
+    size_t ctlen = packed_bytes(p, p->n * FRODO_NBAR) +
+        packed_bytes(p, FRODO_NBAR * FRODO_NBAR) + p->salt;
+    struct chunk sin[2] = { { ct, ctlen }, { k, p->sec } };
+
+    return hash(c, ss, p->sec, sin, 2);
+}
+
+/*
+ * finish(c, p, work, words, ss, rc): the common end of encapsulation and
+ * decapsulation: free the context, wipe and free ${work} (${words}
+ * words); on failure (${rc} != 0) wipe ${ss} and return PQV_E_CRYPTO.
+ */
+static int
+finish(struct frodo_ctx *c, const pqv_frodo *p, uint16_t *work, size_t words,
+    uint8_t *ss, int rc)
+{
+    ctx_free(c);
+    pqv_wipe(work, words * sizeof(uint16_t));
+    free(work);
+    if (rc != 0) {
+        pqv_wipe(ss, p->sec);
+        return PQV_E_CRYPTO;
+    }
+    return 0;
+}
+
 /* ---- Encapsulation ---------------------------------------------------- */
 
 int
@@ -668,14 +720,11 @@ pqv_frodo_encaps_derand(const pqv_frodo *p, uint8_t *ct, uint8_t *ss,
     if (ctx_init(&c, p) != 0)
         goto out;
 
-    /* pkh = SHAKE(pk); seedSE || k = SHAKE(pkh || mu || salt) */
+    /* pkh = SHAKE(pk); seedSE || k = SHAKE(pkh || mu || salt); encrypt */
     struct chunk pkin[1] = { { pk, pqv_frodo_publickey_bytes(p) } };
-    struct chunk gin[3] = { { pkh, p->sec }, { mu, p->sec }, { salt, p->salt } };
     if (hash(&c, pkh, p->sec, pkin, 1) != 0 ||
-        hash(&c, seedse_k, (size_t)p->seedse + p->sec, gin, 3) != 0)
-        goto out;
-
-    if (encrypt_core(&c, pk, pk + FRODO_SEEDA_BYTES, seedse_k, mu, work) != 0)
+        derive_encrypt(&c, pkh, mu, salt, pk, pk + FRODO_SEEDA_BYTES, seedse_k,
+            work) != 0)
         goto out;
     /* ct = Pack(B') || Pack(C) || salt */
     memcpy(ct + c1len + c2len, salt, p->salt);
@@ -683,22 +732,13 @@ pqv_frodo_encaps_derand(const pqv_frodo *p, uint8_t *ct, uint8_t *ss,
     pack(p, ct + c1len, work + 2 * nn, FRODO_NBAR * FRODO_NBAR);
 
     /* ss = SHAKE(c1 || c2 || salt || k) */
-    struct chunk sin[2] = { { ct, c1len + c2len + p->salt },
-        { seedse_k + p->seedse, p->sec } };
-    if (hash(&c, ss, p->sec, sin, 2) != 0)
+    if (shared_secret(&c, ss, ct, seedse_k + p->seedse) != 0)
         goto out;
     rc = 0;
 out:
-    ctx_free(&c);
-    pqv_wipe(work, words * sizeof(uint16_t));
-    free(work);
     pqv_wipe(seedse_k, sizeof(seedse_k));
     pqv_wipe(pkh, sizeof(pkh));
-    if (rc != 0) {
-        pqv_wipe(ss, p->sec);
-        return PQV_E_CRYPTO;
-    }
-    return 0;
+    return finish(&c, p, work, words, ss, rc);
 }
 
 /* ---- Decapsulation ---------------------------------------------------- */
@@ -750,10 +790,7 @@ pqv_frodo_decaps(const pqv_frodo *p, uint8_t *ss, const uint8_t *ct,
     decode(p, mu, m);
 
     /* seedSE' || k' = SHAKE(pkh || mu' || salt), then re-encrypt. */
-    struct chunk gin[3] = { { pkh, p->sec }, { mu, p->sec }, { salt, p->salt } };
-    if (hash(&c, seedse_k, (size_t)p->seedse + p->sec, gin, 3) != 0)
-        goto out;
-    if (encrypt_core(&c, seedA, bpk, seedse_k, mu, work) != 0)
+    if (derive_encrypt(&c, pkh, mu, salt, seedA, bpk, seedse_k, work) != 0)
         goto out;
 
     /* The encryption core left B'' at work + nn and C' right after it,
@@ -765,22 +802,14 @@ pqv_frodo_decaps(const pqv_frodo *p, uint8_t *ss, const uint8_t *ct,
         kbar[i] = (uint8_t)((kp[i] & keep) | (s[i] & (uint8_t)~keep));
 
     /* ss = SHAKE(c1 || c2 || salt || kbar) */
-    struct chunk sin[2] = { { ct, c1len + c2len + p->salt }, { kbar, p->sec } };
-    if (hash(&c, ss, p->sec, sin, 2) != 0)
+    if (shared_secret(&c, ss, ct, kbar) != 0)
         goto out;
     rc = 0;
 out:
-    ctx_free(&c);
-    pqv_wipe(work, words * sizeof(uint16_t));
-    free(work);
     pqv_wipe(mu, sizeof(mu));
     pqv_wipe(kbar, sizeof(kbar));
     pqv_wipe(seedse_k, sizeof(seedse_k));
-    if (rc != 0) {
-        pqv_wipe(ss, p->sec);
-        return PQV_E_CRYPTO;
-    }
-    return 0;
+    return finish(&c, p, work, words, ss, rc);
 }
 
 /* ---- Randomised wrappers ---------------------------------------------- */

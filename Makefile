@@ -62,13 +62,15 @@ $(BUILD)/tests/%: tests/%.c $(LIB) tests/harness.h
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Itests -o $@ $< $(LIB) $(ALL_LDFLAGS) $(LDLIBS)
 
-# The crash and fault tests share tests/vaultcheck.h; the crash test links
-# the crash simulator (tests/crashsim.c).
-$(BUILD)/tests/test_crash: tests/test_crash.c tests/crashsim.c tests/crashsim.h tests/vaultcheck.h $(LIB) tests/harness.h
+# The crash and fault tests share tests/vaultcheck.h and, with the
+# corruption test, tests/vault_fixture.h; the crash test links the crash
+# simulator (tests/crashsim.c).
+$(BUILD)/tests/test_crash: tests/test_crash.c tests/crashsim.c tests/crashsim.h tests/vaultcheck.h tests/vault_fixture.h $(LIB) tests/harness.h
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Itests -o $@ tests/test_crash.c tests/crashsim.c $(LIB) $(ALL_LDFLAGS) $(LDLIBS)
 
-$(BUILD)/tests/test_faults: tests/vaultcheck.h
+$(BUILD)/tests/test_faults: tests/vaultcheck.h tests/vault_fixture.h
+$(BUILD)/tests/test_corruption: tests/vault_fixture.h
 
 $(BUILD)/bench/%: bench/%.c $(LIB)
 	@mkdir -p $(dir $@)

@@ -21,6 +21,7 @@
 #include "util/fsutil.h"
 #include "util/util.h"
 #include "vault/vault_internal.h"
+#include "vault_fixture.h"
 
 static const struct pqv_kdf_params cheap = { 1, 256, 1 };
 static const char pass[] = "correct horse";
@@ -48,11 +49,9 @@ make_vault(char dir[64])
         if (write(fd, "x", 1) != 1)
             return -1;
     close(fd);
-    if (pqv_vault_open(&v, dir, NULL) != 0)
-        return -1;
-    if ((rc = pqv_vault_unlock(v, (const uint8_t *)pass, strlen(pass))) == 0 &&
-        (rc = pqv_vault_lock(v, 0, NULL)) == 0)
-        rc = pqv_vault_add_path(v, src, "f", NULL);
+    if ((rc = vf_open_vault(NULL, dir, pass, &v, 1)) != 0)
+        return rc;
+    rc = pqv_vault_add_path(v, src, "f", NULL);
     pqv_vault_close(v);
     return rc;
 }
@@ -71,18 +70,8 @@ remove_vault(const char *dir)
 static int
 open_unlock(const char *dir, pqv_vault **out)
 {
-    pqv_vault *v;
-    int rc;
-
     *out = NULL;
-    if ((rc = pqv_vault_open(&v, dir, NULL)) != 0)
-        return rc;
-    if ((rc = pqv_vault_unlock(v, (const uint8_t *)pass, strlen(pass))) != 0) {
-        pqv_vault_close(v);
-        return rc;
-    }
-    *out = v;
-    return 0;
+    return vf_open_vault(NULL, dir, pass, out, 0);
 }
 
 static int

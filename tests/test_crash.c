@@ -26,26 +26,10 @@
 #include "harness.h"
 #include "util/fsutil.h"
 #include "vaultcheck.h"
+#include "vault_fixture.h"
 
 static char tmpdir[256];
 static char recovery[PQV_RECOVERY_CHARS];
-
-/* Data of the files committed before each scenario. */
-static uint8_t *keep_a, *keep_empty, *old_data, *gone1, *gone2;
-#define KEEP_A_LEN 1000
-#define OLD_LEN 5000
-#define GONE_LEN 300
-
-static void
-write_path(const char *path, const uint8_t *data, size_t len)
-{
-    FILE *f = fopen(path, "wb");
-
-    if (f == NULL || fwrite(data, 1, len, f) != len || fclose(f) != 0) {
-        fprintf(stderr, "cannot write %s\n", path);
-        exit(2);
-    }
-}
 
 static int
 add_bytes(pqv_vault *v, const char *name, const uint8_t *data, size_t len, int force)
@@ -54,29 +38,10 @@ add_bytes(pqv_vault *v, const char *name, const uint8_t *data, size_t len, int f
     struct pqv_add_options opt = { force, NULL, NULL, NULL, NULL };
 
     snprintf(path, sizeof(path), "%s/src.tmpfile", tmpdir);
-    write_path(path, data, len);
+    vf_write_path(path, data, len);
     int rc = pqv_vault_add_path(v, path, name, &opt);
     unlink(path);
     return rc;
-}
-
-/* open_vault(s, pass, out, lock): open over ${s} and unlock. */
-static int
-open_vault(pqv_storage *s, const char *pass, pqv_vault **out, int lock)
-{
-    pqv_vault *v;
-    long holder;
-    int rc;
-
-    if ((rc = pqv_vault_open_storage(&v, s, NULL, NULL)) != 0)
-        return rc;
-    if ((rc = pqv_vault_unlock(v, (const uint8_t *)pass, strlen(pass))) != 0 ||
-        (lock && (rc = pqv_vault_lock(v, 0, &holder)) != 0)) {
-        pqv_vault_close(v);
-        return rc;
-    }
-    *out = v;
-    return 0;
 }
 
 /* The state every scenario starts from: a vault with keep/a, keep/empty,
@@ -91,7 +56,7 @@ base_state(void)
 
     if (pqv_vault_create_storage(crashsim_storage(cs), NULL, NULL, (const uint8_t *)VC_PASS,
             strlen(VC_PASS), &io, recovery, fp) != 0 ||
-        open_vault(crashsim_storage(cs), VC_PASS, &v, 1) != 0) {
+        vf_open_vault(crashsim_storage(cs), NULL, VC_PASS, &v, 1) != 0) {
         fprintf(stderr, "base: %s\n", pqv_error_detail());
         exit(2);
     }
@@ -101,11 +66,11 @@ base_state(void)
         fprintf(stderr, "base passwd: %s\n", pqv_error_detail());
         exit(2);
     }
-    if (add_bytes(v, "keep/a", keep_a, KEEP_A_LEN, 0) != 0 ||
-        add_bytes(v, "keep/empty", keep_empty, 0, 0) != 0 ||
-        add_bytes(v, "old", old_data, OLD_LEN, 0) != 0 ||
-        add_bytes(v, "gone/1", gone1, GONE_LEN, 0) != 0 ||
-        add_bytes(v, "gone/2", gone2, GONE_LEN, 0) != 0) {
+    if (add_bytes(v, "keep/a", vf.keep_a, VF_KEEP_A_LEN, 0) != 0 ||
+        add_bytes(v, "keep/empty", vf.keep_empty, 0, 0) != 0 ||
+        add_bytes(v, "old", vf.old, VF_OLD_LEN, 0) != 0 ||
+        add_bytes(v, "gone/1", vf.gone1, VF_GONE_LEN, 0) != 0 ||
+        add_bytes(v, "gone/2", vf.gone2, VF_GONE_LEN, 0) != 0) {
         fprintf(stderr, "base add: %s\n", pqv_error_detail());
         exit(2);
     }
@@ -113,23 +78,6 @@ base_state(void)
     struct crashsim *snap = crashsim_snapshot(cs);
     crashsim_free(cs);
     return snap;
-}
-
-/* The model of the untouched base files, minus those named in ${skip}. */
-static void
-model_base(struct vc_model *m, const char *skip)
-{
-    memset(m, 0, sizeof(*m));
-    if (strstr(skip, "keep") == NULL) {
-        vc_model_kept(m, "keep/a", keep_a, KEEP_A_LEN);
-        vc_model_kept(m, "keep/empty", keep_empty, 0);
-    }
-    if (strstr(skip, "old") == NULL)
-        vc_model_kept(m, "old", old_data, OLD_LEN);
-    if (strstr(skip, "gone") == NULL) {
-        vc_model_kept(m, "gone/1", gone1, GONE_LEN);
-        vc_model_kept(m, "gone/2", gone2, GONE_LEN);
-    }
 }
 
 /* A scenario: an operation over the storage and the model of the result. */
@@ -144,200 +92,91 @@ struct scenario {
                     directory" covers those exhaustively) */
 };
 
-/* ---- add of one file (two objects) ---- */
-static uint8_t *one_data;
-#define ONE_LEN (PQV_OBJECT_MAX_PLAIN + 777)
+/* ---- the operations (their models: vault_fixture.h, but for the
+ * directories) ---- */
 
+/* add_tree(v, name): add the directory ${tmpdir}/${name} as ${name}. */
 static int
-op_add_one(pqv_storage *s)
-{
-    pqv_vault *v;
-    int rc = open_vault(s, VC_PASS, &v, 1);
-
-    if (rc == 0)
-        rc = add_bytes(v, "new", one_data, ONE_LEN, 0);
-    pqv_vault_close(v);
-    return rc;
-}
-
-static void
-model_add_one(struct vc_model *m)
-{
-    model_base(m, "");
-    vc_model_file(m, "new", NULL, 0, 0, one_data, ONE_LEN, 1);
-}
-
-/* ---- add of a directory ---- */
-static uint8_t *tree_x, *tree_y, *tree_z;
-#define TX_LEN 100
-#define TY_LEN 6000
-#define TZ_LEN 1
-
-static int
-op_add_dir(pqv_storage *s)
+add_tree(pqv_vault *v, const char *name)
 {
     char path[512];
-    pqv_vault *v;
-    int rc = open_vault(s, VC_PASS, &v, 1);
 
-    snprintf(path, sizeof(path), "%s/tree", tmpdir);
-    if (rc == 0)
-        rc = pqv_vault_add_path(v, path, "tree", NULL);
-    pqv_vault_close(v);
-    return rc;
+    snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
+    return pqv_vault_add_path(v, path, name, NULL);
 }
+
+/* add of one file (two objects) */
+static int do_add_one(pqv_vault *v) { return add_bytes(v, "new", vf.one, VF_ONE_LEN, 0); }
+static int op_add_one(pqv_storage *s) { return vf_with_writer(s, NULL, do_add_one); }
+
+/* add of a directory */
+static uint8_t *tree_z;
+#define TZ_LEN 1
+
+static int do_add_dir(pqv_vault *v) { return add_tree(v, "tree"); }
+static int op_add_dir(pqv_storage *s) { return vf_with_writer(s, NULL, do_add_dir); }
 
 static void
 model_add_dir(struct vc_model *m)
 {
-    model_base(m, "");
+    vf_model_base(m, "");
     vc_model_dir(m, "tree", 0, 1);
-    vc_model_file(m, "tree/x", NULL, 0, 0, tree_x, TX_LEN, 1);
-    vc_model_file(m, "tree/y", NULL, 0, 0, tree_y, TY_LEN, 1);
-    vc_model_file(m, "tree/empty", NULL, 0, 0, tree_x, 0, 1);
+    vc_model_file(m, "tree/x", NULL, 0, 0, vf.tree_x, VF_TX_LEN, 1);
+    vc_model_file(m, "tree/y", NULL, 0, 0, vf.tree_y, VF_TY_LEN, 1);
+    vc_model_file(m, "tree/empty", NULL, 0, 0, vf.tree_x, 0, 1);
     vc_model_dir(m, "tree/sub", 0, 1);
     vc_model_file(m, "tree/sub/z", NULL, 0, 0, tree_z, TZ_LEN, 1);
 }
 
-/* ---- add of a wide directory: more than CRASHSIM_EXHAUSTIVE pending
- * operations, so outcomes are sampled ---- */
+/* add of a wide directory: more than CRASHSIM_EXHAUSTIVE pending
+ * operations, so outcomes are sampled */
 #define WIDE_FILES 11
 
-static int
-op_add_wide(pqv_storage *s)
-{
-    char path[512];
-    pqv_vault *v;
-    int rc = open_vault(s, VC_PASS, &v, 1);
-
-    snprintf(path, sizeof(path), "%s/wide", tmpdir);
-    if (rc == 0)
-        rc = pqv_vault_add_path(v, path, "wide", NULL);
-    pqv_vault_close(v);
-    return rc;
-}
+static int do_add_wide(pqv_vault *v) { return add_tree(v, "wide"); }
+static int op_add_wide(pqv_storage *s) { return vf_with_writer(s, NULL, do_add_wide); }
 
 static void
 model_add_wide(struct vc_model *m)
 {
     char name[64];
 
-    model_base(m, "");
+    vf_model_base(m, "");
     vc_model_dir(m, "wide", 0, 1);
     for (int i = 0; i < WIDE_FILES; i++) {
         snprintf(name, sizeof(name), "wide/f%02d", i);
-        vc_model_file(m, name, NULL, 0, 0, tree_x, (size_t)(10 + i), 1);
+        vc_model_file(m, name, NULL, 0, 0, vf.tree_x, (size_t)(10 + i), 1);
     }
 }
 
-/* ---- add from a descriptor (a pipe) ---- */
-static uint8_t *piped_data;
-#define PIPED_LEN 50000
-
+/* add from a descriptor (a pipe) */
 static int
-op_add_fd(pqv_storage *s)
+do_add_fd(pqv_vault *v)
 {
-    pqv_vault *v;
-    int p[2], rc;
-
-    if (pipe(p) != 0)
-        return PQV_E_IO;
-    if (write(p[1], piped_data, PIPED_LEN) != PIPED_LEN) {
-        close(p[0]);
-        close(p[1]);
-        return PQV_E_IO;
-    }
-    close(p[1]);
-    if ((rc = open_vault(s, VC_PASS, &v, 1)) == 0)
-        rc = pqv_vault_add_fd(v, p[0], "piped", 0640, 1700000000, NULL);
-    close(p[0]);
-    pqv_vault_close(v);
-    return rc;
+    return vf_add_pipe(v, "piped", vf.piped, VF_PIPED_LEN, 0640);
 }
+static int op_add_fd(pqv_storage *s) { return vf_with_writer(s, NULL, do_add_fd); }
 
-static void
-model_add_fd(struct vc_model *m)
-{
-    model_base(m, "");
-    vc_model_file(m, "piped", NULL, 0, 0, piped_data, PIPED_LEN, 1);
-}
-
-/* ---- add --force over an existing name ---- */
-static uint8_t *replace_data;
-#define REPLACE_LEN 7000
-
+/* add --force over an existing name */
 static int
-op_add_force(pqv_storage *s)
+do_add_force(pqv_vault *v)
 {
-    pqv_vault *v;
-    int rc = open_vault(s, VC_PASS, &v, 1);
-
-    if (rc == 0)
-        rc = add_bytes(v, "old", replace_data, REPLACE_LEN, 1);
-    pqv_vault_close(v);
-    return rc;
+    return add_bytes(v, "old", vf.replace, VF_REPLACE_LEN, 1);
 }
+static int op_add_force(pqv_storage *s) { return vf_with_writer(s, NULL, do_add_force); }
 
-static void
-model_add_force(struct vc_model *m)
-{
-    model_base(m, "old");
-    vc_model_file(m, "old", old_data, OLD_LEN, 1, replace_data, REPLACE_LEN, 1);
-}
+/* rm of a file, rm of a directory */
+static int do_rm(pqv_vault *v) { return pqv_vault_rm(v, "old", NULL, NULL); }
+static int op_rm(pqv_storage *s) { return vf_with_writer(s, NULL, do_rm); }
+static int do_rm_dir(pqv_vault *v) { return pqv_vault_rm(v, "gone", NULL, NULL); }
+static int op_rm_dir(pqv_storage *s) { return vf_with_writer(s, NULL, do_rm_dir); }
 
-/* ---- rm of a file, rm of a directory ---- */
+/* passwd (slot 0, the one that unlocked) and recover */
 static int
-op_rm(pqv_storage *s)
+do_passwd(pqv_vault *v)
 {
-    pqv_vault *v;
-    int rc = open_vault(s, VC_PASS, &v, 1);
-
-    if (rc == 0)
-        rc = pqv_vault_rm(v, "old", NULL, NULL);
-    pqv_vault_close(v);
-    return rc;
+    return pqv_vault_passwd(v, 0, (const uint8_t *)VC_NEWPASS, strlen(VC_NEWPASS), &vc_cheap_kdf);
 }
-
-static void
-model_rm(struct vc_model *m)
-{
-    model_base(m, "old");
-    vc_model_file(m, "old", old_data, OLD_LEN, 1, NULL, 0, 0);
-}
-
-static int
-op_rm_dir(pqv_storage *s)
-{
-    pqv_vault *v;
-    int rc = open_vault(s, VC_PASS, &v, 1);
-
-    if (rc == 0)
-        rc = pqv_vault_rm(v, "gone", NULL, NULL);
-    pqv_vault_close(v);
-    return rc;
-}
-
-static void
-model_rm_dir(struct vc_model *m)
-{
-    model_base(m, "gone");
-    vc_model_file(m, "gone/1", gone1, GONE_LEN, 1, NULL, 0, 0);
-    vc_model_file(m, "gone/2", gone2, GONE_LEN, 1, NULL, 0, 0);
-}
-
-/* ---- passwd (slot 0, the one that unlocked) and recover ---- */
-static int
-op_passwd(pqv_storage *s)
-{
-    pqv_vault *v;
-    int rc = open_vault(s, VC_PASS, &v, 1);
-
-    if (rc == 0)
-        rc = pqv_vault_passwd(v, 0, (const uint8_t *)VC_NEWPASS, strlen(VC_NEWPASS),
-            &vc_cheap_kdf);
-    pqv_vault_close(v);
-    return rc;
-}
+static int op_passwd(pqv_storage *s) { return vf_with_writer(s, NULL, do_passwd); }
 
 static int
 op_recover(pqv_storage *s)
@@ -346,13 +185,7 @@ op_recover(pqv_storage *s)
         strlen(VC_NEWPASS), &vc_cheap_kdf);
 }
 
-static void
-model_all(struct vc_model *m)
-{
-    model_base(m, "");
-}
-
-/* ---- gc after a crash left an orphan and temporaries ---- */
+/* gc after a crash left an orphan and temporaries */
 static void
 prepare_gc(struct crashsim *cs)
 {
@@ -366,17 +199,8 @@ prepare_gc(struct crashsim *cs)
     free(junk);
 }
 
-static int
-op_gc(pqv_storage *s)
-{
-    pqv_vault *v;
-    int rc = open_vault(s, VC_PASS, &v, 1);
-
-    if (rc == 0)
-        rc = pqv_vault_gc(v, NULL, NULL, NULL);
-    pqv_vault_close(v);
-    return rc;
-}
+static int do_gc(pqv_vault *v) { return pqv_vault_gc(v, NULL, NULL, NULL); }
+static int op_gc(pqv_storage *s) { return vf_with_writer(s, NULL, do_gc); }
 
 /* ---- the driver ---- */
 
@@ -394,13 +218,13 @@ verify_outcome(struct crashsim *post, const struct scenario *sc, int completed, 
     int rc;
 
     sc->model(&m);
-    rc = open_vault(crashsim_storage(post), VC_PASS, &v, 1);
+    rc = vf_open_vault(crashsim_storage(post), NULL, VC_PASS, &v, 1);
     if (rc == PQV_E_AUTH && sc->new_pass)
-        rc = open_vault(crashsim_storage(post), VC_NEWPASS, &v, 1);
+        rc = vf_open_vault(crashsim_storage(post), NULL, VC_NEWPASS, &v, 1);
     else if (rc == 0 && sc->new_pass && completed) {
         /* Completed: the new passphrase must be the one that works now. */
         pqv_vault_close(v);
-        rc = open_vault(crashsim_storage(post), VC_NEWPASS, &v, 1);
+        rc = vf_open_vault(crashsim_storage(post), NULL, VC_NEWPASS, &v, 1);
     }
     if (rc != 0)
         return vc_fail(why, whylen, "reopen/unlock: %d %s", rc, pqv_error_detail());
@@ -488,49 +312,40 @@ setup(void)
         perror("mkdtemp");
         exit(2);
     }
-    keep_a = vc_data(KEEP_A_LEN, 1);
-    keep_empty = vc_data(0, 2);
-    old_data = vc_data(OLD_LEN, 3);
-    gone1 = vc_data(GONE_LEN, 4);
-    gone2 = vc_data(GONE_LEN, 5);
-    one_data = vc_data(ONE_LEN, 6);
-    tree_x = vc_data(TX_LEN, 7);
-    tree_y = vc_data(TY_LEN, 8);
+    vf_make_files(5);
     tree_z = vc_data(TZ_LEN, 9);
-    piped_data = vc_data(PIPED_LEN, 10);
-    replace_data = vc_data(REPLACE_LEN, 11);
     snprintf(path, sizeof(path), "%s/tree", tmpdir);
     mkdir(path, 0755);
     snprintf(path, sizeof(path), "%s/tree/sub", tmpdir);
     mkdir(path, 0755);
     snprintf(path, sizeof(path), "%s/tree/x", tmpdir);
-    write_path(path, tree_x, TX_LEN);
+    vf_write_path(path, vf.tree_x, VF_TX_LEN);
     snprintf(path, sizeof(path), "%s/tree/y", tmpdir);
-    write_path(path, tree_y, TY_LEN);
+    vf_write_path(path, vf.tree_y, VF_TY_LEN);
     snprintf(path, sizeof(path), "%s/tree/empty", tmpdir);
-    write_path(path, tree_x, 0);
+    vf_write_path(path, vf.tree_x, 0);
     snprintf(path, sizeof(path), "%s/tree/sub/z", tmpdir);
-    write_path(path, tree_z, TZ_LEN);
+    vf_write_path(path, tree_z, TZ_LEN);
     snprintf(path, sizeof(path), "%s/wide", tmpdir);
     mkdir(path, 0755);
     for (int i = 0; i < WIDE_FILES; i++) {
         snprintf(path, sizeof(path), "%s/wide/f%02d", tmpdir, i);
-        write_path(path, tree_x, (size_t)(10 + i));
+        vf_write_path(path, vf.tree_x, (size_t)(10 + i));
     }
     base = base_state();
 }
 
 static const struct scenario scenarios[] = {
-    { "add one file", op_add_one, model_add_one, NULL, 0, 0 },
+    { "add one file", op_add_one, vf_model_add_one, NULL, 0, 0 },
     { "add a directory", op_add_dir, model_add_dir, NULL, 0, 0 },
     { "add a wide directory", op_add_wide, model_add_wide, NULL, 0, 1 },
-    { "add from a pipe", op_add_fd, model_add_fd, NULL, 0, 0 },
-    { "add --force", op_add_force, model_add_force, NULL, 0, 0 },
-    { "rm a file", op_rm, model_rm, NULL, 0, 0 },
-    { "rm a directory", op_rm_dir, model_rm_dir, NULL, 0, 0 },
-    { "passwd", op_passwd, model_all, NULL, 1, 0 },
-    { "recover", op_recover, model_all, NULL, 1, 0 },
-    { "gc", op_gc, model_all, prepare_gc, 0, 0 },
+    { "add from a pipe", op_add_fd, vf_model_add_fd, NULL, 0, 0 },
+    { "add --force", op_add_force, vf_model_add_force, NULL, 0, 0 },
+    { "rm a file", op_rm, vf_model_rm, NULL, 0, 0 },
+    { "rm a directory", op_rm_dir, vf_model_rm_dir, NULL, 0, 0 },
+    { "passwd", op_passwd, vf_model_all, NULL, 1, 0 },
+    { "recover", op_recover, vf_model_all, NULL, 1, 0 },
+    { "gc", op_gc, vf_model_all, prepare_gc, 0, 0 },
 };
 
 static void
@@ -618,7 +433,7 @@ test_crash_get_realfs(void)
     char vdir[512], out[600], dest[700], cmd[800];
     struct pqv_init_options io = { VC_KEM, 0, &vc_cheap_kdf };
     char code[PQV_RECOVERY_CHARS], fp[PQV_FINGERPRINT_CHARS];
-    uint8_t *data = vc_data(ONE_LEN, 12);
+    uint8_t *data = vc_data(VF_ONE_LEN, 12);
     pqv_vault *v;
     unsigned long points = 0;
     int done = 0;
@@ -632,7 +447,7 @@ test_crash_get_realfs(void)
     REQUIRE(pqv_vault_unlock(v, (const uint8_t *)VC_PASS, strlen(VC_PASS)) == 0);
     long holder;
     REQUIRE(pqv_vault_lock(v, 0, &holder) == 0);
-    REQUIRE(add_bytes(v, "f", data, ONE_LEN, 0) == 0);
+    REQUIRE(add_bytes(v, "f", data, VF_ONE_LEN, 0) == 0);
     pqv_vault_close(v);
 
     for (unsigned long n = 1; n < 100 && !done; n++) {
@@ -663,17 +478,12 @@ test_crash_get_realfs(void)
             CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
             points++;
         }
+        size_t got;
         if (exists) {
-            uint8_t *buf = malloc(ONE_LEN + 1);
-            FILE *f = fopen(dest, "rb");
-            size_t got = f ? fread(buf, 1, ONE_LEN + 1, f) : 0;
-            if (f)
-                fclose(f);
-            if (got != ONE_LEN || memcmp(buf, data, ONE_LEN) != 0) {
+            if (!vf_file_holds(dest, data, VF_ONE_LEN, &got)) {
                 CHECK(!"a file at the destination name is complete");
                 fprintf(stderr, "  get killed at call %lu: %zu bytes at the destination\n", n, got);
             }
-            free(buf);
         } else {
             if (done)
                 CHECK(!"a completed get left its file");

@@ -31,20 +31,10 @@
 #include "harness.h"
 #include "util/fsutil.h"
 #include "vaultcheck.h"
+#include "vault_fixture.h"
 
 static char tmpdir[256], vdir[300], srcdir[300], outdir[300], cmdbuf[1200];
 static char recovery[PQV_RECOVERY_CHARS];
-
-static uint8_t *keep_a, *old_data, *gone1, *one_data, *tree_x, *tree_y, *piped_data,
-    *replace_data;
-#define KEEP_A_LEN 1000
-#define OLD_LEN 5000
-#define GONE_LEN 300
-#define ONE_LEN (PQV_OBJECT_MAX_PLAIN + 777)
-#define TX_LEN 100
-#define TY_LEN 6000
-#define PIPED_LEN 50000
-#define REPLACE_LEN 7000
 
 /* ---- the fault hook ---- */
 
@@ -125,17 +115,6 @@ hook_off(void)
 /* ---- the vault on disk ---- */
 
 static void
-write_path(const char *path, const uint8_t *data, size_t len)
-{
-    FILE *f = fopen(path, "wb");
-
-    if (f == NULL || fwrite(data, 1, len, f) != len || fclose(f) != 0) {
-        fprintf(stderr, "cannot write %s\n", path);
-        exit(2);
-    }
-}
-
-static void
 run_cmd(const char *fmt, const char *arg)
 {
     char cmd[1024];
@@ -145,24 +124,6 @@ run_cmd(const char *fmt, const char *arg)
         fprintf(stderr, "failed: %s\n", cmd);
         exit(2);
     }
-}
-
-static int
-open_vault(const char *pass, pqv_vault **out, int lock)
-{
-    pqv_vault *v;
-    long holder;
-    int rc;
-
-    if ((rc = pqv_vault_open(&v, vdir, NULL)) != 0)
-        return rc;
-    if ((rc = pqv_vault_unlock(v, (const uint8_t *)pass, strlen(pass))) != 0 ||
-        (lock && (rc = pqv_vault_lock(v, 0, &holder)) != 0)) {
-        pqv_vault_close(v);
-        return rc;
-    }
-    *out = v;
-    return 0;
 }
 
 static int
@@ -196,7 +157,7 @@ fresh_vault(void)
     run_cmd("rm -rf '%s'", vdir);
     if (pqv_vault_create(vdir, NULL, (const uint8_t *)VC_PASS, strlen(VC_PASS), &io, recovery,
             fp) != 0 ||
-        open_vault(VC_PASS, &v, 1) != 0 ||
+        vf_open_vault(NULL, vdir, VC_PASS, &v, 1) != 0 ||
         pqv_vault_passwd(v, 1, (const uint8_t *)"slot one", 8, &vc_cheap_kdf) != 0 ||
         add_bytes(v, "keep/a", 0) != 0 ||
         add_bytes(v, "keep/empty", 0) != 0 ||
@@ -274,41 +235,16 @@ struct scenario {
     int is_get;
 };
 
-static void
-model_base(struct vc_model *m, const char *skip)
-{
-    memset(m, 0, sizeof(*m));
-    vc_model_kept(m, "keep/a", keep_a, KEEP_A_LEN);
-    vc_model_kept(m, "keep/empty", keep_a, 0);
-    if (strstr(skip, "old") == NULL)
-        vc_model_kept(m, "old", old_data, OLD_LEN);
-    if (strstr(skip, "gone") == NULL) {
-        vc_model_kept(m, "gone/1", gone1, GONE_LEN);
-        vc_model_kept(m, "gone/2", gone1, GONE_LEN);
-    }
-}
-
+/* with_writer(fn): ${fn} on the vault, unlocked and locked. */
 static int
 with_writer(int (*fn)(pqv_vault *v))
 {
-    pqv_vault *v;
-    int rc = open_vault(VC_PASS, &v, 1);
-
-    if (rc != 0)
-        return rc;
-    rc = fn(v);
-    pqv_vault_close(v);
-    return rc;
+    return vf_with_writer(NULL, vdir, fn);
 }
 
+/* The models but that of add of a directory: vault_fixture.h. */
 static int do_add_one(pqv_vault *v) { return add_bytes(v, "new", 0); }
 static int op_add_one(void) { return with_writer(do_add_one); }
-static void
-model_add_one(struct vc_model *m)
-{
-    model_base(m, "");
-    vc_model_file(m, "new", NULL, 0, 0, one_data, ONE_LEN, 1);
-}
 
 static int
 do_add_dir(pqv_vault *v)
@@ -322,38 +258,20 @@ static int op_add_dir(void) { return with_writer(do_add_dir); }
 static void
 model_add_dir(struct vc_model *m)
 {
-    model_base(m, "");
+    vf_model_base(m, "");
     vc_model_dir(m, "tree", 0, 1);
-    vc_model_file(m, "tree/x", NULL, 0, 0, tree_x, TX_LEN, 1);
-    vc_model_file(m, "tree/y", NULL, 0, 0, tree_y, TY_LEN, 1);
+    vc_model_file(m, "tree/x", NULL, 0, 0, vf.tree_x, VF_TX_LEN, 1);
+    vc_model_file(m, "tree/y", NULL, 0, 0, vf.tree_y, VF_TY_LEN, 1);
     vc_model_dir(m, "tree/sub", 0, 1);
-    vc_model_file(m, "tree/sub/x", NULL, 0, 0, tree_x, TX_LEN, 1);
+    vc_model_file(m, "tree/sub/x", NULL, 0, 0, vf.tree_x, VF_TX_LEN, 1);
 }
 
 static int
 do_add_fd(pqv_vault *v)
 {
-    int p[2], rc;
-
-    if (pipe(p) != 0)
-        return PQV_E_IO;
-    if (write(p[1], piped_data, PIPED_LEN) != PIPED_LEN) {
-        close(p[0]);
-        close(p[1]);
-        return PQV_E_IO;
-    }
-    close(p[1]);
-    rc = pqv_vault_add_fd(v, p[0], "piped", 0600, 1700000000, NULL);
-    close(p[0]);
-    return rc;
+    return vf_add_pipe(v, "piped", vf.piped, VF_PIPED_LEN, 0600);
 }
 static int op_add_fd(void) { return with_writer(do_add_fd); }
-static void
-model_add_fd(struct vc_model *m)
-{
-    model_base(m, "");
-    vc_model_file(m, "piped", NULL, 0, 0, piped_data, PIPED_LEN, 1);
-}
 
 static int
 do_add_force(pqv_vault *v)
@@ -365,31 +283,12 @@ do_add_force(pqv_vault *v)
     return pqv_vault_add_path(v, path, "old", &opt);
 }
 static int op_add_force(void) { return with_writer(do_add_force); }
-static void
-model_add_force(struct vc_model *m)
-{
-    model_base(m, "old");
-    vc_model_file(m, "old", old_data, OLD_LEN, 1, replace_data, REPLACE_LEN, 1);
-}
 
 static int do_rm(pqv_vault *v) { return pqv_vault_rm(v, "old", NULL, NULL); }
 static int op_rm(void) { return with_writer(do_rm); }
-static void
-model_rm(struct vc_model *m)
-{
-    model_base(m, "old");
-    vc_model_file(m, "old", old_data, OLD_LEN, 1, NULL, 0, 0);
-}
 
 static int do_rm_dir(pqv_vault *v) { return pqv_vault_rm(v, "gone", NULL, NULL); }
 static int op_rm_dir(void) { return with_writer(do_rm_dir); }
-static void
-model_rm_dir(struct vc_model *m)
-{
-    model_base(m, "gone");
-    vc_model_file(m, "gone/1", gone1, GONE_LEN, 1, NULL, 0, 0);
-    vc_model_file(m, "gone/2", gone1, GONE_LEN, 1, NULL, 0, 0);
-}
 
 static int
 do_passwd(pqv_vault *v)
@@ -405,8 +304,6 @@ op_recover(void)
         strlen(VC_NEWPASS), &vc_cheap_kdf);
 }
 
-static void model_all(struct vc_model *m) { model_base(m, ""); }
-
 static void
 prepare_gc(void)
 {
@@ -416,11 +313,11 @@ prepare_gc(void)
     snprintf(path, sizeof(path), "%s/objects/ab", vdir);
     mkdir(path, 0700);
     snprintf(path, sizeof(path), "%s/objects/ab/ab00112233445566778899aabbccddee", vdir);
-    write_path(path, junk, 500);
+    vf_write_path(path, junk, 500);
     snprintf(path, sizeof(path), "%s/objects/ab/ab00112233445566778899aabbccddee.tmp-0123456789abcdef", vdir);
-    write_path(path, junk, 200);
+    vf_write_path(path, junk, 200);
     snprintf(path, sizeof(path), "%s/config.tmp-0123456789abcdef", vdir);
-    write_path(path, junk, 20);
+    vf_write_path(path, junk, 20);
     free(junk);
 }
 
@@ -432,7 +329,7 @@ op_get(void)
 {
     char dest[700];
     pqv_vault *v;
-    int rc = open_vault(VC_PASS, &v, 0);
+    int rc = vf_open_vault(NULL, vdir, VC_PASS, &v, 0);
 
     if (rc != 0)
         return rc;
@@ -443,16 +340,16 @@ op_get(void)
 }
 
 static const struct scenario scenarios[] = {
-    { "add one file", op_add_one, model_add_one, NULL, 0, 0 },
+    { "add one file", op_add_one, vf_model_add_one, NULL, 0, 0 },
     { "add a directory", op_add_dir, model_add_dir, NULL, 0, 0 },
-    { "add from a pipe", op_add_fd, model_add_fd, NULL, 0, 0 },
-    { "add --force", op_add_force, model_add_force, NULL, 0, 0 },
-    { "rm a file", op_rm, model_rm, NULL, 0, 0 },
-    { "rm a directory", op_rm_dir, model_rm_dir, NULL, 0, 0 },
-    { "passwd", op_passwd, model_all, NULL, 1, 0 },
-    { "recover", op_recover, model_all, NULL, 1, 0 },
-    { "gc", op_gc, model_all, prepare_gc, 0, 0 },
-    { "get", op_get, model_all, NULL, 0, 1 },
+    { "add from a pipe", op_add_fd, vf_model_add_fd, NULL, 0, 0 },
+    { "add --force", op_add_force, vf_model_add_force, NULL, 0, 0 },
+    { "rm a file", op_rm, vf_model_rm, NULL, 0, 0 },
+    { "rm a directory", op_rm_dir, vf_model_rm_dir, NULL, 0, 0 },
+    { "passwd", op_passwd, vf_model_all, NULL, 1, 0 },
+    { "recover", op_recover, vf_model_all, NULL, 1, 0 },
+    { "gc", op_gc, vf_model_all, prepare_gc, 0, 0 },
+    { "get", op_get, vf_model_all, NULL, 0, 1 },
 };
 
 static const struct {
@@ -481,14 +378,8 @@ get_dest_check(int completed, char *why, size_t whylen)
         return vc_fail(why, whylen, "%lu temporaries beside the destination", temps);
     if (stat(dest, &st) != 0)
         return completed ? vc_fail(why, whylen, "completed get left no file") : 0;
-    FILE *f = fopen(dest, "rb");
-    uint8_t *buf = malloc(OLD_LEN + 1);
-    size_t got = f != NULL ? fread(buf, 1, OLD_LEN + 1, f) : 0;
-    int same = got == OLD_LEN && memcmp(buf, old_data, OLD_LEN) == 0;
-    if (f != NULL)
-        fclose(f);
-    free(buf);
-    if (!same)
+    size_t got;
+    if (!vf_file_holds(dest, vf.old, VF_OLD_LEN, &got))
         return vc_fail(why, whylen, "destination holds %zu bytes, not the file", got);
     if (!completed && !F.committed)
         return vc_fail(why, whylen, "failed get left its destination");
@@ -521,9 +412,9 @@ verify(const struct scenario *sc, int rc, const char *before, int *still_old, ch
             m.w[i].new_len = m.w[i].old_len;
         }
     }
-    r = open_vault(VC_PASS, &v, 1);
+    r = vf_open_vault(NULL, vdir, VC_PASS, &v, 1);
     if (r == PQV_E_AUTH && sc->new_pass && (completed || F.committed))
-        r = open_vault(VC_NEWPASS, &v, 1);
+        r = vf_open_vault(NULL, vdir, VC_NEWPASS, &v, 1);
     if (r != 0)
         return vc_fail(why, whylen, "reopen/unlock: %d %s", r, pqv_error_detail());
     if (sc->is_get && get_dest_check(completed, why, whylen) != 0) {
@@ -622,32 +513,25 @@ setup(void)
     snprintf(vdir, sizeof(vdir), "%s/vault", tmpdir);
     snprintf(srcdir, sizeof(srcdir), "%s/src", tmpdir);
     snprintf(outdir, sizeof(outdir), "%s/out", tmpdir);
-    keep_a = vc_data(KEEP_A_LEN, 1);
-    old_data = vc_data(OLD_LEN, 3);
-    gone1 = vc_data(GONE_LEN, 4);
-    one_data = vc_data(ONE_LEN, 6);
-    tree_x = vc_data(TX_LEN, 7);
-    tree_y = vc_data(TY_LEN, 8);
-    piped_data = vc_data(PIPED_LEN, 10);
-    replace_data = vc_data(REPLACE_LEN, 11);
+    vf_make_files(4); /* gone/2 repeats gone/1 */
     snprintf(cmdbuf, sizeof(cmdbuf), "mkdir -p '%s/keep' '%s/gone' '%s/tree/sub'", srcdir, srcdir, srcdir);
     if (system(cmdbuf) != 0)
         exit(2);
 #define PUT(rel, data, len)                                          \
     do {                                                             \
         snprintf(path, sizeof(path), "%s/%s", srcdir, rel);          \
-        write_path(path, data, len);                                 \
+        vf_write_path(path, data, len);                              \
     } while (0)
-    PUT("keep/a", keep_a, KEEP_A_LEN);
-    PUT("keep/empty", keep_a, 0);
-    PUT("old", old_data, OLD_LEN);
-    PUT("gone/1", gone1, GONE_LEN);
-    PUT("gone/2", gone1, GONE_LEN);
-    PUT("new", one_data, ONE_LEN);
-    PUT("tree/x", tree_x, TX_LEN);
-    PUT("tree/y", tree_y, TY_LEN);
-    PUT("tree/sub/x", tree_x, TX_LEN);
-    PUT("replacement", replace_data, REPLACE_LEN);
+    PUT("keep/a", vf.keep_a, VF_KEEP_A_LEN);
+    PUT("keep/empty", vf.keep_empty, 0);
+    PUT("old", vf.old, VF_OLD_LEN);
+    PUT("gone/1", vf.gone1, VF_GONE_LEN);
+    PUT("gone/2", vf.gone2, VF_GONE_LEN);
+    PUT("new", vf.one, VF_ONE_LEN);
+    PUT("tree/x", vf.tree_x, VF_TX_LEN);
+    PUT("tree/y", vf.tree_y, VF_TY_LEN);
+    PUT("tree/sub/x", vf.tree_x, VF_TX_LEN);
+    PUT("replacement", vf.replace, VF_REPLACE_LEN);
 #undef PUT
 }
 

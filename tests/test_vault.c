@@ -15,6 +15,7 @@
 #include "harness.h"
 #include "pqvault/aead.h"
 #include "pqvault/vault.h"
+#include "util/fsutil.h"
 #include "util/util.h"
 
 static const struct pqv_kdf_params cheap = { 1, 64, 1 };
@@ -587,6 +588,95 @@ test_reader_races_writer(void)
     free(new);
 }
 
+
+/* Recorder of durability calls (pqv_io_fault hook): "op path" lines. */
+static char io_log[64][600];
+static size_t io_nlog;
+
+static int
+io_record(const char *op, const char *path)
+{
+    struct stat st;
+
+    if (strcmp(op, "mkdir") == 0 && stat(path, &st) == 0)
+        return 0; /* exists: this mkdir creates nothing */
+    if (io_nlog < sizeof(io_log) / sizeof(io_log[0]))
+        snprintf(io_log[io_nlog++], sizeof(io_log[0]), "%s %s", op, path);
+    return 0;
+}
+
+/* Whether io_log holds "fsync ${dir}" after entry ${after}. */
+static int
+io_fsynced_after(size_t after, const char *dir)
+{
+    char want[700];
+
+    snprintf(want, sizeof(want), "fsync %.600s", dir);
+    for (size_t i = after + 1; i < io_nlog; i++)
+        if (strncmp(io_log[i], want, sizeof(io_log[0])) == 0)
+            return 1;
+    return 0;
+}
+
+/* Bug (review): get created missing destination directories without
+ * fsyncing their parents, and restored directory modes and times without
+ * fsyncing them: after a power loss the restored file (or directory) could
+ * be gone although get had reported success.  Every directory get creates
+ * must be fsynced in its parent before get returns. */
+static void
+test_get_new_dirs_durable(void)
+{
+    char path[512], out[512];
+    uint8_t *data = pattern(3000, 9);
+    pqv_vault *v;
+
+    REQUIRE(data != NULL);
+    sh("mkdir -p '%s/gdsrc/sub/deeper'", root);
+    write_file("gdsrc/sub/deeper/f", data, 3000, 0644);
+    REQUIRE((v = open_vault()) != NULL);
+    path_of(path, sizeof(path), "gdsrc");
+    CHECK(pqv_vault_add_path(v, path, "gd", NULL) == 0);
+    /* A file into missing directories. */
+    io_nlog = 0;
+    pqv_io_fault = io_record;
+    path_of(out, sizeof(out), "gdout1/a/b/f");
+    CHECK(pqv_vault_get(v, "gd/sub/deeper/f", out, NULL) == 0);
+    pqv_io_fault = NULL;
+    for (size_t i = 0; i < io_nlog; i++) {
+        if (strncmp(io_log[i], "mkdir ", 6) != 0)
+            continue;
+        char parent[600];
+        pqv_dirname(io_log[i] + 6, parent, sizeof(parent));
+        if (!io_fsynced_after(i, parent)) {
+            fprintf(stderr, "  %s: parent not fsynced\n", io_log[i]);
+            CHECK(0);
+        }
+    }
+    CHECK(same_file("gdsrc/sub/deeper/f", "gdout1/a/b/f"));
+    /* A tree into a missing directory: its directories too. */
+    io_nlog = 0;
+    pqv_io_fault = io_record;
+    path_of(out, sizeof(out), "gdout2/x");
+    CHECK(pqv_vault_get(v, "gd", out, NULL) == 0);
+    pqv_io_fault = NULL;
+    size_t mkdirs = 0;
+    for (size_t i = 0; i < io_nlog; i++) {
+        if (strncmp(io_log[i], "mkdir ", 6) != 0)
+            continue;
+        char parent[600];
+        mkdirs++;
+        pqv_dirname(io_log[i] + 6, parent, sizeof(parent));
+        if (!io_fsynced_after(i, parent)) {
+            fprintf(stderr, "  %s: parent not fsynced\n", io_log[i]);
+            CHECK(0);
+        }
+    }
+    CHECK(mkdirs >= 4); /* gdout2, gdout2/x, .../gd, .../sub, .../deeper */
+    CHECK(same_file("gdsrc/sub/deeper/f", "gdout2/x/gd/sub/deeper/f"));
+    pqv_vault_close(v);
+    free(data);
+}
+
 static void
 setup(void)
 {
@@ -609,4 +699,5 @@ static void test_teardown(void) { if (getenv("PQV_KEEP") == NULL) teardown(); }
 TEST_MAIN(test_setup, test_create_and_unlock, test_name_normalize, test_add_get_sizes,
     test_list_prefix, test_replace_and_rm, test_add_fd_pipe, test_swapped_records_detected,
     test_config_tamper, test_lock_exclusive, test_passwd_and_recover, test_gc_orphans,
-    test_review_regressions, test_reader_races_writer, test_teardown)
+    test_review_regressions, test_reader_races_writer, test_get_new_dirs_durable,
+    test_teardown)

@@ -212,7 +212,8 @@ stream_current(pqv_vault *v, const struct record *r, struct sink *out, struct re
     return rc;
 }
 
-/* mkdirs(path): create ${path} and its missing parents. */
+/* mkdirs(path): create ${path} and its missing parents, each fsynced in
+ * its parent. */
 static int
 mkdirs(const char *path)
 {
@@ -227,7 +228,14 @@ mkdirs(const char *path)
             continue;
         char c = buf[i];
         buf[i] = '\0';
-        if (pqv_io_mkdir(buf, 0755) != 0 && errno != EEXIST) {
+        if (pqv_io_mkdir(buf, 0755) == 0) {
+            /* A new directory is durable once its parent is synced. */
+            char parent[4096];
+            int rc;
+            pqv_dirname(buf, parent, sizeof(parent));
+            if ((rc = pqv_fsync_dir(parent)) != 0)
+                return rc;
+        } else if (errno != EEXIST) {
             int e = errno;
             return pqv_set_error(pqv_errno_error(e), "%s: mkdir: %s", buf, strerror(e));
         }
@@ -421,6 +429,8 @@ restore_tree(pqv_vault *v, const char *prefix, const char *out, const struct pqv
             rc = pqv_set_error(pqv_errno_error(err), "%s: %s", dest, strerror(err));
             goto done;
         }
+        if ((rc = pqv_fsync_dir(dest)) != 0) /* its mode and times */
+            goto done;
     }
     rc = 0;
 done:

@@ -282,5 +282,66 @@ test_record_body_truncated_in_wrapped_key(void)
     free(v);
 }
 
+
+/* record_file_body(v, size, nobjects, body): an authentic-looking file
+ * body of name "f" claiming ${size} bytes in ${nobjects} objects. */
+static size_t
+record_file_body(const pqv_vault *v, uint64_t size, uint32_t nobjects, uint8_t *body)
+{
+    size_t n = 0, w = pqv_wrap_bytes(v->config.kem);
+
+    body[n++] = 1;                      /* body version */
+    body[n++] = PQV_ENTRY_FILE;
+    body[n++] = 0, body[n++] = 1, body[n++] = 'f';
+    pqv_store_be32(body + n, 0644), n += 4;
+    pqv_store_be64(body + n, 1700000000), n += 8;
+    pqv_store_be32(body + n, 0), n += 4;
+    pqv_store_be64(body + n, size), n += 8;
+    body[n++] = PQV_AEAD_AES256GCM;
+    pqv_store_be32(body + n, nobjects), n += 4;
+    for (uint32_t i = 0; i < nobjects; i++)
+        memset(body + n, 7, OBJECT_ID_BYTES), n += OBJECT_ID_BYTES;
+    pqv_store_be32(body + n, (uint32_t)w), n += 4;
+    memset(body + n, 0xAB, w), n += w;
+    return n;
+}
+
+/* Bug (review): the object count of a record was checked against
+ * ceil(size / 4 MiB) computed modulo 2^32 (and with size + 4 MiB - 1
+ * wrapping for sizes near 2^64), so a record claiming 2^54 or 2^64 - 1
+ * bytes in 0 objects parsed, and get "restored" it as an empty file. */
+static void
+test_record_size_beyond_object_count(void)
+{
+    static const uint64_t sizes[] = { 1ull << 54, UINT64_MAX, (1ull << 54) + 5 };
+    static const uint32_t counts[] = { 0, 0, 1 };
+    pqv_vault *v = calloc(1, sizeof(*v));
+    uint8_t *body, hash[NAME_HASH_BYTES], *rec;
+    size_t n, reclen;
+    struct record r;
+
+    REQUIRE(v != NULL);
+    v->config.version = 1;
+    v->config.kem = pqv_frodo_find("FrodoKEM-640-SHAKE");
+    v->config.aead = PQV_AEAD_AES256GCM;
+    REQUIRE((body = malloc(64 + 16 + pqv_wrap_bytes(v->config.kem))) != NULL);
+    REQUIRE(vault_name_hash(v, "f", hash) == 0);
+    for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+        n = record_file_body(v, sizes[i], counts[i], body);
+        REQUIRE(record_with_body(v, body, n, &rec, &reclen) == 0);
+        CHECK_EQ_INT(record_open(v, hash, rec, reclen, &r), PQV_E_INTEGRITY);
+        free(rec);
+    }
+    /* A sane record of the same shape opens. */
+    n = record_file_body(v, 100, 1, body);
+    REQUIRE(record_with_body(v, body, n, &rec, &reclen) == 0);
+    CHECK_EQ_INT(record_open(v, hash, rec, reclen, &r), 0);
+    record_clear(&r);
+    free(rec);
+    free(body);
+    free(v);
+}
+
 TEST_MAIN(test_keyfile_version_flip_is_damage, test_config_identity_damage,
-    test_record_version_flip_is_damage, test_record_body_truncated_in_wrapped_key)
+    test_record_version_flip_is_damage, test_record_body_truncated_in_wrapped_key,
+    test_record_size_beyond_object_count)

@@ -233,6 +233,9 @@ parse_body(const pqv_vault *v, const uint8_t *body, size_t len, struct record *r
     if (e->mode > 07777 || e->mtime_nsec >= 1000000000u)
         goto bad;
     if (e->type == PQV_ENTRY_FILE) {
+        /* Beyond 2^32 - 1 objects the count below would wrap. */
+        if (e->size > (uint64_t)UINT32_MAX * PQV_OBJECT_MAX_PLAIN)
+            goto bad;
         if (pqv_aead_name(e->aead) == NULL || e->nobjects != vault_object_count(e->size))
             goto bad;
     } else if (e->type == PQV_ENTRY_DIR) {

@@ -342,6 +342,33 @@ test_record_size_beyond_object_count(void)
     free(v);
 }
 
+/* Bug (review): the config's "created" line accepted 19 digits and
+ * accumulated them in an int64_t: 9999999999999999999 overflowed (signed
+ * overflow, undefined behaviour) while parsing a config that is read
+ * before any key is known. */
+static void
+test_config_created_overflow(void)
+{
+    struct vault_config c;
+    char text[600];
+    const char *created[] = { "9999999999999999999", "9223372036854775808" };
+
+    for (size_t i = 0; i < 2; i++) {
+        int n = snprintf(text, sizeof(text),
+            "pqvault-config 1\nvault-id %032d\nkem FrodoKEM-640-SHAKE\naead AES-256-GCM\n"
+            "identity %064d\ncreated %s\nmac %064d\n", 0, 0, created[i], 0);
+        CHECK_EQ_INT(config_parse(&c, (const uint8_t *)text, (size_t)n), PQV_E_INTEGRITY);
+        config_clear(&c);
+    }
+    /* The largest value still parses. */
+    int n = snprintf(text, sizeof(text),
+        "pqvault-config 1\nvault-id %032d\nkem FrodoKEM-640-SHAKE\naead AES-256-GCM\n"
+        "identity %064d\ncreated 9223372036854775807\nmac %064d\n", 0, 0, 0);
+    CHECK_EQ_INT(config_parse(&c, (const uint8_t *)text, (size_t)n), 0);
+    CHECK(c.created == INT64_MAX);
+    config_clear(&c);
+}
+
 TEST_MAIN(test_keyfile_version_flip_is_damage, test_config_identity_damage,
     test_record_version_flip_is_damage, test_record_body_truncated_in_wrapped_key,
-    test_record_size_beyond_object_count)
+    test_record_size_beyond_object_count, test_config_created_overflow)

@@ -102,7 +102,7 @@ config_parse(struct vault_config *c, const uint8_t *text, size_t len)
         return pqv_set_error(PQV_E_INTEGRITY, "config: bad created");
     c->created = 0;
     for (size_t i = 0; i < vlen; i++) {
-        if (v[i] < '0' || v[i] > '9')
+        if (v[i] < '0' || v[i] > '9' || c->created > (INT64_MAX - (v[i] - '0')) / 10)
             return pqv_set_error(PQV_E_INTEGRITY, "config: bad created");
         c->created = c->created * 10 + (v[i] - '0');
     }

@@ -677,6 +677,68 @@ test_get_new_dirs_durable(void)
     free(data);
 }
 
+/* Directories fsynced during an operation (through the fault hook). */
+static char synced[64][512];
+static int nsynced;
+static int
+record_fsyncs(const char *op, const char *path)
+{
+    struct stat st;
+    if (strcmp(op, "fsync") == 0 && nsynced < 64 && stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        snprintf(synced[nsynced++], sizeof(synced[0]), "%s", path);
+    return 0;
+}
+
+/* Regression (review): a shard directory left by a command that crashed
+ * before syncing its parent was reused without syncing that parent, so a
+ * power loss could lose objects a committed record names.  Now each
+ * directory's parent is synced once per session, existing or not. */
+static void
+test_existing_shard_parent_synced(void)
+{
+    pqv_vault *v = open_vault();
+    char path[512], objects[512];
+    int found = 0;
+
+    REQUIRE(v != NULL);
+    /* Every shard of objects/ exists, as after earlier (crashed) commands. */
+    CHECK(sh("for a in 0 1 2 3 4 5 6 7 8 9 a b c d e f; do for b in 0 1 2 3 4 5 6 7 8 9 a b c d e f; do "
+             "mkdir -p vault/objects/$a$b; done; done%s", "") == 0);
+    write_file("shardtest", (const uint8_t *)"x", 1, 0644);
+    path_of(path, sizeof(path), "shardtest");
+    path_of(objects, sizeof(objects), "vault/objects");
+    nsynced = 0;
+    pqv_io_fault = record_fsyncs;
+    CHECK(pqv_vault_add_path(v, path, "shardtest", NULL) == 0);
+    pqv_io_fault = NULL;
+    for (int i = 0; i < nsynced; i++)
+        found |= strcmp(synced[i], objects) == 0;
+    CHECK(found);
+    pqv_vault_close(v);
+}
+
+/* Regression (review): an uppercase copy of a record (records/AB/AB12...)
+ * loaded as a second record (the name listed twice).  Only the lowercase
+ * spelling the vault writes is accepted; anything else is damage. */
+static void
+test_uppercase_copy_rejected(void)
+{
+    pqv_vault *v = open_vault();
+    struct pqv_entry *es = NULL;
+    struct pqv_check_result res;
+    size_t n = 0;
+
+    REQUIRE(v != NULL);
+    CHECK(sh("f=$(find vault/records -type f | sort | head -n 1); b=$(basename \"$f\" | tr a-f A-F); "
+             "d=vault/records/$(echo \"$b\" | cut -c1-2); mkdir -p \"$d\" && cp \"$f\" \"$d/$b\"%s", "") == 0);
+    CHECK_EQ_INT(pqv_vault_list(v, NULL, &es, &n), PQV_E_INTEGRITY);
+    CHECK_EQ_INT(pqv_vault_check(v, 0, NULL, NULL, &res), PQV_E_INTEGRITY);
+    CHECK_EQ_INT(res.damaged, 1);
+    CHECK(sh("find vault/records -type f -name '*[A-F]*' -delete; find vault/records -type d -empty -delete%s", "") == 0);
+    CHECK(pqv_vault_check(v, 0, NULL, NULL, &res) == 0);
+    pqv_vault_close(v);
+}
+
 static void
 setup(void)
 {
@@ -699,5 +761,6 @@ static void test_teardown(void) { if (getenv("PQV_KEEP") == NULL) teardown(); }
 TEST_MAIN(test_setup, test_create_and_unlock, test_name_normalize, test_add_get_sizes,
     test_list_prefix, test_replace_and_rm, test_add_fd_pipe, test_swapped_records_detected,
     test_config_tamper, test_lock_exclusive, test_passwd_and_recover, test_gc_orphans,
-    test_review_regressions, test_reader_races_writer, test_get_new_dirs_durable,
+    test_review_regressions, test_reader_races_writer, test_existing_shard_parent_synced,
+    test_uppercase_copy_rejected, test_get_new_dirs_durable,
     test_teardown)

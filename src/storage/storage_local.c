@@ -35,6 +35,8 @@ struct local_storage {
     pthread_mutex_t mutex;
     char *dirty[MAX_DIRTY];  /* directories to fsync at the next barrier */
     size_t ndirty;
+    char *seen[MAX_DIRTY];   /* directories whose entries were made durable */
+    size_t nseen;
     int lock_fd;
 };
 
@@ -88,32 +90,55 @@ out:
     return rc;
 }
 
-/* ensure_dir(ls, dir): create ${dir} (one level below an existing parent)
- * if missing; its parent becomes dirty. */
+/* dir_seen(ls, dir, add): whether ${dir}'s entry was already scheduled to
+ * be made durable in its parent in this session; with ${add}, remember
+ * that it now is.  (Two threads may both do the work once: harmless.) */
+static int
+dir_seen(struct local_storage *ls, const char *dir, int add)
+{
+    int seen = 0;
+
+    pthread_mutex_lock(&ls->mutex);
+    for (size_t i = 0; i < ls->nseen && !seen; i++)
+        seen = strcmp(ls->seen[i], dir) == 0;
+    if (!seen && add && ls->nseen < MAX_DIRTY) {
+        char *copy = strdup(dir);
+        if (copy != NULL)
+            ls->seen[ls->nseen++] = copy;
+    }
+    pthread_mutex_unlock(&ls->mutex);
+    return seen;
+}
+
+/* ensure_dir(ls, dir): create ${dir} (and missing parents below the root)
+ * and make sure its entry in its parent becomes durable at the next
+ * barrier.  Also for a directory that already exists: a command that
+ * crashed after creating it may never have synced its parent, so each
+ * directory's parent is synced once per session. */
 static int
 ensure_dir(struct local_storage *ls, const char *dir)
 {
     char parent[PATH_MAX_LEN];
     struct stat st;
-    int e;
+    int rc, e;
 
-    if (stat(dir, &st) == 0)
-        return S_ISDIR(st.st_mode) ? 0 : pqv_set_error(PQV_E_INTEGRITY, "%s: not a directory", dir);
+    if (strlen(dir) <= strlen(ls->root))
+        return 0;
+    if (dir_seen(ls, dir, 0))
+        return 0;
     pqv_dirname(dir, parent, sizeof(parent));
-    if (pqv_io_mkdir(dir, 0700) != 0 && errno != EEXIST) {
+    if ((rc = ensure_dir(ls, parent)) != 0)
+        return rc;
+    if (stat(dir, &st) == 0) {
+        if (!S_ISDIR(st.st_mode))
+            return pqv_set_error(PQV_E_INTEGRITY, "%s: not a directory", dir);
+    } else if (pqv_io_mkdir(dir, 0700) != 0 && errno != EEXIST) {
         e = errno;
-        if (e != ENOENT || strcmp(parent, ls->root) == 0 || strlen(parent) <= strlen(ls->root))
-            return pqv_set_error(pqv_errno_error(e), "%s: mkdir: %s", dir, strerror(e));
-        /* The parent is missing too: create it first, then retry. */
-        int rc = ensure_dir(ls, parent);
-        if (rc != 0)
-            return rc;
-        if (pqv_io_mkdir(dir, 0700) != 0 && errno != EEXIST) {
-            e = errno;
-            return pqv_set_error(pqv_errno_error(e), "%s: mkdir: %s", dir, strerror(e));
-        }
+        return pqv_set_error(pqv_errno_error(e), "%s: mkdir: %s", dir, strerror(e));
     }
-    return mark_dirty(ls, parent);
+    if ((rc = mark_dirty(ls, parent)) == 0)
+        dir_seen(ls, dir, 1);
+    return rc;
 }
 
 static int
@@ -331,6 +356,8 @@ local_close(pqv_storage *s)
     local_unlock(s);
     for (size_t i = 0; i < ls->ndirty; i++)
         free(ls->dirty[i]);
+    for (size_t i = 0; i < ls->nseen; i++)
+        free(ls->seen[i]);
     pthread_mutex_destroy(&ls->mutex);
     free(ls->root);
     free(ls);

@@ -625,13 +625,8 @@ pqv_vault_add_fd(pqv_vault *v, int fd, const char *name, uint32_t mode, int64_t 
             w.rc = PQV_E_NOMEM;
             break;
         }
-        if ((got = pqv_read_all(fd, job->plain, PQV_OBJECT_MAX_PLAIN, "standard input")) < 0) {
-            w.rc = (int)got;
-            break;
-        }
-        eof = (size_t)got < PQV_OBJECT_MAX_PLAIN;
-        if (got == 0)
-            break;
+        /* Room and an id for the next object first: once plaintext is
+         * read, nothing may fail before it goes to the job that wipes it. */
         if (f->nobjects == cap) {
             size_t ncap = cap ? 2 * cap : 16;
             /* Jobs in flight read f->ids when they run: let them finish
@@ -646,6 +641,14 @@ pqv_vault_add_fd(pqv_vault *v, int fd, const char *name, uint32_t mode, int64_t 
             cap = ncap;
         }
         if ((w.rc = pqv_random(f->ids[f->nobjects], OBJECT_ID_BYTES)) != 0)
+            break;
+        if ((got = pqv_read_all(fd, job->plain, PQV_OBJECT_MAX_PLAIN, "standard input")) < 0) {
+            w.rc = (int)got;
+            pqv_wipe(job->plain, PQV_OBJECT_MAX_PLAIN); /* whatever was read */
+            break;
+        }
+        eof = (size_t)got < PQV_OBJECT_MAX_PLAIN;
+        if (got == 0)
             break;
         job->file = f;
         job->index = f->nobjects++;

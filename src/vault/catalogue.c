@@ -89,6 +89,11 @@ parse_storage_name(const char *name, const char *kind, uint8_t *out, size_t n)
     hex = name + k + 4;
     if (hex[0] != name[k + 1] || hex[1] != name[k + 2])
         return -1;
+    /* Only the lowercase spelling the vault writes: an uppercase copy
+     * would otherwise load as a second record or hide as an object. */
+    for (size_t i = 0; i < 2 * n; i++)
+        if (hex[i] >= 'A' && hex[i] <= 'F')
+            return -1;
     return pqv_hex_decode(out, n, hex);
 }
 

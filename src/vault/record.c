@@ -222,6 +222,14 @@ parse_body(const pqv_vault *v, const uint8_t *body, size_t len, struct record *r
         return PQV_E_NOMEM;
     memcpy(e->name, q, namelen);
     e->name[namelen] = '\0';
+    {
+        /* Stored names are normalised ("a/b", never "/a", "a/../b"): get
+         * joins them under its destination, so refuse anything else even
+         * in an authentic record. */
+        char norm[PQV_NAME_MAX + 1];
+        if (pqv_name_normalize(e->name, norm, sizeof(norm)) != 0 || strcmp(norm, e->name) != 0)
+            goto bad;
+    }
     e->mode = (uint32_t)take_be(&c, 4);
     e->mtime_sec = (int64_t)take_be(&c, 8);
     e->mtime_nsec = (uint32_t)take_be(&c, 4);

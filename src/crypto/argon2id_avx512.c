@@ -8,54 +8,32 @@
  * quarters of the two rows gathered into one register with a 128-bit
  * shuffle so that each 256-bit half looks like one AVX2 row register.
  * Columns: a register holding words 8h..8h+7 of a row holds columns
- * 4h..4h+3 of it, so the AVX2 column scheme applies unchanged with four
- * columns per step.
+ * 4h..4h+3 of it, so the shared column step (argon2id_simd.h) applies
+ * unchanged with four columns per step.
  */
 #include <immintrin.h>
 
 #include "crypto/argon2id_internal.h"
 
-/* x + y + 2 * lo32(x) * lo32(y), eight words at a time. */
-static inline __m512i
-fblamka8(__m512i x, __m512i y)
-{
-    __m512i product = _mm512_mul_epu32(x, y);
-    return _mm512_add_epi64(_mm512_add_epi64(x, y), _mm512_add_epi64(product, product));
-}
+#define SIMD_V __m512i
+#define SIMD_XOR(x, y) _mm512_xor_si512((x), (y))
+#define SIMD_ADD(x, y) _mm512_add_epi64((x), (y))
+#define SIMD_MUL32(x, y) _mm512_mul_epu32((x), (y))
+#define SIMD_ROTR32(x) _mm512_ror_epi64((x), 32)
+#define SIMD_ROTR24(x) _mm512_ror_epi64((x), 24)
+#define SIMD_ROTR16(x) _mm512_ror_epi64((x), 16)
+#define SIMD_ROTR63(x) _mm512_ror_epi64((x), 63)
+#define SIMD_PERMUTE4(x, imm) _mm512_permutex_epi64((x), (imm))
+#define SIMD_LOW_HIGH_SWAPPED(x, y)                                           \
+    _mm512_shuffle_epi32(_mm512_mask_blend_epi64(0xAA, (x), (y)), (_MM_PERM_ENUM)0x4E)
+#define SIMD_STORE(p, x) _mm512_store_si512((p), (x))
+#define SIMD_ROW_REGS 2
 
-#define GB8(a, b, c, d)                                                       \
-    do {                                                                      \
-        a = fblamka8(a, b);                                                   \
-        d = _mm512_ror_epi64(_mm512_xor_si512(d, a), 32);                     \
-        c = fblamka8(c, d);                                                   \
-        b = _mm512_ror_epi64(_mm512_xor_si512(b, c), 24);                     \
-        a = fblamka8(a, b);                                                   \
-        d = _mm512_ror_epi64(_mm512_xor_si512(d, a), 16);                     \
-        c = fblamka8(c, d);                                                   \
-        b = _mm512_ror_epi64(_mm512_xor_si512(b, c), 63);                     \
-    } while (0)
-
-/* Within each 256-bit half: rotate b, c, d left by 1, 2, 3 words. */
-#define ROW_DIAGONALIZE(b, c, d)                                              \
-    do {                                                                      \
-        b = _mm512_permutex_epi64(b, _MM_SHUFFLE(0, 3, 2, 1));                \
-        c = _mm512_permutex_epi64(c, _MM_SHUFFLE(1, 0, 3, 2));                \
-        d = _mm512_permutex_epi64(d, _MM_SHUFFLE(2, 1, 0, 3));                \
-    } while (0)
-#define ROW_UNDIAGONALIZE(b, c, d)                                            \
-    do {                                                                      \
-        b = _mm512_permutex_epi64(b, _MM_SHUFFLE(2, 1, 0, 3));                \
-        c = _mm512_permutex_epi64(c, _MM_SHUFFLE(1, 0, 3, 2));                \
-        d = _mm512_permutex_epi64(d, _MM_SHUFFLE(0, 3, 2, 1));                \
-    } while (0)
+#include "crypto/argon2id_simd.h"
 
 /* Low 256 bits of x then low 256 bits of y (LOWS), or the high halves. */
 #define LOWS(x, y) _mm512_shuffle_i64x2((x), (y), _MM_SHUFFLE(1, 0, 1, 0))
 #define HIGHS(x, y) _mm512_shuffle_i64x2((x), (y), _MM_SHUFFLE(3, 2, 3, 2))
-
-/* (low word from x, high word from y) in each 128-bit lane, then swapped. */
-#define LOW_HIGH_SWAPPED(x, y)                                                \
-    _mm512_shuffle_epi32(_mm512_mask_blend_epi64(0xAA, (x), (y)), (_MM_PERM_ENUM)0x4E)
 
 void
 pqv_argon2_fill_block_avx512(pqv_argon2_block *out, const pqv_argon2_block *prev,
@@ -66,7 +44,7 @@ pqv_argon2_fill_block_avx512(pqv_argon2_block *out, const pqv_argon2_block *prev
     __m512i r[16], q[16];
     const __m512i *pv = (const __m512i *)prev->v;
     const __m512i *rv = (const __m512i *)ref->v;
-    __m512i *ov = (__m512i *)out->v;
+    const __m512i *ov = (const __m512i *)out->v;
 
     for (unsigned n = 0; n < 16; n++) {
         __m512i x = _mm512_xor_si512(_mm512_load_si512(pv + n), _mm512_load_si512(rv + n));
@@ -78,9 +56,9 @@ pqv_argon2_fill_block_avx512(pqv_argon2_block *out, const pqv_argon2_block *prev
     for (unsigned k = 0; k < 16; k += 4) {
         __m512i a = LOWS(q[k], q[k + 2]), b = HIGHS(q[k], q[k + 2]);
         __m512i c = LOWS(q[k + 1], q[k + 3]), d = HIGHS(q[k + 1], q[k + 3]);
-        GB8(a, b, c, d);
+        GB(a, b, c, d);
         ROW_DIAGONALIZE(b, c, d);
-        GB8(a, b, c, d);
+        GB(a, b, c, d);
         ROW_UNDIAGONALIZE(b, c, d);
         q[k] = LOWS(a, b);
         q[k + 2] = HIGHS(a, b);
@@ -89,44 +67,5 @@ pqv_argon2_fill_block_avx512(pqv_argon2_block *out, const pqv_argon2_block *prev
     }
 
     /* Columns 4h..4h+3: register 2n + h of every row n. */
-    for (unsigned h = 0; h < 2; h++) {
-        __m512i a0 = q[0 + h], a1 = q[2 + h];   /* rows 0, 1 */
-        __m512i b0 = q[4 + h], b1 = q[6 + h];   /* rows 2, 3 */
-        __m512i c0 = q[8 + h], c1 = q[10 + h];  /* rows 4, 5 */
-        __m512i d0 = q[12 + h], d1 = q[14 + h]; /* rows 6, 7 */
-        __m512i t0, t1;
-
-        GB8(a0, b0, c0, d0);
-        GB8(a1, b1, c1, d1);
-        t0 = LOW_HIGH_SWAPPED(b1, b0);
-        t1 = LOW_HIGH_SWAPPED(b0, b1);
-        b0 = t0;
-        b1 = t1;
-        t0 = LOW_HIGH_SWAPPED(d0, d1);
-        t1 = LOW_HIGH_SWAPPED(d1, d0);
-        d0 = t0;
-        d1 = t1;
-        GB8(a0, b0, c1, d0);
-        GB8(a1, b1, c0, d1);
-        t0 = LOW_HIGH_SWAPPED(b0, b1);
-        t1 = LOW_HIGH_SWAPPED(b1, b0);
-        b0 = t0;
-        b1 = t1;
-        t0 = LOW_HIGH_SWAPPED(d1, d0);
-        t1 = LOW_HIGH_SWAPPED(d0, d1);
-        d0 = t0;
-        d1 = t1;
-
-        _mm512_store_si512(ov + 0 + h, _mm512_xor_si512(a0, r[0 + h]));
-        _mm512_store_si512(ov + 2 + h, _mm512_xor_si512(a1, r[2 + h]));
-        _mm512_store_si512(ov + 4 + h, _mm512_xor_si512(b0, r[4 + h]));
-        _mm512_store_si512(ov + 6 + h, _mm512_xor_si512(b1, r[6 + h]));
-        _mm512_store_si512(ov + 8 + h, _mm512_xor_si512(c0, r[8 + h]));
-        _mm512_store_si512(ov + 10 + h, _mm512_xor_si512(c1, r[10 + h]));
-        _mm512_store_si512(ov + 12 + h, _mm512_xor_si512(d0, r[12 + h]));
-        _mm512_store_si512(ov + 14 + h, _mm512_xor_si512(d1, r[14 + h]));
-        /* Word 0 is final after the first four columns. */
-        if (h == 0 && early != NULL)
-            early(early_ctx, out->v[0]);
-    }
+    simd_columns(q, r, out, early, early_ctx);
 }

@@ -1,7 +1,8 @@
 #!/bin/sh
 # Everything CI runs (`make check`): the test suite built with gcc, the same
 # under ASan+UBSan, a clang build with -Werror, the constant-time checks
-# under valgrind, the fuzz corpora replayed and each target fuzzed briefly,
+# under valgrind, valgrind memcheck over the crypto tests, the fuzz corpora
+# replayed and each target fuzzed briefly,
 # and an install round trip.  Ends with one line "N passed, N failed" over
 # all of it (each test of the two suites, each other step counting one).
 MAKE=${MAKE:-make}
@@ -53,6 +54,7 @@ suite "tests (gcc)"
 suite "tests (ASan+UBSan)" SAN=1
 step "clang build (-Wall -Wextra -Werror)" $MAKE -s CC=clang BUILD=build-clang clang-build
 step "constant time (valgrind)" sh tests/ct/run.sh
+step "valgrind memcheck of the crypto tests" sh tests/valgrind_crypto.sh
 step "fuzz corpora and short fuzzing" $MAKE -s fuzz-ci
 step "install round trip" sh tests/install.sh
 

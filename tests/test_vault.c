@@ -739,6 +739,42 @@ test_uppercase_copy_rejected(void)
     pqv_vault_close(v);
 }
 
+/* Names reported "restored" by a tree get, in order. */
+static char restored[64][64];
+static int nrestored;
+static void
+collect_restored(void *ctx, int level, const char *subject, const char *message)
+{
+    (void)ctx;
+    (void)level;
+    if (strcmp(message, "restored") == 0 && nrestored < 64)
+        snprintf(restored[nrestored++], sizeof(restored[0]), "%s", subject);
+}
+
+/* Regression (review): a tree get walked the catalogue in storage order
+ * (by name hash) although it relies on name order: parents before
+ * children, and directory modes and times applied deepest first. */
+static void
+test_tree_get_in_name_order(void)
+{
+    pqv_vault *v = open_vault();
+    char path[512], out[512];
+    struct pqv_get_options opt = { 0, NULL, NULL, collect_restored, NULL };
+
+    REQUIRE(v != NULL);
+    CHECK(sh("mkdir -p order/a/b order/c && for f in 1 2 3 4 5 6; do echo $f > order/a/f$f; "
+             "echo $f > order/a/b/g$f; echo $f > order/c/h$f; done%s", "") == 0);
+    path_of(path, sizeof(path), "order");
+    CHECK(pqv_vault_add_path(v, path, "order", NULL) == 0);
+    path_of(out, sizeof(out), "order-out");
+    nrestored = 0;
+    CHECK(pqv_vault_get(v, "order", out, &opt) == 0);
+    CHECK_EQ_INT(nrestored, 22);
+    for (int i = 1; i < nrestored; i++)
+        CHECK(strcmp(restored[i - 1], restored[i]) < 0);
+    pqv_vault_close(v);
+}
+
 static void
 setup(void)
 {
@@ -762,5 +798,5 @@ TEST_MAIN(test_setup, test_create_and_unlock, test_name_normalize, test_add_get_
     test_list_prefix, test_replace_and_rm, test_add_fd_pipe, test_swapped_records_detected,
     test_config_tamper, test_lock_exclusive, test_passwd_and_recover, test_gc_orphans,
     test_review_regressions, test_reader_races_writer, test_existing_shard_parent_synced,
-    test_uppercase_copy_rejected, test_get_new_dirs_durable,
+    test_uppercase_copy_rejected, test_tree_get_in_name_order, test_get_new_dirs_durable,
     test_teardown)

@@ -37,6 +37,22 @@ catalogue_free(struct catalogue *cat)
     memset(cat, 0, sizeof(*cat));
 }
 
+static int
+compare_record_names(const void *a, const void *b)
+{
+    return strcmp(((const struct record *)a)->entry.name, ((const struct record *)b)->entry.name);
+}
+
+void
+catalogue_sort(struct catalogue *cat)
+{
+    /* storage_names are not needed once sorted (only check and gc use
+     * them, unsorted): drop them rather than permute two arrays. */
+    qsort(cat->records, cat->n, sizeof(*cat->records), compare_record_names);
+    free(cat->storage_names);
+    cat->storage_names = NULL;
+}
+
 /* Collected storage names during a listing. */
 struct name_list {
     char (*names)[STORAGE_NAME_MAX];
@@ -178,9 +194,8 @@ done:
     return rc;
 }
 
-/* under(name, prefix): ${name} is ${prefix} or below it. */
-static int
-under(const char *name, const char *prefix)
+int
+vault_name_under(const char *name, const char *prefix)
 {
     size_t n = strlen(prefix);
 
@@ -218,7 +233,7 @@ pqv_vault_list(pqv_vault *v, const char *prefix, struct pqv_entry **entries, siz
         return PQV_E_NOMEM;
     }
     for (size_t i = 0; i < cat.n; i++) {
-        if (!under(cat.records[i].entry.name, norm))
+        if (!vault_name_under(cat.records[i].entry.name, norm))
             continue;
         out[k] = cat.records[i].entry;
         cat.records[i].entry.name = NULL; /* moved */
@@ -298,7 +313,7 @@ pqv_vault_rm(pqv_vault *v, const char *name, pqv_report_fn report, void *report_
     }
     /* Commit point of each removal: the record's unlink. */
     for (size_t i = 0; i < cat.n; i++) {
-        if (!under(cat.records[i].entry.name, norm))
+        if (!vault_name_under(cat.records[i].entry.name, norm))
             continue;
         if ((rc = v->storage->ops->del(v->storage, cat.storage_names[i])) != 0)
             goto out;
@@ -313,7 +328,7 @@ pqv_vault_rm(pqv_vault *v, const char *name, pqv_report_fn report, void *report_
     /* The records are gone for good; now their objects. */
     for (size_t i = 0; i < cat.n; i++) {
         struct record *r = &cat.records[i];
-        if (!under(r->entry.name, norm))
+        if (!vault_name_under(r->entry.name, norm))
             continue;
         for (uint32_t k = 0; k < r->entry.nobjects; k++) {
             char sname[STORAGE_NAME_MAX];
@@ -379,14 +394,13 @@ object_plain_len(const struct pqv_entry *e, uint32_t index)
 
 /* Verify every tag of the file ${r}. */
 static int
-check_file_data(pqv_vault *v, const struct record *r, const char *sname, pqv_report_fn report,
+check_file_data(pqv_vault *v, const struct record *r, pqv_report_fn report,
     void *report_ctx, uint64_t *damaged)
 {
     uint8_t file_key[PQV_FILE_KEY_BYTES];
     uint8_t *plain = NULL;
     int rc, bad = 0;
 
-    (void)sname;
     rc = vault_unwrap_file_key(v, r, file_key);
     if (rc == PQV_E_NOTFOUND)
         return 0; /* replaced or removed by a writer since the scan */
@@ -648,7 +662,7 @@ pqv_vault_check(pqv_vault *v, int read_data, pqv_report_fn report, void *report_
         return rc;
     for (size_t i = 0; read_data && i < cat.n && rc == 0; i++)
         if (cat.records[i].entry.type == PQV_ENTRY_FILE)
-            rc = check_file_data(v, &cat.records[i], cat.storage_names[i], report, report_ctx,
+            rc = check_file_data(v, &cat.records[i], report, report_ctx,
                 &res.damaged);
     catalogue_free(&cat);
     if (result != NULL)

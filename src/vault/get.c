@@ -362,10 +362,10 @@ restore_tree(pqv_vault *v, const char *prefix, const char *out, const struct pqv
 
     if ((rc = catalogue_load(v, &cat, NULL, NULL, NULL, NULL)) != 0)
         return rc;
-    size_t n = strlen(prefix);
+    /* Name order: parents before children below, deepest first in reverse. */
+    catalogue_sort(&cat);
     for (size_t i = 0; i < cat.n; i++) {
-        const char *name = cat.records[i].entry.name;
-        if (strncmp(name, prefix, n) == 0 && (name[n] == '\0' || name[n] == '/')) {
+        if (vault_name_under(cat.records[i].entry.name, prefix)) {
             matched++;
             progress.total += cat.records[i].entry.size;
         }
@@ -379,8 +379,7 @@ restore_tree(pqv_vault *v, const char *prefix, const char *out, const struct pqv
         const struct pqv_entry *e = &cat.records[i].entry;
         char dest[4096];
         struct stat st;
-        if (e->type != PQV_ENTRY_FILE || strncmp(e->name, prefix, n) != 0 ||
-            (e->name[n] != '\0' && e->name[n] != '/'))
+        if (e->type != PQV_ENTRY_FILE || !vault_name_under(e->name, prefix))
             continue;
         if ((rc = join_path(dest, sizeof(dest), out, e->name)) != 0)
             goto done;
@@ -393,7 +392,7 @@ restore_tree(pqv_vault *v, const char *prefix, const char *out, const struct pqv
     for (size_t i = 0; i < cat.n; i++) {
         const struct pqv_entry *e = &cat.records[i].entry;
         char dest[4096];
-        if (strncmp(e->name, prefix, n) != 0 || (e->name[n] != '\0' && e->name[n] != '/'))
+        if (!vault_name_under(e->name, prefix))
             continue;
         if ((rc = join_path(dest, sizeof(dest), out, e->name)) != 0)
             goto done;
@@ -416,8 +415,7 @@ restore_tree(pqv_vault *v, const char *prefix, const char *out, const struct pqv
         const struct pqv_entry *e = &cat.records[i].entry;
         char dest[4096];
         struct timespec times[2];
-        if (e->type != PQV_ENTRY_DIR || strncmp(e->name, prefix, n) != 0 ||
-            (e->name[n] != '\0' && e->name[n] != '/'))
+        if (e->type != PQV_ENTRY_DIR || !vault_name_under(e->name, prefix))
             continue;
         if ((rc = join_path(dest, sizeof(dest), out, e->name)) != 0)
             goto done;

@@ -91,6 +91,9 @@ int vault_read_record(pqv_vault *v, const char *name, struct record *r);
  * not unwrap. */
 int vault_unwrap_file_key(pqv_vault *v, const struct record *r,
     uint8_t file_key[PQV_FILE_KEY_BYTES]);
+/* vault_name_under(name, prefix): ${name} is ${prefix} or below it (every
+ * name is under the empty prefix). */
+int vault_name_under(const char *name, const char *prefix);
 /* Number of objects a file of ${size} bytes is cut into. */
 uint32_t vault_object_count(uint64_t size);
 /* Context the file key is wrapped to: label || vault id || name hash. */
@@ -132,5 +135,7 @@ struct catalogue {
 int catalogue_load(pqv_vault *v, struct catalogue *cat, pqv_report_fn report,
     void *report_ctx, uint64_t *damaged, uint64_t *temporaries);
 void catalogue_free(struct catalogue *cat);
+/* Sort the records by name (their storage names are dropped). */
+void catalogue_sort(struct catalogue *cat);
 
 #endif

@@ -222,6 +222,21 @@ test_record_version_flip_is_damage(void)
 
 /* record_with_body(v, body, len, out, outlen): a record of name "f" in
  * ${v} whose (authentic) body is ${body}, sealed as record_seal does. */
+/* record_test_vault(): a vault structure with just what the record codec
+ * needs (FrodoKEM-640-SHAKE, AES-256-GCM, zero keys); free() it. */
+static pqv_vault *
+record_test_vault(void)
+{
+    pqv_vault *v = calloc(1, sizeof(*v));
+
+    if (v != NULL) {
+        v->config.version = 1;
+        v->config.kem = pqv_frodo_find("FrodoKEM-640-SHAKE");
+        v->config.aead = PQV_AEAD_AES256GCM;
+    }
+    return v;
+}
+
 static int
 record_with_body_named(const pqv_vault *v, const char *name, const uint8_t *body, size_t len,
     uint8_t **out, size_t *outlen)
@@ -261,15 +276,12 @@ record_with_body(const pqv_vault *v, const uint8_t *body, size_t len, uint8_t **
 static void
 test_record_body_truncated_in_wrapped_key(void)
 {
-    pqv_vault *v = calloc(1, sizeof(*v));
+    pqv_vault *v = record_test_vault();
     uint8_t body[64], hash[NAME_HASH_BYTES], *rec;
     size_t n = 0, reclen;
     struct record r;
 
     REQUIRE(v != NULL);
-    v->config.version = 1;
-    v->config.kem = pqv_frodo_find("FrodoKEM-640-SHAKE");
-    v->config.aead = PQV_AEAD_AES256GCM;
     REQUIRE(vault_name_hash(v, "f", hash) == 0);
     body[n++] = 1;                      /* body version */
     body[n++] = PQV_ENTRY_FILE;
@@ -322,15 +334,12 @@ test_record_size_beyond_object_count(void)
 {
     static const uint64_t sizes[] = { 1ull << 54, UINT64_MAX, (1ull << 54) + 5 };
     static const uint32_t counts[] = { 0, 0, 1 };
-    pqv_vault *v = calloc(1, sizeof(*v));
+    pqv_vault *v = record_test_vault();
     uint8_t *body, hash[NAME_HASH_BYTES], *rec;
     size_t n, reclen;
     struct record r;
 
     REQUIRE(v != NULL);
-    v->config.version = 1;
-    v->config.kem = pqv_frodo_find("FrodoKEM-640-SHAKE");
-    v->config.aead = PQV_AEAD_AES256GCM;
     REQUIRE((body = malloc(64 + 16 + pqv_wrap_bytes(v->config.kem))) != NULL);
     REQUIRE(vault_name_hash(v, "f", hash) == 0);
     for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
@@ -356,15 +365,12 @@ static void
 test_record_name_not_normalised(void)
 {
     static const char *const names[] = { "/f", "a/../f", "./f", "a//f", "f/", ".." };
-    pqv_vault *v = calloc(1, sizeof(*v));
+    pqv_vault *v = record_test_vault();
     uint8_t body[256], hash[NAME_HASH_BYTES], *rec;
     size_t n, reclen;
     struct record r;
 
     REQUIRE(v != NULL);
-    v->config.version = 1;
-    v->config.kem = pqv_frodo_find("FrodoKEM-640-SHAKE");
-    v->config.aead = PQV_AEAD_AES256GCM;
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
         size_t len = strlen(names[i]);
         n = 0;

@@ -180,19 +180,32 @@ crypto:
     return pqv_set_error(PQV_E_CRYPTO, "%s decryption failed", pqv_aead_name(a->suite));
 }
 
-int
-pqv_aead_seal1(int suite, const uint8_t key[PQV_AEAD_KEY_BYTES],
+/* A seal or open on a keyed context. */
+typedef int (*aead_op)(pqv_aead *a, const uint8_t nonce[PQV_AEAD_NONCE_BYTES],
+    const uint8_t *ad, size_t adlen, const uint8_t *in, size_t inlen, uint8_t *out);
+
+/* aead_once(suite, key, op, ...): ${op} on a context keyed for this call only. */
+static int
+aead_once(int suite, const uint8_t key[PQV_AEAD_KEY_BYTES], aead_op op,
     const uint8_t nonce[PQV_AEAD_NONCE_BYTES], const uint8_t *ad, size_t adlen,
-    const uint8_t *pt, size_t ptlen, uint8_t *out)
+    const uint8_t *in, size_t inlen, uint8_t *out)
 {
     pqv_aead *a = pqv_aead_new(suite, key);
     int rc;
 
     if (a == NULL)
         return pqv_aead_name(suite) == NULL ? PQV_E_UNSUPPORTED : PQV_E_NOMEM;
-    rc = pqv_aead_seal(a, nonce, ad, adlen, pt, ptlen, out);
+    rc = op(a, nonce, ad, adlen, in, inlen, out);
     pqv_aead_free(a);
     return rc;
+}
+
+int
+pqv_aead_seal1(int suite, const uint8_t key[PQV_AEAD_KEY_BYTES],
+    const uint8_t nonce[PQV_AEAD_NONCE_BYTES], const uint8_t *ad, size_t adlen,
+    const uint8_t *pt, size_t ptlen, uint8_t *out)
+{
+    return aead_once(suite, key, pqv_aead_seal, nonce, ad, adlen, pt, ptlen, out);
 }
 
 int
@@ -200,12 +213,5 @@ pqv_aead_open1(int suite, const uint8_t key[PQV_AEAD_KEY_BYTES],
     const uint8_t nonce[PQV_AEAD_NONCE_BYTES], const uint8_t *ad, size_t adlen,
     const uint8_t *ct, size_t ctlen, uint8_t *out)
 {
-    pqv_aead *a = pqv_aead_new(suite, key);
-    int rc;
-
-    if (a == NULL)
-        return pqv_aead_name(suite) == NULL ? PQV_E_UNSUPPORTED : PQV_E_NOMEM;
-    rc = pqv_aead_open(a, nonce, ad, adlen, ct, ctlen, out);
-    pqv_aead_free(a);
-    return rc;
+    return aead_once(suite, key, pqv_aead_open, nonce, ad, adlen, ct, ctlen, out);
 }

@@ -119,10 +119,9 @@ plan_push(struct add_plan *plan, const char *path, const char *name, int type,
     return 0;
 }
 
-/* walk(v, plan, path, name, opt): add ${path} (and below) to the plan. */
+/* walk(plan, path, name): add ${path} (and below) to the plan. */
 static int
-walk(pqv_vault *v, struct add_plan *plan, const char *path, const char *name,
-    const struct pqv_add_options *opt, int top)
+walk(struct add_plan *plan, const char *path, const char *name)
 {
     struct dirent **list = NULL;
     struct stat st;
@@ -147,8 +146,6 @@ walk(pqv_vault *v, struct add_plan *plan, const char *path, const char *name,
         if (asprintf(&plan->skipped[plan->nskipped], "%s%c%s", path, '\0', what) < 0)
             return PQV_E_NOMEM;
         plan->nskipped++;
-        (void)opt;
-        (void)top;
         return 0;
     }
     if ((rc = plan_push(plan, path, name, PQV_ENTRY_DIR, &st)) != 0)
@@ -166,7 +163,7 @@ walk(pqv_vault *v, struct add_plan *plan, const char *path, const char *name,
             } else if (strlen(cname) > PQV_NAME_MAX) {
                 rc = pqv_set_error(PQV_E_INVAL, "%s: name too long", cpath);
             } else {
-                rc = walk(v, plan, cpath, cname, opt, 0);
+                rc = walk(plan, cpath, cname);
             }
             free(cpath);
             free(cname);
@@ -579,7 +576,7 @@ pqv_vault_add_path(pqv_vault *v, const char *path, const char *name,
         return rc;
     }
     memset(&plan, 0, sizeof(plan));
-    if ((rc = walk(v, &plan, path, norm, opt, 1)) == 0)
+    if ((rc = walk(&plan, path, norm)) == 0)
         rc = run_plan(v, &plan, opt);
     plan_free(&plan);
     return rc;

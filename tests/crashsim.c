@@ -221,6 +221,43 @@ sim_put(pqv_storage *s, const char *name, const uint8_t *data, size_t len)
     return rc;
 }
 
+/* A create-only put is modelled as the local backend does it: the synced
+ * temporary is linked to its name (one step), durable at the next barrier;
+ * an existing name fails without a step. */
+static int
+sim_put_new(pqv_storage *s, const char *name, const uint8_t *data, size_t len)
+{
+    struct crashsim *cs = (struct crashsim *)s;
+    int exists;
+
+    pthread_mutex_lock(&cs->mutex);
+    exists = !cs->crashed && set_find(&cs->live, name) != NULL;
+    pthread_mutex_unlock(&cs->mutex);
+    if (exists)
+        return pqv_set_error(PQV_E_EXISTS, "%s: already exists", name);
+    return sim_put(s, name, data, len);
+}
+
+static int
+sim_get_range(pqv_storage *s, const char *name, uint64_t offset, uint8_t *buf, size_t len)
+{
+    struct crashsim *cs = (struct crashsim *)s;
+    struct blob *b;
+    int rc = 0;
+
+    pthread_mutex_lock(&cs->mutex);
+    if (cs->crashed)
+        rc = crashed_error("get", name);
+    else if ((b = set_find(&cs->live, name)) == NULL)
+        rc = pqv_set_error(PQV_E_NOTFOUND, "%s: not found", name);
+    else if (offset > b->len || b->len - offset < len)
+        rc = pqv_set_error(PQV_E_INTEGRITY, "%s: shorter than expected", name);
+    else if (len > 0)
+        memcpy(buf, b->data + offset, len);
+    pthread_mutex_unlock(&cs->mutex);
+    return rc;
+}
+
 static int
 sim_get(pqv_storage *s, const char *name, uint8_t **data, size_t *len, size_t maxlen)
 {
@@ -371,11 +408,12 @@ sim_barrier(pqv_storage *s)
 }
 
 static int
-sim_lock(pqv_storage *s, int wait, long *holder)
+sim_lock(pqv_storage *s, int wait, char *holder, size_t holderlen)
 {
     (void)s;
     (void)wait;
     (void)holder;
+    (void)holderlen;
     return 0;
 }
 
@@ -392,8 +430,18 @@ sim_close(pqv_storage *s)
 }
 
 static const struct pqv_storage_ops sim_ops = {
-    sim_put, sim_get, sim_stat, sim_list, sim_del, sim_barrier, sim_lock, sim_unlock,
-    sim_close,
+    .version = PQV_STORAGE_OPS_VERSION,
+    .put = sim_put,
+    .put_new = sim_put_new,
+    .get = sim_get,
+    .get_range = sim_get_range,
+    .stat = sim_stat,
+    .list = sim_list,
+    .del = sim_del,
+    .barrier = sim_barrier,
+    .lock = sim_lock,
+    .unlock = sim_unlock,
+    .close = sim_close,
 };
 
 struct crashsim *

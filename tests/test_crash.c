@@ -445,8 +445,8 @@ test_crash_get_realfs(void)
     REQUIRE(pqv_vault_create(vdir, NULL, (const uint8_t *)VC_PASS, strlen(VC_PASS), &io, code, fp) == 0);
     REQUIRE(pqv_vault_open(&v, vdir, NULL) == 0);
     REQUIRE(pqv_vault_unlock(v, (const uint8_t *)VC_PASS, strlen(VC_PASS)) == 0);
-    long holder;
-    REQUIRE(pqv_vault_lock(v, 0, &holder) == 0);
+    char holder[PQV_LOCK_HOLDER_MAX];
+    REQUIRE(pqv_vault_lock_writer(v, 0, holder, sizeof(holder)) == 0);
     REQUIRE(add_bytes(v, "f", data, VF_ONE_LEN, 0) == 0);
     pqv_vault_close(v);
 

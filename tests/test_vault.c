@@ -69,7 +69,7 @@ open_vault(void)
     path_of(dir, sizeof(dir), "vault");
     if (pqv_vault_open(&v, dir, NULL) != 0)
         return NULL;
-    if (pqv_vault_unlock(v, PASS) != 0 || pqv_vault_lock(v, 0, NULL) != 0) {
+    if (pqv_vault_unlock(v, PASS) != 0 || pqv_vault_lock_writer(v, 0, NULL, 0) != 0) {
         pqv_vault_close(v);
         return NULL;
     }
@@ -376,17 +376,17 @@ test_lock_exclusive(void)
 {
     pqv_vault *a = open_vault(), *b = NULL;
     char dir[512];
-    long holder = 0;
+    char holder[PQV_LOCK_HOLDER_MAX] = "";
 
     REQUIRE(a != NULL);
     path_of(dir, sizeof(dir), "vault");
     REQUIRE(pqv_vault_open(&b, dir, NULL) == 0);
     /* flock conflicts between open file descriptions, even in-process. */
-    CHECK_EQ_INT(pqv_vault_lock(b, 0, &holder), PQV_E_LOCKED);
-    CHECK_EQ_INT(holder, getpid());
+    CHECK_EQ_INT(pqv_vault_lock_writer(b, 0, holder, sizeof(holder)), PQV_E_LOCKED);
+    { char want[64]; snprintf(want, sizeof(want), "pid %ld", (long)getpid()); CHECK(strcmp(holder, want) == 0); }
     CHECK(strstr(pqv_error_detail(), "pid") != NULL);
     pqv_vault_close(a);
-    CHECK(pqv_vault_lock(b, 0, &holder) == 0);
+    CHECK(pqv_vault_lock_writer(b, 0, holder, sizeof(holder)) == 0);
     pqv_vault_close(b);
 }
 
@@ -404,7 +404,7 @@ test_passwd_and_recover(void)
     REQUIRE(pqv_vault_open(&v, dir, NULL) == 0);
     CHECK(pqv_vault_unlock(v, (const uint8_t *)"second", 6) == 0);
     CHECK_EQ_INT(pqv_vault_slot(v), 1);
-    CHECK(pqv_vault_lock(v, 0, NULL) == 0);
+    CHECK(pqv_vault_lock_writer(v, 0, NULL, 0) == 0);
     CHECK(pqv_vault_clear_slot(v, 0) == 0);
     pqv_vault_close(v);
     REQUIRE(pqv_vault_open(&v, dir, NULL) == 0);
@@ -470,7 +470,7 @@ test_review_regressions(void)
     path_of(dir, sizeof(dir), "deep/er/vault2");
     CHECK(pqv_vault_create(dir, NULL, PASS, &opt, code, fp) == 0);
     REQUIRE(pqv_vault_open(&v, dir, NULL) == 0);
-    REQUIRE(pqv_vault_unlock(v, PASS) == 0 && pqv_vault_lock(v, 0, NULL) == 0);
+    REQUIRE(pqv_vault_unlock(v, PASS) == 0 && pqv_vault_lock_writer(v, 0, NULL, 0) == 0);
     CHECK(sh("mkdir -p linktree && ln -sf nowhere linktree/l && echo x > linktree/f%s", "") == 0);
     path_of(tree, sizeof(tree), "linktree");
     warnings = 0;
@@ -514,11 +514,18 @@ static int h_list(pqv_storage *s, const char *p, pqv_storage_list_fn f, void *c)
 { (void)s; return hooked.inner->ops->list(hooked.inner, p, f, c); }
 static int h_del(pqv_storage *s, const char *n) { (void)s; return hooked.inner->ops->del(hooked.inner, n); }
 static int h_barrier(pqv_storage *s) { (void)s; return hooked.inner->ops->barrier(hooked.inner); }
-static int h_lock(pqv_storage *s, int w, long *h) { (void)s; return hooked.inner->ops->lock(hooked.inner, w, h); }
+static int h_put_new(pqv_storage *s, const char *n, const uint8_t *d, size_t l)
+{ (void)s; return hooked.inner->ops->put_new(hooked.inner, n, d, l); }
+static int h_get_range(pqv_storage *s, const char *n, uint64_t o, uint8_t *b, size_t l)
+{ (void)s; return hooked.inner->ops->get_range(hooked.inner, n, o, b, l); }
+static int h_lock(pqv_storage *s, int w, char *h, size_t hl)
+{ (void)s; return hooked.inner->ops->lock(hooked.inner, w, h, hl); }
 static void h_unlock(pqv_storage *s) { (void)s; hooked.inner->ops->unlock(hooked.inner); }
 static void h_close(pqv_storage *s) { (void)s; }
 static const struct pqv_storage_ops hook_ops = {
-    h_put, h_get, h_stat, h_list, h_del, h_barrier, h_lock, h_unlock, h_close,
+    .version = PQV_STORAGE_OPS_VERSION, .put = h_put, .put_new = h_put_new, .get = h_get,
+    .get_range = h_get_range, .stat = h_stat, .list = h_list, .del = h_del,
+    .barrier = h_barrier, .lock = h_lock, .unlock = h_unlock, .close = h_close,
 };
 
 static void

@@ -32,14 +32,14 @@ static inline int
 vf_open_vault(pqv_storage *s, const char *dir, const char *pass, pqv_vault **out, int lock)
 {
     pqv_vault *v;
-    long holder;
+    char holder[PQV_LOCK_HOLDER_MAX];
     int rc;
 
     rc = s != NULL ? pqv_vault_open_storage(&v, s, NULL, NULL) : pqv_vault_open(&v, dir, NULL);
     if (rc != 0)
         return rc;
     if ((rc = pqv_vault_unlock(v, (const uint8_t *)pass, strlen(pass))) != 0 ||
-        (lock && (rc = pqv_vault_lock(v, 0, &holder)) != 0)) {
+        (lock && (rc = pqv_vault_lock_writer(v, 0, holder, sizeof(holder))) != 0)) {
         pqv_vault_close(v);
         return rc;
     }

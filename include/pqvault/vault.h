@@ -6,7 +6,7 @@
  * Typical use:
  *   pqv_vault_open(&v, dir, NULL)         read config and key file
  *   pqv_vault_unlock(v, pass, len)        Argon2id, identity, config MAC
- *   pqv_vault_lock(v, 0, &holder)         before any change
+ *   pqv_vault_lock_writer(v, 0, h, n)     before any change
  *   pqv_vault_add_path / get / list / rm / check / gc / passwd
  *   pqv_vault_close(v)
  * Every function returns 0 or a negative PQV_E_* code with a detail in
@@ -92,9 +92,11 @@ int pqv_vault_open(pqv_vault **out, const char *dir, const char *keyfile) PQV_WA
  * wrong passphrase or a key file of another vault. */
 int pqv_vault_unlock(pqv_vault *v, const uint8_t *pass, size_t passlen) PQV_WARN_UNUSED;
 
-/* pqv_vault_lock(v, wait, holder): take the exclusive writer lock (flock:
- * freed when the holder dies).  PQV_E_LOCKED with *${holder} = its pid. */
-int pqv_vault_lock(pqv_vault *v, int wait, long *holder) PQV_WARN_UNUSED;
+/* pqv_vault_lock_writer(v, wait, holder, holderlen): take the exclusive
+ * writer lock (local: flock, freed when the holder dies).  PQV_E_LOCKED with
+ * ${holder} naming the holder (e.g. "pid 1234"; may be empty) if another
+ * writer has it and ${wait} is 0. */
+int pqv_vault_lock_writer(pqv_vault *v, int wait, char *holder, size_t holderlen) PQV_WARN_UNUSED;
 
 /* pqv_vault_close(v): release the lock, wipe secrets, free; NULL is a no-op. */
 void pqv_vault_close(pqv_vault *v);

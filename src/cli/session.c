@@ -108,12 +108,12 @@ int unlock_vault(pqv_vault *v)
 
 int lock_vault(pqv_vault *v)
 {
-    long holder = 0;
+    char holder[PQV_LOCK_HOLDER_MAX] = "";
     pqv_error_clear();
-    int rc = pqv_vault_lock(v, g_cli.wait, &holder);
+    int rc = pqv_vault_lock_writer(v, g_cli.wait, holder, sizeof holder);
     if (rc == PQV_E_LOCKED) {
-        if (holder > 0)
-            err_msg("vault is locked by another writer (pid %ld)", holder);
+        if (holder[0] != '\0')
+            err_msg("vault is locked by another writer (%s)", holder);
         else
             err_msg("vault is locked by another writer");
         return EXIT_LOCKED;

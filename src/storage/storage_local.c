@@ -55,12 +55,6 @@ local_path(struct local_storage *ls, const char *name, char *out, size_t outlen)
     return 0;
 }
 
-int
-pqv_storage_local_path(pqv_storage *s, const char *name, char *out, size_t outlen)
-{
-    return local_path((struct local_storage *)s, name, out, outlen);
-}
-
 /* mark_dirty(ls, dir): remember ${dir} for the next barrier.  Caller holds
  * no lock. */
 static int
@@ -158,6 +152,27 @@ local_put(pqv_storage *s, const char *name, const uint8_t *data, size_t len)
     return mark_dirty(ls, dir);
 }
 
+/* local_put_new(s, name, data, len): create-only put.  The temporary is
+ * written and fsynced as for put, then link(2)ed to its name, which fails
+ * with EEXIST if the name exists (even if another writer created it a
+ * moment ago); the temporary is then removed. */
+static int
+local_put_new(pqv_storage *s, const char *name, const uint8_t *data, size_t len)
+{
+    struct local_storage *ls = (struct local_storage *)s;
+    char path[PATH_MAX_LEN], dir[PATH_MAX_LEN];
+    int rc;
+
+    if ((rc = local_path(ls, name, path, sizeof(path))) != 0)
+        return rc;
+    pqv_dirname(path, dir, sizeof(dir));
+    if ((rc = ensure_dir(ls, dir)) != 0)
+        return rc;
+    if ((rc = pqv_write_file_new(path, data, len, 0600)) != 0)
+        return rc;
+    return mark_dirty(ls, dir);
+}
+
 static int
 local_get(pqv_storage *s, const char *name, uint8_t **data, size_t *len, size_t maxlen)
 {
@@ -168,6 +183,18 @@ local_get(pqv_storage *s, const char *name, uint8_t **data, size_t *len, size_t 
     if ((rc = local_path(ls, name, path, sizeof(path))) != 0)
         return rc;
     return pqv_read_file(path, data, len, maxlen);
+}
+
+static int
+local_get_range(pqv_storage *s, const char *name, uint64_t offset, uint8_t *buf, size_t len)
+{
+    struct local_storage *ls = (struct local_storage *)s;
+    char path[PATH_MAX_LEN];
+    int rc;
+
+    if ((rc = local_path(ls, name, path, sizeof(path))) != 0)
+        return rc;
+    return pqv_read_file_range(path, offset, buf, len);
 }
 
 static int
@@ -287,7 +314,7 @@ local_barrier(pqv_storage *s)
 }
 
 static int
-local_lock(pqv_storage *s, int wait, long *holder)
+local_lock(pqv_storage *s, int wait, char *holder, size_t holderlen)
 {
     struct local_storage *ls = (struct local_storage *)s;
     char path[PATH_MAX_LEN], buf[32];
@@ -312,8 +339,12 @@ local_lock(pqv_storage *s, int wait, long *holder)
                 pid = strtol(buf, NULL, 10);
             }
             close(fd);
-            if (holder != NULL)
-                *holder = pid;
+            if (holder != NULL && holderlen > 0) {
+                if (pid > 0)
+                    snprintf(holder, holderlen, "pid %ld", pid);
+                else
+                    holder[0] = '\0';
+            }
             if (pid > 0)
                 return pqv_set_error(PQV_E_LOCKED,
                     "vault is locked by another writer (pid %ld)", pid);
@@ -364,8 +395,18 @@ local_close(pqv_storage *s)
 }
 
 static const struct pqv_storage_ops local_ops = {
-    local_put, local_get, local_stat, local_list, local_del, local_barrier,
-    local_lock, local_unlock, local_close,
+    .version = PQV_STORAGE_OPS_VERSION,
+    .put = local_put,
+    .put_new = local_put_new,
+    .get = local_get,
+    .get_range = local_get_range,
+    .stat = local_stat,
+    .list = local_list,
+    .del = local_del,
+    .barrier = local_barrier,
+    .lock = local_lock,
+    .unlock = local_unlock,
+    .close = local_close,
 };
 
 /* make_dirs(dir): create ${dir} and any missing parents, each made durable

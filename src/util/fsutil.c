@@ -162,6 +162,14 @@ pqv_io_rename_noreplace(const char *from, const char *to)
 }
 
 int
+pqv_io_link(const char *from, const char *to)
+{
+    if (fault("rename", to))
+        return -1;
+    return link(from, to);
+}
+
+int
 pqv_io_unlink(const char *path)
 {
     if (fault("unlink", path))
@@ -335,6 +343,71 @@ err1:
         close(fd);
     unlink(tmp);
     return rc;
+}
+
+int
+pqv_write_file_new(const char *path, const void *buf, size_t len, mode_t mode)
+{
+    char dir[4096], tmp[4200];
+    const char *base = strrchr(path, '/');
+    int fd, rc, e;
+
+    base = base ? base + 1 : path;
+    pqv_dirname(path, dir, sizeof(dir));
+    if ((rc = pqv_temp_name(tmp, sizeof(tmp), dir, base)) != 0)
+        return rc;
+    if ((fd = pqv_io_open(tmp, O_WRONLY | O_CREAT | O_EXCL, mode)) < 0) {
+        e = errno;
+        return pqv_set_error(pqv_errno_error(e), "%s: create: %s", tmp, strerror(e));
+    }
+    if ((rc = pqv_write_all(fd, buf, len, tmp)) != 0)
+        goto done;
+    if (pqv_io_fsync(fd, tmp) != 0) {
+        e = errno;
+        rc = pqv_set_error(pqv_errno_error(e), "%s: fsync: %s", tmp, strerror(e));
+        goto done;
+    }
+    if (pqv_io_link(tmp, path) != 0) {
+        e = errno;
+        rc = pqv_set_error(pqv_errno_error(e), "%s: %s", path,
+            e == EEXIST ? "already exists" : strerror(e));
+        goto done;
+    }
+    rc = 0;
+done:
+    close(fd);
+    unlink(tmp);
+    return rc;
+}
+
+int
+pqv_read_file_range(const char *path, uint64_t offset, void *buf, size_t len)
+{
+    uint8_t *p = buf;
+    size_t done = 0;
+    int fd, e;
+
+    if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
+        e = errno;
+        return pqv_set_error(pqv_errno_error(e), "%s: %s", path, strerror(e));
+    }
+    while (done < len) {
+        ssize_t n = pread(fd, p + done, len - done, (off_t)(offset + done));
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            e = errno;
+            close(fd);
+            return pqv_set_error(pqv_errno_error(e), "%s: read: %s", path, strerror(e));
+        }
+        if (n == 0) {
+            close(fd);
+            return pqv_set_error(PQV_E_INTEGRITY, "%s: shorter than expected", path);
+        }
+        done += (size_t)n;
+    }
+    close(fd);
+    return 0;
 }
 
 int

@@ -28,6 +28,8 @@ int pqv_io_fsync(int fd, const char *path);
 int pqv_io_rename(const char *from, const char *to);
 /* rename that fails with EEXIST rather than replace ${to} */
 int pqv_io_rename_noreplace(const char *from, const char *to);
+/* link that fails with EEXIST if ${to} exists (a create-only rename) */
+int pqv_io_link(const char *from, const char *to);
 int pqv_io_unlink(const char *path);
 int pqv_io_mkdir(const char *path, mode_t mode);
 int pqv_io_rmdir(const char *path);
@@ -60,6 +62,18 @@ void pqv_dirname(const char *path, char *out, size_t outlen);
  */
 int pqv_write_file_atomic(const char *path, const void *buf, size_t len,
     mode_t mode, int sync_dir);
+
+/*
+ * pqv_write_file_new(path, buf, len, mode): like pqv_write_file_atomic
+ * without the directory sync, but create-only: the synced temporary is
+ * link(2)ed to ${path}, which fails with PQV_E_EXISTS if ${path} exists.
+ */
+int pqv_write_file_new(const char *path, const void *buf, size_t len, mode_t mode);
+
+/* pqv_read_file_range(path, offset, buf, len): read exactly ${len} bytes at
+ * ${offset} of the regular file ${path}.  PQV_E_NOTFOUND if absent,
+ * PQV_E_INTEGRITY if the file is shorter. */
+int pqv_read_file_range(const char *path, uint64_t offset, void *buf, size_t len);
 
 /* pqv_read_file(path, buf, len, maxlen): read a whole file of at most
  * ${maxlen} bytes into a malloc'd buffer.  PQV_E_NOTFOUND if absent,

@@ -481,13 +481,13 @@ err:
 }
 
 int
-pqv_vault_lock(pqv_vault *v, int wait, long *holder)
+pqv_vault_lock_writer(pqv_vault *v, int wait, char *holder, size_t holderlen)
 {
     int rc;
 
     if (v == NULL)
         return PQV_E_INVAL;
-    if ((rc = v->storage->ops->lock(v->storage, wait, holder)) == 0)
+    if ((rc = v->storage->ops->lock(v->storage, wait, holder, holderlen)) == 0)
         v->locked = 1;
     return rc;
 }

@@ -109,19 +109,19 @@ main(int argc, char **argv)
     if (do_single) {
         for (size_t k = 0; k < 3; k++) {
             struct job j = { 0, 4, { 0 }, 0 };
-            if (pqv_argon2_prefer_kernel(kernel_names[k]) != 0)
+            if (argon2id_prefer_kernel(kernel_names[k]) != 0)
                 continue;
             printf("single  ours %-8s threads=4: %7.1f ms\n", pqv_argon2id_impl(),
                 time_jobs(&j, 1, runs));
         }
-        pqv_argon2_prefer_kernel(NULL);
+        argon2id_prefer_kernel(NULL);
         struct job j = { 1, 4, { 0 }, 0 };
         printf("single  libargon2     threads=4: %7.1f ms\n", time_jobs(&j, 1, runs));
     }
     if (do_slots) {
         static const uint32_t counts[] = { 1, 2, 4 };
         for (size_t k = 0; k < 2; k++) {
-            if (pqv_argon2_prefer_kernel(kernel_names[k]) != 0)
+            if (argon2id_prefer_kernel(kernel_names[k]) != 0)
                 continue;
             for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++) {
                 struct job j[2] = { { 0, counts[i], { 0 }, 0 }, { 0, counts[i], { 0 }, 0 } };
@@ -129,7 +129,7 @@ main(int argc, char **argv)
                     counts[i], time_jobs(j, 2, runs));
             }
         }
-        pqv_argon2_prefer_kernel(NULL);
+        argon2id_prefer_kernel(NULL);
         struct job j[2] = { { 1, 4, { 0 }, 0 }, { 1, 4, { 0 }, 0 } };
         printf("2 slots libargon2     threads=4: %7.1f ms\n", time_jobs(j, 2, runs));
     }

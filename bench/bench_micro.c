@@ -153,7 +153,7 @@ row_object(struct fixture *f, int suite, double *v, int n)
     memset(sealed, 0, slen);
     for (int i = 0; i < n; i++) {
         double t0 = now_ms();
-        if (pqv_random(fk, sizeof(fk)) != 0 ||
+        if (util_random(fk, sizeof(fk)) != 0 ||
             pqv_wrap(f->id, fk, wrap_ctx, sizeof(wrap_ctx), f->wrapped) != 0 ||
             object_seal(suite, fk, oid, 0, plain, len, sealed) != 0 ||
             pqv_unwrap(f->id, f->wrapped, f->wrapped_len, wrap_ctx, sizeof(wrap_ctx), fk2) != 0 ||
@@ -297,8 +297,8 @@ frodo_rows(double circl[3])
     char a[64], b[64], c[64];
 
     printf("\n### FrodoKEM (ms, median (p10-p90)), %s kernels\n\n",
-        pqv_cpu_has_avx512() ? "AVX2 (Keccak: AVX-512VL)"
-                             : pqv_cpu_has_avx2() ? "AVX2" : "portable");
+        cpu_has_avx512() ? "AVX2 (Keccak: AVX-512VL)"
+                             : cpu_has_avx2() ? "AVX2" : "portable");
     printf("| parameter set | keygen | encaps | decaps |\n| --- | --- | --- | --- |\n");
     for (int s = 0; s < 6; s++) {
         const pqv_frodo *p = pqv_frodo_find(names[s]);

@@ -51,7 +51,7 @@ check_opened(const pqv_vault *v, const struct record *r)
 
     if (record_seal(v, r, &buf, &len) != 0)
         abort();
-    if (vault_name_hash(v, r->entry.name, hash) != 0 || record_open(v, hash, buf, len, &again) != 0 ||
+    if (names_hash(v, r->entry.name, hash) != 0 || record_open(v, hash, buf, len, &again) != 0 ||
         strcmp(again.entry.name, r->entry.name) != 0 || again.entry.size != r->entry.size ||
         again.entry.nobjects != r->entry.nobjects || again.wrapped_len != r->wrapped_len)
         abort();
@@ -71,7 +71,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     uint8_t *buf;
     size_t len;
 
-    if (size < 1 || vault_name_hash(v, "f", hash) != 0)
+    if (size < 1 || names_hash(v, "f", hash) != 0)
         return 0;
     if ((data[0] & 1) == 0) {
         if (record_open(v, hash, data + 1, size - 1, &r) == 0) {
@@ -88,7 +88,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     memcpy(ad, buf, RECORD_HEADER_BYTES);
     memcpy(ad + RECORD_HEADER_BYTES, hash, NAME_HASH_BYTES);
     memcpy(ad + RECORD_HEADER_BYTES + NAME_HASH_BYTES, v->config.vault_id, VAULT_ID_BYTES);
-    if (pqv_hkdf_sha256(key, 32, v->records_key, 32, buf + 8, 32, (const uint8_t *)label,
+    if (kdf_hkdf_sha256(key, 32, v->records_key, 32, buf + 8, 32, (const uint8_t *)label,
             sizeof(label) - 1) != 0 ||
         pqv_aead_seal1(PQV_AEAD_AES256GCM, key, zero_nonce, ad, sizeof(ad), data + 1, size - 1,
             buf + RECORD_HEADER_BYTES) != 0)

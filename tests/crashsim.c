@@ -190,7 +190,7 @@ step(struct crashsim *cs)
 static int
 crashed_error(const char *what, const char *name)
 {
-    return pqv_set_error(PQV_E_IO, "%s: %s: simulated crash", name, what);
+    return error_set(PQV_E_IO, name, "%s: simulated crash", what);
 }
 
 static int
@@ -234,7 +234,7 @@ sim_put_new(pqv_storage *s, const char *name, const uint8_t *data, size_t len)
     exists = !cs->crashed && set_find(&cs->live, name) != NULL;
     pthread_mutex_unlock(&cs->mutex);
     if (exists)
-        return pqv_set_error(PQV_E_EXISTS, "%s: already exists", name);
+        return error_set(PQV_E_EXISTS, name, "already exists");
     return sim_put(s, name, data, len);
 }
 
@@ -249,9 +249,9 @@ sim_get_range(pqv_storage *s, const char *name, uint64_t offset, uint8_t *buf, s
     if (cs->crashed)
         rc = crashed_error("get", name);
     else if ((b = set_find(&cs->live, name)) == NULL)
-        rc = pqv_set_error(PQV_E_NOTFOUND, "%s: not found", name);
+        rc = error_set(PQV_E_NOTFOUND, name, "not found");
     else if (offset > b->len || b->len - offset < len)
-        rc = pqv_set_error(PQV_E_INTEGRITY, "%s: shorter than expected", name);
+        rc = error_set(PQV_E_INTEGRITY, name, "shorter than expected");
     else if (len > 0)
         memcpy(buf, b->data + offset, len);
     pthread_mutex_unlock(&cs->mutex);
@@ -269,9 +269,9 @@ sim_get(pqv_storage *s, const char *name, uint8_t **data, size_t *len, size_t ma
     if (cs->crashed) {
         rc = crashed_error("get", name);
     } else if ((b = set_find(&cs->live, name)) == NULL) {
-        rc = pqv_set_error(PQV_E_NOTFOUND, "%s: not found", name);
+        rc = error_set(PQV_E_NOTFOUND, name, "not found");
     } else if (b->len > maxlen) {
-        rc = pqv_set_error(PQV_E_INTEGRITY, "%s: too large", name);
+        rc = error_set(PQV_E_INTEGRITY, name, "too large");
     } else {
         *data = dup_bytes(b->data, b->len);
         *len = b->len;
@@ -291,7 +291,7 @@ sim_stat(pqv_storage *s, const char *name, uint64_t *size)
     if (cs->crashed)
         rc = crashed_error("stat", name);
     else if ((b = set_find(&cs->live, name)) == NULL)
-        rc = pqv_set_error(PQV_E_NOTFOUND, "%s: not found", name);
+        rc = error_set(PQV_E_NOTFOUND, name, "not found");
     else if (size != NULL)
         *size = b->len;
     pthread_mutex_unlock(&cs->mutex);
@@ -355,7 +355,7 @@ sim_del(pqv_storage *s, const char *name)
         rc = crashed_error("del", name);
     } else if (set_find(&cs->live, name) == NULL) {
         /* unlink of a missing name: no step, like ENOENT */
-        rc = pqv_set_error(PQV_E_NOTFOUND, "%s: not found", name);
+        rc = error_set(PQV_E_NOTFOUND, name, "not found");
     } else if (step(cs)) {
         rc = crashed_error("del", name);
     } else {

@@ -18,7 +18,7 @@ static uint8_t *
 random_buf(size_t n)
 {
     uint8_t *p = malloc(n + 1);
-    if (p != NULL && pqv_random(p, n + 1) != 0) {
+    if (p != NULL && util_random(p, n + 1) != 0) {
         free(p);
         return NULL;
     }
@@ -47,10 +47,10 @@ test_chacha_rfc8439(void)
                      "only one tip for the future, sunscreen would be it.";
     uint8_t tag[16];
 
-    CHECK(pqv_hex_decode(key, 32, "808182838485868788898a8b8c8d8e8f909192939495969798999a9b9c9d9e9f") == 0);
-    CHECK(pqv_hex_decode(nonce, 12, "070000004041424344454647") == 0);
-    CHECK(pqv_hex_decode(ad, 12, "50515253c0c1c2c3c4c5c6c7") == 0);
-    CHECK(pqv_hex_decode(tag, 16, "1ae10b594f09e26a7e902ecbd0600691") == 0);
+    CHECK(util_hex_decode(key, 32, "808182838485868788898a8b8c8d8e8f909192939495969798999a9b9c9d9e9f") == 0);
+    CHECK(util_hex_decode(nonce, 12, "070000004041424344454647") == 0);
+    CHECK(util_hex_decode(ad, 12, "50515253c0c1c2c3c4c5c6c7") == 0);
+    CHECK(util_hex_decode(tag, 16, "1ae10b594f09e26a7e902ecbd0600691") == 0);
     REQUIRE(strlen(pt) == 114);
     CHECK(pqv_aead_seal1(PQV_AEAD_CHACHA20POLY1305, key, nonce, ad, 12,
               (const uint8_t *)pt, 114, out) == 0);
@@ -69,7 +69,7 @@ test_gcm_known(void)
 {
     uint8_t key[32] = { 0 }, nonce[12] = { 0 }, pt[16] = { 0 }, out[32], expect[32];
 
-    CHECK(pqv_hex_decode(expect, 32,
+    CHECK(util_hex_decode(expect, 32,
               "cea7403d4d606b6e074ec5d3baf39d18d0d1c8a799996bf0265b98b5d48ab919") == 0);
     CHECK(pqv_aead_seal1(PQV_AEAD_AES256GCM, key, nonce, NULL, 0, pt, 16, out) == 0);
     CHECK_MEM(out, expect, 32);
@@ -104,7 +104,7 @@ stream_matrix(int suite, size_t n)
     const uint8_t ad[] = "object-ad";
 
     REQUIRE(pt != NULL);
-    REQUIRE(pqv_random(key, 32) == 0 && pqv_random(key2, 32) == 0);
+    REQUIRE(util_random(key, 32) == 0 && util_random(key2, 32) == 0);
     ct = malloc(ctlen);
     ct2 = malloc(ctlen);
     /* Room for the largest plaintext an extended ciphertext could claim. */
@@ -227,7 +227,7 @@ streaming_round_trip(int suite, size_t n, size_t piece, size_t rpiece)
     size_t off = 0;
 
     REQUIRE(pt && ref && back && m.data);
-    REQUIRE(pqv_random(key, 32) == 0);
+    REQUIRE(util_random(key, 32) == 0);
     REQUIRE((w = pqv_stream_writer_new(suite, key, (const uint8_t *)"ad", 2, membuf_sink, &m)) != NULL);
     while (off < n) {
         size_t k = n - off < piece ? n - off : piece;

@@ -66,7 +66,7 @@ rng_fill(uint8_t *p, size_t n)
         p[i] = (uint8_t)rng_next();
 }
 
-/* The compression kernels, by the names pqv_argon2_prefer_kernel knows. */
+/* The compression kernels, by the names argon2id_prefer_kernel knows. */
 static const char *const kernel_names[] = { "avx512", "avx2", "portable" };
 #define KERNELS (sizeof(kernel_names) / sizeof(kernel_names[0]))
 
@@ -75,7 +75,7 @@ static const char *const kernel_names[] = { "avx512", "avx2", "portable" };
 static int
 use_kernel(size_t k)
 {
-    if (pqv_argon2_prefer_kernel(kernel_names[k]) != 0)
+    if (argon2id_prefer_kernel(kernel_names[k]) != 0)
         return 0;
     return strcmp(pqv_argon2id_impl(), kernel_names[k]) == 0;
 }
@@ -93,9 +93,9 @@ env_forces_portable(void)
 static void
 restore_defaults(void)
 {
-    pqv_argon2_prefer_kernel(NULL);
-    pqv_cpu_force_portable(env_forces_portable());
-    pqv_argon2_uncap_threads(0);
+    argon2id_prefer_kernel(NULL);
+    cpu_force_portable(env_forces_portable());
+    argon2id_uncap_threads(0);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -110,20 +110,20 @@ test_blake2b_rfc7693_vectors(void)
     REQUIRE(hex_to_bytes(want, sizeof(want),
         "ba80a53f981c4d0d6a2797b69f12f6e94c212f14685ac4b74b12bb6fdbffa2d1"
         "7d87c5392aab792dc252d5de4533cc9518d38aa8dbf1925ab92386edd4009923") == 64);
-    CHECK_EQ_INT(pqv_blake2b(out, 64, "abc", 3, NULL, 0), 0);
+    CHECK_EQ_INT(blake2b(out, 64, "abc", 3, NULL, 0), 0);
     CHECK_MEM(out, want, 64);
 
     /* BLAKE2b-512 of the empty message. */
     REQUIRE(hex_to_bytes(want, sizeof(want),
         "786a02f742015903c6c6fd852552d272912f4740e15847618a86e217f71f5419"
         "d25e1031afee585313896444934eb04b903a685b1448b755d56f701afe9be2ce") == 64);
-    CHECK_EQ_INT(pqv_blake2b(out, 64, "", 0, NULL, 0), 0);
+    CHECK_EQ_INT(blake2b(out, 64, "", 0, NULL, 0), 0);
     CHECK_MEM(out, want, 64);
 
     /* Out-of-range lengths are refused. */
-    CHECK_EQ_INT(pqv_blake2b(out, 0, "abc", 3, NULL, 0), -1);
-    CHECK_EQ_INT(pqv_blake2b(out, 65, "abc", 3, NULL, 0), -1);
-    CHECK_EQ_INT(pqv_blake2b(out, 64, "abc", 3, want, 65), -1);
+    CHECK_EQ_INT(blake2b(out, 0, "abc", 3, NULL, 0), -1);
+    CHECK_EQ_INT(blake2b(out, 65, "abc", 3, NULL, 0), -1);
+    CHECK_EQ_INT(blake2b(out, 64, "abc", 3, want, 65), -1);
 }
 
 /* Unkeyed 64-byte digests of many lengths, fed in uneven pieces, against
@@ -136,11 +136,11 @@ test_blake2b_matches_openssl_streaming(void)
 
     rng_fill(msg, sizeof(msg));
     for (size_t len = 0; len <= sizeof(msg); len += (len < 260 ? 1 : 37)) {
-        pqv_blake2b_ctx ctx;
-        REQUIRE(pqv_blake2b_init(&ctx, 64, NULL, 0) == 0);
+        blake2b_ctx ctx;
+        REQUIRE(blake2b_init(&ctx, 64, NULL, 0) == 0);
         for (size_t off = 0, step = 1; off < len; off += step, step = step * 3 % 200 + 1)
-            pqv_blake2b_update(&ctx, msg + off, (off + step <= len ? step : len - off));
-        pqv_blake2b_final(&ctx, ours);
+            blake2b_update(&ctx, msg + off, (off + step <= len ? step : len - off));
+        blake2b_final(&ctx, ours);
         REQUIRE(EVP_Digest(msg, len, theirs, &theirs_len, EVP_blake2b512(), NULL) == 1);
         CHECK_MEM(ours, theirs, 64);
     }
@@ -171,7 +171,7 @@ test_blake2b_keyed_lengths_match_openssl(void)
         EVP_MAC_CTX_free(ctx);
         CHECK(ok);
         CHECK_EQ_INT(got, outlen);
-        CHECK_EQ_INT(pqv_blake2b(ours, outlen, msg, msglen, key, keylen), 0);
+        CHECK_EQ_INT(blake2b(ours, outlen, msg, msglen, key, keylen), 0);
         CHECK_MEM(ours, theirs, outlen);
     }
     EVP_MAC_free(mac);
@@ -192,7 +192,7 @@ test_rfc9106_vector_all_kernels_and_threads(void)
     memset(ad, 0x04, sizeof(ad));
     REQUIRE(hex_to_bytes(want, sizeof(want),
         "0d640df58d78766c08c037a34a8b53c9d01ef0452d75b65eb52520e96b01e659") == 32);
-    pqv_argon2_uncap_threads(1);
+    argon2id_uncap_threads(1);
     for (size_t k = 0; k < KERNELS; k++) {
         if (!use_kernel(k))
             continue;
@@ -394,7 +394,7 @@ test_kernels_and_thread_counts_agree(void)
 
     rng_fill(pwd, sizeof(pwd));
     rng_fill(salt, sizeof(salt));
-    pqv_argon2_uncap_threads(1);
+    argon2id_uncap_threads(1);
     for (size_t li = 0; li < sizeof(lanes_list) / sizeof(lanes_list[0]); li++) {
         uint32_t lanes = lanes_list[li];
         /* More than 128 blocks per segment in the single-lane case, so the
@@ -423,7 +423,7 @@ test_random_parameters_match_libargon2(void)
     static const uint32_t outlens[] = { 4, 16, 32, 64, 65, 100, 128, 255, 1024 };
     uint8_t pwd[80], salt[48], secret[40], ad[60], ours[1024], theirs[1024];
 
-    pqv_argon2_uncap_threads(1);
+    argon2id_uncap_threads(1);
     for (int iter = 0; iter < 48; iter++) {
         uint32_t lanes = rng_range(1, 8);
         uint32_t t = rng_range(1, 4);
@@ -534,12 +534,12 @@ record_early(void *ctx, uint64_t first_word)
 static void
 test_kernels_agree_on_random_blocks(void)
 {
-    static pqv_argon2_block prev, ref, old, want, got;
-    static pqv_argon2_kernel_fn *const fns[] = { pqv_argon2_fill_block_avx512,
-        pqv_argon2_fill_block_avx2 };
-    int (*const usable[])(void) = { pqv_cpu_has_avx512, pqv_cpu_has_avx2 };
+    static argon2id_block prev, ref, old, want, got;
+    static argon2id_kernel_fn *const fns[] = { argon2id_avx512_fill_block,
+        argon2id_avx2_fill_block };
+    int (*const usable[])(void) = { cpu_has_avx512, cpu_has_avx2 };
 
-    pqv_cpu_force_portable(0);
+    cpu_force_portable(0);
     for (int round = 0; round < 50; round++) {
         rng_fill((uint8_t *)prev.v, sizeof(prev.v));
         rng_fill((uint8_t *)ref.v, sizeof(ref.v));
@@ -547,7 +547,7 @@ test_kernels_agree_on_random_blocks(void)
         for (int xor_out = 0; xor_out <= 1; xor_out++) {
             struct early_record rec_want = { 0, 0 }, rec_got = { 0, 0 };
             want = old;
-            pqv_argon2_fill_block_portable(&want, &prev, &ref, xor_out, record_early,
+            argon2id_fill_block_portable(&want, &prev, &ref, xor_out, record_early,
                 &rec_want);
             CHECK_EQ_INT(rec_want.calls, 1);
             CHECK(rec_want.word == want.v[0]);
@@ -569,18 +569,18 @@ test_kernels_agree_on_random_blocks(void)
 static void
 test_impl_name(void)
 {
-    pqv_cpu_force_portable(1);
+    cpu_force_portable(1);
     CHECK(strcmp(pqv_argon2id_impl(), "portable") == 0);
-    pqv_cpu_force_portable(0);
-    CHECK(strcmp(pqv_argon2id_impl(), pqv_cpu_has_avx512() ? "avx512"
-        : pqv_cpu_has_avx2() ? "avx2" : "portable") == 0);
+    cpu_force_portable(0);
+    CHECK(strcmp(pqv_argon2id_impl(), cpu_has_avx512() ? "avx512"
+        : cpu_has_avx2() ? "avx2" : "portable") == 0);
     /* A preferred kernel gives way to a forced portable path. */
-    if (pqv_argon2_prefer_kernel("avx2") == 0) {
+    if (argon2id_prefer_kernel("avx2") == 0) {
         CHECK(strcmp(pqv_argon2id_impl(), "avx2") == 0);
-        pqv_cpu_force_portable(1);
+        cpu_force_portable(1);
         CHECK(strcmp(pqv_argon2id_impl(), "portable") == 0);
     }
-    CHECK_EQ_INT(pqv_argon2_prefer_kernel("sse9"), -1);
+    CHECK_EQ_INT(argon2id_prefer_kernel("sse9"), -1);
     restore_defaults();
 }
 

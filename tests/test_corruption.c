@@ -80,7 +80,7 @@ read_file(const char *dir, const char *name, uint8_t **buf, size_t *len)
     char path[256];
 
     snprintf(path, sizeof(path), "%s/%s", dir, name);
-    return pqv_read_file(path, buf, len, 1 << 20);
+    return fsutil_read_file(path, buf, len, 1 << 20);
 }
 
 static int
@@ -89,13 +89,13 @@ write_file(const char *dir, const char *name, const uint8_t *buf, size_t len)
     char path[256];
 
     snprintf(path, sizeof(path), "%s/%s", dir, name);
-    return pqv_write_file_atomic(path, buf, len, 0600, 0);
+    return fsutil_write_file_atomic(path, buf, len, 0600, 0);
 }
 
 static void
 fix_checksum(uint8_t *buf, size_t len)
 {
-    if (pqv_sha256(buf + len - 32, buf, len - 32) != 0)
+    if (kdf_sha256(buf + len - 32, buf, len - 32) != 0)
         abort();
 }
 
@@ -247,14 +247,14 @@ record_with_body_named(const pqv_vault *v, const char *name, const uint8_t *body
     uint8_t ad[RECORD_HEADER_BYTES + NAME_HASH_BYTES + VAULT_ID_BYTES];
 
     *outlen = RECORD_HEADER_BYTES + len + PQV_AEAD_TAG_BYTES;
-    if ((buf = malloc(*outlen)) == NULL || vault_name_hash(v, name, hash) != 0)
+    if ((buf = malloc(*outlen)) == NULL || names_hash(v, name, hash) != 0)
         return -1;
     memcpy(buf, "PQVR\x01\x01\x00\x00", 8);
     memset(buf + 8, 0x5A, 32);
     memcpy(ad, buf, RECORD_HEADER_BYTES);
     memcpy(ad + RECORD_HEADER_BYTES, hash, NAME_HASH_BYTES);
     memcpy(ad + RECORD_HEADER_BYTES + NAME_HASH_BYTES, v->config.vault_id, VAULT_ID_BYTES);
-    if (pqv_hkdf_sha256(key, 32, v->records_key, 32, buf + 8, 32, (const uint8_t *)label,
+    if (kdf_hkdf_sha256(key, 32, v->records_key, 32, buf + 8, 32, (const uint8_t *)label,
             sizeof(label) - 1) != 0 ||
         pqv_aead_seal1(PQV_AEAD_AES256GCM, key, zero_nonce, ad, sizeof(ad), body, len,
             buf + RECORD_HEADER_BYTES) != 0)
@@ -282,18 +282,18 @@ test_record_body_truncated_in_wrapped_key(void)
     struct record r;
 
     REQUIRE(v != NULL);
-    REQUIRE(vault_name_hash(v, "f", hash) == 0);
+    REQUIRE(names_hash(v, "f", hash) == 0);
     body[n++] = 1;                      /* body version */
     body[n++] = PQV_ENTRY_FILE;
     body[n++] = 0, body[n++] = 1, body[n++] = 'f';
-    pqv_store_be32(body + n, 0644), n += 4;
-    pqv_store_be64(body + n, 1700000000), n += 8;
-    pqv_store_be32(body + n, 0), n += 4;
-    pqv_store_be64(body + n, 100), n += 8;   /* size */
+    util_store_be32(body + n, 0644), n += 4;
+    util_store_be64(body + n, 1700000000), n += 8;
+    util_store_be32(body + n, 0), n += 4;
+    util_store_be64(body + n, 100), n += 8;   /* size */
     body[n++] = PQV_AEAD_AES256GCM;
-    pqv_store_be32(body + n, 1), n += 4;     /* one object */
+    util_store_be32(body + n, 1), n += 4;     /* one object */
     memset(body + n, 7, OBJECT_ID_BYTES), n += OBJECT_ID_BYTES;
-    pqv_store_be32(body + n, (uint32_t)pqv_wrap_bytes(v->config.kem)), n += 4;
+    util_store_be32(body + n, (uint32_t)pqv_wrap_bytes(v->config.kem)), n += 4;
     body[n++] = 0xAB;                   /* one byte of the wrapped key only */
     REQUIRE(record_with_body(v, body, n, &rec, &reclen) == 0);
     CHECK_EQ_INT(record_open(v, hash, rec, reclen, &r), PQV_E_INTEGRITY);
@@ -312,15 +312,15 @@ record_file_body(const pqv_vault *v, uint64_t size, uint32_t nobjects, uint8_t *
     body[n++] = 1;                      /* body version */
     body[n++] = PQV_ENTRY_FILE;
     body[n++] = 0, body[n++] = 1, body[n++] = 'f';
-    pqv_store_be32(body + n, 0644), n += 4;
-    pqv_store_be64(body + n, 1700000000), n += 8;
-    pqv_store_be32(body + n, 0), n += 4;
-    pqv_store_be64(body + n, size), n += 8;
+    util_store_be32(body + n, 0644), n += 4;
+    util_store_be64(body + n, 1700000000), n += 8;
+    util_store_be32(body + n, 0), n += 4;
+    util_store_be64(body + n, size), n += 8;
     body[n++] = PQV_AEAD_AES256GCM;
-    pqv_store_be32(body + n, nobjects), n += 4;
+    util_store_be32(body + n, nobjects), n += 4;
     for (uint32_t i = 0; i < nobjects; i++)
         memset(body + n, 7, OBJECT_ID_BYTES), n += OBJECT_ID_BYTES;
-    pqv_store_be32(body + n, (uint32_t)w), n += 4;
+    util_store_be32(body + n, (uint32_t)w), n += 4;
     memset(body + n, 0xAB, w), n += w;
     return n;
 }
@@ -341,7 +341,7 @@ test_record_size_beyond_object_count(void)
 
     REQUIRE(v != NULL);
     REQUIRE((body = malloc(64 + 16 + pqv_wrap_bytes(v->config.kem))) != NULL);
-    REQUIRE(vault_name_hash(v, "f", hash) == 0);
+    REQUIRE(names_hash(v, "f", hash) == 0);
     for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
         n = record_file_body(v, sizes[i], counts[i], body);
         REQUIRE(record_with_body(v, body, n, &rec, &reclen) == 0);
@@ -378,14 +378,14 @@ test_record_name_not_normalised(void)
         body[n++] = PQV_ENTRY_DIR;
         body[n++] = 0, body[n++] = (uint8_t)len;
         memcpy(body + n, names[i], len), n += len;
-        pqv_store_be32(body + n, 0755), n += 4;
-        pqv_store_be64(body + n, 1700000000), n += 8;
-        pqv_store_be32(body + n, 0), n += 4;
-        pqv_store_be64(body + n, 0), n += 8;
+        util_store_be32(body + n, 0755), n += 4;
+        util_store_be64(body + n, 1700000000), n += 8;
+        util_store_be32(body + n, 0), n += 4;
+        util_store_be64(body + n, 0), n += 8;
         body[n++] = 0;
-        pqv_store_be32(body + n, 0), n += 4;
-        pqv_store_be32(body + n, 0), n += 4;
-        REQUIRE(vault_name_hash(v, names[i], hash) == 0);
+        util_store_be32(body + n, 0), n += 4;
+        util_store_be32(body + n, 0), n += 4;
+        REQUIRE(names_hash(v, names[i], hash) == 0);
         REQUIRE(record_with_body_named(v, names[i], body, n, &rec, &reclen) == 0);
         CHECK_EQ_INT(record_open(v, hash, rec, reclen, &r), PQV_E_INTEGRITY);
         free(rec);

@@ -461,9 +461,9 @@ test_crash_get_realfs(void)
             if (pqv_vault_open(&cv, vdir, NULL) != 0 ||
                 pqv_vault_unlock(cv, (const uint8_t *)VC_PASS, strlen(VC_PASS)) != 0)
                 _exit(3);
-            pqv_io_fault = kill_hook;
+            io_fault_hook = kill_hook;
             int rc = pqv_vault_get(cv, "f", dest, NULL);
-            pqv_io_fault = NULL;
+            io_fault_hook = NULL;
             pqv_vault_close(cv);
             _exit(rc == 0 ? 0 : 4);
         }

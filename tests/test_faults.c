@@ -76,9 +76,9 @@ fault_hook(const char *op, const char *path)
         F.count++;
         if (F.count == F.n || (F.mode == MODE_PERSISTENT && F.count > F.n)) {
             e = F.err;
-            if (e == PQV_FAULT_SHORT && strcmp(op, "write") != 0)
+            if (e == IO_FAULT_SHORT && strcmp(op, "write") != 0)
                 e = F.mode == MODE_PERSISTENT ? ENOSPC : 0;
-            else if (e == PQV_FAULT_SHORT && F.mode == MODE_PERSISTENT)
+            else if (e == IO_FAULT_SHORT && F.mode == MODE_PERSISTENT)
                 F.full = 1;
         }
     }
@@ -103,13 +103,13 @@ hook_arm(unsigned long n, int mode, int err)
     F.n = n;
     F.mode = mode;
     F.err = err;
-    pqv_io_fault = fault_hook;
+    io_fault_hook = fault_hook;
 }
 
 static void
 hook_off(void)
 {
-    pqv_io_fault = NULL;
+    io_fault_hook = NULL;
 }
 
 /* ---- the vault on disk ---- */
@@ -360,7 +360,7 @@ static const struct {
     { "EIO", EIO, PQV_E_IO, "Input/output error" },
     { "ENOSPC", ENOSPC, PQV_E_NOSPACE, "No space left on device" },
     { "EDQUOT", EDQUOT, PQV_E_NOSPACE, "Disk quota exceeded" },
-    { "short write", PQV_FAULT_SHORT, PQV_E_NOSPACE, "No space left on device" },
+    { "short write", IO_FAULT_SHORT, PQV_E_NOSPACE, "No space left on device" },
 };
 
 /* get_dest_ok(): the get's destination is absent or complete; no hidden

@@ -268,10 +268,10 @@ test_kat_files(void)
         if (text == NULL)
             continue;
         for (int portable = 0; portable <= 1; portable++) {
-            pqv_cpu_force_portable(portable);
+            cpu_force_portable(portable);
             check_kat_set(p, text);
         }
-        pqv_cpu_force_portable(0);
+        cpu_force_portable(0);
         free(text);
     }
 }
@@ -476,7 +476,7 @@ test_random_round_trip(void)
     struct bufs b = bufs_new();
 
     for (int portable = 0; portable <= 1; portable++) {
-        pqv_cpu_force_portable(portable);
+        cpu_force_portable(portable);
         for (int i = 0; i < 6; i++) {
             const pqv_frodo *p = pqv_frodo_find(set_names[i]);
             REQUIRE(p != NULL);
@@ -487,7 +487,7 @@ test_random_round_trip(void)
             CHECK_MEM(b.ss, b.ss2, ssl);
         }
     }
-    pqv_cpu_force_portable(0);
+    cpu_force_portable(0);
     bufs_free(&b);
 }
 
@@ -503,14 +503,14 @@ test_shake_rows4_kernels(void)
     uint8_t seedA[16];
     uint16_t *rows = malloc(4 * 1344 * sizeof(uint16_t));
     uint8_t *want = malloc(2 * 1344);
-    frodo_rows4_fn fns[2] = { pqv_frodo_shake128_rows4_avx2, pqv_frodo_shake128_rows4_avx512 };
-    int (*usable[2])(void) = { pqv_cpu_has_avx2, pqv_cpu_has_avx512 };
+    frodo_rows4_fn fns[2] = { frodo_avx2_shake128_rows4, frodo_avx512_shake128_rows4 };
+    int (*usable[2])(void) = { cpu_has_avx2, cpu_has_avx512 };
     EVP_MD_CTX *md = EVP_MD_CTX_new();
 
     REQUIRE(rows != NULL && want != NULL && md != NULL);
     for (int i = 0; i < 16; i++)
         seedA[i] = (uint8_t)(17 * i + 3);
-    pqv_cpu_force_portable(0);
+    cpu_force_portable(0);
     for (int k = 0; k < 2; k++) {
         if (!usable[k]()) {
             printf("# rows4 kernel %d not usable on this CPU: skipped\n", k);
@@ -528,7 +528,7 @@ test_shake_rows4_kernels(void)
             }
         }
     }
-    pqv_cpu_force_portable(0);
+    cpu_force_portable(0);
     EVP_MD_CTX_free(md);
     free(rows);
     free(want);

@@ -39,7 +39,7 @@ test_round_trip_every_set(void)
         REQUIRE(pqv_identity_derive(&id, kem, seed) == 0);
         fixed_seed(seed, (uint8_t)(s + 100));
         REQUIRE(pqv_identity_derive(&other, kem, seed) == 0);
-        REQUIRE(pqv_random(fk, 32) == 0);
+        REQUIRE(util_random(fk, 32) == 0);
         CHECK(pqv_wrap(id, fk, (const uint8_t *)"ctx", 3, w) == 0);
         CHECK(w[0] == 1 && w[1] == pqv_frodo_id(kem));
         CHECK(pqv_unwrap(id, w, n, (const uint8_t *)"ctx", 3, back) == 0);
@@ -69,7 +69,7 @@ tamper_every_byte(const char *set, size_t stride)
     REQUIRE(w != NULL);
     fixed_seed(seed, 7);
     REQUIRE(pqv_identity_derive(&id, kem, seed) == 0);
-    REQUIRE(pqv_random(fk, 32) == 0);
+    REQUIRE(util_random(fk, 32) == 0);
     REQUIRE(pqv_wrap(id, fk, NULL, 0, w) == 0);
     for (size_t i = 0; i < n; i++) {
         /* Always every byte of the header, X25519 key and sealed key. */
@@ -118,7 +118,7 @@ test_all_zero_x25519_rejected(void)
     REQUIRE(w != NULL);
     fixed_seed(seed, 9);
     REQUIRE(pqv_identity_derive(&id, kem, seed) == 0);
-    REQUIRE(pqv_random(fk, 32) == 0);
+    REQUIRE(util_random(fk, 32) == 0);
     REQUIRE(pqv_wrap(id, fk, NULL, 0, w) == 0);
     for (size_t i = 0; i < 2; i++) {
         memcpy(w + 2, low_order[i], 32);

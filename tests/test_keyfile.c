@@ -15,7 +15,7 @@
 
 /* Recovery code of seed 00 01 .. 1f (format v1). */
 #define RECOVERY_SEED0 "000G-40R4-0M30-E209-185G-R38E-1W81-24GK-2GAH-C5RR-34D1-P70X-3RFK-6C3M"
-#define SHA256_FIX(buf, len) (void)pqv_sha256((buf) + (len) - 32, (buf), (len) - 32)
+#define SHA256_FIX(buf, len) (void)kdf_sha256((buf) + (len) - 32, (buf), (len) - 32)
 
 /* Cheap Argon2id cost so the matrix runs fast; one test uses the default. */
 static const struct pqv_kdf_params cheap = { 1, 64, 2 };
@@ -212,13 +212,13 @@ test_tampering_rejected(void)
     CHECK_EQ_INT(try_unlock(mut, len, P0, &slot), PQV_E_AUTH);
     CHECK_EQ_INT(try_unlock(mut, len, P1, &slot), PQV_E_AUTH);
     memcpy(mut, buf, len);
-    pqv_store_be32(mut + slots, 2); /* t = 2 instead of 1 */
+    util_store_be32(mut + slots, 2); /* t = 2 instead of 1 */
     fix_checksum(mut, len);
     CHECK_EQ_INT(try_unlock(mut, len, P0, &slot), PQV_E_AUTH);
     CHECK_EQ_INT(try_unlock(mut, len, P1, &slot), 0); /* other slot intact */
     /* Out-of-range parameters are refused before any work is done. */
     memcpy(mut, buf, len);
-    pqv_store_be32(mut + slots + 4, 0xFFFFFFFFu);
+    util_store_be32(mut + slots + 4, 0xFFFFFFFFu);
     fix_checksum(mut, len);
     CHECK_EQ_INT(try_unlock(mut, len, P0, &slot), PQV_E_INTEGRITY);
     memcpy(mut, buf, len);
@@ -263,7 +263,7 @@ test_recovery_round_trip(void)
     char code[PQV_RECOVERY_CHARS];
 
     for (int t = 0; t < 50; t++) {
-        REQUIRE(pqv_random(seed, 32) == 0);
+        REQUIRE(util_random(seed, 32) == 0);
         REQUIRE(pqv_recovery_encode(seed, code) == 0);
         CHECK_EQ_INT(strlen(code), 69);
         CHECK(pqv_recovery_decode(code, back) == 0);
@@ -314,7 +314,7 @@ test_recovery_typos_detected(void)
     char code[PQV_RECOVERY_CHARS], mut[PQV_RECOVERY_CHARS + 8];
     int tried = 0, caught = 0;
 
-    REQUIRE(pqv_random(seed, 32) == 0);
+    REQUIRE(util_random(seed, 32) == 0);
     REQUIRE(pqv_recovery_encode(seed, code) == 0);
     /* Every single-symbol substitution. */
     for (size_t i = 0; code[i] != '\0'; i++) {

@@ -3,9 +3,9 @@
  * header of libpqvault.
  *
  * Every library function that can fail returns 0 on success or one of the
- * negative PQV_E_* codes below.  A short human-readable explanation of the
- * most recent failure in the calling thread is available from
- * pqv_error_detail(); it never contains secret material.
+ * negative PQV_E_* codes below.  The most recent failure in the calling
+ * thread is kept as data (code, subject, reason: pqv_error_last) and as one
+ * line of text (pqv_error_detail); neither ever contains secret material.
  */
 #ifndef PQVAULT_COMMON_H
 #define PQVAULT_COMMON_H
@@ -24,7 +24,7 @@ extern "C" {
 #endif
 
 /* Error codes.  The CLI maps them to its documented exit statuses. */
-enum pqv_error {
+enum pqv_error_code {
     PQV_OK = 0,
     PQV_E_INVAL = -1,      /* bad argument from the caller (usage error) */
     PQV_E_IO = -2,         /* operating-system I/O error */
@@ -43,9 +43,23 @@ enum pqv_error {
 /* pqv_strerror(err): a constant English description of ${err}. */
 const char *pqv_strerror(int err);
 
+/* The last failure of the calling thread, as data. */
+#define PQV_ERROR_SUBJECT_MAX 4352
+#define PQV_ERROR_REASON_MAX 1024
+struct pqv_error {
+    int code;                             /* PQV_E_* */
+    char subject[PQV_ERROR_SUBJECT_MAX];  /* file, stored name or blob; "" if none */
+    char reason[PQV_ERROR_REASON_MAX];    /* why, in words; "" if only the code says */
+};
+
+/* pqv_error_last(): the last failure recorded in this thread (code 0 and
+ * empty strings if none since pqv_error_clear). */
+const struct pqv_error *pqv_error_last(void);
+
 /*
- * pqv_error_detail(): the detail message recorded by the last failing call
- * in this thread (for example "key file: truncated slot 1"), or "" if none.
+ * pqv_error_detail(): the last failure as one line, "subject: reason" (for
+ * example "keyfile: truncated slot 1"), or "" if none.  It never contains
+ * secret material.
  */
 const char *pqv_error_detail(void);
 

@@ -49,6 +49,8 @@ struct cli {
     struct pass_source pass;
     int quiet;
     int wait;
+    int force_hint;            /* lib_error: "already exists" may suggest --force */
+    int keyfile_hint;          /* lib_error: "not found" is the key file */
 };
 
 extern struct cli g_cli;

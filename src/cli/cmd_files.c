@@ -19,6 +19,15 @@ static void keep(int *status, int rc)
         *status = rc;
 }
 
+/* has_dotdot(path): whether ${path} has a ".." component. */
+static int has_dotdot(const char *path)
+{
+    for (const char *p = path; (p = strstr(p, "..")) != NULL; p += 2)
+        if ((p == path || p[-1] == '/') && (p[2] == '\0' || p[2] == '/'))
+            return 1;
+    return 0;
+}
+
 /* ---- add ---- */
 
 enum { OPT_NAME = 1, OPT_FORCE, OPT_OUT, OPT_LONG, OPT_JSON, OPT_READDATA, OPT_NOKEY };
@@ -66,6 +75,7 @@ int cmd_add(struct args *a)
         free(paths);
         return status;
     }
+    g_cli.force_hint = !force;
     for (int i = 0; i < npaths; i++) {
         struct progress *p = progress_new("add");
         struct pqv_add_options opt = {
@@ -83,8 +93,14 @@ int cmd_add(struct args *a)
             rc = pqv_vault_add_path(v, paths[i], name, &opt);
         }
         progress_end(p);
-        if (rc != 0)
+        if (rc == PQV_E_INVAL && !name && has_dotdot(paths[i])) {
+            /* The name would come from the path, which may not hold "..". */
+            err_msg("%s: a stored name may not contain \"..\" (choose one with --name)",
+                paths[i]);
+            keep(&status, EXIT_ERR);
+        } else if (rc != 0) {
             keep(&status, lib_error(name ? name : paths[i], rc));
+        }
     }
     pqv_vault_close(v);
     free(paths);
@@ -133,6 +149,7 @@ int cmd_get(struct args *a)
         free(names);
         return status;
     }
+    g_cli.force_hint = !force;
     for (int i = 0; i < n; i++) {
         struct progress *p = progress_new("get");
         struct pqv_get_options opt = {

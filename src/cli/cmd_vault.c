@@ -276,8 +276,8 @@ int cmd_recover(struct args *a)
     int lrc = pqv_vault_recover(g_cli.vault_dir, g_cli.keyfile, code.buf,
         (const uint8_t *)s.buf, s.len, have_kdf ? &kdf : NULL);
     if (lrc == PQV_E_AUTH) {
-        const char *d = pqv_error_detail();
-        err_msg("invalid recovery code%s%s", d && *d ? ": " : "", d ? d : "");
+        const struct pqv_error *e = pqv_error_last();
+        err_msg("invalid recovery code%s%s", e->reason[0] ? ": " : "", e->reason);
         rc = EXIT_AUTH;
     } else if (lrc != 0) {
         rc = lib_error(g_cli.vault_dir, lrc);

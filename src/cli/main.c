@@ -203,34 +203,26 @@ int exit_status(int rc)
 
 int lib_error(const char *what, int rc)
 {
-    const char *detail = pqv_error_detail();
-    const char *why = (detail && *detail) ? detail : pqv_strerror(rc);
-    char buf[4096];
-    size_t dl = strlen(why);
-    /* A detail that ends in ":" or ": " names a subject without a reason. */
-    if (dl > 0 && (why[dl - 1] == ':' || (dl > 1 && why[dl - 2] == ':' &&
-        why[dl - 1] == ' '))) {
-        snprintf(buf, sizeof buf, "%.*s: %s", (int)(dl - (why[dl - 1] == ' ' ? 2 : 1)),
-            why, pqv_strerror(rc));
-        why = buf;
-    }
+    const struct pqv_error *e = pqv_error_last();
+    const char *subject = e->code == rc ? e->subject : "";
+    const char *reason = e->code == rc && e->reason[0] ? e->reason : pqv_strerror(rc);
     const char *hint = "";
-    if (rc == PQV_E_EXISTS && g_cli.cmd &&
-        (strcmp(g_cli.cmd, "add") == 0 || strcmp(g_cli.cmd, "get") == 0) &&
-        strstr(why, "--force") == NULL)
+
+    /* Hints about this program's flags are chosen here, from the code and
+     * the command, never by the library. */
+    if (rc == PQV_E_EXISTS && g_cli.force_hint)
         hint = " (use --force to replace)";
-    /* Avoid "x: x: ..." when the detail already names the subject. */
-    if (what) {
-        size_t wl = strlen(what);
-        if (strncmp(why, what, wl) == 0 && (why[wl] == ':' || why[wl] == '/'))
-            what = NULL;
-        else if (wl >= 8 && strstr(why, what))
-            what = NULL;
-    }
-    if (what)
-        err_msg("%s: %s%s", what, why, hint);
+    else if (rc == PQV_E_NOTFOUND && g_cli.keyfile_hint)
+        hint = " (make a new one with 'pqvault recover')";
+    /* Name ${what} (the operand) unless the subject is it or within it. */
+    if (what && *subject && strncmp(subject, what, strlen(what)) == 0)
+        what = NULL;
+    if (what && *subject)
+        err_msg("%s: %s: %s%s", what, subject, reason, hint);
+    else if (what || *subject)
+        err_msg("%s: %s%s", what ? what : subject, reason, hint);
     else
-        err_msg("%s%s", why, hint);
+        err_msg("%s%s", reason, hint);
     return exit_status(rc);
 }
 

@@ -70,8 +70,11 @@ int open_vault(pqv_vault **v)
                 "'pqvault init')", g_cli.vault_dir);
             return EXIT_NOVAULT;
         }
-        return lib_error(rc == PQV_E_NOTFOUND && g_cli.keyfile ? g_cli.keyfile
+        g_cli.keyfile_hint = rc == PQV_E_NOTFOUND;
+        rc = lib_error(rc == PQV_E_NOTFOUND && g_cli.keyfile ? g_cli.keyfile
             : g_cli.vault_dir, rc);
+        g_cli.keyfile_hint = 0;
+        return rc;
     }
     return EXIT_OK;
 }

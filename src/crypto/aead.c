@@ -44,7 +44,7 @@ pqv_aead_by_name(const char *name)
 int
 pqv_aead_auto(void)
 {
-    return pqv_cpu_has_aes_clmul() ? PQV_AEAD_AES256GCM : PQV_AEAD_CHACHA20POLY1305;
+    return cpu_has_aes_clmul() ? PQV_AEAD_AES256GCM : PQV_AEAD_CHACHA20POLY1305;
 }
 
 static const EVP_CIPHER *
@@ -64,7 +64,7 @@ pqv_aead_new(int suite, const uint8_t key[PQV_AEAD_KEY_BYTES])
     pqv_aead *a;
 
     if (cipher == NULL || key == NULL) {
-        pqv_set_error(PQV_E_UNSUPPORTED, "unknown AEAD suite %d", suite);
+        error_set(PQV_E_UNSUPPORTED, NULL, "unknown AEAD suite %d", suite);
         return NULL;
     }
     if ((a = calloc(1, sizeof(*a))) == NULL)
@@ -83,7 +83,7 @@ err2:
 err1:
     free(a);
     /* Failure! */
-    pqv_set_error(PQV_E_CRYPTO, "cannot initialise %s", pqv_aead_name(suite));
+    error_set(PQV_E_CRYPTO, NULL, "cannot initialise %s", pqv_aead_name(suite));
     return NULL;
 }
 
@@ -138,7 +138,7 @@ pqv_aead_seal(pqv_aead *a, const uint8_t nonce[PQV_AEAD_NONCE_BYTES],
 
 err0:
     /* Failure! */
-    return pqv_set_error(PQV_E_CRYPTO, "%s encryption failed", pqv_aead_name(a->suite));
+    return error_set(PQV_E_CRYPTO, NULL, "%s encryption failed", pqv_aead_name(a->suite));
 }
 
 int
@@ -151,7 +151,7 @@ pqv_aead_open(pqv_aead *a, const uint8_t nonce[PQV_AEAD_NONCE_BYTES],
     int outl;
 
     if (ctlen < PQV_AEAD_TAG_BYTES)
-        return pqv_set_error(PQV_E_INTEGRITY, "ciphertext shorter than its tag");
+        return error_set(PQV_E_INTEGRITY, NULL, "ciphertext shorter than its tag");
     ptlen = ctlen - PQV_AEAD_TAG_BYTES;
     /* Copy the tag first: ${out} may overlap ${ct}. */
     memcpy(tag, ct + ptlen, PQV_AEAD_TAG_BYTES);
@@ -164,11 +164,11 @@ pqv_aead_open(pqv_aead *a, const uint8_t nonce[PQV_AEAD_NONCE_BYTES],
     if (EVP_CIPHER_CTX_ctrl(a->ctx, EVP_CTRL_AEAD_SET_TAG, PQV_AEAD_TAG_BYTES, tag) != 1)
         goto crypto;
     int ok = EVP_CipherFinal_ex(a->ctx, out + ptlen, &outl);
-    pqv_declassify(&ok, sizeof(ok)); /* the tag's verdict is public */
+    util_declassify(&ok, sizeof(ok)); /* the tag's verdict is public */
     if (ok != 1) {
         /* Never leave unauthenticated plaintext behind. */
-        pqv_wipe(out, ptlen);
-        return pqv_set_error(PQV_E_INTEGRITY, "authentication tag mismatch");
+        util_wipe(out, ptlen);
+        return error_set(PQV_E_INTEGRITY, NULL, "authentication tag mismatch");
     }
 
     /* Success! */
@@ -176,8 +176,8 @@ pqv_aead_open(pqv_aead *a, const uint8_t nonce[PQV_AEAD_NONCE_BYTES],
 
 crypto:
     /* Failure! */
-    pqv_wipe(out, ptlen);
-    return pqv_set_error(PQV_E_CRYPTO, "%s decryption failed", pqv_aead_name(a->suite));
+    util_wipe(out, ptlen);
+    return error_set(PQV_E_CRYPTO, NULL, "%s decryption failed", pqv_aead_name(a->suite));
 }
 
 /* A seal or open on a keyed context. */

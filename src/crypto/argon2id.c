@@ -78,14 +78,14 @@ fblamka(uint64_t x, uint64_t y)
     } while (0)
 
 void
-pqv_argon2_fill_block_portable(pqv_argon2_block *out, const pqv_argon2_block *prev,
-    const pqv_argon2_block *ref, int xor_out, pqv_argon2_early_fn *early, void *early_ctx)
+argon2id_fill_block_portable(argon2id_block *out, const argon2id_block *prev,
+    const argon2id_block *ref, int xor_out, argon2id_early_fn *early, void *early_ctx)
 {
     /* r = prev XOR ref is both P's input and (XORed with the old block in
      * later passes) what is added back at the end. */
-    uint64_t r[PQV_ARGON2_BLOCK_WORDS], q[PQV_ARGON2_BLOCK_WORDS];
+    uint64_t r[ARGON2ID_BLOCK_WORDS], q[ARGON2ID_BLOCK_WORDS];
 
-    for (unsigned k = 0; k < PQV_ARGON2_BLOCK_WORDS; k++) {
+    for (unsigned k = 0; k < ARGON2ID_BLOCK_WORDS; k++) {
         q[k] = prev->v[k] ^ ref->v[k];
         r[k] = xor_out ? q[k] ^ out->v[k] : q[k];
     }
@@ -100,11 +100,11 @@ pqv_argon2_fill_block_portable(pqv_argon2_block *out, const pqv_argon2_block *pr
         unsigned b = 2 * i;
         ARGON2_P(q, b, b + 1, b + 16, b + 17, b + 32, b + 33, b + 48, b + 49,
             b + 64, b + 65, b + 80, b + 81, b + 96, b + 97, b + 112, b + 113);
-        /* Word 0 is final after column 0 (see pqv_argon2_early_fn). */
+        /* Word 0 is final after column 0 (see argon2id_early_fn). */
         if (i == 0 && early != NULL)
             early(early_ctx, q[0] ^ r[0]);
     }
-    for (unsigned k = 0; k < PQV_ARGON2_BLOCK_WORDS; k++)
+    for (unsigned k = 0; k < ARGON2ID_BLOCK_WORDS; k++)
         out->v[k] = q[k] ^ r[k];
 }
 
@@ -119,50 +119,50 @@ static void
 argon2_hprime(uint8_t *out, size_t outlen, const uint8_t *in1, size_t len1,
     const uint8_t *in2, size_t len2)
 {
-    pqv_blake2b_ctx ctx;
+    blake2b_ctx ctx;
     uint8_t len_le[4];
     uint8_t v[PQV_BLAKE2B_OUTBYTES];
 
-    pqv_store_le32(len_le, (uint32_t)outlen);
+    util_store_le32(len_le, (uint32_t)outlen);
     if (outlen <= PQV_BLAKE2B_OUTBYTES) {
-        (void)pqv_blake2b_init(&ctx, outlen, NULL, 0);
-        pqv_blake2b_update(&ctx, len_le, sizeof(len_le));
-        pqv_blake2b_update(&ctx, in1, len1);
-        pqv_blake2b_update(&ctx, in2, len2);
-        pqv_blake2b_final(&ctx, out);
+        (void)blake2b_init(&ctx, outlen, NULL, 0);
+        blake2b_update(&ctx, len_le, sizeof(len_le));
+        blake2b_update(&ctx, in1, len1);
+        blake2b_update(&ctx, in2, len2);
+        blake2b_final(&ctx, out);
         return;
     }
     /* r = ceil(outlen/32) - 2 full 64-byte hashes contribute their first
      * 32 bytes each; the last hash has the remaining 32 < n <= 64 bytes. */
     size_t r = (outlen + 31) / 32 - 2;
-    (void)pqv_blake2b_init(&ctx, PQV_BLAKE2B_OUTBYTES, NULL, 0);
-    pqv_blake2b_update(&ctx, len_le, sizeof(len_le));
-    pqv_blake2b_update(&ctx, in1, len1);
-    pqv_blake2b_update(&ctx, in2, len2);
-    pqv_blake2b_final(&ctx, v);
+    (void)blake2b_init(&ctx, PQV_BLAKE2B_OUTBYTES, NULL, 0);
+    blake2b_update(&ctx, len_le, sizeof(len_le));
+    blake2b_update(&ctx, in1, len1);
+    blake2b_update(&ctx, in2, len2);
+    blake2b_final(&ctx, v);
     memcpy(out, v, 32);
     out += 32;
     for (size_t i = 2; i <= r; i++) {
-        (void)pqv_blake2b(v, PQV_BLAKE2B_OUTBYTES, v, PQV_BLAKE2B_OUTBYTES, NULL, 0);
+        (void)blake2b(v, PQV_BLAKE2B_OUTBYTES, v, PQV_BLAKE2B_OUTBYTES, NULL, 0);
         memcpy(out, v, 32);
         out += 32;
     }
-    (void)pqv_blake2b(out, outlen - 32 * r, v, PQV_BLAKE2B_OUTBYTES, NULL, 0);
-    pqv_wipe(v, sizeof(v));
+    (void)blake2b(out, outlen - 32 * r, v, PQV_BLAKE2B_OUTBYTES, NULL, 0);
+    util_wipe(v, sizeof(v));
 }
 
 static void
-block_from_bytes(pqv_argon2_block *b, const uint8_t *bytes)
+block_from_bytes(argon2id_block *b, const uint8_t *bytes)
 {
-    for (unsigned k = 0; k < PQV_ARGON2_BLOCK_WORDS; k++)
-        b->v[k] = pqv_load_le64(bytes + 8 * k);
+    for (unsigned k = 0; k < ARGON2ID_BLOCK_WORDS; k++)
+        b->v[k] = util_load_le64(bytes + 8 * k);
 }
 
 static void
-block_to_bytes(uint8_t *bytes, const pqv_argon2_block *b)
+block_to_bytes(uint8_t *bytes, const argon2id_block *b)
 {
-    for (unsigned k = 0; k < PQV_ARGON2_BLOCK_WORDS; k++)
-        pqv_store_le64(bytes + 8 * k, b->v[k]);
+    for (unsigned k = 0; k < ARGON2ID_BLOCK_WORDS; k++)
+        util_store_le64(bytes + 8 * k, b->v[k]);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -228,12 +228,12 @@ phase_barrier_wait(struct phase_barrier *b)
 /* Filling memory (RFC 9106, sections 3.2 and 3.4).                          */
 
 struct argon2_instance {
-    pqv_argon2_block *memory;
+    argon2id_block *memory;
     uint32_t passes;
     uint32_t lanes;
     uint32_t lane_length;    /* q = m' / p */
     uint32_t segment_length; /* q / 4 */
-    pqv_argon2_kernel_fn *fill;
+    argon2id_kernel_fn *fill;
     struct phase_barrier barrier;
     unsigned workers;        /* valid once the start barrier has opened */
 };
@@ -244,7 +244,7 @@ struct argon2_worker {
     pthread_t thread;
 };
 
-static const pqv_argon2_block zero_block;
+static const argon2id_block zero_block;
 
 /*
  * next_addresses(inst, address, input): advance the counter in ${input} and
@@ -252,10 +252,10 @@ static const pqv_argon2_block zero_block;
  * data-independent indexing (RFC 9106, section 3.4.1.2).
  */
 static void
-next_addresses(const struct argon2_instance *inst, pqv_argon2_block *address,
-    pqv_argon2_block *input)
+next_addresses(const struct argon2_instance *inst, argon2id_block *address,
+    argon2id_block *input)
 {
-    pqv_argon2_block tmp;
+    argon2id_block tmp;
 
     input->v[6]++;
     inst->fill(&tmp, &zero_block, input, 0, NULL, NULL);
@@ -301,7 +301,7 @@ reference_column(const struct argon2_instance *inst, uint32_t pass, uint32_t sli
  * reference block for the block at ${index} in segment (${lane},
  * ${slice}) of ${pass}, given its 64-bit pseudo-random value J2 || J1.
  */
-static const pqv_argon2_block *
+static const argon2id_block *
 locate_reference(const struct argon2_instance *inst, uint32_t pass, uint32_t lane,
     uint32_t slice, uint32_t index, uint64_t pseudo_rand)
 {
@@ -314,7 +314,7 @@ locate_reference(const struct argon2_instance *inst, uint32_t pass, uint32_t lan
 
 /* prefetch_block(b): ask for the 16 cache lines of ${b} ahead of use. */
 static inline void
-prefetch_block(const pqv_argon2_block *b)
+prefetch_block(const argon2id_block *b)
 {
     for (unsigned off = 0; off < sizeof(*b); off += 64)
         __builtin_prefetch((const char *)b + off, 0, 3);
@@ -327,7 +327,7 @@ struct next_block_hint {
     uint32_t pass, lane, slice, index;
 };
 
-/* prefetch_next_reference(ctx, first_word): pqv_argon2_early_fn that
+/* prefetch_next_reference(ctx, first_word): argon2id_early_fn that
  * prefetches the reference block of the next block, whose pseudo-random
  * value is the first word of the block being computed. */
 static void
@@ -345,10 +345,10 @@ prefetch_next_reference(void *ctx, uint64_t first_word)
  * the other lanes' blocks are computed, instead of stalling the thread.
  */
 struct segment_cursor {
-    pqv_argon2_block address; /* 128 pseudo-random values (data-independent) */
-    pqv_argon2_block input;   /* input of the address generator */
+    argon2id_block address; /* 128 pseudo-random values (data-independent) */
+    argon2id_block input;   /* input of the address generator */
     struct next_block_hint hint;
-    pqv_argon2_block *lane_base;
+    argon2id_block *lane_base;
     uint32_t col, prev_col;   /* columns of the next block and its predecessor */
     int data_independent;
 };
@@ -399,7 +399,7 @@ segment_fill_block(struct segment_cursor *c, uint32_t i)
     const struct argon2_instance *inst = c->hint.inst;
     const uint32_t pass = c->hint.pass, lane = c->hint.lane, slice = c->hint.slice;
     const uint32_t sl = inst->segment_length;
-    const pqv_argon2_block *ref;
+    const argon2id_block *ref;
 
     if (c->data_independent) {
         if (i % ARGON2_ADDRESSES_PER_BLOCK == 0)
@@ -443,7 +443,7 @@ fill_slice_lanes(const struct argon2_instance *inst, uint32_t pass, uint32_t sli
                 segment_fill_block(&cursors[k], i);
     }
     /* Addresses are not secret, but the cursors are cheap to clear. */
-    pqv_wipe(cursors, sizeof(cursors));
+    util_wipe(cursors, sizeof(cursors));
 }
 
 /*
@@ -467,8 +467,8 @@ run_worker(struct argon2_worker *w)
         }
     }
     for (uint32_t lane = w->index; lane < inst->lanes; lane += inst->workers)
-        pqv_wipe(inst->memory + (size_t)lane * inst->lane_length,
-            (size_t)(inst->lane_length - 1) * sizeof(pqv_argon2_block));
+        util_wipe(inst->memory + (size_t)lane * inst->lane_length,
+            (size_t)(inst->lane_length - 1) * sizeof(argon2id_block));
 }
 
 static void *
@@ -491,7 +491,7 @@ fill_memory(struct argon2_instance *inst, uint32_t threads)
     unsigned created = 0;
 
     if (phase_barrier_init(&inst->barrier) != 0)
-        return pqv_set_error(PQV_E_NOMEM, "argon2id: cannot create barrier");
+        return error_set(PQV_E_NOMEM, NULL, "argon2id: cannot create barrier");
     for (unsigned i = 0; i < threads; i++) {
         workers[i].inst = inst;
         workers[i].index = i;
@@ -522,14 +522,14 @@ fill_memory(struct argon2_instance *inst, uint32_t threads)
 /* The kernels, fastest first. */
 static const struct {
     const char *name;
-    pqv_argon2_kernel_fn *fill;
+    argon2id_kernel_fn *fill;
     int (*usable)(void);
 } kernels[] = {
 #if defined(__x86_64__) || defined(__i386__)
-    { "avx512", pqv_argon2_fill_block_avx512, pqv_cpu_has_avx512 },
-    { "avx2", pqv_argon2_fill_block_avx2, pqv_cpu_has_avx2 },
+    { "avx512", argon2id_avx512_fill_block, cpu_has_avx512 },
+    { "avx2", argon2id_avx2_fill_block, cpu_has_avx2 },
 #endif
-    { "portable", pqv_argon2_fill_block_portable, NULL },
+    { "portable", argon2id_fill_block_portable, NULL },
 };
 #define KERNEL_COUNT (sizeof(kernels) / sizeof(kernels[0]))
 
@@ -537,7 +537,7 @@ static const struct {
 static int preferred_kernel = -1;
 
 int
-pqv_argon2_prefer_kernel(const char *name)
+argon2id_prefer_kernel(const char *name)
 {
     if (name == NULL) {
         preferred_kernel = -1;
@@ -555,7 +555,7 @@ pqv_argon2_prefer_kernel(const char *name)
 }
 
 /* pick_kernel(): index of the kernel to use: the preferred one if set and
- * still usable (pqv_cpu_force_portable may have intervened), otherwise the
+ * still usable (cpu_force_portable may have intervened), otherwise the
  * fastest one this CPU and PQVAULT_CPU allow. */
 static size_t
 pick_kernel(void)
@@ -582,9 +582,9 @@ static int
 check_buffer(const void *p, size_t len, const char *name)
 {
     if ((unsigned long long)len > ARGON2_MAX_LEN)
-        return pqv_set_error(PQV_E_INVAL, "argon2id: %s longer than 2^32-1 bytes", name);
+        return error_set(PQV_E_INVAL, NULL, "argon2id: %s longer than 2^32-1 bytes", name);
     if (p == NULL && len != 0)
-        return pqv_set_error(PQV_E_INVAL, "argon2id: %s is NULL", name);
+        return error_set(PQV_E_INVAL, NULL, "argon2id: %s is NULL", name);
     return 0;
 }
 
@@ -598,9 +598,9 @@ validate(const uint8_t *out, size_t outlen, const uint8_t *pwd, size_t pwdlen,
     int err;
 
     if (out == NULL)
-        return pqv_set_error(PQV_E_INVAL, "argon2id: output buffer is NULL");
+        return error_set(PQV_E_INVAL, NULL, "argon2id: output buffer is NULL");
     if (outlen < 4)
-        return pqv_set_error(PQV_E_INVAL, "argon2id: tag length %zu below 4", outlen);
+        return error_set(PQV_E_INVAL, NULL, "argon2id: tag length %zu below 4", outlen);
     if ((err = check_buffer(out, outlen, "tag")) != 0 ||
         (err = check_buffer(pwd, pwdlen, "password")) != 0 ||
         (err = check_buffer(salt, saltlen, "salt")) != 0 ||
@@ -608,20 +608,16 @@ validate(const uint8_t *out, size_t outlen, const uint8_t *pwd, size_t pwdlen,
         (err = check_buffer(ad, adlen, "associated data")) != 0)
         return err;
     if (saltlen < 8)
-        return pqv_set_error(PQV_E_INVAL, "argon2id: salt length %zu below 8", saltlen);
+        return error_set(PQV_E_INVAL, NULL, "argon2id: salt length %zu below 8", saltlen);
     if (lanes < 1 || lanes > PQV_ARGON2_MAX_LANES)
-        return pqv_set_error(PQV_E_INVAL, "argon2id: lanes %u outside 1..%u", lanes,
-            PQV_ARGON2_MAX_LANES);
+        return error_set(PQV_E_INVAL, NULL, "argon2id: lanes %u outside 1..%u", lanes, PQV_ARGON2_MAX_LANES);
     if (t_cost < 1 || t_cost > PQV_ARGON2_MAX_T)
-        return pqv_set_error(PQV_E_INVAL, "argon2id: passes %u outside 1..%u", t_cost,
-            PQV_ARGON2_MAX_T);
+        return error_set(PQV_E_INVAL, NULL, "argon2id: passes %u outside 1..%u", t_cost, PQV_ARGON2_MAX_T);
     if (m_kib < PQV_ARGON2_MIN_MKIB || m_kib > PQV_ARGON2_MAX_MKIB ||
         (uint64_t)m_kib < 8ULL * lanes)
-        return pqv_set_error(PQV_E_INVAL,
-            "argon2id: memory %u KiB outside %u..%u KiB or below 8 KiB per lane", m_kib,
-            PQV_ARGON2_MIN_MKIB, PQV_ARGON2_MAX_MKIB);
+        return error_set(PQV_E_INVAL, NULL, "argon2id: memory %u KiB outside %u..%u KiB or below 8 KiB per lane", m_kib, PQV_ARGON2_MIN_MKIB, PQV_ARGON2_MAX_MKIB);
     if (threads < 1)
-        return pqv_set_error(PQV_E_INVAL, "argon2id: threads must be at least 1");
+        return error_set(PQV_E_INVAL, NULL, "argon2id: threads must be at least 1");
     return 0;
 }
 
@@ -635,7 +631,7 @@ initial_hash(uint8_t h0[ARGON2_PREHASH_BYTES], size_t outlen, const uint8_t *pwd
     size_t secretlen, const uint8_t *ad, size_t adlen, uint32_t t_cost, uint32_t m_kib,
     uint32_t lanes)
 {
-    pqv_blake2b_ctx ctx;
+    blake2b_ctx ctx;
     uint8_t le[4];
     const uint32_t params[6] = { lanes, (uint32_t)outlen, m_kib, t_cost, ARGON2_VERSION,
         ARGON2_TYPE_ID };
@@ -643,24 +639,24 @@ initial_hash(uint8_t h0[ARGON2_PREHASH_BYTES], size_t outlen, const uint8_t *pwd
         { pwd, pwdlen }, { salt, saltlen }, { secret, secretlen }, { ad, adlen }
     };
 
-    (void)pqv_blake2b_init(&ctx, ARGON2_PREHASH_BYTES, NULL, 0);
+    (void)blake2b_init(&ctx, ARGON2_PREHASH_BYTES, NULL, 0);
     for (int i = 0; i < 6; i++) {
-        pqv_store_le32(le, params[i]);
-        pqv_blake2b_update(&ctx, le, sizeof(le));
+        util_store_le32(le, params[i]);
+        blake2b_update(&ctx, le, sizeof(le));
     }
     for (int i = 0; i < 4; i++) {
-        pqv_store_le32(le, (uint32_t)fields[i].len);
-        pqv_blake2b_update(&ctx, le, sizeof(le));
+        util_store_le32(le, (uint32_t)fields[i].len);
+        blake2b_update(&ctx, le, sizeof(le));
         if (fields[i].len != 0)
-            pqv_blake2b_update(&ctx, fields[i].p, fields[i].len);
+            blake2b_update(&ctx, fields[i].p, fields[i].len);
     }
-    pqv_blake2b_final(&ctx, h0);
+    blake2b_final(&ctx, h0);
 }
 
-static int threads_uncapped; /* tests: see pqv_argon2_uncap_threads */
+static int threads_uncapped; /* tests: see argon2id_uncap_threads */
 
 void
-pqv_argon2_uncap_threads(int on)
+argon2id_uncap_threads(int on)
 {
     threads_uncapped = on;
 }
@@ -698,13 +694,13 @@ worker_count(uint32_t threads, uint32_t lanes)
 
 /* allocate_blocks(n, bytes_out): ${n} 64-byte aligned blocks (their size in
  * bytes stored in ${bytes_out}), or NULL. */
-static pqv_argon2_block *
+static argon2id_block *
 allocate_blocks(size_t n, size_t *bytes_out)
 {
     void *mem = NULL;
-    size_t bytes = n * sizeof(pqv_argon2_block);
+    size_t bytes = n * sizeof(argon2id_block);
 
-    if (bytes / sizeof(pqv_argon2_block) != n || posix_memalign(&mem, 64, bytes) != 0)
+    if (bytes / sizeof(argon2id_block) != n || posix_memalign(&mem, 64, bytes) != 0)
         return NULL;
 #ifdef MADV_HUGEPAGE
     /* A 64 MiB area faults in 16384 small pages otherwise; with huge pages
@@ -731,7 +727,7 @@ pqv_argon2id(uint8_t *out, size_t outlen, const uint8_t *pwd, size_t pwdlen,
     uint8_t h0[ARGON2_PREHASH_BYTES];
     uint8_t block_bytes[ARGON2_BLOCK_BYTES];
     uint8_t seed_suffix[8];
-    pqv_argon2_block final_block;
+    argon2id_block final_block;
     size_t mem_bytes = 0;
     int err;
 
@@ -748,7 +744,7 @@ pqv_argon2id(uint8_t *out, size_t outlen, const uint8_t *pwd, size_t pwdlen,
     inst.fill = kernels[pick_kernel()].fill;
     inst.memory = allocate_blocks((size_t)inst.lane_length * lanes, &mem_bytes);
     if (inst.memory == NULL)
-        return pqv_set_error(PQV_E_NOMEM, "argon2id: cannot allocate %u KiB", m_kib);
+        return error_set(PQV_E_NOMEM, NULL, "argon2id: cannot allocate %u KiB", m_kib);
 
     initial_hash(h0, outlen, pwd, pwdlen, salt, saltlen, secret, secretlen, ad, adlen,
         t_cost, m_kib, lanes);
@@ -756,8 +752,8 @@ pqv_argon2id(uint8_t *out, size_t outlen, const uint8_t *pwd, size_t pwdlen,
     /* B[i][0] = H'(H0 || LE32(0) || LE32(i)), B[i][1] likewise with 1. */
     for (uint32_t lane = 0; lane < lanes; lane++) {
         for (uint32_t col = 0; col < 2; col++) {
-            pqv_store_le32(seed_suffix, col);
-            pqv_store_le32(seed_suffix + 4, lane);
+            util_store_le32(seed_suffix, col);
+            util_store_le32(seed_suffix + 4, lane);
             argon2_hprime(block_bytes, sizeof(block_bytes), h0, sizeof(h0), seed_suffix,
                 sizeof(seed_suffix));
             block_from_bytes(&inst.memory[(size_t)lane * inst.lane_length + col],
@@ -769,23 +765,23 @@ pqv_argon2id(uint8_t *out, size_t outlen, const uint8_t *pwd, size_t pwdlen,
         /* C = XOR of the last column; tag = H'^T(C). */
         final_block = inst.memory[inst.lane_length - 1];
         for (uint32_t lane = 1; lane < lanes; lane++) {
-            const pqv_argon2_block *last =
+            const argon2id_block *last =
                 &inst.memory[(size_t)lane * inst.lane_length + inst.lane_length - 1];
-            for (unsigned k = 0; k < PQV_ARGON2_BLOCK_WORDS; k++)
+            for (unsigned k = 0; k < ARGON2ID_BLOCK_WORDS; k++)
                 final_block.v[k] ^= last->v[k];
         }
         block_to_bytes(block_bytes, &final_block);
         argon2_hprime(out, outlen, block_bytes, sizeof(block_bytes), NULL, 0);
-        pqv_wipe(&final_block, sizeof(final_block));
+        util_wipe(&final_block, sizeof(final_block));
         /* The workers wiped everything else. */
         for (uint32_t lane = 0; lane < lanes; lane++)
-            pqv_wipe(&inst.memory[(size_t)lane * inst.lane_length + inst.lane_length - 1],
-                sizeof(pqv_argon2_block));
+            util_wipe(&inst.memory[(size_t)lane * inst.lane_length + inst.lane_length - 1],
+                sizeof(argon2id_block));
     } else {
-        pqv_wipe(inst.memory, mem_bytes);
+        util_wipe(inst.memory, mem_bytes);
     }
     free(inst.memory);
-    pqv_wipe(h0, sizeof(h0));
-    pqv_wipe(block_bytes, sizeof(block_bytes));
+    util_wipe(h0, sizeof(h0));
+    util_wipe(block_bytes, sizeof(block_bytes));
     return err;
 }

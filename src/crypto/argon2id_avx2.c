@@ -1,6 +1,6 @@
 /*
  * argon2id_avx2.c: the Argon2 compression function G with AVX2 (compiled
- * with -mavx2 by the Makefile; called only when pqv_cpu_has_avx2()).
+ * with -mavx2 by the Makefile; called only when cpu_has_avx2()).
  *
  * A block is 8 rows of 16 words.  Rows: a row v0..v15 sits in four
  * registers (v0-3, v4-7, v8-11, v12-15), so the column step of P is
@@ -34,8 +34,8 @@
 #include "crypto/argon2id_simd.h"
 
 void
-pqv_argon2_fill_block_avx2(pqv_argon2_block *out, const pqv_argon2_block *prev,
-    const pqv_argon2_block *ref, int xor_out, pqv_argon2_early_fn *early, void *early_ctx)
+argon2id_avx2_fill_block(argon2id_block *out, const argon2id_block *prev,
+    const argon2id_block *ref, int xor_out, argon2id_early_fn *early, void *early_ctx)
 {
     /* r: what is XORed into the result at the end (prev ^ ref, and the old
      * block in later passes); q: the state being permuted. */

@@ -1,7 +1,7 @@
 /*
  * argon2id_avx512.c: the Argon2 compression function G with AVX-512F/VL
  * (compiled with -mavx512f -mavx512bw -mavx512vl by the Makefile; called
- * only when pqv_cpu_has_avx512()).
+ * only when cpu_has_avx512()).
  *
  * Same plan as argon2id_avx2.c with registers twice as wide, plus the
  * native 64-bit rotate.  Rows: two rows are processed together, the 256-bit
@@ -36,8 +36,8 @@
 #define HIGHS(x, y) _mm512_shuffle_i64x2((x), (y), _MM_SHUFFLE(3, 2, 3, 2))
 
 void
-pqv_argon2_fill_block_avx512(pqv_argon2_block *out, const pqv_argon2_block *prev,
-    const pqv_argon2_block *ref, int xor_out, pqv_argon2_early_fn *early, void *early_ctx)
+argon2id_avx512_fill_block(argon2id_block *out, const argon2id_block *prev,
+    const argon2id_block *ref, int xor_out, argon2id_early_fn *early, void *early_ctx)
 {
     /* r: prev ^ ref (^ old out), added back at the end; q: P's state.
      * Register n holds words 8n..8n+7, so row n is registers 2n, 2n+1. */

@@ -9,10 +9,10 @@
 #include <stdint.h>
 
 /* One Argon2 memory block: 1024 bytes as 128 little-endian 64-bit words. */
-#define PQV_ARGON2_BLOCK_WORDS 128
+#define ARGON2ID_BLOCK_WORDS 128
 typedef struct {
-    _Alignas(64) uint64_t v[PQV_ARGON2_BLOCK_WORDS];
-} pqv_argon2_block;
+    _Alignas(64) uint64_t v[ARGON2ID_BLOCK_WORDS];
+} argon2id_block;
 
 /*
  * An early-result hook: called by a kernel with ${ctx} and the first word
@@ -21,7 +21,7 @@ typedef struct {
  * reference block from that word, so the hook can start fetching it from
  * memory early (the random access to a 64 MiB area is otherwise a stall).
  */
-typedef void pqv_argon2_early_fn(void *ctx, uint64_t first_word);
+typedef void argon2id_early_fn(void *ctx, uint64_t first_word);
 
 /*
  * A kernel computes the compression function G of RFC 9106, section 3.5:
@@ -31,35 +31,35 @@ typedef void pqv_argon2_early_fn(void *ctx, uint64_t first_word);
  * called once, with ${early_ctx}, before the kernel returns (see above).
  * Every kernel must give results identical to the portable one.
  */
-typedef void pqv_argon2_kernel_fn(pqv_argon2_block *out, const pqv_argon2_block *prev,
-    const pqv_argon2_block *ref, int xor_out, pqv_argon2_early_fn *early, void *early_ctx);
+typedef void argon2id_kernel_fn(argon2id_block *out, const argon2id_block *prev,
+    const argon2id_block *ref, int xor_out, argon2id_early_fn *early, void *early_ctx);
 
-/* pqv_argon2_fill_block_portable: G in portable C. */
-pqv_argon2_kernel_fn pqv_argon2_fill_block_portable;
+/* argon2id_fill_block_portable: G in portable C. */
+argon2id_kernel_fn argon2id_fill_block_portable;
 
-/* pqv_argon2_fill_block_avx2: G with AVX2; call only if pqv_cpu_has_avx2(). */
-pqv_argon2_kernel_fn pqv_argon2_fill_block_avx2;
+/* argon2id_avx2_fill_block: G with AVX2; call only if cpu_has_avx2(). */
+argon2id_kernel_fn argon2id_avx2_fill_block;
 
-/* pqv_argon2_fill_block_avx512: G with AVX-512F/VL; call only if
- * pqv_cpu_has_avx512(). */
-pqv_argon2_kernel_fn pqv_argon2_fill_block_avx512;
+/* argon2id_avx512_fill_block: G with AVX-512F/VL; call only if
+ * cpu_has_avx512(). */
+argon2id_kernel_fn argon2id_avx512_fill_block;
 
 /*
- * pqv_argon2_prefer_kernel(name): for tests and benchmarks, make later
+ * argon2id_prefer_kernel(name): for tests and benchmarks, make later
  * pqv_argon2id calls use the kernel called ${name} ("avx512", "avx2" or
  * "portable") instead of the fastest one; NULL restores the automatic
  * choice.  Returns 0, or -1 (and changes nothing) if that kernel is
- * unknown or unusable here.  pqv_cpu_force_portable() still wins.  Not
+ * unknown or unusable here.  cpu_force_portable() still wins.  Not
  * for use while another thread is hashing.
  */
-int pqv_argon2_prefer_kernel(const char *name);
+int argon2id_prefer_kernel(const char *name);
 
 /*
- * pqv_argon2_uncap_threads(on): for tests: normally pqv_argon2id uses no
+ * argon2id_uncap_threads(on): for tests: normally pqv_argon2id uses no
  * more threads than there are online CPUs; with ${on} set it uses as many
  * as asked (up to the lane count), so the multi-thread code paths run on
  * small machines too.
  */
-void pqv_argon2_uncap_threads(int on);
+void argon2id_uncap_threads(int on);
 
 #endif

@@ -90,8 +90,8 @@ fblamka(SIMD_V x, SIMD_V y)
  * gets word 0 as soon as it is final, after the first step.
  */
 static inline void
-simd_columns(const SIMD_V *q, const SIMD_V *r, pqv_argon2_block *out,
-    pqv_argon2_early_fn *early, void *early_ctx)
+simd_columns(const SIMD_V *q, const SIMD_V *r, argon2id_block *out,
+    argon2id_early_fn *early, void *early_ctx)
 {
     SIMD_V *ov = (SIMD_V *)out->v;
 

@@ -56,12 +56,12 @@ rotr64(uint64_t x, unsigned n)
  * counter already advanced; ${last} sets the final-block flag.
  */
 static void
-blake2b_compress(pqv_blake2b_ctx *ctx, const uint8_t *block, int last)
+blake2b_compress(blake2b_ctx *ctx, const uint8_t *block, int last)
 {
     uint64_t m[16], v[16];
 
     for (int i = 0; i < 16; i++)
-        m[i] = pqv_load_le64(block + 8 * i);
+        m[i] = util_load_le64(block + 8 * i);
     for (int i = 0; i < 8; i++) {
         v[i] = ctx->h[i];
         v[i + 8] = blake2b_iv[i];
@@ -84,13 +84,13 @@ blake2b_compress(pqv_blake2b_ctx *ctx, const uint8_t *block, int last)
     for (int i = 0; i < 8; i++)
         ctx->h[i] ^= v[i] ^ v[i + 8];
     /* The message words may be secret (Argon2 blocks, keys). */
-    pqv_wipe(m, sizeof(m));
-    pqv_wipe(v, sizeof(v));
+    util_wipe(m, sizeof(m));
+    util_wipe(v, sizeof(v));
 }
 
 /* blake2b_count(ctx, n): add ${n} to the 128-bit byte counter. */
 static void
-blake2b_count(pqv_blake2b_ctx *ctx, uint64_t n)
+blake2b_count(blake2b_ctx *ctx, uint64_t n)
 {
     ctx->t[0] += n;
     if (ctx->t[0] < n)
@@ -98,7 +98,7 @@ blake2b_count(pqv_blake2b_ctx *ctx, uint64_t n)
 }
 
 int
-pqv_blake2b_init(pqv_blake2b_ctx *ctx, size_t outlen, const void *key, size_t keylen)
+blake2b_init(blake2b_ctx *ctx, size_t outlen, const void *key, size_t keylen)
 {
     if (outlen == 0 || outlen > PQV_BLAKE2B_OUTBYTES || keylen > PQV_BLAKE2B_KEYBYTES ||
         (key == NULL && keylen != 0))
@@ -118,7 +118,7 @@ pqv_blake2b_init(pqv_blake2b_ctx *ctx, size_t outlen, const void *key, size_t ke
 }
 
 void
-pqv_blake2b_update(pqv_blake2b_ctx *ctx, const void *in, size_t inlen)
+blake2b_update(blake2b_ctx *ctx, const void *in, size_t inlen)
 {
     const uint8_t *p = in;
 
@@ -146,7 +146,7 @@ pqv_blake2b_update(pqv_blake2b_ctx *ctx, const void *in, size_t inlen)
 }
 
 void
-pqv_blake2b_final(pqv_blake2b_ctx *ctx, uint8_t *out)
+blake2b_final(blake2b_ctx *ctx, uint8_t *out)
 {
     uint8_t full[PQV_BLAKE2B_OUTBYTES];
 
@@ -154,21 +154,21 @@ pqv_blake2b_final(pqv_blake2b_ctx *ctx, uint8_t *out)
     memset(ctx->buf + ctx->buflen, 0, PQV_BLAKE2B_BLOCKBYTES - ctx->buflen);
     blake2b_compress(ctx, ctx->buf, 1);
     for (int i = 0; i < 8; i++)
-        pqv_store_le64(full + 8 * i, ctx->h[i]);
+        util_store_le64(full + 8 * i, ctx->h[i]);
     memcpy(out, full, ctx->outlen);
-    pqv_wipe(full, sizeof(full));
-    pqv_wipe(ctx, sizeof(*ctx));
+    util_wipe(full, sizeof(full));
+    util_wipe(ctx, sizeof(*ctx));
 }
 
 int
-pqv_blake2b(uint8_t *out, size_t outlen, const void *in, size_t inlen,
+blake2b(uint8_t *out, size_t outlen, const void *in, size_t inlen,
     const void *key, size_t keylen)
 {
-    pqv_blake2b_ctx ctx;
+    blake2b_ctx ctx;
 
-    if (pqv_blake2b_init(&ctx, outlen, key, keylen) != 0)
+    if (blake2b_init(&ctx, outlen, key, keylen) != 0)
         return -1;
-    pqv_blake2b_update(&ctx, in, inlen);
-    pqv_blake2b_final(&ctx, out);
+    blake2b_update(&ctx, in, inlen);
+    blake2b_final(&ctx, out);
     return 0;
 }

@@ -24,7 +24,7 @@ portable_forced(void)
 }
 
 void
-pqv_cpu_force_portable(int on)
+cpu_force_portable(int on)
 {
     forced_portable = on ? 1 : 0;
 }
@@ -92,7 +92,7 @@ probe_avx512(void)
 }
 
 int
-pqv_cpu_has_avx2(void)
+cpu_has_avx2(void)
 {
     if (portable_forced())
         return 0;
@@ -102,7 +102,7 @@ pqv_cpu_has_avx2(void)
 }
 
 int
-pqv_cpu_has_avx512(void)
+cpu_has_avx512(void)
 {
     if (portable_forced())
         return 0;
@@ -112,7 +112,7 @@ pqv_cpu_has_avx512(void)
 }
 
 int
-pqv_cpu_has_aes_clmul(void)
+cpu_has_aes_clmul(void)
 {
 #ifdef PQV_X86
     unsigned int a, b, c, d;

@@ -245,12 +245,12 @@ ctx_init(struct frodo_ctx *c, const pqv_frodo *p)
     c->hash = p->shake256 ? md_shake256 : md_shake128;
     if ((c->md = EVP_MD_CTX_new()) == NULL)
         return -1;
-    if (pqv_cpu_has_avx2()) {
-        c->rows_dot = pqv_frodo_rows_dot_avx2;
-        c->cols_axpy = pqv_frodo_cols_axpy_avx2;
-        c->sample = pqv_frodo_sample_avx2;
-        c->shake_x4 = pqv_cpu_has_avx512() ? pqv_frodo_shake128_rows4_avx512
-                                           : pqv_frodo_shake128_rows4_avx2;
+    if (cpu_has_avx2()) {
+        c->rows_dot = frodo_avx2_rows_dot;
+        c->cols_axpy = frodo_avx2_cols_axpy;
+        c->sample = frodo_avx2_sample;
+        c->shake_x4 = cpu_has_avx512() ? frodo_avx512_shake128_rows4
+                                           : frodo_avx2_shake128_rows4;
     } else {
         c->rows_dot = rows_dot_portable;
         c->cols_axpy = cols_axpy_portable;
@@ -384,7 +384,7 @@ mul_add_sa_plus_e(struct frodo_ctx *c, const uint8_t *seedA, uint16_t *out,
         return -1;
     for (size_t i = 0; i < n; i += FRODO_ROW_BLOCK) {
         if (gen_rows(c, seedA, rows, i) != 0) {
-            pqv_wipe(coef, sizeof(coef));
+            util_wipe(coef, sizeof(coef));
             return -1;
         }
         /* The block's columns of S', laid out as the kernel wants them. */
@@ -393,7 +393,7 @@ mul_add_sa_plus_e(struct frodo_ctx *c, const uint8_t *seedA, uint16_t *out,
                 coef[k * FRODO_ROW_BLOCK + r] = sp[k * n + i + r];
         c->cols_axpy(out, coef, rows, FRODO_ROW_BLOCK, n);
     }
-    pqv_wipe(coef, sizeof(coef));
+    util_wipe(coef, sizeof(coef));
     return 0;
 }
 
@@ -416,7 +416,7 @@ mul_add_sb_plus_e(const pqv_frodo *p, uint16_t *out, const uint16_t *sp,
                 acc[k] = (uint16_t)(acc[k] + s * b[j * FRODO_NBAR + k]);
         }
         memcpy(out + i * FRODO_NBAR, acc, sizeof(acc));
-        pqv_wipe(acc, sizeof(acc));
+        util_wipe(acc, sizeof(acc));
     }
 }
 
@@ -584,11 +584,11 @@ pqv_frodo_keypair_derand(const pqv_frodo *p, uint8_t *pk, uint8_t *sk,
     rc = 0;
 out:
     ctx_free(&c);
-    pqv_wipe(work, words * sizeof(uint16_t));
+    util_wipe(work, words * sizeof(uint16_t));
     free(work);
     if (rc != 0) {
         /* Leave no partial secret key behind. */
-        pqv_wipe(sk, pqv_frodo_secretkey_bytes(p));
+        util_wipe(sk, pqv_frodo_secretkey_bytes(p));
         return PQV_E_CRYPTO;
     }
     return 0;
@@ -689,10 +689,10 @@ finish(struct frodo_ctx *c, const pqv_frodo *p, uint16_t *work, size_t words,
     uint8_t *ss, int rc)
 {
     ctx_free(c);
-    pqv_wipe(work, words * sizeof(uint16_t));
+    util_wipe(work, words * sizeof(uint16_t));
     free(work);
     if (rc != 0) {
-        pqv_wipe(ss, p->sec);
+        util_wipe(ss, p->sec);
         return PQV_E_CRYPTO;
     }
     return 0;
@@ -736,8 +736,8 @@ pqv_frodo_encaps_derand(const pqv_frodo *p, uint8_t *ct, uint8_t *ss,
         goto out;
     rc = 0;
 out:
-    pqv_wipe(seedse_k, sizeof(seedse_k));
-    pqv_wipe(pkh, sizeof(pkh));
+    util_wipe(seedse_k, sizeof(seedse_k));
+    util_wipe(pkh, sizeof(pkh));
     return finish(&c, p, work, words, ss, rc);
 }
 
@@ -795,7 +795,7 @@ pqv_frodo_decaps(const pqv_frodo *p, uint8_t *ss, const uint8_t *ct,
 
     /* The encryption core left B'' at work + nn and C' right after it,
      * exactly as the received B' || C are laid out in recv. */
-    int equal = pqv_ct_equal(work + nn, recv, (nn + n64) * sizeof(uint16_t));
+    int equal = util_ct_equal(work + nn, recv, (nn + n64) * sizeof(uint16_t));
     uint8_t keep = (uint8_t)(0 - (unsigned)equal); /* 0xFF: k', 0x00: s */
     const uint8_t *kp = seedse_k + p->seedse;
     for (size_t i = 0; i < p->sec; i++)
@@ -806,9 +806,9 @@ pqv_frodo_decaps(const pqv_frodo *p, uint8_t *ss, const uint8_t *ct,
         goto out;
     rc = 0;
 out:
-    pqv_wipe(mu, sizeof(mu));
-    pqv_wipe(kbar, sizeof(kbar));
-    pqv_wipe(seedse_k, sizeof(seedse_k));
+    util_wipe(mu, sizeof(mu));
+    util_wipe(kbar, sizeof(kbar));
+    util_wipe(seedse_k, sizeof(seedse_k));
     return finish(&c, p, work, words, ss, rc);
 }
 
@@ -822,10 +822,10 @@ pqv_frodo_keypair(const pqv_frodo *p, uint8_t *pk, uint8_t *sk)
 
     if (p == NULL || pk == NULL || sk == NULL)
         return PQV_E_INVAL;
-    if ((rc = pqv_random(coins, pqv_frodo_keypair_coins_bytes(p))) != 0)
+    if ((rc = util_random(coins, pqv_frodo_keypair_coins_bytes(p))) != 0)
         return rc;
     rc = pqv_frodo_keypair_derand(p, pk, sk, coins);
-    pqv_wipe(coins, sizeof(coins));
+    util_wipe(coins, sizeof(coins));
     return rc;
 }
 
@@ -838,9 +838,9 @@ pqv_frodo_encaps(const pqv_frodo *p, uint8_t *ct, uint8_t *ss,
 
     if (p == NULL || ct == NULL || ss == NULL || pk == NULL)
         return PQV_E_INVAL;
-    if ((rc = pqv_random(coins, pqv_frodo_encaps_coins_bytes(p))) != 0)
+    if ((rc = util_random(coins, pqv_frodo_encaps_coins_bytes(p))) != 0)
         return rc;
     rc = pqv_frodo_encaps_derand(p, ct, ss, pk, coins);
-    pqv_wipe(coins, sizeof(coins));
+    util_wipe(coins, sizeof(coins));
     return rc;
 }

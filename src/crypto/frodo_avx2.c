@@ -2,7 +2,7 @@
  * frodo_avx2.c: AVX2 versions of the FrodoKEM matrix kernels declared in
  * frodo_internal.h (same contracts as the generic C versions there).  The
  * Makefile compiles *_avx2.c with -mavx2; frodo.c calls these only when
- * pqv_cpu_has_avx2() says the CPU and OS support AVX2.
+ * cpu_has_avx2() says the CPU and OS support AVX2.
  *
  * One __m256i holds 16 uint16_t entries; _mm256_mullo_epi16 and
  * _mm256_add_epi16 wrap modulo 2^16 exactly like the generic code.  There
@@ -36,7 +36,7 @@ hsum8(const __m256i acc[8])
  * version): eight accumulators per row, one per column of S.  The k loop
  * is written out so that the accumulators stay in registers. */
 void
-pqv_frodo_rows_dot_avx2(uint16_t *out, const uint16_t *rows, size_t nrows,
+frodo_avx2_rows_dot(uint16_t *out, const uint16_t *rows, size_t nrows,
     size_t n, const uint16_t *st)
 {
     const uint16_t *s0 = st, *s1 = st + n, *s2 = st + 2 * n, *s3 = st + 3 * n,
@@ -76,7 +76,7 @@ pqv_frodo_rows_dot_avx2(uint16_t *out, const uint16_t *rows, size_t nrows,
  * of out[k] is updated with the eight row slices, summed as a tree so
  * that the additions do not form one long dependency chain. */
 void
-pqv_frodo_cols_axpy_avx2(uint16_t *out, const uint16_t *coef,
+frodo_avx2_cols_axpy(uint16_t *out, const uint16_t *coef,
     const uint16_t *rows, size_t nrows, size_t n)
 {
     size_t r0 = 0;
@@ -128,7 +128,7 @@ pqv_frodo_cols_axpy_avx2(uint16_t *out, const uint16_t *coef,
 
 /* The sampler of frodo_internal.h, vectorised by the compiler with AVX2. */
 void
-pqv_frodo_sample_avx2(uint16_t *w, size_t count, const uint16_t *cdf,
+frodo_avx2_sample(uint16_t *w, size_t count, const uint16_t *cdf,
     size_t cdf_len)
 {
     frodo_sample_generic(w, count, cdf, cdf_len);
@@ -143,5 +143,5 @@ pqv_frodo_sample_avx2(uint16_t *w, size_t count, const uint16_t *cdf,
 #define K4_ROTL(v, n) \
     _mm256_or_si256(_mm256_slli_epi64((v), (n)), _mm256_srli_epi64((v), 64 - (n)))
 #define K4_CHI(a, b, c) _mm256_xor_si256((a), _mm256_andnot_si256((b), (c)))
-#define K4_ROWS4_NAME pqv_frodo_shake128_rows4_avx2
+#define K4_ROWS4_NAME frodo_avx2_shake128_rows4
 #include "crypto/frodo_keccak4.h"

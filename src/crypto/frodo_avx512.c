@@ -5,7 +5,7 @@
  * three-input XOR and chi are one vpternlogq each, and the 32 vector
  * registers of AVX-512 hold the whole state with few spills.  The Makefile
  * compiles *_avx512.c with -mavx512f -mavx512bw -mavx512vl; frodo.c calls
- * this only when pqv_cpu_has_avx512().  Measured in bench/bench_micro: see
+ * this only when cpu_has_avx512().  Measured in bench/bench_micro: see
  * docs/BENCHMARKS.md (FrodoKEM SHAKE sets).
  */
 #include <immintrin.h>
@@ -18,5 +18,5 @@
 #define K4_ROTL(v, n) _mm256_rol_epi64((v), (n))
 /* 0xD2: a ^ (~b & c) */
 #define K4_CHI(a, b, c) _mm256_ternarylogic_epi64((a), (b), (c), 0xD2)
-#define K4_ROWS4_NAME pqv_frodo_shake128_rows4_avx512
+#define K4_ROWS4_NAME frodo_avx512_shake128_rows4
 #include "crypto/frodo_keccak4.h"

@@ -2,7 +2,7 @@
  * frodo_internal.h: the two matrix kernels FrodoKEM spends its time in,
  * written once as plain C that compilers vectorise well, and instantiated
  * twice: in frodo.c (baseline ISA) and in frodo_avx2.c (compiled with
- * -mavx2).  frodo.c picks the instance at run time with pqv_cpu_has_avx2().
+ * -mavx2).  frodo.c picks the instance at run time with cpu_has_avx2().
  *
  * All arithmetic is on uint16_t and wraps modulo 2^16; since q divides
  * 2^16 for every parameter set, reducing modulo q afterwards (masking) gives
@@ -34,18 +34,18 @@ typedef void (*frodo_cols_axpy_fn)(uint16_t *out, const uint16_t *coef,
 typedef void (*frodo_sample_fn)(uint16_t *w, size_t count,
     const uint16_t *cdf, size_t cdf_len);
 
-/* The AVX2 instances (frodo_avx2.c); only called when pqv_cpu_has_avx2(). */
-void pqv_frodo_rows_dot_avx2(uint16_t *out, const uint16_t *rows,
+/* The AVX2 instances (frodo_avx2.c); only called when cpu_has_avx2(). */
+void frodo_avx2_rows_dot(uint16_t *out, const uint16_t *rows,
     size_t nrows, size_t n, const uint16_t *st);
-void pqv_frodo_cols_axpy_avx2(uint16_t *out, const uint16_t *coef,
+void frodo_avx2_cols_axpy(uint16_t *out, const uint16_t *coef,
     const uint16_t *rows, size_t nrows, size_t n);
-void pqv_frodo_shake128_rows4_avx2(uint16_t *rows, size_t n, size_t first,
+void frodo_avx2_shake128_rows4(uint16_t *rows, size_t n, size_t first,
     const uint8_t *seedA);
-void pqv_frodo_sample_avx2(uint16_t *w, size_t count, const uint16_t *cdf,
+void frodo_avx2_sample(uint16_t *w, size_t count, const uint16_t *cdf,
     size_t cdf_len);
 /* The AVX-512VL instance of the four-way SHAKE128 rows (frodo_avx512.c);
- * only called when pqv_cpu_has_avx512(). */
-void pqv_frodo_shake128_rows4_avx512(uint16_t *rows, size_t n, size_t first,
+ * only called when cpu_has_avx512(). */
+void frodo_avx512_shake128_rows4(uint16_t *rows, size_t n, size_t first,
     const uint8_t *seedA);
 typedef void (*frodo_rows4_fn)(uint16_t *rows, size_t n, size_t first,
     const uint8_t *seedA);

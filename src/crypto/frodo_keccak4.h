@@ -154,7 +154,7 @@ keccak_f1600_x4(__m256i s[25])
 #define SHAKE128_RATE 168
 
 /*
- * pqv_frodo_shake128_rows4_avx2(rows, n, first, seedA): rows first ..
+ * frodo_avx2_shake128_rows4(rows, n, first, seedA): rows first ..
  * first+3 of A for the SHAKE parameter sets, row i = SHAKE128(<i> ||
  * seedA, 2n bytes) with <i> 16-bit little-endian, written row-major (n
  * entries each, little-endian host) to ${rows}.

@@ -64,10 +64,10 @@ x25519_public(uint8_t pk[32], const uint8_t sk[32])
     int ok;
 
     if (key == NULL)
-        return pqv_set_error(PQV_E_CRYPTO, "X25519 key setup failed");
+        return error_set(PQV_E_CRYPTO, NULL, "X25519 key setup failed");
     ok = EVP_PKEY_get_raw_public_key(key, pk, &len) == 1 && len == 32;
     EVP_PKEY_free(key);
-    return ok ? 0 : pqv_set_error(PQV_E_CRYPTO, "X25519 public key failed");
+    return ok ? 0 : error_set(PQV_E_CRYPTO, NULL, "X25519 public key failed");
 }
 
 /* x25519_shared(ss, sk, peer): X25519(sk, peer).  Rejects an all-zero result
@@ -81,7 +81,7 @@ x25519_shared(uint8_t ss[32], const uint8_t sk[32], const uint8_t peer[32])
     int rc = PQV_E_INTEGRITY;
 
     if ((mine = EVP_PKEY_new_raw_private_key(EVP_PKEY_X25519, NULL, sk, 32)) == NULL)
-        return pqv_set_error(PQV_E_CRYPTO, "X25519 key setup failed");
+        return error_set(PQV_E_CRYPTO, NULL, "X25519 key setup failed");
     if ((theirs = EVP_PKEY_new_raw_public_key(EVP_PKEY_X25519, NULL, peer, 32)) == NULL)
         goto done;
     if ((ctx = EVP_PKEY_CTX_new(mine, NULL)) == NULL)
@@ -91,14 +91,14 @@ x25519_shared(uint8_t ss[32], const uint8_t sk[32], const uint8_t peer[32])
     if (EVP_PKEY_derive_init(ctx) != 1 || EVP_PKEY_derive_set_peer(ctx, theirs) != 1 ||
         EVP_PKEY_derive(ctx, ss, &len) != 1 || len != 32)
         goto done;
-    rc = pqv_ct_is_zero(ss, 32) ? PQV_E_INTEGRITY : 0;
+    rc = util_ct_is_zero(ss, 32) ? PQV_E_INTEGRITY : 0;
 done:
     EVP_PKEY_CTX_free(ctx);
     EVP_PKEY_free(theirs);
     EVP_PKEY_free(mine);
     if (rc != 0) {
-        pqv_wipe(ss, 32);
-        pqv_set_error(rc, "X25519 exchange rejected (low-order or invalid point)");
+        util_wipe(ss, 32);
+        error_set(rc, NULL, "X25519 exchange rejected (low-order or invalid point)");
     }
     return rc;
 }
@@ -125,21 +125,21 @@ pqv_identity_derive(pqv_identity **out, const pqv_frodo *kem,
         (id->frodo_secret = malloc(id->frodo_secret_len)) == NULL ||
         (coins = malloc(ncoins)) == NULL)
         goto err;
-    pqv_lock_memory(id, sizeof(*id));
-    pqv_lock_memory(id->frodo_secret, id->frodo_secret_len);
+    util_pin_memory(id, sizeof(*id));
+    util_pin_memory(id->frodo_secret, id->frodo_secret_len);
 
     /* One extraction from the seed; every key is an expansion with its own
      * label, so no two purposes share key material. */
-    if ((rc = pqv_hkdf_sha256(id->prk, 32, seed, PQV_SEED_BYTES,
+    if ((rc = kdf_hkdf_sha256(id->prk, 32, seed, PQV_SEED_BYTES,
              (const uint8_t *)seed_salt, sizeof(seed_salt) - 1, NULL, 0)) != 0)
         goto err;
     /* HKDF with empty info gives Expand(PRK, "") rather than PRK itself, so
      * the stored root is one more step removed from the seed. */
-    if ((rc = pqv_hkdf_expand_sha256(id->x25519_secret, 32, id->prk,
+    if ((rc = kdf_hkdf_expand_sha256(id->x25519_secret, 32, id->prk,
              (const uint8_t *)"x25519", 6)) != 0)
         goto err;
     snprintf(info, sizeof(info), "frodokem/%s", pqv_frodo_name(kem));
-    if ((rc = pqv_hkdf_expand_sha256(coins, ncoins, id->prk, (const uint8_t *)info,
+    if ((rc = kdf_hkdf_expand_sha256(coins, ncoins, id->prk, (const uint8_t *)info,
              strlen(info))) != 0)
         goto err;
 
@@ -149,15 +149,15 @@ pqv_identity_derive(pqv_identity **out, const pqv_frodo *kem,
         goto err;
     if (pqv_frodo_keypair_derand(kem, id->public_enc + 2 + PQV_X25519_BYTES,
             id->frodo_secret, coins) != 0) {
-        rc = pqv_set_error(PQV_E_CRYPTO, "FrodoKEM key generation failed");
+        rc = error_set(PQV_E_CRYPTO, NULL, "FrodoKEM key generation failed");
         goto err;
     }
-    struct pqv_part part = { id->public_enc, id->public_len };
-    if ((rc = pqv_sha3_256(id->public_hash, &part, 1)) != 0)
+    struct kdf_part part = { id->public_enc, id->public_len };
+    if ((rc = kdf_sha3_256(id->public_hash, &part, 1)) != 0)
         goto err;
 
     /* Success! */
-    pqv_wipe(coins, ncoins);
+    util_wipe(coins, ncoins);
     free(coins);
     *out = id;
     return 0;
@@ -165,7 +165,7 @@ pqv_identity_derive(pqv_identity **out, const pqv_frodo *kem,
 err:
     /* Failure! */
     if (coins != NULL) {
-        pqv_wipe(coins, ncoins);
+        util_wipe(coins, ncoins);
         free(coins);
     }
     pqv_identity_free(id);
@@ -178,13 +178,13 @@ pqv_identity_free(pqv_identity *id)
     if (id == NULL)
         return;
     if (id->frodo_secret != NULL) {
-        pqv_wipe(id->frodo_secret, id->frodo_secret_len);
-        pqv_unlock_memory(id->frodo_secret, id->frodo_secret_len);
+        util_wipe(id->frodo_secret, id->frodo_secret_len);
+        util_unpin_memory(id->frodo_secret, id->frodo_secret_len);
         free(id->frodo_secret);
     }
     free(id->public_enc);
-    pqv_wipe(id, sizeof(*id));
-    pqv_unlock_memory(id, sizeof(*id));
+    util_wipe(id, sizeof(*id));
+    util_unpin_memory(id, sizeof(*id));
     free(id);
 }
 
@@ -194,7 +194,7 @@ pqv_fingerprint_from_hash(const uint8_t hash[32], char out[PQV_FINGERPRINT_CHARS
     char hex[41];
     char *p = out;
 
-    pqv_hex_encode(hex, hash, 20);
+    util_hex_encode(hex, hash, 20);
     memcpy(p, "pqv1-", 5);
     p += 5;
     for (int g = 0; g < 5; g++) {
@@ -221,7 +221,7 @@ pqv_identity_derive_key(const pqv_identity *id, const char *label, uint8_t out[3
     n = snprintf(info, sizeof(info), "key/%s", label);
     if (n < 0 || (size_t)n >= sizeof(info))
         return PQV_E_INVAL;
-    return pqv_hkdf_expand_sha256(out, 32, id->prk, (const uint8_t *)info, (size_t)n);
+    return kdf_hkdf_expand_sha256(out, 32, id->prk, (const uint8_t *)info, (size_t)n);
 }
 
 size_t
@@ -238,12 +238,12 @@ wrap_key(uint8_t key[32], const pqv_identity *id, const uint8_t *ss_frodo,
 {
     uint8_t ct_hash[32];
     uint8_t kem_id = pqv_frodo_id(id->kem);
-    struct pqv_part ct_part = { ct, pqv_frodo_ciphertext_bytes(id->kem) };
+    struct kdf_part ct_part = { ct, pqv_frodo_ciphertext_bytes(id->kem) };
     int rc;
 
-    if ((rc = pqv_sha3_256(ct_hash, &ct_part, 1)) != 0)
+    if ((rc = kdf_sha3_256(ct_hash, &ct_part, 1)) != 0)
         return rc;
-    struct pqv_part parts[] = {
+    struct kdf_part parts[] = {
         { wrap_label, sizeof(wrap_label) - 1 },
         { &kem_id, 1 },
         { ss_frodo, pqv_frodo_sharedsecret_bytes(id->kem) },
@@ -252,7 +252,7 @@ wrap_key(uint8_t key[32], const pqv_identity *id, const uint8_t *ss_frodo,
         { ct_hash, 32 },
         { id->public_hash, 32 },
     };
-    return pqv_sha3_256(key, parts, sizeof(parts) / sizeof(parts[0]));
+    return kdf_sha3_256(key, parts, sizeof(parts) / sizeof(parts[0]));
 }
 
 /* Associated data of the sealed file key: blob header || caller context. */
@@ -298,7 +298,7 @@ pqv_wrap_derand(const pqv_identity *id, const uint8_t file_key[PQV_FILE_KEY_BYTE
         return rc;
     if (pqv_frodo_encaps_derand(id->kem, ct, ss_frodo,
             id->public_enc + 2 + PQV_X25519_BYTES, coins + PQV_X25519_BYTES) != 0) {
-        rc = pqv_set_error(PQV_E_CRYPTO, "FrodoKEM encapsulation failed");
+        rc = error_set(PQV_E_CRYPTO, NULL, "FrodoKEM encapsulation failed");
         goto done;
     }
     if ((rc = wrap_key(key, id, ss_frodo, ss_x, epk, ct)) != 0)
@@ -311,9 +311,9 @@ pqv_wrap_derand(const pqv_identity *id, const uint8_t file_key[PQV_FILE_KEY_BYTE
         file_key, PQV_FILE_KEY_BYTES, sealed);
     free(ad);
 done:
-    pqv_wipe(ss_x, sizeof(ss_x));
-    pqv_wipe(ss_frodo, sizeof(ss_frodo));
-    pqv_wipe(key, sizeof(key));
+    util_wipe(ss_x, sizeof(ss_x));
+    util_wipe(ss_frodo, sizeof(ss_frodo));
+    util_wipe(key, sizeof(key));
     return rc;
 }
 
@@ -330,9 +330,9 @@ pqv_wrap(const pqv_identity *id, const uint8_t file_key[PQV_FILE_KEY_BYTES],
     ncoins = PQV_X25519_BYTES + pqv_frodo_encaps_coins_bytes(id->kem);
     if ((coins = malloc(ncoins)) == NULL)
         return PQV_E_NOMEM;
-    if ((rc = pqv_random(coins, ncoins)) == 0)
+    if ((rc = util_random(coins, ncoins)) == 0)
         rc = pqv_wrap_derand(id, file_key, ctx, ctxlen, coins, out);
-    pqv_wipe(coins, ncoins);
+    util_wipe(coins, ncoins);
     free(coins);
     return rc;
 }
@@ -350,11 +350,11 @@ pqv_unwrap(const pqv_identity *id, const uint8_t *wrapped, size_t len,
     if (id == NULL || wrapped == NULL || file_key == NULL || (ctx == NULL && ctxlen > 0))
         return PQV_E_INVAL;
     if (len != pqv_wrap_bytes(id->kem))
-        return pqv_set_error(PQV_E_INTEGRITY, "wrapped key has the wrong length");
+        return error_set(PQV_E_INTEGRITY, NULL, "wrapped key has the wrong length");
     if (wrapped[0] != WRAP_VERSION)
-        return pqv_set_error(PQV_E_INTEGRITY, "wrapped key has unknown version %u", wrapped[0]);
+        return error_set(PQV_E_INTEGRITY, NULL, "wrapped key has unknown version %u", wrapped[0]);
     if (wrapped[1] != pqv_frodo_id(id->kem))
-        return pqv_set_error(PQV_E_INTEGRITY, "wrapped key is for another KEM");
+        return error_set(PQV_E_INTEGRITY, NULL, "wrapped key is for another KEM");
     ctbytes = pqv_frodo_ciphertext_bytes(id->kem);
     epk = wrapped + WRAP_HEADER;
     ct = epk + PQV_X25519_BYTES;
@@ -365,7 +365,7 @@ pqv_unwrap(const pqv_identity *id, const uint8_t *wrapped, size_t len,
     /* Decapsulation never fails on a well-sized ciphertext: a modified one
      * yields the implicit-rejection secret and the AEAD below fails. */
     if (pqv_frodo_decaps(id->kem, ss_frodo, ct, id->frodo_secret) != 0) {
-        rc = pqv_set_error(PQV_E_CRYPTO, "FrodoKEM decapsulation failed");
+        rc = error_set(PQV_E_CRYPTO, NULL, "FrodoKEM decapsulation failed");
         goto done;
     }
     if ((rc = wrap_key(key, id, ss_frodo, ss_x, epk, ct)) != 0)
@@ -378,10 +378,10 @@ pqv_unwrap(const pqv_identity *id, const uint8_t *wrapped, size_t len,
         sealed, PQV_FILE_KEY_BYTES + PQV_AEAD_TAG_BYTES, file_key);
     free(ad);
     if (rc == PQV_E_INTEGRITY)
-        pqv_set_error(rc, "wrapped key does not open with this identity");
+        error_set(rc, NULL, "wrapped key does not open with this identity");
 done:
-    pqv_wipe(ss_x, sizeof(ss_x));
-    pqv_wipe(ss_frodo, sizeof(ss_frodo));
-    pqv_wipe(key, sizeof(key));
+    util_wipe(ss_x, sizeof(ss_x));
+    util_wipe(ss_frodo, sizeof(ss_frodo));
+    util_wipe(key, sizeof(key));
     return rc;
 }

@@ -36,7 +36,7 @@ hkdf_run(uint8_t *out, size_t outlen, int mode, const uint8_t *key,
 
     pthread_once(&fetch_once, fetch_algorithms);
     if (hkdf == NULL || (ctx = EVP_KDF_CTX_new(hkdf)) == NULL)
-        return pqv_set_error(PQV_E_CRYPTO, "HKDF unavailable");
+        return error_set(PQV_E_CRYPTO, NULL, "HKDF unavailable");
     *p++ = OSSL_PARAM_construct_utf8_string(OSSL_KDF_PARAM_DIGEST, (char *)"SHA256", 0);
     *p++ = OSSL_PARAM_construct_int(OSSL_KDF_PARAM_MODE, &mode);
     *p++ = OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_KEY, (void *)key, keylen);
@@ -48,11 +48,11 @@ hkdf_run(uint8_t *out, size_t outlen, int mode, const uint8_t *key,
     if (EVP_KDF_derive(ctx, out, outlen, params) == 1)
         rc = 0;
     EVP_KDF_CTX_free(ctx);
-    return rc == 0 ? 0 : pqv_set_error(PQV_E_CRYPTO, "HKDF failed");
+    return rc == 0 ? 0 : error_set(PQV_E_CRYPTO, NULL, "HKDF failed");
 }
 
 int
-pqv_hkdf_sha256(uint8_t *out, size_t outlen, const uint8_t *ikm, size_t ikmlen,
+kdf_hkdf_sha256(uint8_t *out, size_t outlen, const uint8_t *ikm, size_t ikmlen,
     const uint8_t *salt, size_t saltlen, const uint8_t *info, size_t infolen)
 {
     return hkdf_run(out, outlen, EVP_KDF_HKDF_MODE_EXTRACT_AND_EXPAND, ikm,
@@ -60,7 +60,7 @@ pqv_hkdf_sha256(uint8_t *out, size_t outlen, const uint8_t *ikm, size_t ikmlen,
 }
 
 int
-pqv_hkdf_expand_sha256(uint8_t *out, size_t outlen, const uint8_t prk[32],
+kdf_hkdf_expand_sha256(uint8_t *out, size_t outlen, const uint8_t prk[32],
     const uint8_t *info, size_t infolen)
 {
     return hkdf_run(out, outlen, EVP_KDF_HKDF_MODE_EXPAND_ONLY, prk, 32, NULL,
@@ -68,37 +68,37 @@ pqv_hkdf_expand_sha256(uint8_t *out, size_t outlen, const uint8_t prk[32],
 }
 
 int
-pqv_hmac_sha256(uint8_t out[32], const uint8_t *key, size_t keylen,
+kdf_hmac_sha256(uint8_t out[32], const uint8_t *key, size_t keylen,
     const uint8_t *msg, size_t msglen)
 {
     unsigned int outlen = 32;
 
     if (HMAC(EVP_sha256(), key, (int)keylen, msg, msglen, out, &outlen) == NULL)
-        return pqv_set_error(PQV_E_CRYPTO, "HMAC-SHA-256 failed");
+        return error_set(PQV_E_CRYPTO, NULL, "HMAC-SHA-256 failed");
     return 0;
 }
 
 int
-pqv_sha3_256(uint8_t out[32], const struct pqv_part *parts, size_t nparts)
+kdf_sha3_256(uint8_t out[32], const struct kdf_part *parts, size_t nparts)
 {
     EVP_MD_CTX *ctx;
     int ok;
 
     pthread_once(&fetch_once, fetch_algorithms);
     if (sha3_256 == NULL || (ctx = EVP_MD_CTX_new()) == NULL)
-        return pqv_set_error(PQV_E_CRYPTO, "SHA3-256 unavailable");
+        return error_set(PQV_E_CRYPTO, NULL, "SHA3-256 unavailable");
     ok = EVP_DigestInit_ex(ctx, sha3_256, NULL) == 1;
     for (size_t i = 0; ok && i < nparts; i++)
         ok = EVP_DigestUpdate(ctx, parts[i].data, parts[i].len) == 1;
     ok = ok && EVP_DigestFinal_ex(ctx, out, NULL) == 1;
     EVP_MD_CTX_free(ctx);
-    return ok ? 0 : pqv_set_error(PQV_E_CRYPTO, "SHA3-256 failed");
+    return ok ? 0 : error_set(PQV_E_CRYPTO, NULL, "SHA3-256 failed");
 }
 
 int
-pqv_sha256(uint8_t out[32], const void *data, size_t len)
+kdf_sha256(uint8_t out[32], const void *data, size_t len)
 {
     if (EVP_Digest(data, len, out, NULL, EVP_sha256(), NULL) != 1)
-        return pqv_set_error(PQV_E_CRYPTO, "SHA-256 failed");
+        return error_set(PQV_E_CRYPTO, NULL, "SHA-256 failed");
     return 0;
 }

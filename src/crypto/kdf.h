@@ -8,31 +8,31 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* pqv_hkdf_sha256(out, outlen, ikm, ikmlen, salt, saltlen, info, infolen):
+/* kdf_hkdf_sha256(out, outlen, ikm, ikmlen, salt, saltlen, info, infolen):
  * HKDF-Extract-and-Expand with SHA-256.  0 or PQV_E_CRYPTO. */
-int pqv_hkdf_sha256(uint8_t *out, size_t outlen, const uint8_t *ikm,
+int kdf_hkdf_sha256(uint8_t *out, size_t outlen, const uint8_t *ikm,
     size_t ikmlen, const uint8_t *salt, size_t saltlen, const uint8_t *info,
     size_t infolen);
 
-/* pqv_hkdf_expand_sha256(out, outlen, prk, info, infolen): HKDF-Expand only,
+/* kdf_hkdf_expand_sha256(out, outlen, prk, info, infolen): HKDF-Expand only,
  * from a 32-byte pseudorandom key ${prk}.  0 or PQV_E_CRYPTO. */
-int pqv_hkdf_expand_sha256(uint8_t *out, size_t outlen, const uint8_t prk[32],
+int kdf_hkdf_expand_sha256(uint8_t *out, size_t outlen, const uint8_t prk[32],
     const uint8_t *info, size_t infolen);
 
-/* pqv_hmac_sha256(out, key, keylen, msg, msglen): HMAC-SHA-256. */
-int pqv_hmac_sha256(uint8_t out[32], const uint8_t *key, size_t keylen,
+/* kdf_hmac_sha256(out, key, keylen, msg, msglen): HMAC-SHA-256. */
+int kdf_hmac_sha256(uint8_t out[32], const uint8_t *key, size_t keylen,
     const uint8_t *msg, size_t msglen);
 
 /* A part of a hashed message. */
-struct pqv_part {
+struct kdf_part {
     const void *data;
     size_t len;
 };
 
-/* pqv_sha3_256(out, parts, nparts): SHA3-256 of the concatenated parts. */
-int pqv_sha3_256(uint8_t out[32], const struct pqv_part *parts, size_t nparts);
+/* kdf_sha3_256(out, parts, nparts): SHA3-256 of the concatenated parts. */
+int kdf_sha3_256(uint8_t out[32], const struct kdf_part *parts, size_t nparts);
 
-/* pqv_sha256(out, data, len): SHA-256. */
-int pqv_sha256(uint8_t out[32], const void *data, size_t len);
+/* kdf_sha256(out, data, len): SHA-256. */
+int kdf_sha256(uint8_t out[32], const void *data, size_t len);
 
 #endif

@@ -16,7 +16,7 @@ static void
 segment_nonce(uint8_t nonce[PQV_AEAD_NONCE_BYTES], uint64_t counter, int last)
 {
     memset(nonce, 0, 3);
-    pqv_store_be64(nonce + 3, counter);
+    util_store_be64(nonce + 3, counter);
     nonce[11] = last ? 1 : 0;
 }
 
@@ -37,12 +37,12 @@ pqv_stream_opened_size(uint64_t ctlen, uint64_t *ptlen)
      * (or 0 bytes when it is the only one). */
     if (rest == 0) {
         if (full == 0)
-            return pqv_set_error(PQV_E_INTEGRITY, "empty STREAM ciphertext");
+            return error_set(PQV_E_INTEGRITY, NULL, "empty STREAM ciphertext");
         *ptlen = full * SEG;
         return 0;
     }
     if (rest < PQV_AEAD_TAG_BYTES || (rest == PQV_AEAD_TAG_BYTES && full > 0))
-        return pqv_set_error(PQV_E_INTEGRITY, "STREAM ciphertext has an impossible length");
+        return error_set(PQV_E_INTEGRITY, NULL, "STREAM ciphertext has an impossible length");
     *ptlen = full * SEG + (rest - PQV_AEAD_TAG_BYTES);
     return 0;
 }
@@ -94,7 +94,7 @@ pqv_stream_open(int suite, const uint8_t key[PQV_AEAD_KEY_BYTES],
         int last = (ctlen == n);
         segment_nonce(nonce, counter++, last);
         if ((rc = pqv_aead_open(a, nonce, ad, adlen, ct, n, out)) != 0) {
-            pqv_wipe(start, (size_t)(out - start));
+            util_wipe(start, (size_t)(out - start));
             break;
         }
         ct += n;
@@ -159,7 +159,7 @@ writer_seal(pqv_stream_writer *w, const uint8_t *pt, size_t n, int last)
     uint8_t nonce[PQV_AEAD_NONCE_BYTES];
 
     if (w->counter == UINT64_MAX)
-        return pqv_set_error(PQV_E_INVAL, "STREAM counter exhausted");
+        return error_set(PQV_E_INVAL, NULL, "STREAM counter exhausted");
     segment_nonce(nonce, w->counter++, last);
     return pqv_aead_seal(w->aead, nonce, w->ad, w->adlen, pt, n, w->sealed);
 }
@@ -256,7 +256,7 @@ pqv_stream_writer_free(pqv_stream_writer *w)
         return;
     pqv_aead_free(w->aead);
     if (w->pending != NULL) {
-        pqv_wipe(w->pending, SEG);
+        util_wipe(w->pending, SEG);
         free(w->pending);
     }
     free(w->sealed);
@@ -341,14 +341,13 @@ reader_next_segment(pqv_stream_reader *r, uint8_t *dst, size_t *got)
     last = r->nin <= SEG_SEALED;
     n = last ? r->nin : SEG_SEALED;
     if (n < PQV_AEAD_TAG_BYTES)
-        return pqv_set_error(PQV_E_INTEGRITY, "STREAM ciphertext truncated");
+        return error_set(PQV_E_INTEGRITY, NULL, "STREAM ciphertext truncated");
     if (r->counter == UINT64_MAX)
-        return pqv_set_error(PQV_E_INTEGRITY, "STREAM counter exhausted");
+        return error_set(PQV_E_INTEGRITY, NULL, "STREAM counter exhausted");
     segment_nonce(nonce, r->counter++, last);
     if ((rc = pqv_aead_open(r->aead, nonce, r->ad, r->adlen, r->in, n, dst)) != 0)
         return rc == PQV_E_INTEGRITY
-            ? pqv_set_error(PQV_E_INTEGRITY, "STREAM segment %llu failed authentication",
-                  (unsigned long long)(r->counter - 1))
+            ? error_set(PQV_E_INTEGRITY, NULL, "STREAM segment %llu failed authentication", (unsigned long long)(r->counter - 1))
             : rc;
     *got = n - PQV_AEAD_TAG_BYTES;
     if (last) {
@@ -411,7 +410,7 @@ pqv_stream_reader_free(pqv_stream_reader *r)
         return;
     pqv_aead_free(r->aead);
     if (r->plain != NULL) {
-        pqv_wipe(r->plain, SEG);
+        util_wipe(r->plain, SEG);
         free(r->plain);
     }
     free(r->in);

@@ -65,7 +65,7 @@ static struct pqv_kdf_params
 slot_params(const uint8_t *slot)
 {
     struct pqv_kdf_params p = {
-        pqv_load_be32(slot), pqv_load_be32(slot + 4), pqv_load_be32(slot + 8)
+        util_load_be32(slot), util_load_be32(slot + 4), util_load_be32(slot + 8)
     };
     return p;
 }
@@ -127,11 +127,11 @@ pqv_keyfile_set_slot(pqv_keyfile *kf, int index, const uint8_t seed[PQV_SEED_BYT
     if (params == NULL)
         params = &pqv_kdf_default;
     if (!params_valid(params))
-        return pqv_set_error(PQV_E_INVAL, "Argon2id parameters out of range");
-    pqv_store_be32(slot, params->t_cost);
-    pqv_store_be32(slot + 4, params->m_kib);
-    pqv_store_be32(slot + 8, params->lanes);
-    if ((rc = pqv_random(slot + PARAMS_BYTES, SALT_BYTES)) != 0)
+        return error_set(PQV_E_INVAL, NULL, "Argon2id parameters out of range");
+    util_store_be32(slot, params->t_cost);
+    util_store_be32(slot + 4, params->m_kib);
+    util_store_be32(slot + 8, params->lanes);
+    if ((rc = util_random(slot + PARAMS_BYTES, SALT_BYTES)) != 0)
         return rc;
     if ((rc = slot_key(key, slot, pass, passlen, params->lanes)) != 0)
         return rc;
@@ -145,7 +145,7 @@ pqv_keyfile_set_slot(pqv_keyfile *kf, int index, const uint8_t seed[PQV_SEED_BYT
     if (rc == 0)
         memcpy(kf->slots[index], slot, SLOT_BYTES);
 done:
-    pqv_wipe(key, sizeof(key));
+    util_wipe(key, sizeof(key));
     return rc;
 }
 
@@ -159,10 +159,10 @@ pqv_keyfile_clear_slot(pqv_keyfile *kf, int index)
         return PQV_E_INVAL;
     /* Same shape as a used slot: default parameters, random salt and
      * random "ciphertext", so an observer cannot tell it is unused. */
-    pqv_store_be32(slot, pqv_kdf_default.t_cost);
-    pqv_store_be32(slot + 4, pqv_kdf_default.m_kib);
-    pqv_store_be32(slot + 8, pqv_kdf_default.lanes);
-    if ((rc = pqv_random(slot + PARAMS_BYTES, SLOT_BYTES - PARAMS_BYTES)) != 0)
+    util_store_be32(slot, pqv_kdf_default.t_cost);
+    util_store_be32(slot + 4, pqv_kdf_default.m_kib);
+    util_store_be32(slot + 8, pqv_kdf_default.lanes);
+    if ((rc = util_random(slot + PARAMS_BYTES, SLOT_BYTES - PARAMS_BYTES)) != 0)
         return rc;
     memcpy(kf->slots[index], slot, SLOT_BYTES);
     return 0;
@@ -225,7 +225,7 @@ pqv_keyfile_serialize(const pqv_keyfile *kf, uint8_t **buf, size_t *len)
         return PQV_E_NOMEM;
     memcpy(p, kf->header, kf->header_len);
     memcpy(p + kf->header_len, kf->slots, PQV_KEYFILE_SLOTS * SLOT_BYTES);
-    if ((rc = pqv_sha256(p + total - TRAILER_BYTES, p, total - TRAILER_BYTES)) != 0) {
+    if ((rc = kdf_sha256(p + total - TRAILER_BYTES, p, total - TRAILER_BYTES)) != 0) {
         free(p);
         return rc;
     }
@@ -246,7 +246,7 @@ pqv_keyfile_parse(pqv_keyfile **out, const uint8_t *buf, size_t len)
     if (out == NULL || buf == NULL)
         return PQV_E_INVAL;
     if (len < PREFIX_BYTES + 2 || memcmp(buf, MAGIC, 4) != 0)
-        return pqv_set_error(PQV_E_INTEGRITY, "not a pqvault key file (bad magic)");
+        return error_set(PQV_E_INTEGRITY, NULL, "not a pqvault key file (bad magic)");
     if (buf[4] != PQV_KEYFILE_VERSION) {
         /* A version byte damaged in a file of this version's layout is
          * accidental corruption, which the checksum tells; only a file whose
@@ -254,35 +254,33 @@ pqv_keyfile_parse(pqv_keyfile **out, const uint8_t *buf, size_t len)
         if (buf[PREFIX_BYTES] == 1 && (kem = pqv_frodo_by_id(buf[PREFIX_BYTES + 1])) != NULL &&
             len == PREFIX_BYTES + pqv_identity_public_bytes(kem) +
                 PQV_KEYFILE_SLOTS * SLOT_BYTES + TRAILER_BYTES &&
-            pqv_sha256(digest, buf, len - TRAILER_BYTES) == 0 &&
-            !pqv_ct_equal(digest, buf + len - TRAILER_BYTES, 32))
-            return pqv_set_error(PQV_E_INTEGRITY, "key file is corrupted (checksum mismatch)");
-        return pqv_set_error(PQV_E_UNSUPPORTED, "key file version %u is not supported", buf[4]);
+            kdf_sha256(digest, buf, len - TRAILER_BYTES) == 0 &&
+            !util_ct_equal(digest, buf + len - TRAILER_BYTES, 32))
+            return error_set(PQV_E_INTEGRITY, NULL, "key file is corrupted (checksum mismatch)");
+        return error_set(PQV_E_UNSUPPORTED, NULL, "key file version %u is not supported", buf[4]);
     }
     if (buf[5] != 0 || buf[6] != 0 || buf[7] != 0)
-        return pqv_set_error(PQV_E_INTEGRITY, "key file has non-zero reserved bytes");
+        return error_set(PQV_E_INTEGRITY, NULL, "key file has non-zero reserved bytes");
     if (buf[PREFIX_BYTES] != 1)
-        return pqv_set_error(PQV_E_INTEGRITY, "key file public identity has unknown version");
+        return error_set(PQV_E_INTEGRITY, NULL, "key file public identity has unknown version");
     if ((kem = pqv_frodo_by_id(buf[PREFIX_BYTES + 1])) == NULL)
-        return pqv_set_error(PQV_E_INTEGRITY, "key file names an unknown KEM (%u)",
-            buf[PREFIX_BYTES + 1]);
+        return error_set(PQV_E_INTEGRITY, NULL, "key file names an unknown KEM (%u)", buf[PREFIX_BYTES + 1]);
     publen = pqv_identity_public_bytes(kem);
     total = PREFIX_BYTES + publen + PQV_KEYFILE_SLOTS * SLOT_BYTES + TRAILER_BYTES;
     if (len < total)
-        return pqv_set_error(PQV_E_INTEGRITY, "key file is truncated (%zu of %zu bytes)", len, total);
+        return error_set(PQV_E_INTEGRITY, NULL, "key file is truncated (%zu of %zu bytes)", len, total);
     if (len > total)
-        return pqv_set_error(PQV_E_INTEGRITY, "key file has %zu trailing bytes", len - total);
-    if ((rc = pqv_sha256(digest, buf, total - TRAILER_BYTES)) != 0)
+        return error_set(PQV_E_INTEGRITY, NULL, "key file has %zu trailing bytes", len - total);
+    if ((rc = kdf_sha256(digest, buf, total - TRAILER_BYTES)) != 0)
         return rc;
-    int same = pqv_ct_equal(digest, buf + total - TRAILER_BYTES, 32);
-    pqv_declassify(&same, sizeof(same)); /* the verdict is public */
+    int same = util_ct_equal(digest, buf + total - TRAILER_BYTES, 32);
+    util_declassify(&same, sizeof(same)); /* the verdict is public */
     if (!same)
-        return pqv_set_error(PQV_E_INTEGRITY, "key file is corrupted (checksum mismatch)");
+        return error_set(PQV_E_INTEGRITY, NULL, "key file is corrupted (checksum mismatch)");
     for (int i = 0; i < PQV_KEYFILE_SLOTS; i++) {
         struct pqv_kdf_params p = slot_params(buf + PREFIX_BYTES + publen + i * SLOT_BYTES);
         if (!params_valid(&p))
-            return pqv_set_error(PQV_E_INTEGRITY,
-                "key file slot %d has out-of-range Argon2id parameters", i);
+            return error_set(PQV_E_INTEGRITY, NULL, "key file slot %d has out-of-range Argon2id parameters", i);
     }
     if ((rc = keyfile_alloc(&kf, kem, buf + PREFIX_BYTES)) != 0)
         return rc;
@@ -298,7 +296,7 @@ pqv_keyfile_load(const char *path, pqv_keyfile **out)
     size_t len;
     int rc;
 
-    if ((rc = pqv_read_file(path, &buf, &len, MAX_KEYFILE_BYTES)) != 0)
+    if ((rc = fsutil_read_file(path, &buf, &len, MAX_KEYFILE_BYTES)) != 0)
         return rc;
     rc = pqv_keyfile_parse(out, buf, len);
     free(buf);
@@ -314,7 +312,7 @@ pqv_keyfile_save(const char *path, const pqv_keyfile *kf)
 
     if ((rc = pqv_keyfile_serialize(kf, &buf, &len)) != 0)
         return rc;
-    rc = pqv_write_file_atomic(path, buf, len, 0600, 1);
+    rc = fsutil_write_file_atomic(path, buf, len, 0600, 1);
     free(buf);
     return rc;
 }
@@ -348,7 +346,7 @@ slot_job_run(void *arg)
             adlen, slot + PARAMS_BYTES + SALT_BYTES, SEALED_BYTES, job->seed);
         free(ad);
     }
-    pqv_wipe(key, sizeof(key));
+    util_wipe(key, sizeof(key));
     return NULL;
 }
 
@@ -387,15 +385,15 @@ pqv_keyfile_unlock(const pqv_keyfile *kf, const uint8_t *pass, size_t passlen,
             /* A resource failure (memory) is not a wrong passphrase. */
             rc = jobs[i].rc;
             for (int j = 0; j < PQV_KEYFILE_SLOTS; j++)
-                pqv_wipe(jobs[j].seed, PQV_SEED_BYTES);
-            pqv_wipe(seed, PQV_SEED_BYTES);
+                util_wipe(jobs[j].seed, PQV_SEED_BYTES);
+            util_wipe(seed, PQV_SEED_BYTES);
             return rc;
         }
     }
     for (int i = 0; i < PQV_KEYFILE_SLOTS; i++)
-        pqv_wipe(jobs[i].seed, PQV_SEED_BYTES);
+        util_wipe(jobs[i].seed, PQV_SEED_BYTES);
     if (opened < 0)
-        return pqv_set_error(PQV_E_AUTH, "wrong passphrase");
+        return error_set(PQV_E_AUTH, NULL, "wrong passphrase");
 
     /* The seed is the truth: the public part must be the one it derives. */
     if ((rc = pqv_identity_derive(id, kf->kem, seed)) != 0)
@@ -404,8 +402,7 @@ pqv_keyfile_unlock(const pqv_keyfile *kf, const uint8_t *pass, size_t passlen,
     if (memcmp(pqv_identity_public(*id), kf->header + PREFIX_BYTES, publen) != 0) {
         pqv_identity_free(*id);
         *id = NULL;
-        rc = pqv_set_error(PQV_E_INTEGRITY,
-            "key file public identity does not match its seed (substituted key?)");
+        rc = error_set(PQV_E_INTEGRITY, NULL, "key file public identity does not match its seed (substituted key?)");
         goto fail;
     }
     if (slot != NULL)
@@ -413,7 +410,7 @@ pqv_keyfile_unlock(const pqv_keyfile *kf, const uint8_t *pass, size_t passlen,
     return 0;
 
 fail:
-    pqv_wipe(seed, PQV_SEED_BYTES);
+    util_wipe(seed, PQV_SEED_BYTES);
     return rc;
 }
 
@@ -423,6 +420,6 @@ pqv_keyfile_free(pqv_keyfile *kf)
     if (kf == NULL)
         return;
     free(kf->header);
-    pqv_wipe(kf, sizeof(*kf));
+    util_wipe(kf, sizeof(*kf));
     free(kf);
 }

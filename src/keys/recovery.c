@@ -6,7 +6,7 @@
  * the checksum is compared in constant time.  Only the positions of
  * separators (dashes, spaces), which carry no secret, steer the control flow:
  * each character's separator test is computed without a branch and only
- * that one bit is declassified (pqv_declassify) before it is branched on;
+ * that one bit is declassified (util_declassify) before it is branched on;
  * the verdicts (every symbol valid, checksum equal) are declassified too.
  * tests/ct/ct_misc.c checks this under valgrind.
  */
@@ -31,10 +31,10 @@ checksum(uint8_t out[3], const uint8_t seed[PQV_SEED_BYTES])
 
     memcpy(buf, checksum_label, sizeof(checksum_label) - 1);
     memcpy(buf + sizeof(checksum_label) - 1, seed, PQV_SEED_BYTES);
-    rc = pqv_sha256(digest, buf, sizeof(buf));
+    rc = kdf_sha256(digest, buf, sizeof(buf));
     memcpy(out, digest, 3);
-    pqv_wipe(buf, sizeof(buf));
-    pqv_wipe(digest, sizeof(digest));
+    util_wipe(buf, sizeof(buf));
+    util_wipe(digest, sizeof(digest));
     return rc;
 }
 
@@ -77,7 +77,7 @@ pqv_recovery_encode(const uint8_t seed[PQV_SEED_BYTES], char out[PQV_RECOVERY_CH
     }
     *p = '\0';
 done:
-    pqv_wipe(payload, sizeof(payload));
+    util_wipe(payload, sizeof(payload));
     return rc;
 }
 
@@ -121,8 +121,8 @@ pqv_recovery_decode(const char *code, uint8_t seed[PQV_SEED_BYTES])
         uint32_t sep = (eq_mask(ch, '-') | eq_mask(ch, ' ') | eq_mask(ch, '\t') |
             eq_mask(ch, '\n') | eq_mask(ch, '\r')) & 1;
         uint32_t end = eq_mask(ch, 0) & 1;
-        pqv_declassify(&sep, sizeof(sep)); /* separator positions are public */
-        pqv_declassify(&end, sizeof(end)); /* so is the code's length */
+        util_declassify(&sep, sizeof(sep)); /* separator positions are public */
+        util_declassify(&end, sizeof(end)); /* so is the code's length */
         if (end)
             break;
         if (sep)
@@ -139,26 +139,25 @@ pqv_recovery_decode(const char *code, uint8_t seed[PQV_SEED_BYTES])
         nsym++;
     }
     if (nsym != PQV_RECOVERY_SYMBOLS) {
-        pqv_wipe(payload, sizeof(payload));
-        return pqv_set_error(PQV_E_AUTH,
-            "recovery code has %d symbols, expected %d", nsym, PQV_RECOVERY_SYMBOLS);
+        util_wipe(payload, sizeof(payload));
+        return error_set(PQV_E_AUTH, NULL, "recovery code has %d symbols, expected %d", nsym, PQV_RECOVERY_SYMBOLS);
     }
-    pqv_declassify(&valid, sizeof(valid)); /* the verdict is public */
+    util_declassify(&valid, sizeof(valid)); /* the verdict is public */
     if (!valid) {
-        pqv_wipe(payload, sizeof(payload));
-        return pqv_set_error(PQV_E_AUTH, "recovery code contains an invalid character");
+        util_wipe(payload, sizeof(payload));
+        return error_set(PQV_E_AUTH, NULL, "recovery code contains an invalid character");
     }
     if ((rc = checksum(expect, payload)) != 0)
         goto done;
-    int same = pqv_ct_equal(expect, payload + PQV_SEED_BYTES, 3);
-    pqv_declassify(&same, sizeof(same));
+    int same = util_ct_equal(expect, payload + PQV_SEED_BYTES, 3);
+    util_declassify(&same, sizeof(same));
     if (!same) {
-        rc = pqv_set_error(PQV_E_AUTH, "recovery code checksum mismatch (typing error?)");
+        rc = error_set(PQV_E_AUTH, NULL, "recovery code checksum mismatch (typing error?)");
         goto done;
     }
     memcpy(seed, payload, PQV_SEED_BYTES);
 done:
-    pqv_wipe(payload, sizeof(payload));
-    pqv_wipe(expect, sizeof(expect));
+    util_wipe(payload, sizeof(payload));
+    util_wipe(expect, sizeof(expect));
     return rc;
 }

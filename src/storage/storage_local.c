@@ -48,10 +48,10 @@ local_path(struct local_storage *ls, const char *name, char *out, size_t outlen)
     /* Names come from the vault, never from users, but refuse anything
      * that could step outside the root all the same. */
     if (name[0] == '/' || strstr(name, "..") != NULL)
-        return pqv_set_error(PQV_E_INVAL, "%s: invalid storage name", name);
+        return error_set(PQV_E_INVAL, name, "invalid storage name");
     n = snprintf(out, outlen, "%s/%s", ls->root, name);
     if (n < 0 || (size_t)n >= outlen)
-        return pqv_set_error(PQV_E_INVAL, "%s: path too long", name);
+        return error_set(PQV_E_INVAL, name, "path too long");
     return 0;
 }
 
@@ -68,7 +68,7 @@ mark_dirty(struct local_storage *ls, const char *dir)
             goto out;
     if (ls->ndirty == MAX_DIRTY) {
         /* Too many distinct directories: sync the oldest now. */
-        rc = pqv_fsync_dir(ls->dirty[0]);
+        rc = fsutil_fsync_dir(ls->dirty[0]);
         free(ls->dirty[0]);
         memmove(ls->dirty, ls->dirty + 1, (MAX_DIRTY - 1) * sizeof(char *));
         ls->ndirty--;
@@ -120,15 +120,15 @@ ensure_dir(struct local_storage *ls, const char *dir)
         return 0;
     if (dir_seen(ls, dir, 0))
         return 0;
-    pqv_dirname(dir, parent, sizeof(parent));
+    fsutil_dirname(dir, parent, sizeof(parent));
     if ((rc = ensure_dir(ls, parent)) != 0)
         return rc;
     if (stat(dir, &st) == 0) {
         if (!S_ISDIR(st.st_mode))
-            return pqv_set_error(PQV_E_INTEGRITY, "%s: not a directory", dir);
-    } else if (pqv_io_mkdir(dir, 0700) != 0 && errno != EEXIST) {
+            return error_set(PQV_E_INTEGRITY, dir, "not a directory");
+    } else if (io_mkdir(dir, 0700) != 0 && errno != EEXIST) {
         e = errno;
-        return pqv_set_error(pqv_errno_error(e), "%s: mkdir: %s", dir, strerror(e));
+        return error_errno(dir, "mkdir", e);
     }
     if ((rc = mark_dirty(ls, parent)) == 0)
         dir_seen(ls, dir, 1);
@@ -144,10 +144,10 @@ local_put(pqv_storage *s, const char *name, const uint8_t *data, size_t len)
 
     if ((rc = local_path(ls, name, path, sizeof(path))) != 0)
         return rc;
-    pqv_dirname(path, dir, sizeof(dir));
+    fsutil_dirname(path, dir, sizeof(dir));
     if ((rc = ensure_dir(ls, dir)) != 0)
         return rc;
-    if ((rc = pqv_write_file_atomic(path, data, len, 0600, 0)) != 0)
+    if ((rc = fsutil_write_file_atomic(path, data, len, 0600, 0)) != 0)
         return rc;
     return mark_dirty(ls, dir);
 }
@@ -165,10 +165,10 @@ local_put_new(pqv_storage *s, const char *name, const uint8_t *data, size_t len)
 
     if ((rc = local_path(ls, name, path, sizeof(path))) != 0)
         return rc;
-    pqv_dirname(path, dir, sizeof(dir));
+    fsutil_dirname(path, dir, sizeof(dir));
     if ((rc = ensure_dir(ls, dir)) != 0)
         return rc;
-    if ((rc = pqv_write_file_new(path, data, len, 0600)) != 0)
+    if ((rc = fsutil_write_file_new(path, data, len, 0600)) != 0)
         return rc;
     return mark_dirty(ls, dir);
 }
@@ -182,7 +182,7 @@ local_get(pqv_storage *s, const char *name, uint8_t **data, size_t *len, size_t 
 
     if ((rc = local_path(ls, name, path, sizeof(path))) != 0)
         return rc;
-    return pqv_read_file(path, data, len, maxlen);
+    return fsutil_read_file(path, data, len, maxlen);
 }
 
 static int
@@ -194,7 +194,7 @@ local_get_range(pqv_storage *s, const char *name, uint64_t offset, uint8_t *buf,
 
     if ((rc = local_path(ls, name, path, sizeof(path))) != 0)
         return rc;
-    return pqv_read_file_range(path, offset, buf, len);
+    return fsutil_read_file_range(path, offset, buf, len);
 }
 
 static int
@@ -209,10 +209,10 @@ local_stat(pqv_storage *s, const char *name, uint64_t *size)
         return rc;
     if (stat(path, &st) != 0) {
         e = errno;
-        return pqv_set_error(pqv_errno_error(e), "%s: %s", name, strerror(e));
+        return error_set(error_from_errno(e), name, "%s", strerror(e));
     }
     if (!S_ISREG(st.st_mode))
-        return pqv_set_error(PQV_E_INTEGRITY, "%s: not a regular file", name);
+        return error_set(PQV_E_INTEGRITY, name, "not a regular file");
     if (size != NULL)
         *size = (uint64_t)st.st_size;
     return 0;
@@ -235,7 +235,7 @@ list_dir(struct local_storage *ls, const char *rel, pqv_storage_list_fn fn, void
         e = errno;
         if (e == ENOENT)
             return 0;
-        return pqv_set_error(pqv_errno_error(e), "%s: %s", rel, strerror(e));
+        return error_set(error_from_errno(e), rel, "%s", strerror(e));
     }
     while (rc == 0 && (errno = 0, de = readdir(d)) != NULL) {
         struct stat st;
@@ -256,7 +256,7 @@ list_dir(struct local_storage *ls, const char *rel, pqv_storage_list_fn fn, void
     }
     if (rc == 0 && errno != 0) {
         e = errno;
-        rc = pqv_set_error(pqv_errno_error(e), "%s: readdir: %s", rel, strerror(e));
+        rc = error_errno(rel, "readdir", e);
     }
     closedir(d);
     return rc;
@@ -284,11 +284,11 @@ local_del(pqv_storage *s, const char *name)
 
     if ((rc = local_path(ls, name, path, sizeof(path))) != 0)
         return rc;
-    if (pqv_io_unlink(path) != 0) {
+    if (io_unlink(path) != 0) {
         e = errno;
-        return pqv_set_error(pqv_errno_error(e), "%s: unlink: %s", name, strerror(e));
+        return error_errno(name, "unlink", e);
     }
-    pqv_dirname(path, dir, sizeof(dir));
+    fsutil_dirname(path, dir, sizeof(dir));
     return mark_dirty(ls, dir);
 }
 
@@ -303,7 +303,7 @@ local_barrier(pqv_storage *s)
      * syncing in order makes each new directory durable in its parent. */
     size_t i;
     for (i = 0; i < ls->ndirty && rc == 0; i++)
-        rc = pqv_fsync_dir(ls->dirty[i]);
+        rc = fsutil_fsync_dir(ls->dirty[i]);
     if (rc == 0) {
         for (i = 0; i < ls->ndirty; i++)
             free(ls->dirty[i]);
@@ -325,7 +325,7 @@ local_lock(pqv_storage *s, int wait, char *holder, size_t holderlen)
     snprintf(path, sizeof(path), "%s/lock", ls->root);
     if ((fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) < 0) {
         e = errno;
-        return pqv_set_error(pqv_errno_error(e), "%s: %s", path, strerror(e));
+        return error_set(error_from_errno(e), path, "%s", strerror(e));
     }
     while (flock(fd, LOCK_EX | (wait ? 0 : LOCK_NB)) != 0) {
         e = errno;
@@ -346,12 +346,11 @@ local_lock(pqv_storage *s, int wait, char *holder, size_t holderlen)
                     holder[0] = '\0';
             }
             if (pid > 0)
-                return pqv_set_error(PQV_E_LOCKED,
-                    "vault is locked by another writer (pid %ld)", pid);
-            return pqv_set_error(PQV_E_LOCKED, "vault is locked by another writer");
+                return error_set(PQV_E_LOCKED, NULL, "vault is locked by another writer (pid %ld)", pid);
+            return error_set(PQV_E_LOCKED, NULL, "vault is locked by another writer");
         }
         close(fd);
-        return pqv_set_error(PQV_E_IO, "%s: flock: %s", path, strerror(e));
+        return error_set(PQV_E_IO, path, "flock: %s", strerror(e));
     }
     /* Record our pid for the next writer's message (best effort: the lock
      * is the flock, not the contents). */
@@ -418,15 +417,15 @@ make_dirs(const char *dir)
     struct stat st;
     int rc, e;
 
-    pqv_dirname(dir, parent, sizeof(parent));
+    fsutil_dirname(dir, parent, sizeof(parent));
     if (strcmp(parent, dir) != 0 && stat(parent, &st) != 0 && errno == ENOENT &&
         (rc = make_dirs(parent)) != 0)
         return rc;
-    if (pqv_io_mkdir(dir, 0700) != 0 && errno != EEXIST) {
+    if (io_mkdir(dir, 0700) != 0 && errno != EEXIST) {
         e = errno;
-        return pqv_set_error(pqv_errno_error(e), "%s: mkdir: %s", dir, strerror(e));
+        return error_errno(dir, "mkdir", e);
     }
-    return pqv_fsync_dir(parent);
+    return fsutil_fsync_dir(parent);
 }
 
 int
@@ -437,16 +436,15 @@ pqv_storage_local_open(pqv_storage **out, const char *dir, int create)
     int e, rc;
 
     if (out == NULL || dir == NULL || strlen(dir) >= PATH_MAX_LEN - 200)
-        return pqv_set_error(PQV_E_INVAL, "vault path too long");
+        return error_set(PQV_E_INVAL, NULL, "vault path too long");
     if (stat(dir, &st) != 0) {
         e = errno;
         if (e != ENOENT || !create)
-            return pqv_set_error(e == ENOENT ? PQV_E_NOVAULT : pqv_errno_error(e),
-                "%s: %s", dir, strerror(e));
+            return error_set(e == ENOENT ? PQV_E_NOVAULT : error_from_errno(e), dir, "%s", strerror(e));
         if ((rc = make_dirs(dir)) != 0)
             return rc;
     } else if (!S_ISDIR(st.st_mode)) {
-        return pqv_set_error(PQV_E_NOVAULT, "%s: not a directory", dir);
+        return error_set(PQV_E_NOVAULT, dir, "not a directory");
     }
     if ((ls = calloc(1, sizeof(*ls))) == NULL)
         return PQV_E_NOMEM;

@@ -14,7 +14,7 @@
 
 #include "util/util.h"
 
-int (*pqv_io_fault)(const char *op, const char *path);
+int (*io_fault_hook)(const char *op, const char *path);
 
 /*
  * TEST-ONLY hooks for the crash and fault tests of the real binary
@@ -69,7 +69,7 @@ read_test_hooks(void)
     else if (strcmp(err, "EDQUOT") == 0)
         test_fault_err = EDQUOT;
     else if (strcmp(err, "short") == 0)
-        test_fault_err = PQV_FAULT_SHORT;
+        test_fault_err = IO_FAULT_SHORT;
     else
         test_fault_err = atoi(err);
     if (test_fault_n > 0 && test_fault_err != 0)
@@ -90,7 +90,7 @@ test_hook(const char *op)
         return 0;
     unsigned long c = __atomic_add_fetch(&test_fault_count, 1, __ATOMIC_SEQ_CST);
     if (c == test_fault_n || (test_fault_persistent && c > test_fault_n)) {
-        if (test_fault_err == PQV_FAULT_SHORT) {
+        if (test_fault_err == IO_FAULT_SHORT) {
             if (strcmp(op, "write") != 0)
                 return EIO;
             __atomic_store_n(&test_fault_full, 1, __ATOMIC_SEQ_CST);
@@ -106,19 +106,19 @@ fault(const char *op, const char *path)
     int e;
 
     if (test_hooks && (e = test_hook(op)) != 0) {
-        if (e != PQV_FAULT_SHORT)
+        if (e != IO_FAULT_SHORT)
             errno = e;
         return e;
     }
-    if (pqv_io_fault == NULL || (e = pqv_io_fault(op, path)) == 0)
+    if (io_fault_hook == NULL || (e = io_fault_hook(op, path)) == 0)
         return 0;
-    if (e != PQV_FAULT_SHORT)
+    if (e != IO_FAULT_SHORT)
         errno = e;
     return e;
 }
 
 int
-pqv_io_open(const char *path, int flags, mode_t mode)
+io_open(const char *path, int flags, mode_t mode)
 {
     if ((flags & O_CREAT) && fault("open", path))
         return -1;
@@ -126,11 +126,11 @@ pqv_io_open(const char *path, int flags, mode_t mode)
 }
 
 ssize_t
-pqv_io_write(int fd, const void *buf, size_t len, const char *path)
+io_write(int fd, const void *buf, size_t len, const char *path)
 {
     int e = fault("write", path);
 
-    if (e == PQV_FAULT_SHORT)
+    if (e == IO_FAULT_SHORT)
         return write(fd, buf, len > 1 ? len / 2 : len);
     if (e != 0)
         return -1;
@@ -138,7 +138,7 @@ pqv_io_write(int fd, const void *buf, size_t len, const char *path)
 }
 
 int
-pqv_io_fsync(int fd, const char *path)
+io_fsync(int fd, const char *path)
 {
     if (fault("fsync", path))
         return -1;
@@ -146,7 +146,7 @@ pqv_io_fsync(int fd, const char *path)
 }
 
 int
-pqv_io_rename(const char *from, const char *to)
+io_rename(const char *from, const char *to)
 {
     if (fault("rename", to))
         return -1;
@@ -154,7 +154,7 @@ pqv_io_rename(const char *from, const char *to)
 }
 
 int
-pqv_io_rename_noreplace(const char *from, const char *to)
+io_rename_noreplace(const char *from, const char *to)
 {
     if (fault("rename", to))
         return -1;
@@ -162,7 +162,7 @@ pqv_io_rename_noreplace(const char *from, const char *to)
 }
 
 int
-pqv_io_link(const char *from, const char *to)
+io_link(const char *from, const char *to)
 {
     if (fault("rename", to))
         return -1;
@@ -170,7 +170,7 @@ pqv_io_link(const char *from, const char *to)
 }
 
 int
-pqv_io_unlink(const char *path)
+io_unlink(const char *path)
 {
     if (fault("unlink", path))
         return -1;
@@ -178,7 +178,7 @@ pqv_io_unlink(const char *path)
 }
 
 int
-pqv_io_mkdir(const char *path, mode_t mode)
+io_mkdir(const char *path, mode_t mode)
 {
     if (fault("mkdir", path))
         return -1;
@@ -186,7 +186,7 @@ pqv_io_mkdir(const char *path, mode_t mode)
 }
 
 int
-pqv_io_rmdir(const char *path)
+io_rmdir(const char *path)
 {
     if (fault("rmdir", path))
         return -1;
@@ -194,33 +194,20 @@ pqv_io_rmdir(const char *path)
 }
 
 int
-pqv_errno_error(int err)
-{
-    switch (err) {
-    case ENOENT: return PQV_E_NOTFOUND;
-    case EEXIST: return PQV_E_EXISTS;
-    case ENOMEM: return PQV_E_NOMEM;
-    case ENOSPC:
-    case EDQUOT: return PQV_E_NOSPACE;
-    default: return PQV_E_IO;
-    }
-}
-
-int
-pqv_write_all(int fd, const void *buf, size_t len, const char *path)
+fsutil_write_all(int fd, const void *buf, size_t len, const char *path)
 {
     const uint8_t *p = buf;
 
     while (len > 0) {
-        ssize_t n = pqv_io_write(fd, p, len, path);
+        ssize_t n = io_write(fd, p, len, path);
         if (n < 0) {
             if (errno == EINTR)
                 continue;
             int e = errno;
-            return pqv_set_error(pqv_errno_error(e), "%s: write: %s", path, strerror(e));
+            return error_errno(path, "write", e);
         }
         if (n == 0)
-            return pqv_set_error(PQV_E_IO, "%s: write made no progress", path);
+            return error_set(PQV_E_IO, path, "write made no progress");
         p += n;
         len -= (size_t)n;
     }
@@ -228,7 +215,7 @@ pqv_write_all(int fd, const void *buf, size_t len, const char *path)
 }
 
 ssize_t
-pqv_read_all(int fd, void *buf, size_t len, const char *path)
+fsutil_read_all(int fd, void *buf, size_t len, const char *path)
 {
     uint8_t *p = buf;
     size_t done = 0;
@@ -239,7 +226,7 @@ pqv_read_all(int fd, void *buf, size_t len, const char *path)
             if (errno == EINTR)
                 continue;
             int e = errno;
-            return pqv_set_error(pqv_errno_error(e), "%s: read: %s", path, strerror(e));
+            return error_errno(path, "read", e);
         }
         if (n == 0)
             break;
@@ -249,42 +236,42 @@ pqv_read_all(int fd, void *buf, size_t len, const char *path)
 }
 
 int
-pqv_fsync_dir(const char *dir)
+fsutil_fsync_dir(const char *dir)
 {
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     int e;
 
     if (fd < 0) {
         e = errno;
-        return pqv_set_error(pqv_errno_error(e), "%s: open directory: %s", dir, strerror(e));
+        return error_errno(dir, "open directory", e);
     }
-    if (pqv_io_fsync(fd, dir) != 0) {
+    if (io_fsync(fd, dir) != 0) {
         e = errno;
         close(fd);
-        return pqv_set_error(pqv_errno_error(e), "%s: fsync directory: %s", dir, strerror(e));
+        return error_errno(dir, "fsync directory", e);
     }
     close(fd);
     return 0;
 }
 
 int
-pqv_temp_name(char *out, size_t outlen, const char *dir, const char *prefix)
+fsutil_temp_name(char *out, size_t outlen, const char *dir, const char *prefix)
 {
     uint8_t r[8];
     char hex[17];
     int n;
 
-    if (pqv_random(r, sizeof(r)) != 0)
+    if (util_random(r, sizeof(r)) != 0)
         return PQV_E_CRYPTO;
-    pqv_hex_encode(hex, r, sizeof(r));
+    util_hex_encode(hex, r, sizeof(r));
     n = snprintf(out, outlen, "%s/%s.tmp-%s", dir, prefix, hex);
     if (n < 0 || (size_t)n >= outlen)
-        return pqv_set_error(PQV_E_INVAL, "path too long");
+        return error_set(PQV_E_INVAL, NULL, "path too long");
     return 0;
 }
 
 void
-pqv_dirname(const char *path, char *out, size_t outlen)
+fsutil_dirname(const char *path, char *out, size_t outlen)
 {
     const char *slash = strrchr(path, '/');
 
@@ -297,7 +284,7 @@ pqv_dirname(const char *path, char *out, size_t outlen)
 }
 
 int
-pqv_write_file_atomic(const char *path, const void *buf, size_t len, mode_t mode,
+fsutil_write_file_atomic(const char *path, const void *buf, size_t len, mode_t mode,
     int sync_dir)
 {
     char dir[4096], tmp[4200];
@@ -305,33 +292,33 @@ pqv_write_file_atomic(const char *path, const void *buf, size_t len, mode_t mode
     int fd, rc, e;
 
     base = base ? base + 1 : path;
-    pqv_dirname(path, dir, sizeof(dir));
-    if ((rc = pqv_temp_name(tmp, sizeof(tmp), dir, base)) != 0)
+    fsutil_dirname(path, dir, sizeof(dir));
+    if ((rc = fsutil_temp_name(tmp, sizeof(tmp), dir, base)) != 0)
         return rc;
-    if ((fd = pqv_io_open(tmp, O_WRONLY | O_CREAT | O_EXCL, mode)) < 0) {
+    if ((fd = io_open(tmp, O_WRONLY | O_CREAT | O_EXCL, mode)) < 0) {
         e = errno;
-        return pqv_set_error(pqv_errno_error(e), "%s: create: %s", tmp, strerror(e));
+        return error_errno(tmp, "create", e);
     }
-    if ((rc = pqv_write_all(fd, buf, len, tmp)) != 0)
+    if ((rc = fsutil_write_all(fd, buf, len, tmp)) != 0)
         goto err1;
-    if (pqv_io_fsync(fd, tmp) != 0) {
+    if (io_fsync(fd, tmp) != 0) {
         e = errno;
-        rc = pqv_set_error(pqv_errno_error(e), "%s: fsync: %s", tmp, strerror(e));
+        rc = error_errno(tmp, "fsync", e);
         goto err1;
     }
     if (close(fd) != 0) {
         e = errno;
         fd = -1;
-        rc = pqv_set_error(pqv_errno_error(e), "%s: close: %s", tmp, strerror(e));
+        rc = error_errno(tmp, "close", e);
         goto err1;
     }
     fd = -1;
-    if (pqv_io_rename(tmp, path) != 0) {
+    if (io_rename(tmp, path) != 0) {
         e = errno;
-        rc = pqv_set_error(pqv_errno_error(e), "%s: rename: %s", path, strerror(e));
+        rc = error_errno(path, "rename", e);
         goto err1;
     }
-    if (sync_dir && (rc = pqv_fsync_dir(dir)) != 0)
+    if (sync_dir && (rc = fsutil_fsync_dir(dir)) != 0)
         return rc;
 
     /* Success! */
@@ -346,31 +333,30 @@ err1:
 }
 
 int
-pqv_write_file_new(const char *path, const void *buf, size_t len, mode_t mode)
+fsutil_write_file_new(const char *path, const void *buf, size_t len, mode_t mode)
 {
     char dir[4096], tmp[4200];
     const char *base = strrchr(path, '/');
     int fd, rc, e;
 
     base = base ? base + 1 : path;
-    pqv_dirname(path, dir, sizeof(dir));
-    if ((rc = pqv_temp_name(tmp, sizeof(tmp), dir, base)) != 0)
+    fsutil_dirname(path, dir, sizeof(dir));
+    if ((rc = fsutil_temp_name(tmp, sizeof(tmp), dir, base)) != 0)
         return rc;
-    if ((fd = pqv_io_open(tmp, O_WRONLY | O_CREAT | O_EXCL, mode)) < 0) {
+    if ((fd = io_open(tmp, O_WRONLY | O_CREAT | O_EXCL, mode)) < 0) {
         e = errno;
-        return pqv_set_error(pqv_errno_error(e), "%s: create: %s", tmp, strerror(e));
+        return error_errno(tmp, "create", e);
     }
-    if ((rc = pqv_write_all(fd, buf, len, tmp)) != 0)
+    if ((rc = fsutil_write_all(fd, buf, len, tmp)) != 0)
         goto done;
-    if (pqv_io_fsync(fd, tmp) != 0) {
+    if (io_fsync(fd, tmp) != 0) {
         e = errno;
-        rc = pqv_set_error(pqv_errno_error(e), "%s: fsync: %s", tmp, strerror(e));
+        rc = error_errno(tmp, "fsync", e);
         goto done;
     }
-    if (pqv_io_link(tmp, path) != 0) {
+    if (io_link(tmp, path) != 0) {
         e = errno;
-        rc = pqv_set_error(pqv_errno_error(e), "%s: %s", path,
-            e == EEXIST ? "already exists" : strerror(e));
+        rc = error_set(error_from_errno(e), path, "%s", e == EEXIST ? "already exists" : strerror(e));
         goto done;
     }
     rc = 0;
@@ -381,7 +367,7 @@ done:
 }
 
 int
-pqv_read_file_range(const char *path, uint64_t offset, void *buf, size_t len)
+fsutil_read_file_range(const char *path, uint64_t offset, void *buf, size_t len)
 {
     uint8_t *p = buf;
     size_t done = 0;
@@ -389,7 +375,7 @@ pqv_read_file_range(const char *path, uint64_t offset, void *buf, size_t len)
 
     if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
         e = errno;
-        return pqv_set_error(pqv_errno_error(e), "%s: %s", path, strerror(e));
+        return error_set(error_from_errno(e), path, "%s", strerror(e));
     }
     while (done < len) {
         ssize_t n = pread(fd, p + done, len - done, (off_t)(offset + done));
@@ -398,11 +384,11 @@ pqv_read_file_range(const char *path, uint64_t offset, void *buf, size_t len)
                 continue;
             e = errno;
             close(fd);
-            return pqv_set_error(pqv_errno_error(e), "%s: read: %s", path, strerror(e));
+            return error_errno(path, "read", e);
         }
         if (n == 0) {
             close(fd);
-            return pqv_set_error(PQV_E_INTEGRITY, "%s: shorter than expected", path);
+            return error_set(PQV_E_INTEGRITY, path, "shorter than expected");
         }
         done += (size_t)n;
     }
@@ -411,7 +397,7 @@ pqv_read_file_range(const char *path, uint64_t offset, void *buf, size_t len)
 }
 
 int
-pqv_read_file(const char *path, uint8_t **buf, size_t *len, size_t maxlen)
+fsutil_read_file(const char *path, uint8_t **buf, size_t *len, size_t maxlen)
 {
     struct stat st;
     uint8_t *data;
@@ -420,28 +406,27 @@ pqv_read_file(const char *path, uint8_t **buf, size_t *len, size_t maxlen)
 
     if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
         e = errno;
-        return pqv_set_error(pqv_errno_error(e), "%s: %s", path, strerror(e));
+        return error_set(error_from_errno(e), path, "%s", strerror(e));
     }
     if (fstat(fd, &st) != 0) {
         e = errno;
         close(fd);
-        return pqv_set_error(pqv_errno_error(e), "%s: %s", path, strerror(e));
+        return error_set(error_from_errno(e), path, "%s", strerror(e));
     }
     if (!S_ISREG(st.st_mode)) {
         close(fd);
-        return pqv_set_error(PQV_E_INTEGRITY, "%s: not a regular file", path);
+        return error_set(PQV_E_INTEGRITY, path, "not a regular file");
     }
     if ((uint64_t)st.st_size > maxlen) {
         close(fd);
-        return pqv_set_error(PQV_E_INTEGRITY, "%s: too large (%lld bytes)", path,
-            (long long)st.st_size);
+        return error_set(PQV_E_INTEGRITY, path, "too large (%lld bytes)", (long long)st.st_size);
     }
     /* One extra byte detects a file that grew since fstat. */
     if ((data = malloc((size_t)st.st_size + 1)) == NULL) {
         close(fd);
         return PQV_E_NOMEM;
     }
-    got = pqv_read_all(fd, data, (size_t)st.st_size + 1, path);
+    got = fsutil_read_all(fd, data, (size_t)st.st_size + 1, path);
     close(fd);
     if (got < 0) {
         free(data);
@@ -449,7 +434,7 @@ pqv_read_file(const char *path, uint8_t **buf, size_t *len, size_t maxlen)
     }
     if ((size_t)got > maxlen) {
         free(data);
-        return pqv_set_error(PQV_E_INTEGRITY, "%s: too large", path);
+        return error_set(PQV_E_INTEGRITY, path, "too large");
     }
     *buf = data;
     *len = (size_t)got;

@@ -12,72 +12,70 @@
 #include <sys/types.h>
 
 /*
- * Fault injection: when set, pqv_io_fault is called before each operation
+ * Fault injection: when set, io_fault_hook is called before each operation
  * with its kind and path; a non-zero return is taken as the errno the
- * operation fails with (for "write", the special value PQV_FAULT_SHORT makes
+ * operation fails with (for "write", the special value IO_FAULT_SHORT makes
  * the write short by half).  NULL in production.
  */
-#define PQV_FAULT_SHORT (-1000)
-extern int (*pqv_io_fault)(const char *op, const char *path);
+#define IO_FAULT_SHORT (-1000)
+extern int (*io_fault_hook)(const char *op, const char *path);
 
 /* Wrappers for the durable-state system calls.  Each returns what the system
  * call returns, with errno set on failure. */
-int pqv_io_open(const char *path, int flags, mode_t mode);
-ssize_t pqv_io_write(int fd, const void *buf, size_t len, const char *path);
-int pqv_io_fsync(int fd, const char *path);
-int pqv_io_rename(const char *from, const char *to);
+int io_open(const char *path, int flags, mode_t mode);
+ssize_t io_write(int fd, const void *buf, size_t len, const char *path);
+int io_fsync(int fd, const char *path);
+int io_rename(const char *from, const char *to);
 /* rename that fails with EEXIST rather than replace ${to} */
-int pqv_io_rename_noreplace(const char *from, const char *to);
+int io_rename_noreplace(const char *from, const char *to);
 /* link that fails with EEXIST if ${to} exists (a create-only rename) */
-int pqv_io_link(const char *from, const char *to);
-int pqv_io_unlink(const char *path);
-int pqv_io_mkdir(const char *path, mode_t mode);
-int pqv_io_rmdir(const char *path);
+int io_link(const char *from, const char *to);
+int io_unlink(const char *path);
+int io_mkdir(const char *path, mode_t mode);
+int io_rmdir(const char *path);
 
-/* pqv_errno_error(err): map an errno to a PQV_E_* code. */
-int pqv_errno_error(int err);
 
-/* pqv_write_all(fd, buf, len, path): write everything or fail; 0 or PQV_E_*
+/* fsutil_write_all(fd, buf, len, path): write everything or fail; 0 or PQV_E_*
  * with a detail naming ${path}. */
-int pqv_write_all(int fd, const void *buf, size_t len, const char *path);
+int fsutil_write_all(int fd, const void *buf, size_t len, const char *path);
 
-/* pqv_read_all(fd, buf, len, path): read exactly ${len} bytes unless end of
+/* fsutil_read_all(fd, buf, len, path): read exactly ${len} bytes unless end of
  * file comes first; returns the number of bytes read or a negative PQV_E_*. */
-ssize_t pqv_read_all(int fd, void *buf, size_t len, const char *path);
+ssize_t fsutil_read_all(int fd, void *buf, size_t len, const char *path);
 
-/* pqv_fsync_dir(dir): fsync the directory ${dir}. */
-int pqv_fsync_dir(const char *dir);
+/* fsutil_fsync_dir(dir): fsync the directory ${dir}. */
+int fsutil_fsync_dir(const char *dir);
 
-/* pqv_temp_name(out, outlen, dir, prefix): "${dir}/${prefix}.tmp-<16 hex>". */
-int pqv_temp_name(char *out, size_t outlen, const char *dir, const char *prefix);
+/* fsutil_temp_name(out, outlen, dir, prefix): "${dir}/${prefix}.tmp-<16 hex>". */
+int fsutil_temp_name(char *out, size_t outlen, const char *dir, const char *prefix);
 
-/* pqv_dirname(path, out, outlen): the directory part of ${path} ("." if none). */
-void pqv_dirname(const char *path, char *out, size_t outlen);
+/* fsutil_dirname(path, out, outlen): the directory part of ${path} ("." if none). */
+void fsutil_dirname(const char *path, char *out, size_t outlen);
 
 /*
- * pqv_write_file_atomic(path, buf, len, mode, sync_dir): write ${buf} to a
+ * fsutil_write_file_atomic(path, buf, len, mode, sync_dir): write ${buf} to a
  * temporary file beside ${path}, fsync it, rename it to ${path} and, if
  * ${sync_dir}, fsync the directory.  On failure nothing is left behind and
  * any existing ${path} is untouched.
  */
-int pqv_write_file_atomic(const char *path, const void *buf, size_t len,
+int fsutil_write_file_atomic(const char *path, const void *buf, size_t len,
     mode_t mode, int sync_dir);
 
 /*
- * pqv_write_file_new(path, buf, len, mode): like pqv_write_file_atomic
+ * fsutil_write_file_new(path, buf, len, mode): like fsutil_write_file_atomic
  * without the directory sync, but create-only: the synced temporary is
  * link(2)ed to ${path}, which fails with PQV_E_EXISTS if ${path} exists.
  */
-int pqv_write_file_new(const char *path, const void *buf, size_t len, mode_t mode);
+int fsutil_write_file_new(const char *path, const void *buf, size_t len, mode_t mode);
 
-/* pqv_read_file_range(path, offset, buf, len): read exactly ${len} bytes at
+/* fsutil_read_file_range(path, offset, buf, len): read exactly ${len} bytes at
  * ${offset} of the regular file ${path}.  PQV_E_NOTFOUND if absent,
  * PQV_E_INTEGRITY if the file is shorter. */
-int pqv_read_file_range(const char *path, uint64_t offset, void *buf, size_t len);
+int fsutil_read_file_range(const char *path, uint64_t offset, void *buf, size_t len);
 
-/* pqv_read_file(path, buf, len, maxlen): read a whole file of at most
+/* fsutil_read_file(path, buf, len, maxlen): read a whole file of at most
  * ${maxlen} bytes into a malloc'd buffer.  PQV_E_NOTFOUND if absent,
  * PQV_E_INTEGRITY if larger than ${maxlen}. */
-int pqv_read_file(const char *path, uint8_t **buf, size_t *len, size_t maxlen);
+int fsutil_read_file(const char *path, uint8_t **buf, size_t *len, size_t maxlen);
 
 #endif

@@ -12,11 +12,11 @@
 
 #define MAX_THREADS 16
 
-struct pqv_pool {
+struct pool {
     pthread_mutex_t mutex;
     pthread_cond_t work;       /* a job was queued, or stopping */
     pthread_cond_t finished;   /* a job completed */
-    struct pqv_job *head, *tail;
+    struct pool_job *head, *tail;
     int stopping;
     unsigned nthreads;
     pthread_t threads[MAX_THREADS];
@@ -25,7 +25,7 @@ struct pqv_pool {
 static void *
 worker(void *arg)
 {
-    pqv_pool *pool = arg;
+    struct pool *pool = arg;
 
     pthread_mutex_lock(&pool->mutex);
     for (;;) {
@@ -33,14 +33,14 @@ worker(void *arg)
             pthread_cond_wait(&pool->work, &pool->mutex);
         if (pool->head == NULL)
             break;
-        struct pqv_job *job = pool->head;
+        struct pool_job *job = pool->head;
         pool->head = job->next;
         if (pool->head == NULL)
             pool->tail = NULL;
         pthread_mutex_unlock(&pool->mutex);
         job->run(job);
         if (job->rc != 0)
-            snprintf(job->detail, sizeof(job->detail), "%s", pqv_error_detail());
+            error_save(&job->error);
         pthread_mutex_lock(&pool->mutex);
         job->done = 1;
         pthread_cond_broadcast(&pool->finished);
@@ -49,10 +49,10 @@ worker(void *arg)
     return NULL;
 }
 
-pqv_pool *
-pqv_pool_new(unsigned threads)
+struct pool *
+pool_new(unsigned threads)
 {
-    pqv_pool *pool;
+    struct pool *pool;
 
     if (threads == 0) {
         /* Sealing is CPU work, but every object also waits on an fsync:
@@ -75,24 +75,23 @@ pqv_pool_new(unsigned threads)
         pool->nthreads++;
     }
     if (pool->nthreads == 0) {
-        pqv_pool_free(pool);
+        pool_free(pool);
         return NULL;
     }
     return pool;
 }
 
 unsigned
-pqv_pool_threads(const pqv_pool *pool)
+pool_threads(const struct pool *pool)
 {
     return pool->nthreads;
 }
 
 void
-pqv_pool_submit(pqv_pool *pool, struct pqv_job *job)
+pool_submit(struct pool *pool, struct pool_job *job)
 {
     job->done = 0;
     job->rc = 0;
-    job->detail[0] = '\0';
     job->next = NULL;
     pthread_mutex_lock(&pool->mutex);
     if (pool->tail != NULL)
@@ -105,19 +104,19 @@ pqv_pool_submit(pqv_pool *pool, struct pqv_job *job)
 }
 
 int
-pqv_pool_wait(pqv_pool *pool, struct pqv_job *job)
+pool_wait(struct pool *pool, struct pool_job *job)
 {
     pthread_mutex_lock(&pool->mutex);
     while (!job->done)
         pthread_cond_wait(&pool->finished, &pool->mutex);
     pthread_mutex_unlock(&pool->mutex);
-    if (job->rc != 0 && job->detail[0] != '\0')
-        pqv_set_error(job->rc, "%s", job->detail);
+    if (job->rc != 0)
+        error_restore(&job->error);
     return job->rc;
 }
 
 void
-pqv_pool_free(pqv_pool *pool)
+pool_free(struct pool *pool)
 {
     if (pool == NULL)
         return;

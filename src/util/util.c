@@ -3,38 +3,35 @@
  */
 #include "util.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <sys/mman.h>
 
 #include <openssl/crypto.h>
 #include <openssl/rand.h>
 
-static _Thread_local char error_detail[256];
-
 void
-pqv_wipe(void *p, size_t n)
+util_wipe(void *p, size_t n)
 {
     if (p != NULL && n > 0)
         OPENSSL_cleanse(p, n);
 }
 
 void
-pqv_lock_memory(const void *p, size_t n)
+util_pin_memory(const void *p, size_t n)
 {
     if (p != NULL && n > 0)
         (void)mlock(p, n);
 }
 
 void
-pqv_unlock_memory(const void *p, size_t n)
+util_unpin_memory(const void *p, size_t n)
 {
     if (p != NULL && n > 0)
         (void)munlock(p, n);
 }
 
 int
-pqv_ct_equal(const void *a, const void *b, size_t n)
+util_ct_equal(const void *a, const void *b, size_t n)
 {
     const volatile uint8_t *x = a, *y = b;
     uint8_t d = 0;
@@ -46,7 +43,7 @@ pqv_ct_equal(const void *a, const void *b, size_t n)
 }
 
 int
-pqv_ct_is_zero(const void *a, size_t n)
+util_ct_is_zero(const void *a, size_t n)
 {
     const volatile uint8_t *x = a;
     uint8_t d = 0;
@@ -57,66 +54,22 @@ pqv_ct_is_zero(const void *a, size_t n)
 }
 
 int
-pqv_random(void *buf, size_t n)
+util_random(void *buf, size_t n)
 {
     /* RAND_bytes takes an int; split very large requests. */
     uint8_t *p = buf;
     while (n > 0) {
         size_t chunk = n > (1u << 30) ? (1u << 30) : n;
         if (RAND_bytes(p, (int)chunk) != 1)
-            return pqv_set_error(PQV_E_CRYPTO, "system random generator failed");
+            return error_set(PQV_E_CRYPTO, NULL, "system random generator failed");
         p += chunk;
         n -= chunk;
     }
     return 0;
 }
 
-int
-pqv_set_error(int err, const char *fmt, ...)
-{
-    va_list ap;
-
-    va_start(ap, fmt);
-    vsnprintf(error_detail, sizeof(error_detail), fmt, ap);
-    va_end(ap);
-    return err;
-}
-
-const char *
-pqv_error_detail(void)
-{
-    return error_detail;
-}
-
 void
-pqv_error_clear(void)
-{
-    error_detail[0] = '\0';
-}
-
-const char *
-pqv_strerror(int err)
-{
-    switch (err) {
-    case PQV_OK: return "success";
-    case PQV_E_INVAL: return "invalid argument";
-    case PQV_E_IO: return "input/output error";
-    case PQV_E_NOMEM: return "out of memory";
-    case PQV_E_NOTFOUND: return "not found";
-    case PQV_E_EXISTS: return "already exists";
-    case PQV_E_AUTH: return "wrong passphrase or recovery code";
-    case PQV_E_INTEGRITY: return "integrity check failed";
-    case PQV_E_NOVAULT: return "no vault at this location";
-    case PQV_E_LOCKED: return "vault is locked by another writer";
-    case PQV_E_UNSUPPORTED: return "unsupported format or algorithm";
-    case PQV_E_CRYPTO: return "cryptographic library failure";
-    case PQV_E_NOSPACE: return "no space left on device";
-    default: return "unknown error";
-    }
-}
-
-void
-pqv_hex_encode(char *out, const uint8_t *in, size_t n)
+util_hex_encode(char *out, const uint8_t *in, size_t n)
 {
     static const char digits[] = "0123456789abcdef";
 
@@ -140,7 +93,7 @@ hex_value(char c)
 }
 
 int
-pqv_hex_decode(uint8_t *out, size_t n, const char *hex)
+util_hex_decode(uint8_t *out, size_t n, const char *hex)
 {
     for (size_t i = 0; i < n; i++) {
         int hi = hex_value(hex[2 * i]);

@@ -1,6 +1,7 @@
 /*
  * util.h: internal helpers: wiping, constant-time comparison, randomness,
- * endian conversion, hex, error details.
+ * memory pinning, endian conversion, hex.  Includes util/error.h, which
+ * nearly every module needs with it.
  */
 #ifndef PQV_UTIL_H
 #define PQV_UTIL_H
@@ -10,18 +11,19 @@
 #include <string.h>
 
 #include "pqvault/common.h"
+#include "util/error.h"
 
-/* pqv_wipe(p, n): overwrite ${n} bytes at ${p} with zeros; never elided. */
-void pqv_wipe(void *p, size_t n);
+/* util_wipe(p, n): overwrite ${n} bytes at ${p} with zeros; never elided. */
+void util_wipe(void *p, size_t n);
 
 /*
- * pqv_ct_equal(a, b, n): 1 if the ${n} bytes at ${a} and ${b} are equal, 0
+ * util_ct_equal(a, b, n): 1 if the ${n} bytes at ${a} and ${b} are equal, 0
  * otherwise, in time that depends only on ${n}.
  */
-int pqv_ct_equal(const void *a, const void *b, size_t n);
+int util_ct_equal(const void *a, const void *b, size_t n);
 
 /*
- * pqv_declassify(p, n): declare the ${n} bytes at ${p} public: a decision
+ * util_declassify(p, n): declare the ${n} bytes at ${p} public: a decision
  * revealed anyway (a tag or checksum did or did not match) or a value the
  * design declares public.  A no-op, except in the constant-time test build
  * (tests/ct/run.sh compiles with -DPQV_CT_DECLASSIFY), where valgrind is
@@ -30,70 +32,63 @@ int pqv_ct_equal(const void *a, const void *b, size_t n);
  */
 #ifdef PQV_CT_DECLASSIFY
 #include <valgrind/memcheck.h>
-#define pqv_declassify(p, n) ((void)VALGRIND_MAKE_MEM_DEFINED((p), (n)))
+#define util_declassify(p, n) ((void)VALGRIND_MAKE_MEM_DEFINED((p), (n)))
 #else
-#define pqv_declassify(p, n) ((void)(p), (void)(n))
+#define util_declassify(p, n) ((void)(p), (void)(n))
 #endif
 
-/* pqv_ct_is_zero(a, n): 1 if all ${n} bytes are zero; constant time. */
-int pqv_ct_is_zero(const void *a, size_t n);
+/* util_ct_is_zero(a, n): 1 if all ${n} bytes are zero; constant time. */
+int util_ct_is_zero(const void *a, size_t n);
 
-/* pqv_random(buf, n): fill ${buf} from the system CSPRNG.  0 or PQV_E_CRYPTO. */
-int pqv_random(void *buf, size_t n) PQV_WARN_UNUSED;
+/* util_random(buf, n): fill ${buf} from the system CSPRNG.  0 or PQV_E_CRYPTO. */
+int util_random(void *buf, size_t n) PQV_WARN_UNUSED;
 
-/* pqv_lock_memory(p, n) / pqv_unlock_memory(p, n): keep ${n} bytes at ${p}
+/* util_pin_memory(p, n) / util_unpin_memory(p, n): keep ${n} bytes at ${p}
  * out of swap where the system allows it (best effort: a low
  * RLIMIT_MEMLOCK is not an error). */
-void pqv_lock_memory(const void *p, size_t n);
-void pqv_unlock_memory(const void *p, size_t n);
-
-/* pqv_set_error(err, fmt, ...): record a detail message; returns ${err}. */
-int pqv_set_error(int err, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
+void util_pin_memory(const void *p, size_t n);
+void util_unpin_memory(const void *p, size_t n);
 
 /* Big- and little-endian loads and stores. */
-static inline uint16_t pqv_load_be16(const uint8_t *p) { return (uint16_t)((p[0] << 8) | p[1]); }
-static inline uint32_t pqv_load_be32(const uint8_t *p)
+static inline uint16_t util_load_be16(const uint8_t *p) { return (uint16_t)((p[0] << 8) | p[1]); }
+static inline uint32_t util_load_be32(const uint8_t *p)
 {
     return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3];
 }
-static inline uint64_t pqv_load_be64(const uint8_t *p)
+static inline uint64_t util_load_be64(const uint8_t *p)
 {
-    return ((uint64_t)pqv_load_be32(p) << 32) | pqv_load_be32(p + 4);
+    return ((uint64_t)util_load_be32(p) << 32) | util_load_be32(p + 4);
 }
-static inline void pqv_store_be16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)(v >> 8); p[1] = (uint8_t)v; }
-static inline void pqv_store_be32(uint8_t *p, uint32_t v)
+static inline void util_store_be16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)(v >> 8); p[1] = (uint8_t)v; }
+static inline void util_store_be32(uint8_t *p, uint32_t v)
 {
     p[0] = (uint8_t)(v >> 24); p[1] = (uint8_t)(v >> 16); p[2] = (uint8_t)(v >> 8); p[3] = (uint8_t)v;
 }
-static inline void pqv_store_be64(uint8_t *p, uint64_t v)
+static inline void util_store_be64(uint8_t *p, uint64_t v)
 {
-    pqv_store_be32(p, (uint32_t)(v >> 32)); pqv_store_be32(p + 4, (uint32_t)v);
+    util_store_be32(p, (uint32_t)(v >> 32)); util_store_be32(p + 4, (uint32_t)v);
 }
-static inline uint32_t pqv_load_le32(const uint8_t *p)
+static inline uint32_t util_load_le32(const uint8_t *p)
 {
     return ((uint32_t)p[3] << 24) | ((uint32_t)p[2] << 16) | ((uint32_t)p[1] << 8) | p[0];
 }
-static inline void pqv_store_le32(uint8_t *p, uint32_t v)
+static inline void util_store_le32(uint8_t *p, uint32_t v)
 {
     p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); p[2] = (uint8_t)(v >> 16); p[3] = (uint8_t)(v >> 24);
 }
-static inline uint64_t pqv_load_le64(const uint8_t *p)
+static inline uint64_t util_load_le64(const uint8_t *p)
 {
-    return ((uint64_t)pqv_load_le32(p + 4) << 32) | pqv_load_le32(p);
+    return ((uint64_t)util_load_le32(p + 4) << 32) | util_load_le32(p);
 }
-static inline void pqv_store_le64(uint8_t *p, uint64_t v)
+static inline void util_store_le64(uint8_t *p, uint64_t v)
 {
-    pqv_store_le32(p, (uint32_t)v); pqv_store_le32(p + 4, (uint32_t)(v >> 32));
+    util_store_le32(p, (uint32_t)v); util_store_le32(p + 4, (uint32_t)(v >> 32));
 }
 
-/* pqv_hex_encode(out, in, n): write 2*n lowercase hex digits and a NUL. */
-void pqv_hex_encode(char *out, const uint8_t *in, size_t n);
+/* util_hex_encode(out, in, n): write 2*n lowercase hex digits and a NUL. */
+void util_hex_encode(char *out, const uint8_t *in, size_t n);
 
-/* pqv_hex_decode(out, n, hex): decode exactly 2*n hex digits; 0 or -1. */
-int pqv_hex_decode(uint8_t *out, size_t n, const char *hex);
+/* util_hex_decode(out, n, hex): decode exactly 2*n hex digits; 0 or -1. */
+int util_hex_decode(uint8_t *out, size_t n, const char *hex);
 
 #endif

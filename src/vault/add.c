@@ -57,7 +57,7 @@ struct add_plan {
 
 /* A unit of work on the pool: one object, or one record. */
 struct add_job {
-    struct pqv_job job;
+    struct pool_job job;
     pqv_vault *v;
     struct add_file *file;
     uint32_t index;
@@ -76,7 +76,7 @@ plan_free(struct add_plan *plan)
         free(f->name);
         free(f->ids);
         record_clear(&f->old);
-        pqv_wipe(f->file_key, sizeof(f->file_key));
+        util_wipe(f->file_key, sizeof(f->file_key));
     }
     free(plan->files);
     for (size_t i = 0; i < plan->nskipped; i++)
@@ -129,7 +129,7 @@ walk(struct add_plan *plan, const char *path, const char *name)
 
     if (lstat(path, &st) != 0) {
         e = errno;
-        return pqv_set_error(pqv_errno_error(e), "%s: %s", path, strerror(e));
+        return error_set(error_from_errno(e), path, "%s", strerror(e));
     }
     if (S_ISREG(st.st_mode))
         return plan_push(plan, path, name, PQV_ENTRY_FILE, &st);
@@ -152,7 +152,7 @@ walk(struct add_plan *plan, const char *path, const char *name)
         return rc;
     if ((n = scandir(path, &list, NULL, alphasort)) < 0) {
         e = errno;
-        return pqv_set_error(pqv_errno_error(e), "%s: %s", path, strerror(e));
+        return error_set(error_from_errno(e), path, "%s", strerror(e));
     }
     for (int i = 0; i < n; i++) {
         char *cpath = NULL, *cname = NULL;
@@ -161,7 +161,7 @@ walk(struct add_plan *plan, const char *path, const char *name)
                 asprintf(&cname, "%s/%s", name, list[i]->d_name) < 0) {
                 rc = PQV_E_NOMEM;
             } else if (strlen(cname) > PQV_NAME_MAX) {
-                rc = pqv_set_error(PQV_E_INVAL, "%s: name too long", cpath);
+                rc = error_set(PQV_E_INVAL, cpath, "name too long");
             } else {
                 rc = walk(plan, cpath, cname);
             }
@@ -193,19 +193,19 @@ prepare(pqv_vault *v, struct add_plan *plan, const struct pqv_add_options *opt)
     for (size_t i = 0; i < plan->n; i++) {
         struct add_file *f = &plan->files[i];
         if (i > 0 && strcmp(f->name, plan->files[i - 1].name) == 0)
-            return pqv_set_error(PQV_E_INVAL, "%s: given twice", f->name);
-        if ((rc = vault_name_hash(v, f->name, f->hash)) != 0)
+            return error_set(PQV_E_INVAL, f->name, "given twice");
+        if ((rc = names_hash(v, f->name, f->hash)) != 0)
             return rc;
-        vault_record_storage_name(f->hash, sname);
+        record_storage_name(f->hash, sname);
         rc = v->storage->ops->stat(v->storage, sname, NULL);
         if (rc == PQV_E_NOTFOUND)
             continue;
         if (rc != 0)
             return rc;
         if (!opt->force)
-            return pqv_set_error(PQV_E_EXISTS, "%s: already exists (use --force to replace)", f->name);
+            return error_set(PQV_E_EXISTS, f->name, "already exists");
         /* Replacing: remember the old objects to delete after the commit. */
-        if ((rc = vault_read_record(v, f->name, &f->old)) != 0) {
+        if ((rc = record_read(v, f->name, &f->old)) != 0) {
             if (rc != PQV_E_INTEGRITY)
                 return rc;
             /* A damaged record may be replaced; its objects become orphans. */
@@ -227,26 +227,26 @@ job_read(struct add_job *job)
 
     if ((fd = open(f->path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
         e = errno;
-        return pqv_set_error(pqv_errno_error(e), "%s: %s", f->path, strerror(e));
+        return error_set(error_from_errno(e), f->path, "%s", strerror(e));
     }
     got = pread(fd, job->plain, job->plain_len, (off_t)offset);
     if (got < 0) {
         e = errno;
-        rc = pqv_set_error(pqv_errno_error(e), "%s: read: %s", f->path, strerror(e));
+        rc = error_errno(f->path, "read", e);
     } else if ((size_t)got < job->plain_len) {
         /* pread may be short on some file systems: finish the read. */
-        ssize_t more = pqv_read_all(fd, job->plain + got, job->plain_len - (size_t)got, f->path);
+        ssize_t more = fsutil_read_all(fd, job->plain + got, job->plain_len - (size_t)got, f->path);
         if (more < 0)
             rc = (int)more;
         else if ((size_t)got + (size_t)more < job->plain_len)
-            rc = pqv_set_error(PQV_E_IO, "%s: file shrank while it was being read", f->path);
+            rc = error_set(PQV_E_IO, f->path, "file shrank while it was being read");
     }
     close(fd);
     return rc;
 }
 
 static void
-object_job_run(struct pqv_job *pj)
+object_job_run(struct pool_job *pj)
 {
     struct add_job *job = (struct add_job *)pj;
     struct add_file *f = job->file;
@@ -259,15 +259,15 @@ object_job_run(struct pqv_job *pj)
     if ((rc = object_seal(job->v->config.aead, f->file_key, f->ids[job->index], job->index,
              job->plain, job->plain_len, job->sealed)) != 0)
         goto out;
-    vault_object_storage_name(f->ids[job->index], sname);
+    object_storage_name(f->ids[job->index], sname);
     rc = job->v->storage->ops->put(job->v->storage, sname, job->sealed, sealed_len);
 out:
-    pqv_wipe(job->plain, job->plain_len);
+    util_wipe(job->plain, job->plain_len);
     job->job.rc = rc;
 }
 
 static void
-record_job_run(struct pqv_job *pj)
+record_job_run(struct pool_job *pj)
 {
     struct add_job *job = (struct add_job *)pj;
     struct add_file *f = job->file;
@@ -295,13 +295,13 @@ record_job_run(struct pqv_job *pj)
             rc = PQV_E_NOMEM;
             goto out;
         }
-        if ((rc = pqv_wrap(v->identity, f->file_key, ctx, vault_wrap_context(v, f->hash, ctx),
+        if ((rc = pqv_wrap(v->identity, f->file_key, ctx, record_wrap_context(v, f->hash, ctx),
                  r.wrapped)) != 0)
             goto out;
     }
     if ((rc = record_seal(v, &r, &buf, &len)) != 0)
         goto out;
-    vault_record_storage_name(f->hash, sname);
+    record_storage_name(f->hash, sname);
     rc = v->storage->ops->put(v->storage, sname, buf, len);
 out:
     free(r.wrapped);
@@ -320,12 +320,12 @@ struct window {
 static int
 window_init(pqv_vault *v, struct window *w)
 {
-    pqv_pool *pool = vault_pool(v);
+    struct pool *pool = vault_pool(v);
 
     if (pool == NULL)
         return PQV_E_NOMEM;
     memset(w, 0, sizeof(*w));
-    w->size = pqv_pool_threads(pool) + WINDOW_EXTRA;
+    w->size = pool_threads(pool) + WINDOW_EXTRA;
     if ((w->jobs = calloc(w->size, sizeof(*w->jobs))) == NULL)
         return PQV_E_NOMEM;
     return 0;
@@ -347,7 +347,7 @@ window_retire(pqv_vault *v, struct window *w, const struct pqv_add_options *opt,
     uint64_t total)
 {
     struct add_job *job = &w->jobs[w->oldest];
-    int rc = pqv_pool_wait(vault_pool(v), &job->job);
+    int rc = pool_wait(vault_pool(v), &job->job);
 
     if (rc != 0 && w->rc == 0) {
         w->rc = rc;
@@ -394,7 +394,7 @@ window_slot(pqv_vault *v, struct window *w, size_t plain_len,
 static void
 window_submit(pqv_vault *v, struct window *w, struct add_job *job)
 {
-    pqv_pool_submit(vault_pool(v), &job->job);
+    pool_submit(vault_pool(v), &job->job);
     w->next = (w->next + 1) % w->size;
     w->inflight++;
 }
@@ -414,14 +414,14 @@ new_file_keys(struct add_file *f)
 
     if (f->type != PQV_ENTRY_FILE)
         return 0;
-    if ((rc = pqv_random(f->file_key, sizeof(f->file_key))) != 0)
+    if ((rc = util_random(f->file_key, sizeof(f->file_key))) != 0)
         return rc;
-    f->nobjects = vault_object_count(f->size);
+    f->nobjects = object_count(f->size);
     if (f->nobjects == 0)
         return 0;
     if ((f->ids = malloc((size_t)f->nobjects * OBJECT_ID_BYTES)) == NULL)
         return PQV_E_NOMEM;
-    return pqv_random(f->ids, (size_t)f->nobjects * OBJECT_ID_BYTES);
+    return util_random(f->ids, (size_t)f->nobjects * OBJECT_ID_BYTES);
 }
 
 /* delete_objects(v, ids, n): best-effort removal (the caller decides
@@ -433,7 +433,7 @@ delete_objects(pqv_vault *v, uint8_t (*ids)[OBJECT_ID_BYTES], uint32_t n)
     int rc = 0;
 
     for (uint32_t i = 0; i < n; i++) {
-        vault_object_storage_name(ids[i], sname);
+        object_storage_name(ids[i], sname);
         int r = v->storage->ops->del(v->storage, sname);
         if (r != 0 && r != PQV_E_NOTFOUND && rc == 0)
             rc = r;
@@ -466,10 +466,11 @@ commit_records(pqv_vault *v, struct add_file *files, size_t n, struct window *w,
     /* Even after a failure, make what was renamed durable before
      * reporting: a record that reached its name is committed. */
     if (w->rc != 0) {
-        char detail[256];
-        snprintf(detail, sizeof(detail), "%s", pqv_error_detail());
+        struct error_saved first;
+        error_save(&first);
         (void)v->storage->ops->barrier(v->storage);
-        return pqv_set_error(w->rc, "%s", detail);
+        error_restore(&first);
+        return w->rc;
     }
     rc = v->storage->ops->barrier(v->storage);
     if (rc != 0)
@@ -488,7 +489,7 @@ static int
 add_batch(pqv_vault *v, struct add_file *files, size_t n, struct window *w,
     const struct pqv_add_options *opt, uint64_t total)
 {
-    char detail[256];
+    struct error_saved first;
     int rc;
 
     for (size_t i = 0; i < n && w->rc == 0; i++) {
@@ -523,12 +524,13 @@ fail:
     /* Nothing of this batch is committed: remove its objects (keeping the
      * detail of the failure, not of the cleanup). */
     rc = w->rc;
-    snprintf(detail, sizeof(detail), "%s", pqv_error_detail());
+    error_save(&first);
     for (size_t i = 0; i < n; i++)
         if (files[i].ids != NULL)
             delete_objects(v, files[i].ids, files[i].nobjects);
     (void)v->storage->ops->barrier(v->storage);
-    return pqv_set_error(rc, "%s", detail);
+    error_restore(&first);
+    return rc;
 }
 
 static int
@@ -570,11 +572,8 @@ pqv_vault_add_path(pqv_vault *v, const char *path, const char *name,
         return PQV_E_INVAL;
     if (opt == NULL)
         opt = &no_options;
-    if ((rc = pqv_name_normalize(name != NULL ? name : path, norm, sizeof(norm))) != 0) {
-        if (rc == PQV_E_INVAL && name == NULL && strstr(pqv_error_detail(), "..") != NULL)
-            pqv_set_error(rc, "%s: a name may not contain \"..\" (choose one with --name)", path);
+    if ((rc = pqv_name_normalize(name != NULL ? name : path, norm, sizeof(norm))) != 0)
         return rc;
-    }
     memset(&plan, 0, sizeof(plan));
     if ((rc = walk(&plan, path, norm)) == 0)
         rc = run_plan(v, &plan, opt);
@@ -613,7 +612,7 @@ pqv_vault_add_fd(pqv_vault *v, int fd, const char *name, uint32_t mode, int64_t 
         plan_free(&plan);
         return rc;
     }
-    if ((rc = pqv_random(f->file_key, sizeof(f->file_key))) != 0)
+    if ((rc = util_random(f->file_key, sizeof(f->file_key))) != 0)
         goto out;
     while (!eof && w.rc == 0) {
         struct add_job *job = window_slot(v, &w, PQV_OBJECT_MAX_PLAIN, opt, 0);
@@ -637,11 +636,11 @@ pqv_vault_add_fd(pqv_vault *v, int fd, const char *name, uint32_t mode, int64_t 
             f->ids = p;
             cap = ncap;
         }
-        if ((w.rc = pqv_random(f->ids[f->nobjects], OBJECT_ID_BYTES)) != 0)
+        if ((w.rc = util_random(f->ids[f->nobjects], OBJECT_ID_BYTES)) != 0)
             break;
-        if ((got = pqv_read_all(fd, job->plain, PQV_OBJECT_MAX_PLAIN, "standard input")) < 0) {
+        if ((got = fsutil_read_all(fd, job->plain, PQV_OBJECT_MAX_PLAIN, "standard input")) < 0) {
             w.rc = (int)got;
-            pqv_wipe(job->plain, PQV_OBJECT_MAX_PLAIN); /* whatever was read */
+            util_wipe(job->plain, PQV_OBJECT_MAX_PLAIN); /* whatever was read */
             break;
         }
         eof = (size_t)got < PQV_OBJECT_MAX_PLAIN;
@@ -659,12 +658,12 @@ pqv_vault_add_fd(pqv_vault *v, int fd, const char *name, uint32_t mode, int64_t 
     if (w.rc == 0)
         w.rc = v->storage->ops->barrier(v->storage);
     if (w.rc != 0) {
-        char detail[256];
+        struct error_saved first;
         rc = w.rc;
-        snprintf(detail, sizeof(detail), "%s", pqv_error_detail());
+        error_save(&first);
         delete_objects(v, f->ids, f->nobjects);
         (void)v->storage->ops->barrier(v->storage);
-        pqv_set_error(rc, "%s", detail);
+        error_restore(&first);
         goto out;
     }
     rc = commit_records(v, f, 1, &w, opt);

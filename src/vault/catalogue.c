@@ -110,7 +110,7 @@ parse_storage_name(const char *name, const char *kind, uint8_t *out, size_t n)
     for (size_t i = 0; i < 2 * n; i++)
         if (hex[i] >= 'A' && hex[i] <= 'F')
             return -1;
-    return pqv_hex_decode(out, n, hex);
+    return util_hex_decode(out, n, hex);
 }
 
 int
@@ -147,7 +147,7 @@ catalogue_load(pqv_vault *v, struct catalogue *cat, pqv_report_fn report, void *
             vault_report(report, report_ctx, PQV_REPORT_ERROR, names.names[i],
                 "unexpected file in records/");
             if (damaged == NULL) {
-                rc = pqv_set_error(PQV_E_INTEGRITY, "%s: unexpected file in records/", names.names[i]);
+                rc = error_set(PQV_E_INTEGRITY, names.names[i], "unexpected file in records/");
                 goto done;
             }
             continue;
@@ -173,9 +173,7 @@ catalogue_load(pqv_vault *v, struct catalogue *cat, pqv_report_fn report, void *
             vault_report(report, report_ctx, PQV_REPORT_ERROR, names.names[i], "%s",
                 pqv_error_detail());
             if (damaged == NULL) {
-                char detail[256];
-                snprintf(detail, sizeof(detail), "%s", pqv_error_detail());
-                rc = pqv_set_error(rc, "%s: %s", names.names[i], detail);
+                rc = error_subject(rc, names.names[i]);
                 goto done;
             }
             rc = 0;
@@ -195,7 +193,7 @@ done:
 }
 
 int
-vault_name_under(const char *name, const char *prefix)
+names_under(const char *name, const char *prefix)
 {
     size_t n = strlen(prefix);
 
@@ -233,7 +231,7 @@ pqv_vault_list(pqv_vault *v, const char *prefix, struct pqv_entry **entries, siz
         return PQV_E_NOMEM;
     }
     for (size_t i = 0; i < cat.n; i++) {
-        if (!vault_name_under(cat.records[i].entry.name, norm))
+        if (!names_under(cat.records[i].entry.name, norm))
             continue;
         out[k] = cat.records[i].entry;
         cat.records[i].entry.name = NULL; /* moved */
@@ -259,7 +257,7 @@ pqv_vault_lookup(pqv_vault *v, const char *name, struct pqv_entry *entry)
         return PQV_E_INVAL;
     if ((rc = pqv_name_normalize(name, norm, sizeof(norm))) != 0)
         return rc;
-    if ((rc = vault_read_record(v, norm, &r)) != 0)
+    if ((rc = record_read(v, norm, &r)) != 0)
         return rc;
     *entry = r.entry;
     r.entry.name = NULL;
@@ -282,7 +280,7 @@ pqv_vault_rm(pqv_vault *v, const char *name, pqv_report_fn report, void *report_
     if ((rc = pqv_name_normalize(name, norm, sizeof(norm))) != 0)
         return rc;
     memset(&cat, 0, sizeof(cat));
-    rc = vault_read_record(v, norm, &exact);
+    rc = record_read(v, norm, &exact);
     if (rc != 0 && rc != PQV_E_NOTFOUND)
         return rc;
     have_exact = rc == 0;
@@ -296,12 +294,12 @@ pqv_vault_rm(pqv_vault *v, const char *name, pqv_report_fn report, void *report_
             return PQV_E_NOMEM;
         }
         uint8_t hash[NAME_HASH_BYTES];
-        if ((rc = vault_name_hash(v, norm, hash)) != 0) {
+        if ((rc = names_hash(v, norm, hash)) != 0) {
             record_clear(&exact);
             catalogue_free(&cat);
             return rc;
         }
-        vault_record_storage_name(hash, cat.storage_names[0]);
+        record_storage_name(hash, cat.storage_names[0]);
         cat.records[0] = exact;
         cat.n = 1;
     } else {
@@ -313,14 +311,14 @@ pqv_vault_rm(pqv_vault *v, const char *name, pqv_report_fn report, void *report_
     }
     /* Commit point of each removal: the record's unlink. */
     for (size_t i = 0; i < cat.n; i++) {
-        if (!vault_name_under(cat.records[i].entry.name, norm))
+        if (!names_under(cat.records[i].entry.name, norm))
             continue;
         if ((rc = v->storage->ops->del(v->storage, cat.storage_names[i])) != 0)
             goto out;
         found++;
     }
     if (found == 0) {
-        rc = pqv_set_error(PQV_E_NOTFOUND, "not found");
+        rc = error_set(PQV_E_NOTFOUND, NULL, "not found");
         goto out;
     }
     if ((rc = v->storage->ops->barrier(v->storage)) != 0)
@@ -328,11 +326,11 @@ pqv_vault_rm(pqv_vault *v, const char *name, pqv_report_fn report, void *report_
     /* The records are gone for good; now their objects. */
     for (size_t i = 0; i < cat.n; i++) {
         struct record *r = &cat.records[i];
-        if (!vault_name_under(r->entry.name, norm))
+        if (!names_under(r->entry.name, norm))
             continue;
         for (uint32_t k = 0; k < r->entry.nobjects; k++) {
             char sname[STORAGE_NAME_MAX];
-            vault_object_storage_name(r->object_ids[k], sname);
+            object_storage_name(r->object_ids[k], sname);
             int d = v->storage->ops->del(v->storage, sname);
             if (d != 0 && d != PQV_E_NOTFOUND)
                 vault_report(report, report_ctx, PQV_REPORT_WARNING, sname,
@@ -401,7 +399,7 @@ check_file_data(pqv_vault *v, const struct record *r, pqv_report_fn report,
     uint8_t *plain = NULL;
     int rc, bad = 0;
 
-    rc = vault_unwrap_file_key(v, r, file_key);
+    rc = record_unwrap_file_key(v, r, file_key);
     if (rc == PQV_E_NOTFOUND)
         return 0; /* replaced or removed by a writer since the scan */
     if (rc == PQV_E_INTEGRITY) {
@@ -413,14 +411,14 @@ check_file_data(pqv_vault *v, const struct record *r, pqv_report_fn report,
     if (rc != 0)
         return rc;
     if (r->entry.nobjects > 0 && (plain = malloc(PQV_OBJECT_MAX_PLAIN)) == NULL) {
-        pqv_wipe(file_key, sizeof(file_key));
+        util_wipe(file_key, sizeof(file_key));
         return PQV_E_NOMEM;
     }
     for (uint32_t k = 0; k < r->entry.nobjects && !bad; k++) {
         char oname[STORAGE_NAME_MAX];
         uint8_t *buf;
         size_t len, plen = object_plain_len(&r->entry, k);
-        vault_object_storage_name(r->object_ids[k], oname);
+        object_storage_name(r->object_ids[k], oname);
         rc = v->storage->ops->get(v->storage, oname, &buf, &len, object_sealed_size(plen) + 1);
         if (rc == PQV_E_NOTFOUND || rc == PQV_E_INTEGRITY) {
             rc = 0;
@@ -441,10 +439,10 @@ check_file_data(pqv_vault *v, const struct record *r, pqv_report_fn report,
         }
     }
     if (plain != NULL) {
-        pqv_wipe(plain, PQV_OBJECT_MAX_PLAIN);
+        util_wipe(plain, PQV_OBJECT_MAX_PLAIN);
         free(plain);
     }
-    pqv_wipe(file_key, sizeof(file_key));
+    util_wipe(file_key, sizeof(file_key));
     return rc;
 }
 
@@ -515,7 +513,7 @@ scan(pqv_vault *v, struct catalogue *cat, struct name_list *orphans, pqv_report_
         if (seen[i])
             continue;
         char oname[STORAGE_NAME_MAX];
-        vault_object_storage_name(ids[i].id, oname);
+        object_storage_name(ids[i].id, oname);
         res->missing++;
         res->damaged++;
         vault_report(report, report_ctx, PQV_REPORT_ERROR, cat->records[ids[i].record].entry.name,
@@ -654,8 +652,7 @@ pqv_vault_check(pqv_vault *v, int read_data, pqv_report_fn report, void *report_
         if (result != NULL)
             *result = res;
         if (rc == 0 && res.damaged > 0)
-            rc = pqv_set_error(PQV_E_INTEGRITY, "%llu damaged item%s found",
-                (unsigned long long)res.damaged, res.damaged == 1 ? "" : "s");
+            rc = error_set(PQV_E_INTEGRITY, NULL, "%llu damaged item%s found", (unsigned long long)res.damaged, res.damaged == 1 ? "" : "s");
         return rc;
     }
     if ((rc = scan(v, &cat, NULL, report, report_ctx, &res)) != 0)
@@ -670,8 +667,7 @@ pqv_vault_check(pqv_vault *v, int read_data, pqv_report_fn report, void *report_
     if (rc != 0)
         return rc;
     if (res.damaged > 0)
-        return pqv_set_error(PQV_E_INTEGRITY, "%llu damaged item%s found",
-            (unsigned long long)res.damaged, res.damaged == 1 ? "" : "s");
+        return error_set(PQV_E_INTEGRITY, NULL, "%llu damaged item%s found", (unsigned long long)res.damaged, res.damaged == 1 ? "" : "s");
     return 0;
 }
 
@@ -693,8 +689,7 @@ pqv_vault_gc(pqv_vault *v, pqv_report_fn report, void *report_ctx, struct pqv_ch
     /* An unreadable record might name objects that look orphaned: deleting
      * them could destroy data a repaired record would need. */
     if (res.damaged > 0) {
-        rc = pqv_set_error(PQV_E_INTEGRITY,
-            "refusing to collect garbage while the vault is damaged (run check)");
+        rc = error_set(PQV_E_INTEGRITY, NULL, "refusing to collect garbage while the vault is damaged (run check)");
         goto out;
     }
     for (size_t i = 0; i < orphans.n; i++) {

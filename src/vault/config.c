@@ -31,10 +31,10 @@ next_line(const char **p, const char *end, const char *key, const char **value,
     const char *nl;
 
     if ((size_t)(end - *p) < klen + 2 || memcmp(*p, key, klen) != 0 || (*p)[klen] != ' ')
-        return pqv_set_error(PQV_E_INTEGRITY, "config: expected \"%s\" line", key);
+        return error_set(PQV_E_INTEGRITY, NULL, "config: expected \"%s\" line", key);
     *value = *p + klen + 1;
     if ((nl = memchr(*value, '\n', (size_t)(end - *value))) == NULL)
-        return pqv_set_error(PQV_E_INTEGRITY, "config: unterminated \"%s\" line", key);
+        return error_set(PQV_E_INTEGRITY, NULL, "config: unterminated \"%s\" line", key);
     *vlen = (size_t)(nl - *value);
     *p = nl + 1;
     return 0;
@@ -46,11 +46,11 @@ parse_hex(const char *value, size_t vlen, uint8_t *out, size_t n, const char *ke
     char buf[129];
 
     if (vlen != 2 * n || vlen >= sizeof(buf))
-        return pqv_set_error(PQV_E_INTEGRITY, "config: bad %s length", key);
+        return error_set(PQV_E_INTEGRITY, NULL, "config: bad %s length", key);
     memcpy(buf, value, vlen);
     buf[vlen] = '\0';
-    if (pqv_hex_decode(out, n, buf) != 0)
-        return pqv_set_error(PQV_E_INTEGRITY, "config: bad %s", key);
+    if (util_hex_decode(out, n, buf) != 0)
+        return error_set(PQV_E_INTEGRITY, NULL, "config: bad %s", key);
     return 0;
 }
 
@@ -64,46 +64,46 @@ config_parse(struct vault_config *c, const uint8_t *text, size_t len)
 
     memset(c, 0, sizeof(*c));
     if (len > MAX_CONFIG_BYTES)
-        return pqv_set_error(PQV_E_INTEGRITY, "config: too large");
+        return error_set(PQV_E_INTEGRITY, NULL, "config: too large");
     if (memchr(text, '\0', len) != NULL)
-        return pqv_set_error(PQV_E_INTEGRITY, "config: contains a NUL byte");
+        return error_set(PQV_E_INTEGRITY, NULL, "config: contains a NUL byte");
     if ((rc = next_line(&p, end, "pqvault-config", &v, &vlen)) != 0)
         return rc;
     if (vlen != 1 || v[0] < '1' || v[0] > '9')
-        return pqv_set_error(PQV_E_INTEGRITY, "config: bad format version");
+        return error_set(PQV_E_INTEGRITY, NULL, "config: bad format version");
     c->version = v[0] - '0';
     if (c->version != PQV_FORMAT_VERSION)
-        return pqv_set_error(PQV_E_UNSUPPORTED, "config: format version %d is not supported", c->version);
+        return error_set(PQV_E_UNSUPPORTED, NULL, "config: format version %d is not supported", c->version);
     if ((rc = next_line(&p, end, "vault-id", &v, &vlen)) != 0 ||
         (rc = parse_hex(v, vlen, c->vault_id, VAULT_ID_BYTES, "vault-id")) != 0)
         return rc;
     if ((rc = next_line(&p, end, "kem", &v, &vlen)) != 0)
         return rc;
     if (vlen >= sizeof(buf))
-        return pqv_set_error(PQV_E_INTEGRITY, "config: bad kem");
+        return error_set(PQV_E_INTEGRITY, NULL, "config: bad kem");
     memcpy(buf, v, vlen);
     buf[vlen] = '\0';
     if ((c->kem = pqv_frodo_find(buf)) == NULL)
-        return pqv_set_error(PQV_E_INTEGRITY, "config: unknown kem");
+        return error_set(PQV_E_INTEGRITY, NULL, "config: unknown kem");
     if ((rc = next_line(&p, end, "aead", &v, &vlen)) != 0)
         return rc;
     if (vlen >= sizeof(buf))
-        return pqv_set_error(PQV_E_INTEGRITY, "config: bad aead");
+        return error_set(PQV_E_INTEGRITY, NULL, "config: bad aead");
     memcpy(buf, v, vlen);
     buf[vlen] = '\0';
     if ((c->aead = pqv_aead_by_name(buf)) == 0 || strcmp(buf, pqv_aead_name(c->aead)) != 0)
-        return pqv_set_error(PQV_E_INTEGRITY, "config: unknown aead");
+        return error_set(PQV_E_INTEGRITY, NULL, "config: unknown aead");
     if ((rc = next_line(&p, end, "identity", &v, &vlen)) != 0 ||
         (rc = parse_hex(v, vlen, c->identity_hash, 32, "identity")) != 0)
         return rc;
     if ((rc = next_line(&p, end, "created", &v, &vlen)) != 0)
         return rc;
     if (vlen == 0 || vlen > 19)
-        return pqv_set_error(PQV_E_INTEGRITY, "config: bad created");
+        return error_set(PQV_E_INTEGRITY, NULL, "config: bad created");
     c->created = 0;
     for (size_t i = 0; i < vlen; i++) {
         if (v[i] < '0' || v[i] > '9' || c->created > (INT64_MAX - (v[i] - '0')) / 10)
-            return pqv_set_error(PQV_E_INTEGRITY, "config: bad created");
+            return error_set(PQV_E_INTEGRITY, NULL, "config: bad created");
         c->created = c->created * 10 + (v[i] - '0');
     }
     c->mac_offset = (size_t)(p - (const char *)text);
@@ -111,7 +111,7 @@ config_parse(struct vault_config *c, const uint8_t *text, size_t len)
         (rc = parse_hex(v, vlen, c->mac, 32, "mac")) != 0)
         return rc;
     if (p != end)
-        return pqv_set_error(PQV_E_INTEGRITY, "config: trailing data");
+        return error_set(PQV_E_INTEGRITY, NULL, "config: trailing data");
     if ((c->text = malloc(len)) == NULL)
         return PQV_E_NOMEM;
     memcpy(c->text, text, len);
@@ -125,12 +125,12 @@ config_verify_mac(const struct vault_config *c, const uint8_t key[32])
     uint8_t mac[32];
     int rc;
 
-    if ((rc = pqv_hmac_sha256(mac, key, 32, c->text, c->mac_offset)) != 0)
+    if ((rc = kdf_hmac_sha256(mac, key, 32, c->text, c->mac_offset)) != 0)
         return rc;
-    int same = pqv_ct_equal(mac, c->mac, 32);
-    pqv_declassify(&same, sizeof(same)); /* the verdict is public */
+    int same = util_ct_equal(mac, c->mac, 32);
+    util_declassify(&same, sizeof(same)); /* the verdict is public */
     if (!same)
-        return pqv_set_error(PQV_E_INTEGRITY, "config: authentication failed (modified or corrupted)");
+        return error_set(PQV_E_INTEGRITY, NULL, "config: authentication failed (modified or corrupted)");
     return 0;
 }
 
@@ -144,17 +144,17 @@ config_build(const struct vault_config *c, const uint8_t key[32], uint8_t **text
 
     if ((buf = malloc(MAX_CONFIG_BYTES)) == NULL)
         return PQV_E_NOMEM;
-    pqv_hex_encode(id_hex, c->vault_id, VAULT_ID_BYTES);
-    pqv_hex_encode(ident_hex, c->identity_hash, 32);
+    util_hex_encode(id_hex, c->vault_id, VAULT_ID_BYTES);
+    util_hex_encode(ident_hex, c->identity_hash, 32);
     n = snprintf(buf, MAX_CONFIG_BYTES,
         "pqvault-config %d\nvault-id %s\nkem %s\naead %s\nidentity %s\ncreated %" PRId64 "\n",
         c->version, id_hex, pqv_frodo_name(c->kem), pqv_aead_name(c->aead), ident_hex,
         c->created);
-    if ((rc = pqv_hmac_sha256(mac, key, 32, (const uint8_t *)buf, (size_t)n)) != 0) {
+    if ((rc = kdf_hmac_sha256(mac, key, 32, (const uint8_t *)buf, (size_t)n)) != 0) {
         free(buf);
         return rc;
     }
-    pqv_hex_encode(mac_hex, mac, 32);
+    util_hex_encode(mac_hex, mac, 32);
     n += snprintf(buf + n, MAX_CONFIG_BYTES - (size_t)n, "mac %s\n", mac_hex);
     *text = (uint8_t *)buf;
     *len = (size_t)n;

@@ -23,7 +23,7 @@
 #define WINDOW_EXTRA 2
 
 struct get_job {
-    struct pqv_job job;
+    struct pool_job job;
     pqv_vault *v;
     const struct record *r;
     const uint8_t *file_key;
@@ -33,7 +33,7 @@ struct get_job {
 };
 
 static void
-get_job_run(struct pqv_job *pj)
+get_job_run(struct pool_job *pj)
 {
     struct get_job *job = (struct get_job *)pj;
     const struct record *r = job->r;
@@ -42,22 +42,22 @@ get_job_run(struct pqv_job *pj)
     size_t len;
     int rc;
 
-    vault_object_storage_name(r->object_ids[job->index], sname);
+    object_storage_name(r->object_ids[job->index], sname);
     rc = job->v->storage->ops->get(job->v->storage, sname, &buf, &len,
         object_sealed_size(job->plain_len) + 1);
     if (rc == PQV_E_NOTFOUND) {
         /* NOTFOUND, not yet INTEGRITY: stream_current() first asks whether
          * a writer replaced or removed the file while we read it. */
-        rc = pqv_set_error(PQV_E_NOTFOUND, "object %u (%s) is missing", job->index, sname);
+        rc = error_set(PQV_E_NOTFOUND, NULL, "object %u (%s) is missing", job->index, sname);
     } else if (rc == PQV_E_INTEGRITY) {
-        rc = pqv_set_error(PQV_E_INTEGRITY, "object %u (%s) has the wrong size", job->index, sname);
+        rc = error_set(PQV_E_INTEGRITY, NULL, "object %u (%s) has the wrong size", job->index, sname);
     } else if (rc == 0) {
         rc = object_open(r->entry.aead, job->file_key, r->object_ids[job->index], job->index, buf,
             len, job->plain, job->plain_len);
         if (rc == PQV_E_INTEGRITY) {
-            char detail[200];
-            snprintf(detail, sizeof(detail), "%s", pqv_error_detail());
-            rc = pqv_set_error(rc, "object %u (%s): %s", job->index, sname, detail);
+            char why[PQV_ERROR_REASON_MAX];
+            snprintf(why, sizeof(why), "%s", pqv_error_last()->reason);
+            rc = error_set(rc, NULL, "object %u (%s): %s", job->index, sname, why);
         }
         free(buf);
     }
@@ -83,7 +83,7 @@ static int
 stream_file(pqv_vault *v, const struct record *r, struct sink *out)
 {
     uint8_t file_key[PQV_FILE_KEY_BYTES];
-    pqv_pool *pool = vault_pool(v);
+    struct pool *pool = vault_pool(v);
     struct get_job *jobs = NULL;
     size_t window, submitted = 0, retired = 0;
     uint32_t n = r->entry.nobjects;
@@ -92,9 +92,9 @@ stream_file(pqv_vault *v, const struct record *r, struct sink *out)
 
     if (pool == NULL)
         return PQV_E_NOMEM;
-    if ((rc = vault_unwrap_file_key(v, r, file_key)) != 0)
+    if ((rc = record_unwrap_file_key(v, r, file_key)) != 0)
         return rc;
-    window = pqv_pool_threads(pool) + WINDOW_EXTRA;
+    window = pool_threads(pool) + WINDOW_EXTRA;
     if (window > n)
         window = n;
     if (n > 0 && (jobs = calloc(window, sizeof(*jobs))) == NULL) {
@@ -117,20 +117,20 @@ stream_file(pqv_vault *v, const struct record *r, struct sink *out)
             job->file_key = file_key;
             job->index = (uint32_t)submitted;
             job->job.run = get_job_run;
-            pqv_pool_submit(pool, &job->job);
+            pool_submit(pool, &job->job);
             submitted++;
         }
         if (retired == submitted)
             break;
         struct get_job *job = &jobs[retired % window];
-        int jrc = pqv_pool_wait(pool, &job->job);
+        int jrc = pool_wait(pool, &job->job);
         retired++;
         if (jrc != 0 && !failed) {
             rc = jrc;
             failed = 1;
         }
         if (!failed) {
-            if ((rc = pqv_write_all(out->fd, job->plain, job->plain_len, out->name)) != 0)
+            if ((rc = fsutil_write_all(out->fd, job->plain, job->plain_len, out->name)) != 0)
                 failed = 1;
             else if (out->writeback && job->plain_len > 0)
                 (void)sync_file_range(out->fd, (off_t)offset, (off_t)job->plain_len,
@@ -147,11 +147,11 @@ done:
      * as much as the decryption). */
     for (size_t i = 0; jobs != NULL && i < window; i++) {
         if (jobs[i].plain != NULL)
-            pqv_wipe(jobs[i].plain, PQV_OBJECT_MAX_PLAIN);
+            util_wipe(jobs[i].plain, PQV_OBJECT_MAX_PLAIN);
         free(jobs[i].plain);
     }
     free(jobs);
-    pqv_wipe(file_key, sizeof(file_key));
+    util_wipe(file_key, sizeof(file_key));
     return rc;
 }
 
@@ -177,7 +177,7 @@ same_objects(const struct record *a, const struct record *b)
 static int
 stream_current(pqv_vault *v, const struct record *r, struct sink *out, struct record *fresh)
 {
-    char detail[256];
+    struct error_saved first;
     int rc, tries;
 
     rc = stream_file(v, r, out);
@@ -185,20 +185,20 @@ stream_current(pqv_vault *v, const struct record *r, struct sink *out, struct re
         struct record now;
         int rr;
 
-        snprintf(detail, sizeof(detail), "%s", pqv_error_detail());
-        rr = vault_read_record(v, r->entry.name, &now);
+        error_save(&first);
+        rr = record_read(v, r->entry.name, &now);
         if (rr == PQV_E_NOTFOUND)
-            return pqv_set_error(PQV_E_NOTFOUND, "removed while it was being read");
+            return error_set(PQV_E_NOTFOUND, NULL, "removed while it was being read");
         if (rr != 0)
             return rr;
         if (same_objects(&now, r)) {
             record_clear(&now);
-            return pqv_set_error(PQV_E_INTEGRITY, "%s", detail);
+            error_restore(&first);
+            return error_subject(PQV_E_INTEGRITY, pqv_error_last()->subject);
         }
         if (out->done > 0 && (ftruncate(out->fd, 0) != 0 || lseek(out->fd, 0, SEEK_SET) != 0)) {
             record_clear(&now);
-            return pqv_set_error(PQV_E_IO, "%s: replaced by another writer while being read",
-                out->name);
+            return error_set(PQV_E_IO, out->name, "replaced by another writer while being read");
         }
         out->done = 0;
         out->total = now.entry.size;
@@ -208,7 +208,7 @@ stream_current(pqv_vault *v, const struct record *r, struct sink *out, struct re
         rc = stream_file(v, r, out);
     }
     if (rc == PQV_E_NOTFOUND)
-        rc = pqv_set_error(PQV_E_INTEGRITY, "%s", pqv_error_detail());
+        rc = error_subject(PQV_E_INTEGRITY, pqv_error_last()->subject);
     return rc;
 }
 
@@ -221,23 +221,23 @@ mkdirs(const char *path)
     size_t n = strlen(path);
 
     if (n == 0 || n >= sizeof(buf))
-        return n == 0 ? 0 : pqv_set_error(PQV_E_INVAL, "path too long");
+        return n == 0 ? 0 : error_set(PQV_E_INVAL, NULL, "path too long");
     memcpy(buf, path, n + 1);
     for (size_t i = 1; i <= n; i++) {
         if (buf[i] != '/' && buf[i] != '\0')
             continue;
         char c = buf[i];
         buf[i] = '\0';
-        if (pqv_io_mkdir(buf, 0755) == 0) {
+        if (io_mkdir(buf, 0755) == 0) {
             /* A new directory is durable once its parent is synced. */
             char parent[4096];
             int rc;
-            pqv_dirname(buf, parent, sizeof(parent));
-            if ((rc = pqv_fsync_dir(parent)) != 0)
+            fsutil_dirname(buf, parent, sizeof(parent));
+            if ((rc = fsutil_fsync_dir(parent)) != 0)
                 return rc;
         } else if (errno != EEXIST) {
             int e = errno;
-            return pqv_set_error(pqv_errno_error(e), "%s: mkdir: %s", buf, strerror(e));
+            return error_errno(buf, "mkdir", e);
         }
         buf[i] = c;
     }
@@ -257,23 +257,23 @@ restore_file(pqv_vault *v, const struct record *r, const char *dest,
     int fd, rc, e;
 
     base = base ? base + 1 : dest;
-    pqv_dirname(dest, dir, sizeof(dir));
+    fsutil_dirname(dest, dir, sizeof(dir));
     if ((rc = mkdirs(dir)) != 0)
         return rc;
     if (!opt->force && lstat(dest, &st) == 0)
-        return pqv_set_error(PQV_E_EXISTS, "%s: already exists (use --force to replace)", dest);
+        return error_set(PQV_E_EXISTS, dest, "already exists");
     if (lstat(dest, &st) == 0 && S_ISDIR(st.st_mode))
-        return pqv_set_error(PQV_E_EXISTS, "%s: is a directory", dest);
+        return error_set(PQV_E_EXISTS, dest, "is a directory");
     /* A hidden temporary name beside the destination. */
     {
         char prefix[300];
         snprintf(prefix, sizeof(prefix), ".%.200s.pqvault", base);
-        if ((rc = pqv_temp_name(tmp, sizeof(tmp), dir, prefix)) != 0)
+        if ((rc = fsutil_temp_name(tmp, sizeof(tmp), dir, prefix)) != 0)
             return rc;
     }
-    if ((fd = pqv_io_open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0600)) < 0) {
+    if ((fd = io_open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0600)) < 0) {
         e = errno;
-        return pqv_set_error(pqv_errno_error(e), "%s: %s", tmp, strerror(e));
+        return error_set(error_from_errno(e), tmp, "%s", strerror(e));
     }
     progress->fd = fd;
     progress->name = tmp;
@@ -288,7 +288,7 @@ restore_file(pqv_vault *v, const struct record *r, const char *dest,
     /* Every tag verified: now the file may become what it claims to be. */
     if (fchmod(fd, r->entry.mode & 07777) != 0) {
         e = errno;
-        rc = pqv_set_error(pqv_errno_error(e), "%s: chmod: %s", tmp, strerror(e));
+        rc = error_errno(tmp, "chmod", e);
         goto fail;
     }
     times[0].tv_sec = r->entry.mtime_sec;
@@ -296,38 +296,38 @@ restore_file(pqv_vault *v, const struct record *r, const char *dest,
     times[1] = times[0];
     if (futimens(fd, times) != 0) {
         e = errno;
-        rc = pqv_set_error(pqv_errno_error(e), "%s: set times: %s", tmp, strerror(e));
+        rc = error_errno(tmp, "set times", e);
         goto fail;
     }
-    if (pqv_io_fsync(fd, tmp) != 0) {
+    if (io_fsync(fd, tmp) != 0) {
         e = errno;
-        rc = pqv_set_error(pqv_errno_error(e), "%s: fsync: %s", tmp, strerror(e));
+        rc = error_errno(tmp, "fsync", e);
         goto fail;
     }
     if (close(fd) != 0) {
         e = errno;
         fd = -1;
-        rc = pqv_set_error(pqv_errno_error(e), "%s: close: %s", tmp, strerror(e));
+        rc = error_errno(tmp, "close", e);
         goto fail;
     }
     fd = -1;
     if (opt->force) {
-        if (pqv_io_rename(tmp, dest) != 0) {
+        if (io_rename(tmp, dest) != 0) {
             e = errno;
-            rc = pqv_set_error(pqv_errno_error(e), "%s: rename: %s", dest, strerror(e));
+            rc = error_errno(dest, "rename", e);
             goto fail;
         }
     } else {
         /* No replace, even if the name appeared since the check above. */
-        if (pqv_io_rename_noreplace(tmp, dest) != 0) {
+        if (io_rename_noreplace(tmp, dest) != 0) {
             e = errno;
             rc = e == EEXIST
-                ? pqv_set_error(PQV_E_EXISTS, "%s: already exists (use --force to replace)", dest)
-                : pqv_set_error(pqv_errno_error(e), "%s: rename: %s", dest, strerror(e));
+                ? error_set(PQV_E_EXISTS, dest, "already exists")
+                : error_errno(dest, "rename", e);
             goto fail;
         }
     }
-    rc = pqv_fsync_dir(dir);
+    rc = fsutil_fsync_dir(dir);
     record_clear(&fresh);
     return rc;
 
@@ -345,7 +345,7 @@ join_path(char *out, size_t outlen, const char *dir, const char *name)
     int n = snprintf(out, outlen, "%s/%s", dir, name);
 
     if (n < 0 || (size_t)n >= outlen)
-        return pqv_set_error(PQV_E_INVAL, "%s: path too long", name);
+        return error_set(PQV_E_INVAL, name, "path too long");
     return 0;
 }
 
@@ -365,26 +365,26 @@ restore_tree(pqv_vault *v, const char *prefix, const char *out, const struct pqv
     /* Name order: parents before children below, deepest first in reverse. */
     catalogue_sort(&cat);
     for (size_t i = 0; i < cat.n; i++) {
-        if (vault_name_under(cat.records[i].entry.name, prefix)) {
+        if (names_under(cat.records[i].entry.name, prefix)) {
             matched++;
             progress.total += cat.records[i].entry.size;
         }
     }
     if (matched == 0) {
         catalogue_free(&cat);
-        return pqv_set_error(PQV_E_NOTFOUND, "not found");
+        return error_set(PQV_E_NOTFOUND, NULL, "not found");
     }
     /* Refuse before writing anything if any destination file exists. */
     for (size_t i = 0; i < cat.n && !opt->force; i++) {
         const struct pqv_entry *e = &cat.records[i].entry;
         char dest[4096];
         struct stat st;
-        if (e->type != PQV_ENTRY_FILE || !vault_name_under(e->name, prefix))
+        if (e->type != PQV_ENTRY_FILE || !names_under(e->name, prefix))
             continue;
         if ((rc = join_path(dest, sizeof(dest), out, e->name)) != 0)
             goto done;
         if (lstat(dest, &st) == 0) {
-            rc = pqv_set_error(PQV_E_EXISTS, "%s: already exists (use --force to replace)", dest);
+            rc = error_set(PQV_E_EXISTS, dest, "already exists");
             goto done;
         }
     }
@@ -392,7 +392,7 @@ restore_tree(pqv_vault *v, const char *prefix, const char *out, const struct pqv
     for (size_t i = 0; i < cat.n; i++) {
         const struct pqv_entry *e = &cat.records[i].entry;
         char dest[4096];
-        if (!vault_name_under(e->name, prefix))
+        if (!names_under(e->name, prefix))
             continue;
         if ((rc = join_path(dest, sizeof(dest), out, e->name)) != 0)
             goto done;
@@ -401,10 +401,10 @@ restore_tree(pqv_vault *v, const char *prefix, const char *out, const struct pqv
         else
             rc = restore_file(v, &cat.records[i], dest, opt, &progress);
         if (rc != 0) {
-            char detail[300];
-            snprintf(detail, sizeof(detail), "%s", pqv_error_detail());
-            if (strncmp(detail, dest, strlen(dest)) != 0)
-                pqv_set_error(rc, "%s: %s", e->name, detail);
+            /* Name the stored file, unless the failure is about its
+             * destination path (which the message names already). */
+            if (strncmp(pqv_error_last()->subject, dest, strlen(dest)) != 0)
+                error_subject(rc, e->name);
             goto done;
         }
         vault_report(opt->report, opt->report_ctx, PQV_REPORT_INFO, e->name, "restored");
@@ -415,7 +415,7 @@ restore_tree(pqv_vault *v, const char *prefix, const char *out, const struct pqv
         const struct pqv_entry *e = &cat.records[i].entry;
         char dest[4096];
         struct timespec times[2];
-        if (e->type != PQV_ENTRY_DIR || !vault_name_under(e->name, prefix))
+        if (e->type != PQV_ENTRY_DIR || !names_under(e->name, prefix))
             continue;
         if ((rc = join_path(dest, sizeof(dest), out, e->name)) != 0)
             goto done;
@@ -424,10 +424,10 @@ restore_tree(pqv_vault *v, const char *prefix, const char *out, const struct pqv
         times[1] = times[0];
         if (chmod(dest, e->mode & 07777) != 0 || utimensat(AT_FDCWD, dest, times, 0) != 0) {
             int err = errno;
-            rc = pqv_set_error(pqv_errno_error(err), "%s: %s", dest, strerror(err));
+            rc = error_set(error_from_errno(err), dest, "%s", strerror(err));
             goto done;
         }
-        if ((rc = pqv_fsync_dir(dest)) != 0) /* its mode and times */
+        if ((rc = fsutil_fsync_dir(dest)) != 0) /* its mode and times */
             goto done;
     }
     rc = 0;
@@ -455,7 +455,7 @@ pqv_vault_get(pqv_vault *v, const char *name, const char *out, const struct pqv_
     if ((rc = pqv_name_normalize(name, norm, sizeof(norm))) != 0)
         return rc;
     out_is_dir = out == NULL || (stat(out, &st) == 0 && S_ISDIR(st.st_mode));
-    rc = vault_read_record(v, norm, &r);
+    rc = record_read(v, norm, &r);
     if (rc == 0 && r.entry.type == PQV_ENTRY_FILE) {
         if (out_is_dir)
             rc = join_path(dest, sizeof(dest), out != NULL ? out : ".", norm);
@@ -475,7 +475,7 @@ pqv_vault_get(pqv_vault *v, const char *name, const char *out, const struct pqv_
         return rc;
     /* A directory, stored as such or only as a prefix of names. */
     if (out != NULL && !out_is_dir && stat(out, &st) == 0)
-        return pqv_set_error(PQV_E_EXISTS, "%s: exists and is not a directory", out);
+        return error_set(PQV_E_EXISTS, out, "exists and is not a directory");
     return restore_tree(v, norm, out != NULL ? out : ".", opt);
 }
 
@@ -496,11 +496,11 @@ pqv_vault_get_fd(pqv_vault *v, const char *name, int fd, const struct pqv_get_op
     sink.opt = opt;
     if ((rc = pqv_name_normalize(name, norm, sizeof(norm))) != 0)
         return rc;
-    if ((rc = vault_read_record(v, norm, &r)) != 0)
+    if ((rc = record_read(v, norm, &r)) != 0)
         return rc;
     if (r.entry.type != PQV_ENTRY_FILE) {
         record_clear(&r);
-        return pqv_set_error(PQV_E_INVAL, "is a directory (cannot write a tree to a stream)");
+        return error_set(PQV_E_INVAL, NULL, "is a directory (cannot write a tree to a stream)");
     }
     sink.total = r.entry.size;
     memset(&fresh, 0, sizeof(fresh));

@@ -26,8 +26,8 @@ object_key(const uint8_t file_key[PQV_FILE_KEY_BYTES], const uint8_t id[OBJECT_I
     uint8_t info[sizeof(object_label) - 1 + 4];
 
     memcpy(info, object_label, sizeof(object_label) - 1);
-    pqv_store_be32(info + sizeof(object_label) - 1, index);
-    return pqv_hkdf_sha256(key, PQV_AEAD_KEY_BYTES, file_key, PQV_FILE_KEY_BYTES, id,
+    util_store_be32(info + sizeof(object_label) - 1, index);
+    return kdf_hkdf_sha256(key, PQV_AEAD_KEY_BYTES, file_key, PQV_FILE_KEY_BYTES, id,
         OBJECT_ID_BYTES, info, sizeof(info));
 }
 
@@ -60,7 +60,7 @@ object_seal(int suite, const uint8_t file_key[PQV_FILE_KEY_BYTES],
     if ((rc = object_key(file_key, id, index, key)) == 0)
         rc = pqv_stream_seal(suite, key, ad, sizeof(ad), plain, plain_len,
             out + OBJECT_HEADER_BYTES);
-    pqv_wipe(key, sizeof(key));
+    util_wipe(key, sizeof(key));
     return rc;
 }
 
@@ -75,18 +75,17 @@ object_open(int suite, const uint8_t file_key[PQV_FILE_KEY_BYTES],
     int rc;
 
     if (len != object_sealed_size(plain_len))
-        return pqv_set_error(PQV_E_INTEGRITY, "object has the wrong size (%zu bytes, expected %zu)",
-            len, object_sealed_size(plain_len));
+        return error_set(PQV_E_INTEGRITY, NULL, "object has the wrong size (%zu bytes, expected %zu)", len, object_sealed_size(plain_len));
     object_header(header, suite);
     if (memcmp(buf, header, OBJECT_HEADER_BYTES) != 0)
-        return pqv_set_error(PQV_E_INTEGRITY, "object header is malformed");
+        return error_set(PQV_E_INTEGRITY, NULL, "object header is malformed");
     memcpy(ad, header, OBJECT_HEADER_BYTES);
     memcpy(ad + OBJECT_HEADER_BYTES, id, OBJECT_ID_BYTES);
     if ((rc = object_key(file_key, id, index, key)) == 0)
         rc = pqv_stream_open(suite, key, ad, sizeof(ad), buf + OBJECT_HEADER_BYTES,
             len - OBJECT_HEADER_BYTES, plain, &got);
-    pqv_wipe(key, sizeof(key));
+    util_wipe(key, sizeof(key));
     if (rc == PQV_E_INTEGRITY)
-        return pqv_set_error(rc, "object failed authentication (corrupted, altered or moved)");
+        return error_set(rc, NULL, "object failed authentication (corrupted, altered or moved)");
     return rc;
 }

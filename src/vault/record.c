@@ -40,37 +40,37 @@ record_clear(struct record *r)
 }
 
 int
-vault_name_hash(const pqv_vault *v, const char *name, uint8_t hash[NAME_HASH_BYTES])
+names_hash(const pqv_vault *v, const char *name, uint8_t hash[NAME_HASH_BYTES])
 {
-    return pqv_hmac_sha256(hash, v->names_key, 32, (const uint8_t *)name, strlen(name));
+    return kdf_hmac_sha256(hash, v->names_key, 32, (const uint8_t *)name, strlen(name));
 }
 
 void
-vault_record_storage_name(const uint8_t hash[NAME_HASH_BYTES], char out[STORAGE_NAME_MAX])
+record_storage_name(const uint8_t hash[NAME_HASH_BYTES], char out[STORAGE_NAME_MAX])
 {
     char hex[2 * NAME_HASH_BYTES + 1];
 
-    pqv_hex_encode(hex, hash, NAME_HASH_BYTES);
+    util_hex_encode(hex, hash, NAME_HASH_BYTES);
     snprintf(out, STORAGE_NAME_MAX, "records/%.2s/%s", hex, hex);
 }
 
 void
-vault_object_storage_name(const uint8_t id[OBJECT_ID_BYTES], char out[STORAGE_NAME_MAX])
+object_storage_name(const uint8_t id[OBJECT_ID_BYTES], char out[STORAGE_NAME_MAX])
 {
     char hex[2 * OBJECT_ID_BYTES + 1];
 
-    pqv_hex_encode(hex, id, OBJECT_ID_BYTES);
+    util_hex_encode(hex, id, OBJECT_ID_BYTES);
     snprintf(out, STORAGE_NAME_MAX, "objects/%.2s/%s", hex, hex);
 }
 
 uint32_t
-vault_object_count(uint64_t size)
+object_count(uint64_t size)
 {
     return (uint32_t)((size + PQV_OBJECT_MAX_PLAIN - 1) / PQV_OBJECT_MAX_PLAIN);
 }
 
 size_t
-vault_wrap_context(const pqv_vault *v, const uint8_t hash[NAME_HASH_BYTES], uint8_t *out)
+record_wrap_context(const pqv_vault *v, const uint8_t hash[NAME_HASH_BYTES], uint8_t *out)
 {
     size_t n = sizeof(wrap_label) - 1;
 
@@ -94,7 +94,7 @@ record_ad(const pqv_vault *v, const uint8_t *header, const uint8_t hash[NAME_HAS
 static int
 record_key(const pqv_vault *v, const uint8_t salt[32], uint8_t key[32])
 {
-    return pqv_hkdf_sha256(key, 32, v->records_key, 32, salt, 32,
+    return kdf_hkdf_sha256(key, 32, v->records_key, 32, salt, 32,
         (const uint8_t *)record_label, sizeof(record_label) - 1);
 }
 
@@ -113,7 +113,7 @@ record_seal(const pqv_vault *v, const struct record *r, uint8_t **out, size_t *o
     int rc;
 
     if (namelen == 0 || namelen > PQV_NAME_MAX)
-        return pqv_set_error(PQV_E_INVAL, "name too long");
+        return error_set(PQV_E_INVAL, NULL, "name too long");
     if ((buf = malloc(total)) == NULL)
         return PQV_E_NOMEM;
     if ((body = malloc(bodylen)) == NULL) {
@@ -124,43 +124,43 @@ record_seal(const pqv_vault *v, const struct record *r, uint8_t **out, size_t *o
     buf[4] = RECORD_VERSION;
     buf[5] = (uint8_t)v->config.aead;
     buf[6] = buf[7] = 0;
-    if ((rc = pqv_random(buf + 8, 32)) != 0)
+    if ((rc = util_random(buf + 8, 32)) != 0)
         goto done;
 
     p = body;
     *p++ = BODY_VERSION;
     *p++ = (uint8_t)e->type;
-    pqv_store_be16(p, (uint16_t)namelen);
+    util_store_be16(p, (uint16_t)namelen);
     p += 2;
     memcpy(p, e->name, namelen);
     p += namelen;
-    pqv_store_be32(p, e->mode & 07777);
+    util_store_be32(p, e->mode & 07777);
     p += 4;
-    pqv_store_be64(p, (uint64_t)e->mtime_sec);
+    util_store_be64(p, (uint64_t)e->mtime_sec);
     p += 8;
-    pqv_store_be32(p, e->mtime_nsec);
+    util_store_be32(p, e->mtime_nsec);
     p += 4;
-    pqv_store_be64(p, e->size);
+    util_store_be64(p, e->size);
     p += 8;
     *p++ = (uint8_t)e->aead;
-    pqv_store_be32(p, e->nobjects);
+    util_store_be32(p, e->nobjects);
     p += 4;
     if (e->nobjects > 0) {
         memcpy(p, r->object_ids, (size_t)e->nobjects * OBJECT_ID_BYTES);
         p += (size_t)e->nobjects * OBJECT_ID_BYTES;
     }
-    pqv_store_be32(p, (uint32_t)r->wrapped_len);
+    util_store_be32(p, (uint32_t)r->wrapped_len);
     p += 4;
     if (r->wrapped_len > 0)
         memcpy(p, r->wrapped, r->wrapped_len);
 
-    if ((rc = vault_name_hash(v, e->name, hash)) != 0 || (rc = record_key(v, buf + 8, key)) != 0)
+    if ((rc = names_hash(v, e->name, hash)) != 0 || (rc = record_key(v, buf + 8, key)) != 0)
         goto done;
     rc = pqv_aead_seal1(v->config.aead, key, zero_nonce, ad, record_ad(v, buf, hash, ad), body,
         bodylen, buf + RECORD_HEADER_BYTES);
 done:
-    pqv_wipe(key, sizeof(key));
-    pqv_wipe(body, bodylen);
+    util_wipe(key, sizeof(key));
+    util_wipe(body, bodylen);
     free(body);
     if (rc != 0) {
         free(buf);
@@ -212,12 +212,12 @@ parse_body(const pqv_vault *v, const uint8_t *body, size_t len, struct record *r
 
     memset(r, 0, sizeof(*r));
     if (take_be(&c, 1) != BODY_VERSION)
-        return pqv_set_error(PQV_E_UNSUPPORTED, "record body version not supported");
+        return error_set(PQV_E_UNSUPPORTED, NULL, "record body version not supported");
     e->type = (int)take_be(&c, 1);
     namelen = (size_t)take_be(&c, 2);
     if ((q = take(&c, namelen)) == NULL || namelen == 0 || namelen > PQV_NAME_MAX ||
         memchr(q, '\0', namelen) != NULL)
-        return pqv_set_error(PQV_E_INTEGRITY, "record has an invalid name");
+        return error_set(PQV_E_INTEGRITY, NULL, "record has an invalid name");
     if ((e->name = malloc(namelen + 1)) == NULL)
         return PQV_E_NOMEM;
     memcpy(e->name, q, namelen);
@@ -244,7 +244,7 @@ parse_body(const pqv_vault *v, const uint8_t *body, size_t len, struct record *r
         /* Beyond 2^32 - 1 objects the count below would wrap. */
         if (e->size > (uint64_t)UINT32_MAX * PQV_OBJECT_MAX_PLAIN)
             goto bad;
-        if (pqv_aead_name(e->aead) == NULL || e->nobjects != vault_object_count(e->size))
+        if (pqv_aead_name(e->aead) == NULL || e->nobjects != object_count(e->size))
             goto bad;
     } else if (e->type == PQV_ENTRY_DIR) {
         if (e->size != 0 || e->nobjects != 0)
@@ -277,7 +277,7 @@ parse_body(const pqv_vault *v, const uint8_t *body, size_t len, struct record *r
 
 bad:
     record_clear(r);
-    return pqv_set_error(PQV_E_INTEGRITY, "record is malformed");
+    return error_set(PQV_E_INTEGRITY, NULL, "record is malformed");
 nomem:
     record_clear(r);
     return PQV_E_NOMEM;
@@ -287,17 +287,17 @@ int
 record_check_header(const uint8_t *buf, size_t len)
 {
     if (len < RECORD_HEADER_BYTES + PQV_AEAD_TAG_BYTES + BODY_FIXED)
-        return pqv_set_error(PQV_E_INTEGRITY, "record is truncated");
+        return error_set(PQV_E_INTEGRITY, NULL, "record is truncated");
     if (len > MAX_RECORD_BYTES)
-        return pqv_set_error(PQV_E_INTEGRITY, "record is too large");
+        return error_set(PQV_E_INTEGRITY, NULL, "record is too large");
     if (memcmp(buf, RECORD_MAGIC, 4) != 0)
-        return pqv_set_error(PQV_E_INTEGRITY, "record has a bad magic number");
+        return error_set(PQV_E_INTEGRITY, NULL, "record has a bad magic number");
     /* The config's format version fixes the record version: another one in
      * this vault is damage, not a newer format. */
     if (buf[4] != RECORD_VERSION)
-        return pqv_set_error(PQV_E_INTEGRITY, "record has an unknown version (%u)", buf[4]);
+        return error_set(PQV_E_INTEGRITY, NULL, "record has an unknown version (%u)", buf[4]);
     if (pqv_aead_name(buf[5]) == NULL || buf[6] != 0 || buf[7] != 0)
-        return pqv_set_error(PQV_E_INTEGRITY, "record header is malformed");
+        return error_set(PQV_E_INTEGRITY, NULL, "record header is malformed");
     return 0;
 }
 
@@ -321,27 +321,27 @@ record_open(const pqv_vault *v, const uint8_t hash[NAME_HASH_BYTES], const uint8
     rc = pqv_aead_open1(buf[5], key, zero_nonce, ad, record_ad(v, buf, hash, ad),
         buf + RECORD_HEADER_BYTES, len - RECORD_HEADER_BYTES, body);
     if (rc == PQV_E_INTEGRITY) {
-        pqv_set_error(rc, "record failed authentication (corrupted, altered or moved)");
+        error_set(rc, NULL, "record failed authentication (corrupted, altered or moved)");
         goto done;
     }
     if (rc != 0 || (rc = parse_body(v, body, bodylen, r)) != 0)
         goto done;
     /* The name inside must hash to the record's own name. */
-    if ((rc = vault_name_hash(v, r->entry.name, expect)) != 0)
+    if ((rc = names_hash(v, r->entry.name, expect)) != 0)
         goto done;
-    if (!pqv_ct_equal(expect, hash, NAME_HASH_BYTES)) {
+    if (!util_ct_equal(expect, hash, NAME_HASH_BYTES)) {
         record_clear(r);
-        rc = pqv_set_error(PQV_E_INTEGRITY, "record name does not match its location");
+        rc = error_set(PQV_E_INTEGRITY, NULL, "record name does not match its location");
     }
 done:
-    pqv_wipe(key, sizeof(key));
-    pqv_wipe(body, bodylen);
+    util_wipe(key, sizeof(key));
+    util_wipe(body, bodylen);
     free(body);
     return rc;
 }
 
 int
-vault_read_record(pqv_vault *v, const char *name, struct record *r)
+record_read(pqv_vault *v, const char *name, struct record *r)
 {
     uint8_t hash[NAME_HASH_BYTES];
     char sname[STORAGE_NAME_MAX];
@@ -349,12 +349,12 @@ vault_read_record(pqv_vault *v, const char *name, struct record *r)
     size_t len;
     int rc;
 
-    if ((rc = vault_name_hash(v, name, hash)) != 0)
+    if ((rc = names_hash(v, name, hash)) != 0)
         return rc;
-    vault_record_storage_name(hash, sname);
+    record_storage_name(hash, sname);
     if ((rc = v->storage->ops->get(v->storage, sname, &buf, &len, MAX_RECORD_BYTES)) != 0) {
         if (rc == PQV_E_NOTFOUND)
-            pqv_set_error(rc, "not found");
+            error_set(rc, NULL, "not found");
         return rc;
     }
     rc = record_open(v, hash, buf, len, r);
@@ -363,7 +363,7 @@ vault_read_record(pqv_vault *v, const char *name, struct record *r)
 }
 
 int
-vault_unwrap_file_key(pqv_vault *v, const struct record *r, uint8_t file_key[PQV_FILE_KEY_BYTES])
+record_unwrap_file_key(pqv_vault *v, const struct record *r, uint8_t file_key[PQV_FILE_KEY_BYTES])
 {
     uint8_t hash[NAME_HASH_BYTES], ctx[64 + VAULT_ID_BYTES + NAME_HASH_BYTES];
     struct record full;
@@ -372,23 +372,23 @@ vault_unwrap_file_key(pqv_vault *v, const struct record *r, uint8_t file_key[PQV
 
     memset(&full, 0, sizeof(full));
     if (r->wrapped == NULL) {
-        if ((rc = vault_read_record(v, r->entry.name, &full)) != 0)
-            return rc == PQV_E_NOTFOUND ? pqv_set_error(rc, "removed while it was being read") : rc;
+        if ((rc = record_read(v, r->entry.name, &full)) != 0)
+            return rc == PQV_E_NOTFOUND ? error_set(rc, NULL, "removed while it was being read") : rc;
         if (full.entry.nobjects != r->entry.nobjects || full.wrapped == NULL ||
             (r->entry.nobjects > 0 && memcmp(full.object_ids, r->object_ids,
                                           (size_t)r->entry.nobjects * OBJECT_ID_BYTES) != 0)) {
             record_clear(&full);
-            return pqv_set_error(PQV_E_NOTFOUND, "changed while it was being read");
+            return error_set(PQV_E_NOTFOUND, NULL, "changed while it was being read");
         }
         src = &full;
     }
-    if ((rc = vault_name_hash(v, r->entry.name, hash)) == 0) {
+    if ((rc = names_hash(v, r->entry.name, hash)) == 0) {
         rc = pqv_unwrap(v->identity, src->wrapped, src->wrapped_len, ctx,
-            vault_wrap_context(v, hash, ctx), file_key);
+            record_wrap_context(v, hash, ctx), file_key);
         if (rc == PQV_E_INTEGRITY) {
-            char detail[200];
-            snprintf(detail, sizeof(detail), "%s", pqv_error_detail());
-            pqv_set_error(rc, "file key does not unwrap: %s", detail);
+            char why[PQV_ERROR_REASON_MAX];
+            snprintf(why, sizeof(why), "%s", pqv_error_last()->reason);
+            error_set(rc, NULL, "file key does not unwrap: %s", why);
         }
     }
     record_clear(&full);

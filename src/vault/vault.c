@@ -20,7 +20,7 @@
 const char *
 pqv_default_kem(void)
 {
-    return pqv_cpu_has_aes_clmul() ? "FrodoKEM-976-AES" : "FrodoKEM-976-SHAKE";
+    return cpu_has_aes_clmul() ? "FrodoKEM-976-AES" : "FrodoKEM-976-SHAKE";
 }
 
 void
@@ -43,7 +43,7 @@ vault_require_unlocked(const pqv_vault *v)
     if (v == NULL)
         return PQV_E_INVAL;
     if (v->identity == NULL)
-        return pqv_set_error(PQV_E_INVAL, "vault is not unlocked");
+        return error_set(PQV_E_INVAL, NULL, "vault is not unlocked");
     return 0;
 }
 
@@ -53,15 +53,15 @@ vault_require_writer(const pqv_vault *v)
     int rc = vault_require_unlocked(v);
 
     if (rc == 0 && !v->locked)
-        rc = pqv_set_error(PQV_E_INVAL, "vault writer lock not held");
+        rc = error_set(PQV_E_INVAL, NULL, "vault writer lock not held");
     return rc;
 }
 
-pqv_pool *
+struct pool *
 vault_pool(pqv_vault *v)
 {
     if (v->pool == NULL)
-        v->pool = pqv_pool_new(0);
+        v->pool = pool_new(0);
     return v->pool;
 }
 
@@ -94,16 +94,16 @@ pqv_name_normalize(const char *in, char *out, size_t outlen)
         if (len == 1 && start[0] == '.')
             continue; /* "./" adds nothing */
         if (len == 2 && start[0] == '.' && start[1] == '.')
-            return pqv_set_error(PQV_E_INVAL, "%s: names may not contain \"..\"", in);
+            return error_set(PQV_E_INVAL, in, "names may not contain \"..\"");
         if (n + (n > 0) + len + 1 > outlen || n + (n > 0) + len > PQV_NAME_MAX)
-            return pqv_set_error(PQV_E_INVAL, "name too long");
+            return error_set(PQV_E_INVAL, NULL, "name too long");
         if (n > 0)
             out[n++] = '/';
         memcpy(out + n, start, len);
         n += len;
     }
     if (n == 0)
-        return pqv_set_error(PQV_E_INVAL, "empty name");
+        return error_set(PQV_E_INVAL, NULL, "empty name");
     out[n] = '\0';
     return 0;
 }
@@ -130,13 +130,13 @@ key_location_open(pqv_vault *v, const char *dir, const char *keyfile)
     base = strrchr(keyfile, '/');
     base = base != NULL ? base + 1 : keyfile;
     if (*base == '\0')
-        return pqv_set_error(PQV_E_INVAL, "%s: not a file name", keyfile);
-    pqv_dirname(keyfile, kdir, sizeof(kdir));
+        return error_set(PQV_E_INVAL, keyfile, "not a file name");
+    fsutil_dirname(keyfile, kdir, sizeof(kdir));
     if ((v->keyfile_path = strdup(keyfile)) == NULL || (v->key_name = strdup(base)) == NULL)
         return PQV_E_NOMEM;
     if ((rc = pqv_storage_local_open(&v->key_storage, kdir, 0)) != 0) {
         v->key_storage = NULL;
-        return rc == PQV_E_NOVAULT ? pqv_set_error(PQV_E_NOTFOUND, "%s: no such directory", kdir) : rc;
+        return rc == PQV_E_NOVAULT ? error_set(PQV_E_NOTFOUND, kdir, "no such directory") : rc;
     }
     v->own_key_storage = 1;
     return 0;
@@ -152,16 +152,13 @@ keyfile_load(pqv_vault *v)
 
     rc = v->key_storage->ops->get(v->key_storage, v->key_name, &buf, &len, MAX_KEYFILE_BYTES);
     if (rc == PQV_E_NOTFOUND)
-        return pqv_set_error(rc, "%s: key file not found (use recover to make a new one)",
-            v->keyfile_path);
+        return error_set(rc, v->keyfile_path, "key file not found");
     if (rc != 0)
         return rc;
     rc = pqv_keyfile_parse(&v->keyfile, buf, len);
     free(buf);
     if (rc == PQV_E_INTEGRITY || rc == PQV_E_UNSUPPORTED) {
-        char detail[256];
-        snprintf(detail, sizeof(detail), "%s", pqv_error_detail());
-        pqv_set_error(rc, "%s: %s", v->keyfile_path, detail);
+        error_subject(rc, v->keyfile_path);
     }
     return rc;
 }
@@ -192,7 +189,7 @@ vault_shell(pqv_vault **out, pqv_storage *storage, pqv_storage *key_storage, con
 
     if ((v = calloc(1, sizeof(*v))) == NULL)
         return PQV_E_NOMEM;
-    pqv_lock_memory(v, sizeof(*v)); /* holds the seed and catalogue keys */
+    util_pin_memory(v, sizeof(*v)); /* holds the seed and catalogue keys */
     v->slot = -1;
     v->storage = storage;
     v->key_storage = key_storage != NULL ? key_storage : storage;
@@ -215,7 +212,7 @@ vault_from_dir(pqv_vault **out, const char *dir, const char *keyfile, int create
 
     if ((v = calloc(1, sizeof(*v))) == NULL)
         return PQV_E_NOMEM;
-    pqv_lock_memory(v, sizeof(*v)); /* holds the seed and catalogue keys */
+    util_pin_memory(v, sizeof(*v)); /* holds the seed and catalogue keys */
     v->slot = -1;
     v->own_storage = 1;
     if ((v->dir = strdup(dir)) == NULL) {
@@ -225,7 +222,7 @@ vault_from_dir(pqv_vault **out, const char *dir, const char *keyfile, int create
     if ((rc = pqv_storage_local_open(&v->storage, dir, create)) != 0) {
         v->storage = NULL;
         if (rc == PQV_E_NOVAULT)
-            pqv_set_error(rc, "%s: no vault here", dir);
+            error_set(rc, dir, "no vault here");
         goto err;
     }
     if ((rc = key_location_open(v, dir, keyfile)) != 0)
@@ -267,30 +264,30 @@ vault_create(pqv_vault *v, const uint8_t *pass, size_t passlen, const struct pqv
     if (recovery == NULL || fingerprint == NULL || (pass == NULL && passlen > 0))
         return PQV_E_INVAL;
     if (passlen == 0)
-        return pqv_set_error(PQV_E_INVAL, "empty passphrase");
+        return error_set(PQV_E_INVAL, NULL, "empty passphrase");
     if (opt == NULL)
         opt = &defaults;
     config->version = PQV_FORMAT_VERSION;
     config->kem = pqv_frodo_find(opt->kem != NULL ? opt->kem : pqv_default_kem());
     if (config->kem == NULL)
-        return pqv_set_error(PQV_E_INVAL, "unknown KEM \"%s\"", opt->kem);
+        return error_set(PQV_E_INVAL, NULL, "unknown KEM \"%s\"", opt->kem);
     config->aead = opt->aead != 0 ? opt->aead : pqv_aead_auto();
     if (pqv_aead_name(config->aead) == NULL)
-        return pqv_set_error(PQV_E_INVAL, "unknown AEAD suite");
+        return error_set(PQV_E_INVAL, NULL, "unknown AEAD suite");
     config->created = (int64_t)time(NULL);
 
     rc = v->storage->ops->stat(v->storage, CONFIG_NAME, NULL);
     if (rc == 0)
-        return pqv_set_error(PQV_E_EXISTS, "a vault already exists here");
+        return error_set(PQV_E_EXISTS, NULL, "a vault already exists here");
     if (rc != PQV_E_NOTFOUND)
         return rc;
     rc = v->key_storage->ops->stat(v->key_storage, v->key_name, NULL);
     if (rc == 0)
-        return pqv_set_error(PQV_E_EXISTS, "%s: key file already exists", v->keyfile_path);
+        return error_set(PQV_E_EXISTS, v->keyfile_path, "key file already exists");
     if (rc != PQV_E_NOTFOUND)
         return rc;
-    if ((rc = pqv_random(seed, sizeof(seed))) != 0 ||
-        (rc = pqv_random(config->vault_id, VAULT_ID_BYTES)) != 0)
+    if ((rc = util_random(seed, sizeof(seed))) != 0 ||
+        (rc = util_random(config->vault_id, VAULT_ID_BYTES)) != 0)
         goto done;
     if ((rc = pqv_identity_derive(&id, config->kem, seed)) != 0)
         goto done;
@@ -314,8 +311,8 @@ vault_create(pqv_vault *v, const uint8_t *pass, size_t passlen, const struct pqv
 
 done:
     pqv_identity_free(id);
-    pqv_wipe(seed, sizeof(seed));
-    pqv_wipe(config_key, sizeof(config_key));
+    util_wipe(seed, sizeof(seed));
+    util_wipe(config_key, sizeof(config_key));
     free(text);
     return rc;
 }
@@ -334,7 +331,7 @@ pqv_vault_create(const char *dir, const char *keyfile, const uint8_t *pass, size
         return rc;
     rc = vault_create(v, pass, passlen, opt, recovery, fingerprint);
     if (rc == PQV_E_EXISTS && v->storage->ops->stat(v->storage, CONFIG_NAME, NULL) == 0)
-        pqv_set_error(rc, "%s: a vault already exists here", dir);
+        error_set(rc, dir, "a vault already exists here");
     pqv_vault_close(v);
     return rc;
 }
@@ -366,9 +363,9 @@ vault_load(pqv_vault *v)
 
     rc = v->storage->ops->get(v->storage, CONFIG_NAME, &text, &len, MAX_CONFIG_BYTES);
     if (rc == PQV_E_NOTFOUND)
-        return pqv_set_error(PQV_E_NOVAULT, "%s: no vault here (no config)", v->dir);
+        return error_set(PQV_E_NOVAULT, v->dir, "no vault here (no config)");
     if (rc == PQV_E_INTEGRITY)
-        return pqv_set_error(rc, "config: too large or not a regular file");
+        return error_set(rc, NULL, "config: too large or not a regular file");
     if (rc != 0)
         return rc;
     rc = config_parse(&v->config, text, len);
@@ -435,11 +432,11 @@ config_identity_damaged(pqv_vault *v)
     c.kem = pqv_identity_kem(v->identity);
     if (derive_vault_keys(v, config_key) == 0 && config_build(&c, config_key, &text, &len) == 0 &&
         config_parse(&parsed, text, len) == 0) {
-        damaged = pqv_ct_equal(parsed.mac, v->config.mac, 32);
+        damaged = util_ct_equal(parsed.mac, v->config.mac, 32);
         config_clear(&parsed);
     }
     free(text);
-    pqv_wipe(config_key, sizeof(config_key));
+    util_wipe(config_key, sizeof(config_key));
     return damaged;
 }
 
@@ -456,16 +453,16 @@ pqv_vault_unlock(pqv_vault *v, const uint8_t *pass, size_t passlen)
     if ((rc = pqv_keyfile_unlock(v->keyfile, pass, passlen, v->seed, &v->identity, &v->slot)) != 0)
         return rc;
     if (pqv_keyfile_kem(v->keyfile) != v->config.kem ||
-        !pqv_ct_equal(pqv_identity_public_hash(v->identity), v->config.identity_hash, 32)) {
+        !util_ct_equal(pqv_identity_public_hash(v->identity), v->config.identity_hash, 32)) {
         rc = config_identity_damaged(v)
-            ? pqv_set_error(PQV_E_INTEGRITY, "config: identity or kem line damaged (modified or corrupted)")
-            : pqv_set_error(PQV_E_AUTH, "%s: key file belongs to another vault", v->keyfile_path);
+            ? error_set(PQV_E_INTEGRITY, NULL, "config: identity or kem line damaged (modified or corrupted)")
+            : error_set(PQV_E_AUTH, v->keyfile_path, "key file belongs to another vault");
         goto err;
     }
     if ((rc = derive_vault_keys(v, config_key)) != 0)
         goto err;
     rc = config_verify_mac(&v->config, config_key);
-    pqv_wipe(config_key, sizeof(config_key));
+    util_wipe(config_key, sizeof(config_key));
     if (rc != 0)
         goto err;
     return 0;
@@ -474,9 +471,9 @@ err:
     pqv_identity_free(v->identity);
     v->identity = NULL;
     v->slot = -1;
-    pqv_wipe(v->seed, sizeof(v->seed));
-    pqv_wipe(v->names_key, sizeof(v->names_key));
-    pqv_wipe(v->records_key, sizeof(v->records_key));
+    util_wipe(v->seed, sizeof(v->seed));
+    util_wipe(v->names_key, sizeof(v->names_key));
+    util_wipe(v->records_key, sizeof(v->records_key));
     return rc;
 }
 
@@ -497,7 +494,7 @@ pqv_vault_close(pqv_vault *v)
 {
     if (v == NULL)
         return;
-    pqv_pool_free(v->pool);
+    pool_free(v->pool);
     if (v->locked && v->storage != NULL)
         v->storage->ops->unlock(v->storage);
     if (v->own_key_storage && v->key_storage != NULL)
@@ -510,8 +507,8 @@ pqv_vault_close(pqv_vault *v)
     free(v->dir);
     free(v->keyfile_path);
     free(v->key_name);
-    pqv_wipe(v, sizeof(*v));
-    pqv_unlock_memory(v, sizeof(*v));
+    util_wipe(v, sizeof(*v));
+    util_unpin_memory(v, sizeof(*v));
     free(v);
 }
 
@@ -544,7 +541,7 @@ pqv_vault_info(pqv_vault *v, struct pqv_info *info)
         return PQV_E_INVAL;
     memset(info, 0, sizeof(*info));
     info->format_version = v->config.version;
-    pqv_hex_encode(info->vault_id, v->config.vault_id, VAULT_ID_BYTES);
+    util_hex_encode(info->vault_id, v->config.vault_id, VAULT_ID_BYTES);
     snprintf(info->kem, sizeof(info->kem), "%s", pqv_frodo_name(v->config.kem));
     snprintf(info->aead, sizeof(info->aead), "%s", pqv_aead_name(v->config.aead));
     info->created = v->config.created;
@@ -571,9 +568,9 @@ pqv_vault_passwd(pqv_vault *v, int slot, const uint8_t *pass, size_t passlen,
     if ((rc = vault_require_writer(v)) != 0)
         return rc;
     if (slot < 0 || slot >= PQV_KEYFILE_SLOTS)
-        return pqv_set_error(PQV_E_INVAL, "slot must be 0 or 1");
+        return error_set(PQV_E_INVAL, NULL, "slot must be 0 or 1");
     if (passlen == 0)
-        return pqv_set_error(PQV_E_INVAL, "empty passphrase");
+        return error_set(PQV_E_INVAL, NULL, "empty passphrase");
     if ((rc = pqv_keyfile_set_slot(v->keyfile, slot, v->seed, pass, passlen, kdf)) != 0)
         return rc;
     return keyfile_store(v, v->keyfile);
@@ -587,10 +584,9 @@ pqv_vault_clear_slot(pqv_vault *v, int slot)
     if ((rc = vault_require_writer(v)) != 0)
         return rc;
     if (slot < 0 || slot >= PQV_KEYFILE_SLOTS)
-        return pqv_set_error(PQV_E_INVAL, "slot must be 0 or 1");
+        return error_set(PQV_E_INVAL, NULL, "slot must be 0 or 1");
     if (slot == v->slot)
-        return pqv_set_error(PQV_E_INVAL,
-            "slot %d is the one this passphrase opened; unlock with the other slot to clear it", slot);
+        return error_set(PQV_E_INVAL, NULL, "slot %d is the one this passphrase opened; unlock with the other slot to clear it", slot);
     if ((rc = pqv_keyfile_clear_slot(v->keyfile, slot)) != 0)
         return rc;
     return keyfile_store(v, v->keyfile);
@@ -611,10 +607,10 @@ vault_recover(pqv_vault *v, const char *code, const uint8_t *pass, size_t passle
     if (code == NULL || (pass == NULL && passlen > 0))
         return PQV_E_INVAL;
     if (passlen == 0)
-        return pqv_set_error(PQV_E_INVAL, "empty passphrase");
+        return error_set(PQV_E_INVAL, NULL, "empty passphrase");
     rc = v->storage->ops->get(v->storage, CONFIG_NAME, &text, &len, MAX_CONFIG_BYTES);
     if (rc == PQV_E_NOTFOUND)
-        rc = pqv_set_error(PQV_E_NOVAULT, "%s: no vault here (no config)", v->dir);
+        rc = error_set(PQV_E_NOVAULT, v->dir, "no vault here (no config)");
     if (rc != 0)
         goto done;
     if ((rc = config_parse(&v->config, text, len)) != 0)
@@ -623,8 +619,8 @@ vault_recover(pqv_vault *v, const char *code, const uint8_t *pass, size_t passle
         goto done;
     if ((rc = pqv_identity_derive(&id, v->config.kem, seed)) != 0)
         goto done;
-    if (!pqv_ct_equal(pqv_identity_public_hash(id), v->config.identity_hash, 32)) {
-        rc = pqv_set_error(PQV_E_AUTH, "recovery code belongs to another vault");
+    if (!util_ct_equal(pqv_identity_public_hash(id), v->config.identity_hash, 32)) {
+        rc = error_set(PQV_E_AUTH, NULL, "recovery code belongs to another vault");
         goto done;
     }
     if ((rc = pqv_identity_derive_key(id, "config", config_key)) != 0 ||
@@ -636,8 +632,8 @@ vault_recover(pqv_vault *v, const char *code, const uint8_t *pass, size_t passle
 done:
     pqv_keyfile_free(kf);
     pqv_identity_free(id);
-    pqv_wipe(seed, sizeof(seed));
-    pqv_wipe(config_key, sizeof(config_key));
+    util_wipe(seed, sizeof(seed));
+    util_wipe(config_key, sizeof(config_key));
     free(text);
     return rc;
 }

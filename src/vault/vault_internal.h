@@ -54,7 +54,7 @@ struct pqv_vault {
     uint8_t records_key[32];     /* root of record keys */
     int slot;                    /* slot that unlocked, -1 before */
     int locked;                  /* writer lock held */
-    pqv_pool *pool;              /* created on first use */
+    struct pool *pool;              /* created on first use */
 };
 
 /* A decoded record. */
@@ -74,30 +74,30 @@ int config_build(const struct vault_config *c, const uint8_t key[32], uint8_t **
 void config_clear(struct vault_config *c);
 
 /* record.c */
-int vault_name_hash(const pqv_vault *v, const char *name, uint8_t hash[NAME_HASH_BYTES]);
-void vault_record_storage_name(const uint8_t hash[NAME_HASH_BYTES], char out[STORAGE_NAME_MAX]);
-void vault_object_storage_name(const uint8_t id[OBJECT_ID_BYTES], char out[STORAGE_NAME_MAX]);
+int names_hash(const pqv_vault *v, const char *name, uint8_t hash[NAME_HASH_BYTES]);
+void record_storage_name(const uint8_t hash[NAME_HASH_BYTES], char out[STORAGE_NAME_MAX]);
+void object_storage_name(const uint8_t id[OBJECT_ID_BYTES], char out[STORAGE_NAME_MAX]);
 int record_seal(const pqv_vault *v, const struct record *r, uint8_t **out, size_t *outlen);
 /* The checks of a record that need no key: length, magic, version, suite. */
 int record_check_header(const uint8_t *buf, size_t len);
 int record_open(const pqv_vault *v, const uint8_t hash[NAME_HASH_BYTES],
     const uint8_t *buf, size_t len, struct record *r);
 /* Read and open the record of ${name}: PQV_E_NOTFOUND if absent. */
-int vault_read_record(pqv_vault *v, const char *name, struct record *r);
+int record_read(pqv_vault *v, const char *name, struct record *r);
 /* The file key of ${r}.  Records loaded with the catalogue carry no wrapped
  * key (dropped to keep memory independent of the record count): the record
  * is read again by name; if it now names other objects, or is gone, the
  * file changed meanwhile: PQV_E_NOTFOUND.  PQV_E_INTEGRITY if the key does
  * not unwrap. */
-int vault_unwrap_file_key(pqv_vault *v, const struct record *r,
+int record_unwrap_file_key(pqv_vault *v, const struct record *r,
     uint8_t file_key[PQV_FILE_KEY_BYTES]);
-/* vault_name_under(name, prefix): ${name} is ${prefix} or below it (every
+/* names_under(name, prefix): ${name} is ${prefix} or below it (every
  * name is under the empty prefix). */
-int vault_name_under(const char *name, const char *prefix);
+int names_under(const char *name, const char *prefix);
 /* Number of objects a file of ${size} bytes is cut into. */
-uint32_t vault_object_count(uint64_t size);
+uint32_t object_count(uint64_t size);
 /* Context the file key is wrapped to: label || vault id || name hash. */
-size_t vault_wrap_context(const pqv_vault *v, const uint8_t hash[NAME_HASH_BYTES], uint8_t *out);
+size_t record_wrap_context(const pqv_vault *v, const uint8_t hash[NAME_HASH_BYTES], uint8_t *out);
 
 /* object.c */
 int object_key(const uint8_t file_key[PQV_FILE_KEY_BYTES], const uint8_t id[OBJECT_ID_BYTES],
@@ -115,7 +115,7 @@ int object_open(int suite, const uint8_t file_key[PQV_FILE_KEY_BYTES],
 /* vault.c */
 int vault_require_unlocked(const pqv_vault *v);
 int vault_require_writer(const pqv_vault *v);
-pqv_pool *vault_pool(pqv_vault *v);
+struct pool *vault_pool(pqv_vault *v);
 void vault_report(pqv_report_fn fn, void *ctx, int level, const char *subject,
     const char *fmt, ...)
 #if defined(__GNUC__)

@@ -115,6 +115,10 @@ expect_status 1 pq add hello.txt
 expect_stderr_contains "pqvault: add: hello.txt: "
 expect_stderr_contains "(use --force to replace)"
 expect_one_error_line
+# The hint about --name comes from the CLI (the library names no flags).
+expect_status 1 pq add ../src/hello.txt
+expect_stderr_contains 'pqvault: add: ../src/hello.txt: a stored name may not contain ".." (choose one with --name)'
+expect_one_error_line
 cd "$T" || exit 1
 mkdir -p "$T/dst"
 expect_status 0 pq get hello.txt -o "$T/dst"

@@ -46,7 +46,7 @@ main(void)
         ec[i] = (uint8_t)(i * 13 + 1);
 
     for (int portable = 0; portable <= 1; portable++) {
-        pqv_cpu_force_portable(portable);
+        cpu_force_portable(portable);
         for (int s = 0; s < 6; s++) {
             const pqv_frodo *p = pqv_frodo_find(names[s]);
             size_t skl = pqv_frodo_secretkey_bytes(p), ssl = pqv_frodo_sharedsecret_bytes(p);

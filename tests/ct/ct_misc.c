@@ -1,7 +1,7 @@
 /*
  * ct_misc.c: constant-time checks under valgrind memcheck (see ct_frodo.c
  * for the method) of everything else that compares or decodes secrets:
- *   pqv_ct_equal                both inputs secret;
+ *   util_ct_equal                both inputs secret;
  *   pqv_aead_open1              key and ciphertext secret, both suites,
  *                               a valid and a forged tag (the tag check
  *                               itself is OpenSSL's; our code must not
@@ -12,7 +12,7 @@
  *   pqv_recovery_decode         every character of the code secret
  *                               (separator positions are declared public
  *                               by the library, bit by bit).
- * Verdicts are declassified in the library with pqv_declassify, which is
+ * Verdicts are declassified in the library with util_declassify, which is
  * live only in this build (-DPQV_CT_DECLASSIFY): memcheck then reports any
  * other branch or memory index that depends on a secret.  Each check also
  * confirms the secret's taint reached the output, so the method works.
@@ -72,10 +72,10 @@ check_ct_equal(void)
         b[17] ^= (uint8_t)diff;
         SECRET(a, sizeof(a));
         SECRET(b, sizeof(b));
-        int r = pqv_ct_equal(a, b, sizeof(a));
-        expect(tainted(&r, sizeof(r)), "pqv_ct_equal: result not tainted");
+        int r = util_ct_equal(a, b, sizeof(a));
+        expect(tainted(&r, sizeof(r)), "util_ct_equal: result not tainted");
         PUBLIC(&r, sizeof(r));
-        expect(r == !diff, "pqv_ct_equal: wrong result");
+        expect(r == !diff, "util_ct_equal: wrong result");
     }
 }
 

@@ -3,10 +3,10 @@
 # memory index that depends on (undefined-marked) secret data.  Builds
 # against build/libpqvault.a (run `make build/libpqvault.a` first):
 #   ct_frodo  FrodoKEM decapsulation (every parameter set, both code paths);
-#   ct_misc   pqv_ct_equal, AEAD open (both suites), the config MAC check,
+#   ct_misc   util_ct_equal, AEAD open (both suites), the config MAC check,
 #             the key file checksum compare and recovery code decoding.  The
 #             modules holding their verdicts are recompiled with
-#             -DPQV_CT_DECLASSIFY (pqv_declassify live) and linked ahead of
+#             -DPQV_CT_DECLASSIFY (util_declassify live) and linked ahead of
 #             the library.
 # Exits non-zero on errors.
 set -e

@@ -1,12 +1,23 @@
 # pqvault build.  `make` builds build/libpqvault.a and build/pqvault;
 # `make test` builds and runs every test; `make SAN=1 test` does the same
 # under AddressSanitizer and UndefinedBehaviorSanitizer in build-san/.
+#
+# Two builds of the library:
+#   $(BUILD)/libpqvault.a       what ships: compiled with -fvisibility=hidden,
+#                               linked into one object whose non-API symbols
+#                               are made local, so only the pqv_* API of
+#                               include/pqvault/ is global (tests/symbols.sh);
+#   $(BUILD)/libpqvault-test.a  the same modules, internal symbols visible,
+#                               and the test hooks compiled in (-DPQV_TEST_HOOKS:
+#                               fault injection and kill points in util/io.c,
+#                               kernel-forcing switches in crypto/); the unit
+#                               tests, benchmarks and $(BUILD)/pqvault-test link it.
 
 CC ?= cc
 PREFIX ?= /usr/local
 DESTDIR ?=
 SAN ?= 0
-VERSION = 0.1.0
+VERSION = 0.2.0
 
 ifeq ($(SAN),1)
 BUILD ?= build-san
@@ -20,29 +31,38 @@ endif
 
 CFLAGS ?= $(OPT) -g
 WARN = -Wall -Wextra -Werror -Wshadow -Wpointer-arith -Wstrict-prototypes -Wmissing-prototypes
-ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) -Iinclude -Isrc -pthread $(SANFLAGS) $(CFLAGS)
-LDLIBS = -lcrypto -largon2 -lpthread
+ALL_CFLAGS = -std=c11 -D_GNU_SOURCE -DPQV_VERSION_STRING='"$(VERSION)"' $(WARN) -Iinclude -Isrc \
+	-pthread -fvisibility=hidden $(SANFLAGS) $(CFLAGS)
+LIB_LDLIBS = -lcrypto -lpthread
+LDLIBS = $(LIB_LDLIBS)
 ALL_LDFLAGS = -pthread $(SANFLAGS) $(LDFLAGS)
 
 LIB_SRCS = $(sort $(wildcard src/util/*.c src/crypto/*.c src/keys/*.c src/storage/*.c src/vault/*.c))
 CLI_SRCS = $(sort $(wildcard src/cli/*.c))
 TEST_SRCS = $(sort $(wildcard tests/test_*.c))
 BENCH_SRCS = $(sort $(wildcard bench/bench_*.c))
+# Modules with test hooks: built a second time with -DPQV_TEST_HOOKS.
+HOOK_SRCS = src/util/io.c src/crypto/cpu.c src/crypto/argon2id.c
 
 LIB_OBJS = $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
+TEST_LIB_OBJS = $(filter-out $(HOOK_SRCS:%.c=$(BUILD)/obj/%.o),$(LIB_OBJS)) \
+	$(HOOK_SRCS:%.c=$(BUILD)/obj-hooks/%.o)
 CLI_OBJS = $(CLI_SRCS:%.c=$(BUILD)/obj/%.o)
 TEST_BINS = $(TEST_SRCS:tests/%.c=$(BUILD)/tests/%)
 BENCH_BINS = $(BENCH_SRCS:bench/%.c=$(BUILD)/bench/%)
 
 LIB = $(BUILD)/libpqvault.a
+TEST_LIB = $(BUILD)/libpqvault-test.a
 BIN = $(BUILD)/pqvault
+TEST_BIN = $(BUILD)/pqvault-test
 
 # Instruction-set specific kernels: compiled with their own flags and
 # selected at run time (the portable code is always built).
 $(BUILD)/obj/%_avx2.o: ALL_CFLAGS += -mavx2
 $(BUILD)/obj/%_avx512.o: ALL_CFLAGS += -mavx512f -mavx512bw -mavx512vl -mavx2
 
-.PHONY: all test check clang-build check-tests clean install static bench demo ct fuzz fuzz-build fuzz-ci
+.PHONY: all test check clang-build check-tests clean install static bench demo ct fuzz \
+	fuzz-build fuzz-ci symbols
 
 all: $(LIB) $(BIN)
 
@@ -50,7 +70,19 @@ $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
 
+$(BUILD)/obj-hooks/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -DPQV_TEST_HOOKS -MMD -MP -c $< -o $@
+
+# One relocatable object, internal (hidden) symbols made local.
 $(LIB): $(LIB_OBJS)
+	@mkdir -p $(dir $@)
+	$(LD) -r -o $(BUILD)/pqvault.o $^
+	objcopy --localize-hidden $(BUILD)/pqvault.o
+	rm -f $@
+	ar rcs $@ $(BUILD)/pqvault.o
+
+$(TEST_LIB): $(TEST_LIB_OBJS)
 	@mkdir -p $(dir $@)
 	rm -f $@
 	ar rcs $@ $^
@@ -58,37 +90,63 @@ $(LIB): $(LIB_OBJS)
 $(BIN): $(CLI_OBJS) $(LIB)
 	$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJS) $(LIB) $(LDLIBS)
 
-$(BUILD)/tests/%: tests/%.c $(LIB) tests/harness.h
+$(TEST_BIN): $(CLI_OBJS) $(TEST_LIB)
+	$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJS) $(TEST_LIB) $(LDLIBS)
+
+# Only the tests and benchmarks that compare with Debian's libargon2 link it.
+$(BUILD)/tests/test_argon2id $(BUILD)/bench/bench_argon2id: LDLIBS += -largon2
+
+$(BUILD)/tests/%: tests/%.c $(TEST_LIB) tests/harness.h
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -Itests -o $@ $< $(LIB) $(ALL_LDFLAGS) $(LDLIBS)
+	$(CC) $(ALL_CFLAGS) -DPQV_TEST_HOOKS -Itests -o $@ $< $(TEST_LIB) $(ALL_LDFLAGS) $(LDLIBS)
 
 # The crash and fault tests share tests/vaultcheck.h and, with the
 # corruption test, tests/vault_fixture.h; the crash test links the crash
 # simulator (tests/crashsim.c).
-$(BUILD)/tests/test_crash: tests/test_crash.c tests/crashsim.c tests/crashsim.h tests/vaultcheck.h tests/vault_fixture.h $(LIB) tests/harness.h
+$(BUILD)/tests/test_crash: tests/test_crash.c tests/crashsim.c tests/crashsim.h tests/vaultcheck.h tests/vault_fixture.h $(TEST_LIB) tests/harness.h
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -Itests -o $@ tests/test_crash.c tests/crashsim.c $(LIB) $(ALL_LDFLAGS) $(LDLIBS)
+	$(CC) $(ALL_CFLAGS) -DPQV_TEST_HOOKS -Itests -o $@ tests/test_crash.c tests/crashsim.c $(TEST_LIB) $(ALL_LDFLAGS) $(LDLIBS)
 
 $(BUILD)/tests/test_faults: tests/vaultcheck.h tests/vault_fixture.h
 $(BUILD)/tests/test_corruption: tests/vault_fixture.h
 
-$(BUILD)/bench/%: bench/%.c $(LIB)
+$(BUILD)/bench/%: bench/%.c $(TEST_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -o $@ $< $(LIB) $(ALL_LDFLAGS) $(LDLIBS)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(TEST_LIB) $(ALL_LDFLAGS) $(LDLIBS)
 
-check-tests: $(TEST_BINS) $(BIN)
+check-tests: $(TEST_BINS) $(BIN) $(TEST_BIN)
 
-test: $(TEST_BINS) $(BIN)
+test: $(TEST_BINS) $(BIN) $(TEST_BIN)
 	BUILD=$(BUILD) PQV_SAN=$(SAN) sh tests/run.sh
 
+# The shipped library exports the API and nothing else; each module
+# exports only its own names (tests/symbols.sh).
+symbols: $(LIB) $(LIB_OBJS)
+	BUILD=$(BUILD) sh tests/symbols.sh
+
 # Everything CI runs: the suite plain (gcc), under ASan+UBSan, built with
-# clang, the constant-time check under valgrind, and an install round trip.
+# clang, the symbol check, the constant-time check under valgrind, and an
+# install round trip.
 check:
 	sh tests/check.sh
 
-clang-build: $(LIB) $(BIN) $(TEST_BINS)
+clang-build: $(LIB) $(BIN) $(TEST_BINS) $(TEST_BIN)
 
-ct: $(LIB)
+# Constant-time checks (tests/ct/): built here with the project's flags,
+# run under valgrind by tests/ct/run.sh.  The modules holding verdicts are
+# recompiled with -DPQV_CT_DECLASSIFY and linked ahead of the library.
+CT_FLAGS = -std=c11 -D_GNU_SOURCE $(WARN) -Iinclude -Isrc -pthread -O1 -g
+CT_DECLASSIFY_SRCS = src/crypto/aead.c src/vault/config.c src/keys/keyfile.c src/keys/recovery.c
+CT_DECLASSIFY_OBJS = $(CT_DECLASSIFY_SRCS:%.c=build/ct/%.o)
+build/ct/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CT_FLAGS) -DPQV_CT_DECLASSIFY -c $< -o $@
+build/ct/ct_frodo: tests/ct/ct_frodo.c build/libpqvault-test.a
+	@mkdir -p build/ct
+	$(CC) $(CT_FLAGS) -o $@ $< build/libpqvault-test.a $(LIB_LDLIBS)
+build/ct/ct_misc: tests/ct/ct_misc.c $(CT_DECLASSIFY_OBJS) build/libpqvault-test.a
+	$(CC) $(CT_FLAGS) -o $@ $< $(CT_DECLASSIFY_OBJS) build/libpqvault-test.a $(LIB_LDLIBS)
+ct: build/ct/ct_frodo build/ct/ct_misc
 	sh tests/ct/run.sh
 
 # libFuzzer targets (fuzz/fuzz_*.c, seeds in fuzz/corpus/NAME/), built with
@@ -103,15 +161,17 @@ FUZZ_CFLAGS = -O1 -g -fsanitize=fuzzer-no-link
 FUZZ_LINK = clang -std=c11 -D_GNU_SOURCE -Iinclude -Isrc -pthread -O1 -g \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 FUZZ_RUN = -close_fd_mask=3 -timeout=20 -rss_limit_mb=2048
+# The argument parser's fuzzer links the parser and the command tables only.
+FUZZ_ARGS_SRCS = src/cli/args.c src/cli/commands.c
 
-build-fuzz/fuzz_args: fuzz/fuzz_args.c build-fuzz/libpqvault.a $(CLI_SRCS) src/cli/cli.h
-	$(FUZZ_LINK) -Dmain=pqvault_cli_main -o $@ fuzz/fuzz_args.c $(CLI_SRCS) build-fuzz/libpqvault.a $(LDLIBS)
+build-fuzz/fuzz_args: fuzz/fuzz_args.c build-fuzz/libpqvault-test.a $(FUZZ_ARGS_SRCS) src/cli/cli.h
+	$(FUZZ_LINK) -o $@ fuzz/fuzz_args.c $(FUZZ_ARGS_SRCS) build-fuzz/libpqvault-test.a $(LIB_LDLIBS)
 
-build-fuzz/fuzz_%: fuzz/fuzz_%.c build-fuzz/libpqvault.a
-	$(FUZZ_LINK) -o $@ $< build-fuzz/libpqvault.a $(LDLIBS)
+build-fuzz/fuzz_%: fuzz/fuzz_%.c build-fuzz/libpqvault-test.a
+	$(FUZZ_LINK) -o $@ $< build-fuzz/libpqvault-test.a $(LIB_LDLIBS)
 
 fuzz-build:
-	$(MAKE) SAN=1 CC=clang BUILD=build-fuzz CFLAGS="$(FUZZ_CFLAGS)" build-fuzz/libpqvault.a
+	$(MAKE) SAN=1 CC=clang BUILD=build-fuzz CFLAGS="$(FUZZ_CFLAGS)" build-fuzz/libpqvault-test.a
 	$(MAKE) $(FUZZ_TARGETS:%=build-fuzz/fuzz_%)
 
 fuzz: fuzz-build
@@ -138,7 +198,7 @@ demo: $(BIN)
 bench: $(BIN) $(BENCH_BINS)
 	sh bench/run.sh
 
-# A fully static binary against Debian's static libcrypto and libargon2.
+# A fully static binary against Debian's static libcrypto.
 static:
 	$(MAKE) BUILD=build-static CFLAGS="-Os -ffunction-sections -fdata-sections" build-static/libpqvault.a
 	$(MAKE) BUILD=build-static CFLAGS="-Os -ffunction-sections -fdata-sections" $(CLI_OBJS:$(BUILD)/%=build-static/%)
@@ -158,4 +218,4 @@ install: $(LIB) $(BIN)
 clean:
 	rm -rf build build-san build-clang build-static build-fuzz
 
--include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d)
+-include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(HOOK_SRCS:%.c=$(BUILD)/obj-hooks/%.d)

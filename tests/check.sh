@@ -1,6 +1,7 @@
 #!/bin/sh
 # Everything CI runs (`make check`): the test suite built with gcc, the same
-# under ASan+UBSan, a clang build with -Werror, the constant-time checks
+# under ASan+UBSan, a clang build with -Werror, the symbol check, the
+# constant-time checks
 # under valgrind, valgrind memcheck over the crypto tests, the fuzz corpora
 # replayed and each target fuzzed briefly,
 # and an install round trip.  Ends with one line "N passed, N failed" over
@@ -53,7 +54,8 @@ step() {
 suite "tests (gcc)"
 suite "tests (ASan+UBSan)" SAN=1
 step "clang build (-Wall -Wextra -Werror)" $MAKE -s CC=clang BUILD=build-clang clang-build
-step "constant time (valgrind)" sh tests/ct/run.sh
+step "symbols: the API only, module prefixes, constants once, no test hook" $MAKE -s symbols
+step "constant time (valgrind)" $MAKE -s ct
 step "valgrind memcheck of the crypto tests" sh tests/valgrind_crypto.sh
 step "fuzz corpora and short fuzzing" $MAKE -s fuzz-ci
 step "install round trip" sh tests/install.sh

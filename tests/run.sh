@@ -4,6 +4,7 @@
 BUILD=${BUILD:-build}
 export PQV_SAN=${PQV_SAN:-0}
 export PQV_BIN="$PWD/$BUILD/pqvault"
+export PQV_TEST_BIN="$PWD/$BUILD/pqvault-test"
 passed=0
 failed=0
 skipped=0

@@ -18,6 +18,7 @@
 #include "pqvault/keyfile.h"
 #include "pqvault/recovery.h"
 #include "pqvault/vault.h"
+#include "util/durable.h"
 #include "util/fsutil.h"
 #include "util/util.h"
 #include "vault/vault_internal.h"
@@ -80,7 +81,7 @@ read_file(const char *dir, const char *name, uint8_t **buf, size_t *len)
     char path[256];
 
     snprintf(path, sizeof(path), "%s/%s", dir, name);
-    return fsutil_read_file(path, buf, len, 1 << 20);
+    return fsutil_read_file(AT_FDCWD, path, buf, len, 1 << 20);
 }
 
 static int
@@ -89,7 +90,7 @@ write_file(const char *dir, const char *name, const uint8_t *buf, size_t len)
     char path[256];
 
     snprintf(path, sizeof(path), "%s/%s", dir, name);
-    return fsutil_write_file_atomic(path, buf, len, 0600, 0);
+    return durable_write_file(AT_FDCWD, path, NULL, buf, len, 0600, DURABLE_REPLACE);
 }
 
 static void

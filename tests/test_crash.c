@@ -25,6 +25,7 @@
 #include "crashsim.h"
 #include "harness.h"
 #include "util/fsutil.h"
+#include "util/io.h"
 #include "vaultcheck.h"
 #include "vault_fixture.h"
 

@@ -30,6 +30,7 @@
 
 #include "harness.h"
 #include "util/fsutil.h"
+#include "util/io.h"
 #include "vaultcheck.h"
 #include "vault_fixture.h"
 

@@ -16,6 +16,7 @@
 #include "pqvault/aead.h"
 #include "pqvault/vault.h"
 #include "util/fsutil.h"
+#include "util/io.h"
 #include "util/util.h"
 
 static const struct pqv_kdf_params cheap = { 1, 64, 1 };

@@ -37,57 +37,57 @@ enum pqv_aead_suite {
 #define PQV_STREAM_SEGMENT_SEALED (PQV_STREAM_SEGMENT_BYTES + PQV_AEAD_TAG_BYTES)
 
 /* pqv_aead_name(suite): "AES-256-GCM", "ChaCha20-Poly1305", or NULL. */
-const char *pqv_aead_name(int suite);
+PQV_API const char *pqv_aead_name(int suite);
 
 /* pqv_aead_by_name(name): the suite named ${name} (case-insensitive), or 0. */
-int pqv_aead_by_name(const char *name);
+PQV_API int pqv_aead_by_name(const char *name);
 
 /* pqv_aead_auto(): AES-256-GCM if the CPU has AES and carry-less multiply
  * instructions, ChaCha20-Poly1305 otherwise. */
-int pqv_aead_auto(void);
+PQV_API int pqv_aead_auto(void);
 
 /* A keyed AEAD context: the key schedule is set once, nonces per message. */
 typedef struct pqv_aead pqv_aead;
 
 /* pqv_aead_new(suite, key): a context for ${suite} under the 32-byte ${key},
  * or NULL (unknown suite or allocation failure). */
-pqv_aead *pqv_aead_new(int suite, const uint8_t key[PQV_AEAD_KEY_BYTES]);
+PQV_API pqv_aead *pqv_aead_new(int suite, const uint8_t key[PQV_AEAD_KEY_BYTES]);
 
 /* pqv_aead_free(a): wipe and free ${a}; NULL is a no-op. */
-void pqv_aead_free(pqv_aead *a);
+PQV_API void pqv_aead_free(pqv_aead *a);
 
 /* pqv_aead_seal(a, nonce, ad, adlen, pt, ptlen, out): write ptlen + 16
  * bytes (ciphertext || tag) to ${out}; ${out} may equal ${pt}. */
-int pqv_aead_seal(pqv_aead *a, const uint8_t nonce[PQV_AEAD_NONCE_BYTES],
+PQV_API int pqv_aead_seal(pqv_aead *a, const uint8_t nonce[PQV_AEAD_NONCE_BYTES],
     const uint8_t *ad, size_t adlen, const uint8_t *pt, size_t ptlen,
     uint8_t *out) PQV_WARN_UNUSED;
 
 /* pqv_aead_open(a, nonce, ad, adlen, ct, ctlen, out): verify and decrypt
  * ${ctlen} >= 16 bytes into ctlen - 16 bytes at ${out} (may equal ${ct}).
  * Returns PQV_E_INTEGRITY (and wipes ${out}) if the tag does not verify. */
-int pqv_aead_open(pqv_aead *a, const uint8_t nonce[PQV_AEAD_NONCE_BYTES],
+PQV_API int pqv_aead_open(pqv_aead *a, const uint8_t nonce[PQV_AEAD_NONCE_BYTES],
     const uint8_t *ad, size_t adlen, const uint8_t *ct, size_t ctlen,
     uint8_t *out) PQV_WARN_UNUSED;
 
 /* One-shot forms of the above. */
-int pqv_aead_seal1(int suite, const uint8_t key[PQV_AEAD_KEY_BYTES],
+PQV_API int pqv_aead_seal1(int suite, const uint8_t key[PQV_AEAD_KEY_BYTES],
     const uint8_t nonce[PQV_AEAD_NONCE_BYTES], const uint8_t *ad, size_t adlen,
     const uint8_t *pt, size_t ptlen, uint8_t *out) PQV_WARN_UNUSED;
-int pqv_aead_open1(int suite, const uint8_t key[PQV_AEAD_KEY_BYTES],
+PQV_API int pqv_aead_open1(int suite, const uint8_t key[PQV_AEAD_KEY_BYTES],
     const uint8_t nonce[PQV_AEAD_NONCE_BYTES], const uint8_t *ad, size_t adlen,
     const uint8_t *ct, size_t ctlen, uint8_t *out) PQV_WARN_UNUSED;
 
 /* pqv_stream_sealed_size(ptlen): the STREAM ciphertext size for ${ptlen}. */
-uint64_t pqv_stream_sealed_size(uint64_t ptlen);
+PQV_API uint64_t pqv_stream_sealed_size(uint64_t ptlen);
 
 /* pqv_stream_opened_size(ctlen, ptlen): the plaintext size of a STREAM
  * ciphertext of ${ctlen} bytes, or PQV_E_INTEGRITY if no plaintext seals to
  * exactly that size. */
-int pqv_stream_opened_size(uint64_t ctlen, uint64_t *ptlen) PQV_WARN_UNUSED;
+PQV_API int pqv_stream_opened_size(uint64_t ctlen, uint64_t *ptlen) PQV_WARN_UNUSED;
 
 /* pqv_stream_seal(suite, key, ad, adlen, pt, ptlen, out): seal a whole
  * buffer; ${out} holds pqv_stream_sealed_size(ptlen) bytes. */
-int pqv_stream_seal(int suite, const uint8_t key[PQV_AEAD_KEY_BYTES],
+PQV_API int pqv_stream_seal(int suite, const uint8_t key[PQV_AEAD_KEY_BYTES],
     const uint8_t *ad, size_t adlen, const uint8_t *pt, size_t ptlen,
     uint8_t *out) PQV_WARN_UNUSED;
 
@@ -95,7 +95,7 @@ int pqv_stream_seal(int suite, const uint8_t key[PQV_AEAD_KEY_BYTES],
  * open a whole STREAM ciphertext into ${out} (size from
  * pqv_stream_opened_size).  On failure ${out} is wiped and PQV_E_INTEGRITY
  * returned. */
-int pqv_stream_open(int suite, const uint8_t key[PQV_AEAD_KEY_BYTES],
+PQV_API int pqv_stream_open(int suite, const uint8_t key[PQV_AEAD_KEY_BYTES],
     const uint8_t *ad, size_t adlen, const uint8_t *ct, size_t ctlen,
     uint8_t *out, size_t *ptlen) PQV_WARN_UNUSED;
 
@@ -111,24 +111,24 @@ typedef ssize_t (*pqv_stream_source)(void *ctx, uint8_t *buf, size_t len);
 typedef struct pqv_stream_writer pqv_stream_writer;
 typedef struct pqv_stream_reader pqv_stream_reader;
 
-pqv_stream_writer *pqv_stream_writer_new(int suite,
+PQV_API pqv_stream_writer *pqv_stream_writer_new(int suite,
     const uint8_t key[PQV_AEAD_KEY_BYTES], const uint8_t *ad, size_t adlen,
     pqv_stream_sink sink, void *sink_ctx);
 /* Write ${len} bytes of plaintext. */
-int pqv_stream_writer_write(pqv_stream_writer *w, const uint8_t *buf,
+PQV_API int pqv_stream_writer_write(pqv_stream_writer *w, const uint8_t *buf,
     size_t len) PQV_WARN_UNUSED;
 /* Seal the final segment.  No write may follow. */
-int pqv_stream_writer_finish(pqv_stream_writer *w) PQV_WARN_UNUSED;
-void pqv_stream_writer_free(pqv_stream_writer *w);
+PQV_API int pqv_stream_writer_finish(pqv_stream_writer *w) PQV_WARN_UNUSED;
+PQV_API void pqv_stream_writer_free(pqv_stream_writer *w);
 
-pqv_stream_reader *pqv_stream_reader_new(int suite,
+PQV_API pqv_stream_reader *pqv_stream_reader_new(int suite,
     const uint8_t key[PQV_AEAD_KEY_BYTES], const uint8_t *ad, size_t adlen,
     pqv_stream_source source, void *source_ctx);
 /* Read up to ${len} bytes of authenticated plaintext: the number of bytes,
  * 0 once the final segment has been verified and consumed, or a negative
  * PQV_E_* (PQV_E_INTEGRITY for any forgery, truncation or extension). */
-ssize_t pqv_stream_reader_read(pqv_stream_reader *r, uint8_t *buf, size_t len);
-void pqv_stream_reader_free(pqv_stream_reader *r);
+PQV_API ssize_t pqv_stream_reader_read(pqv_stream_reader *r, uint8_t *buf, size_t len);
+PQV_API void pqv_stream_reader_free(pqv_stream_reader *r);
 
 #ifdef __cplusplus
 }

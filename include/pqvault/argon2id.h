@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "pqvault/common.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -29,14 +31,14 @@ extern "C" {
  * allocated and wiped internally.  Returns 0, PQV_E_INVAL for parameters
  * outside the limits above or RFC 9106, or PQV_E_NOMEM.
  */
-int pqv_argon2id(uint8_t *out, size_t outlen, const uint8_t *pwd, size_t pwdlen,
+PQV_API int pqv_argon2id(uint8_t *out, size_t outlen, const uint8_t *pwd, size_t pwdlen,
     const uint8_t *salt, size_t saltlen, const uint8_t *secret, size_t secretlen,
     const uint8_t *ad, size_t adlen, uint32_t t_cost, uint32_t m_kib,
     uint32_t lanes, uint32_t threads);
 
 /* pqv_argon2id_impl(): name of the kernel in use ("avx512", "avx2" or
  * "portable"). */
-const char *pqv_argon2id_impl(void);
+PQV_API const char *pqv_argon2id_impl(void);
 
 #ifdef __cplusplus
 }

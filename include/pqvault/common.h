@@ -23,6 +23,14 @@ extern "C" {
 #define PQV_WARN_UNUSED
 #endif
 
+/* PQV_API marks the library's interface: everything else is hidden
+ * (compiled with -fvisibility=hidden) and made local in libpqvault.a. */
+#if defined(__GNUC__) || defined(__clang__)
+#define PQV_API __attribute__((visibility("default")))
+#else
+#define PQV_API
+#endif
+
 /* Error codes.  The CLI maps them to its documented exit statuses. */
 enum pqv_error_code {
     PQV_OK = 0,
@@ -41,7 +49,7 @@ enum pqv_error_code {
 };
 
 /* pqv_strerror(err): a constant English description of ${err}. */
-const char *pqv_strerror(int err);
+PQV_API const char *pqv_strerror(int err);
 
 /* The last failure of the calling thread, as data. */
 #define PQV_ERROR_SUBJECT_MAX 4352
@@ -54,17 +62,25 @@ struct pqv_error {
 
 /* pqv_error_last(): the last failure recorded in this thread (code 0 and
  * empty strings if none since pqv_error_clear). */
-const struct pqv_error *pqv_error_last(void);
+PQV_API const struct pqv_error *pqv_error_last(void);
 
 /*
  * pqv_error_detail(): the last failure as one line, "subject: reason" (for
  * example "keyfile: truncated slot 1"), or "" if none.  It never contains
  * secret material.
  */
-const char *pqv_error_detail(void);
+PQV_API const char *pqv_error_detail(void);
 
-/* pqv_error_clear(): forget this thread's detail message. */
-void pqv_error_clear(void);
+/* pqv_error_clear(): forget this thread's last failure. */
+PQV_API void pqv_error_clear(void);
+
+/*
+ * pqv_remove_temporaries(): remove every temporary file the library is
+ * writing at this moment (in the vault and at restore destinations).
+ * Async-signal-safe: for a program's SIGINT/SIGTERM/SIGHUP/SIGPIPE handler,
+ * which then ends the program, so that no partial plaintext is left behind.
+ */
+PQV_API void pqv_remove_temporaries(void);
 
 #ifdef __cplusplus
 }

@@ -36,56 +36,56 @@ typedef struct pqv_identity pqv_identity;
 /* pqv_identity_derive(out, kem, seed): derive the full identity (secret and
  * public keys, catalogue key root) from ${seed} for parameter set ${kem}.
  * Deterministic: the same seed always gives the same identity. */
-int pqv_identity_derive(pqv_identity **out, const pqv_frodo *kem,
+PQV_API int pqv_identity_derive(pqv_identity **out, const pqv_frodo *kem,
     const uint8_t seed[PQV_SEED_BYTES]) PQV_WARN_UNUSED;
 
 /* pqv_identity_free(id): wipe and free; NULL is a no-op. */
-void pqv_identity_free(pqv_identity *id);
+PQV_API void pqv_identity_free(pqv_identity *id);
 
 /* pqv_identity_kem(id): the FrodoKEM parameter set of ${id}. */
-const pqv_frodo *pqv_identity_kem(const pqv_identity *id);
+PQV_API const pqv_frodo *pqv_identity_kem(const pqv_identity *id);
 
 /* Public identity encoding: version (1) || kem id (1) || X25519 public key
  * (32) || FrodoKEM public key. */
-size_t pqv_identity_public_bytes(const pqv_frodo *kem);
-const uint8_t *pqv_identity_public(const pqv_identity *id);
+PQV_API size_t pqv_identity_public_bytes(const pqv_frodo *kem);
+PQV_API const uint8_t *pqv_identity_public(const pqv_identity *id);
 
 /* pqv_identity_fingerprint(id, out): printable fingerprint of the public
  * identity: "pqv1-" and the first 20 bytes of SHA3-256(public encoding) as
  * five dash-separated groups of 8 hex digits. */
-void pqv_identity_fingerprint(const pqv_identity *id,
+PQV_API void pqv_identity_fingerprint(const pqv_identity *id,
     char out[PQV_FINGERPRINT_CHARS]);
 
 /* pqv_fingerprint_from_hash(hash, out): the fingerprint of the public
  * identity whose SHA3-256 is ${hash}. */
-void pqv_fingerprint_from_hash(const uint8_t hash[32], char out[PQV_FINGERPRINT_CHARS]);
+PQV_API void pqv_fingerprint_from_hash(const uint8_t hash[32], char out[PQV_FINGERPRINT_CHARS]);
 
 /* pqv_identity_public_hash(id): SHA3-256 of the public encoding. */
-const uint8_t *pqv_identity_public_hash(const pqv_identity *id);
+PQV_API const uint8_t *pqv_identity_public_hash(const pqv_identity *id);
 
 /* pqv_identity_derive_key(id, label, out): a 32-byte symmetric key for
  * ${label} (e.g. "catalogue/names"), derived from the seed by HKDF. */
-int pqv_identity_derive_key(const pqv_identity *id, const char *label,
+PQV_API int pqv_identity_derive_key(const pqv_identity *id, const char *label,
     uint8_t out[32]) PQV_WARN_UNUSED;
 
 /* pqv_wrap_bytes(kem): size of a wrapped file key for ${kem}. */
-size_t pqv_wrap_bytes(const pqv_frodo *kem);
+PQV_API size_t pqv_wrap_bytes(const pqv_frodo *kem);
 
 /* pqv_wrap(id, file_key, ctx, ctxlen, out): wrap ${file_key} to ${id},
  * bound to the context ${ctx}; writes pqv_wrap_bytes() bytes. */
-int pqv_wrap(const pqv_identity *id, const uint8_t file_key[PQV_FILE_KEY_BYTES],
+PQV_API int pqv_wrap(const pqv_identity *id, const uint8_t file_key[PQV_FILE_KEY_BYTES],
     const uint8_t *ctx, size_t ctxlen, uint8_t *out) PQV_WARN_UNUSED;
 
 /* pqv_wrap_derand(...): pqv_wrap with explicit randomness ${coins}: 32 bytes
  * of X25519 ephemeral secret then the FrodoKEM encapsulation coins. */
-int pqv_wrap_derand(const pqv_identity *id,
+PQV_API int pqv_wrap_derand(const pqv_identity *id,
     const uint8_t file_key[PQV_FILE_KEY_BYTES], const uint8_t *ctx,
     size_t ctxlen, const uint8_t *coins, uint8_t *out) PQV_WARN_UNUSED;
 
 /* pqv_unwrap(id, wrapped, len, ctx, ctxlen, file_key): recover the file key.
  * PQV_E_INTEGRITY if the blob is malformed, modified, bound to another
  * context or wrapped to another identity. */
-int pqv_unwrap(const pqv_identity *id, const uint8_t *wrapped, size_t len,
+PQV_API int pqv_unwrap(const pqv_identity *id, const uint8_t *wrapped, size_t len,
     const uint8_t *ctx, size_t ctxlen,
     uint8_t file_key[PQV_FILE_KEY_BYTES]) PQV_WARN_UNUSED;
 

@@ -29,30 +29,33 @@ struct pqv_kdf_params {
 };
 
 /* RFC 9106's second recommended option: t=3, m=64 MiB, p=4. */
-extern const struct pqv_kdf_params pqv_kdf_default;
+PQV_API extern const struct pqv_kdf_params pqv_kdf_default;
+
+/* No key file is larger: readers refuse more before parsing. */
+#define PQV_KEYFILE_MAX_BYTES (1u << 20)
 
 typedef struct pqv_keyfile pqv_keyfile;
 
 /* pqv_keyfile_create(out, id, seed, pass, passlen, params): a key file for
  * identity ${id} (derived from ${seed}) with slot 0 sealed under ${pass}
  * and slot 1 unused (random).  ${params} NULL means pqv_kdf_default. */
-int pqv_keyfile_create(pqv_keyfile **out, const pqv_identity *id,
+PQV_API int pqv_keyfile_create(pqv_keyfile **out, const pqv_identity *id,
     const uint8_t seed[PQV_SEED_BYTES], const uint8_t *pass, size_t passlen,
     const struct pqv_kdf_params *params) PQV_WARN_UNUSED;
 
 /* pqv_keyfile_parse(out, buf, len): parse and check the structure of a
  * serialised key file (magic, version, KEM, lengths, slot parameters within
  * limits, checksum).  PQV_E_INTEGRITY / PQV_E_UNSUPPORTED with a detail. */
-int pqv_keyfile_parse(pqv_keyfile **out, const uint8_t *buf, size_t len) PQV_WARN_UNUSED;
+PQV_API int pqv_keyfile_parse(pqv_keyfile **out, const uint8_t *buf, size_t len) PQV_WARN_UNUSED;
 
 /* pqv_keyfile_serialize(kf, buf, len): a malloc'd serialisation of ${kf}. */
-int pqv_keyfile_serialize(const pqv_keyfile *kf, uint8_t **buf, size_t *len) PQV_WARN_UNUSED;
+PQV_API int pqv_keyfile_serialize(const pqv_keyfile *kf, uint8_t **buf, size_t *len) PQV_WARN_UNUSED;
 
 /* pqv_keyfile_load(path, out) / pqv_keyfile_save(path, kf): read a key file;
  * write one atomically and durably (temporary file, fsync, rename, fsync of
  * the directory).  Load returns PQV_E_NOTFOUND if ${path} does not exist. */
-int pqv_keyfile_load(const char *path, pqv_keyfile **out) PQV_WARN_UNUSED;
-int pqv_keyfile_save(const char *path, const pqv_keyfile *kf) PQV_WARN_UNUSED;
+PQV_API int pqv_keyfile_load(const char *path, pqv_keyfile **out) PQV_WARN_UNUSED;
+PQV_API int pqv_keyfile_save(const char *path, const pqv_keyfile *kf) PQV_WARN_UNUSED;
 
 /* pqv_keyfile_unlock(kf, pass, passlen, seed, id, slot): compute both slots
  * concurrently, accept whichever opens, re-derive the identity from the seed
@@ -60,28 +63,28 @@ int pqv_keyfile_save(const char *path, const pqv_keyfile *kf) PQV_WARN_UNUSED;
  * the seed, *${id} the identity and *${slot} (if not NULL) the slot that
  * opened.  PQV_E_AUTH for a wrong passphrase, PQV_E_INTEGRITY if the public
  * part does not match the seed. */
-int pqv_keyfile_unlock(const pqv_keyfile *kf, const uint8_t *pass, size_t passlen,
+PQV_API int pqv_keyfile_unlock(const pqv_keyfile *kf, const uint8_t *pass, size_t passlen,
     uint8_t seed[PQV_SEED_BYTES], pqv_identity **id, int *slot) PQV_WARN_UNUSED;
 
 /* pqv_keyfile_set_slot(kf, slot, seed, pass, passlen, params): seal ${seed}
  * into ${slot} under ${pass} with a fresh salt; the other slot is untouched. */
-int pqv_keyfile_set_slot(pqv_keyfile *kf, int slot, const uint8_t seed[PQV_SEED_BYTES],
+PQV_API int pqv_keyfile_set_slot(pqv_keyfile *kf, int slot, const uint8_t seed[PQV_SEED_BYTES],
     const uint8_t *pass, size_t passlen,
     const struct pqv_kdf_params *params) PQV_WARN_UNUSED;
 
 /* pqv_keyfile_clear_slot(kf, slot): replace ${slot} with random bytes. */
-int pqv_keyfile_clear_slot(pqv_keyfile *kf, int slot) PQV_WARN_UNUSED;
+PQV_API int pqv_keyfile_clear_slot(pqv_keyfile *kf, int slot) PQV_WARN_UNUSED;
 
 /* pqv_keyfile_kem(kf): the FrodoKEM parameter set named by the key file. */
-const pqv_frodo *pqv_keyfile_kem(const pqv_keyfile *kf);
+PQV_API const pqv_frodo *pqv_keyfile_kem(const pqv_keyfile *kf);
 
 /* pqv_keyfile_public(kf, len): the public identity encoding. */
-const uint8_t *pqv_keyfile_public(const pqv_keyfile *kf, size_t *len);
+PQV_API const uint8_t *pqv_keyfile_public(const pqv_keyfile *kf, size_t *len);
 
 /* pqv_keyfile_slot_params(kf, slot): the Argon2id cost recorded in ${slot}. */
-struct pqv_kdf_params pqv_keyfile_slot_params(const pqv_keyfile *kf, int slot);
+PQV_API struct pqv_kdf_params pqv_keyfile_slot_params(const pqv_keyfile *kf, int slot);
 
-void pqv_keyfile_free(pqv_keyfile *kf);
+PQV_API void pqv_keyfile_free(pqv_keyfile *kf);
 
 #ifdef __cplusplus
 }

@@ -22,13 +22,13 @@ extern "C" {
 #define PQV_RECOVERY_CHARS (PQV_RECOVERY_SYMBOLS + PQV_RECOVERY_SYMBOLS / 4 - 1 + 1)
 
 /* pqv_recovery_encode(seed, out): the recovery code of ${seed}, NUL-ended. */
-int pqv_recovery_encode(const uint8_t seed[PQV_SEED_BYTES],
+PQV_API int pqv_recovery_encode(const uint8_t seed[PQV_SEED_BYTES],
     char out[PQV_RECOVERY_CHARS]) PQV_WARN_UNUSED;
 
 /* pqv_recovery_decode(code, seed): the seed of ${code}.  PQV_E_AUTH (with a
  * detail saying whether the length, a character or the checksum is wrong)
  * if ${code} is not a valid recovery code. */
-int pqv_recovery_decode(const char *code, uint8_t seed[PQV_SEED_BYTES]) PQV_WARN_UNUSED;
+PQV_API int pqv_recovery_decode(const char *code, uint8_t seed[PQV_SEED_BYTES]) PQV_WARN_UNUSED;
 
 #ifdef __cplusplus
 }

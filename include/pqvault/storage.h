@@ -87,7 +87,7 @@ struct pqv_storage {
 /* pqv_storage_local_open(out, dir, create): the local-directory backend
  * rooted at ${dir}.  With ${create}, ${dir} is created if missing (and its
  * parent directory synced).  PQV_E_NOVAULT if ${dir} does not exist. */
-int pqv_storage_local_open(pqv_storage **out, const char *dir, int create) PQV_WARN_UNUSED;
+PQV_API int pqv_storage_local_open(pqv_storage **out, const char *dir, int create) PQV_WARN_UNUSED;
 
 #ifdef __cplusplus
 }

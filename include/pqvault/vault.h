@@ -68,7 +68,7 @@ struct pqv_init_options {
 
 /* pqv_default_kem(): FrodoKEM-976-AES where the CPU has AES instructions,
  * FrodoKEM-976-SHAKE otherwise. */
-const char *pqv_default_kem(void);
+PQV_API const char *pqv_default_kem(void);
 
 /*
  * pqv_vault_create(dir, keyfile, pass, passlen, opt, recovery, fingerprint):
@@ -77,7 +77,7 @@ const char *pqv_default_kem(void);
  * sealed under ${pass}.  Writes the recovery code and the identity
  * fingerprint.  PQV_E_EXISTS if a vault or key file is already there.
  */
-int pqv_vault_create(const char *dir, const char *keyfile, const uint8_t *pass,
+PQV_API int pqv_vault_create(const char *dir, const char *keyfile, const uint8_t *pass,
     size_t passlen, const struct pqv_init_options *opt,
     char recovery[PQV_RECOVERY_CHARS],
     char fingerprint[PQV_FINGERPRINT_CHARS]) PQV_WARN_UNUSED;
@@ -85,26 +85,26 @@ int pqv_vault_create(const char *dir, const char *keyfile, const uint8_t *pass,
 /* pqv_vault_open(out, dir, keyfile): open the vault in ${dir}: parse its
  * config and key file (${keyfile} NULL: ${dir}/keyfile).  No passphrase is
  * needed.  PQV_E_NOVAULT if there is no vault config at ${dir}. */
-int pqv_vault_open(pqv_vault **out, const char *dir, const char *keyfile) PQV_WARN_UNUSED;
+PQV_API int pqv_vault_open(pqv_vault **out, const char *dir, const char *keyfile) PQV_WARN_UNUSED;
 
 /* pqv_vault_unlock(v, pass, passlen): unlock the key file (both slots at
  * once), derive the identity and verify the config's MAC.  PQV_E_AUTH for a
  * wrong passphrase or a key file of another vault. */
-int pqv_vault_unlock(pqv_vault *v, const uint8_t *pass, size_t passlen) PQV_WARN_UNUSED;
+PQV_API int pqv_vault_unlock(pqv_vault *v, const uint8_t *pass, size_t passlen) PQV_WARN_UNUSED;
 
 /* pqv_vault_lock_writer(v, wait, holder, holderlen): take the exclusive
  * writer lock (local: flock, freed when the holder dies).  PQV_E_LOCKED with
  * ${holder} naming the holder (e.g. "pid 1234"; may be empty) if another
  * writer has it and ${wait} is 0. */
-int pqv_vault_lock_writer(pqv_vault *v, int wait, char *holder, size_t holderlen) PQV_WARN_UNUSED;
+PQV_API int pqv_vault_lock_writer(pqv_vault *v, int wait, char *holder, size_t holderlen) PQV_WARN_UNUSED;
 
 /* pqv_vault_close(v): release the lock, wipe secrets, free; NULL is a no-op. */
-void pqv_vault_close(pqv_vault *v);
+PQV_API void pqv_vault_close(pqv_vault *v);
 
 /* pqv_name_normalize(in, out, outlen): the stored name for the path ${in}:
  * leading "/" and "./" removed, repeated and trailing "/" collapsed.
  * PQV_E_INVAL for an empty name or one with "." or ".." components. */
-int pqv_name_normalize(const char *in, char *out, size_t outlen) PQV_WARN_UNUSED;
+PQV_API int pqv_name_normalize(const char *in, char *out, size_t outlen) PQV_WARN_UNUSED;
 
 /* Options of pqv_vault_add_path and pqv_vault_add_fd. */
 struct pqv_add_options {
@@ -123,25 +123,25 @@ struct pqv_add_options {
  * existing name is refused with PQV_E_EXISTS unless opt->force; the check
  * covers the whole tree before anything is written.  Requires unlock+lock.
  */
-int pqv_vault_add_path(pqv_vault *v, const char *path, const char *name,
+PQV_API int pqv_vault_add_path(pqv_vault *v, const char *path, const char *name,
     const struct pqv_add_options *opt) PQV_WARN_UNUSED;
 
 /* pqv_vault_add_fd(v, fd, name, mode, mtime, opt): store what is read from
  * ${fd} until end of file (a pipe is fine) as the regular file ${name}. */
-int pqv_vault_add_fd(pqv_vault *v, int fd, const char *name, uint32_t mode,
+PQV_API int pqv_vault_add_fd(pqv_vault *v, int fd, const char *name, uint32_t mode,
     int64_t mtime_sec, const struct pqv_add_options *opt) PQV_WARN_UNUSED;
 
 /* pqv_vault_lookup(v, name, entry): the entry stored under exactly ${name}
  * (no KEM operation).  PQV_E_NOTFOUND if none.  Free with pqv_entry_clear. */
-int pqv_vault_lookup(pqv_vault *v, const char *name, struct pqv_entry *entry) PQV_WARN_UNUSED;
-void pqv_entry_clear(struct pqv_entry *entry);
+PQV_API int pqv_vault_lookup(pqv_vault *v, const char *name, struct pqv_entry *entry) PQV_WARN_UNUSED;
+PQV_API void pqv_entry_clear(struct pqv_entry *entry);
 
 /* pqv_vault_list(v, prefix, entries, n): every entry whose name is ${prefix}
  * or starts with "${prefix}/" (NULL or "": all), sorted by name, without
  * any KEM decapsulation.  Free with pqv_entries_free. */
-int pqv_vault_list(pqv_vault *v, const char *prefix, struct pqv_entry **entries,
+PQV_API int pqv_vault_list(pqv_vault *v, const char *prefix, struct pqv_entry **entries,
     size_t *n) PQV_WARN_UNUSED;
-void pqv_entries_free(struct pqv_entry *entries, size_t n);
+PQV_API void pqv_entries_free(struct pqv_entry *entries, size_t n);
 
 /* Options of pqv_vault_get. */
 struct pqv_get_options {
@@ -162,19 +162,19 @@ struct pqv_get_options {
  * existing file unless opt->force) and its directory fsynced.  On failure
  * nothing is left at the destination names of files not completed.
  */
-int pqv_vault_get(pqv_vault *v, const char *name, const char *out,
+PQV_API int pqv_vault_get(pqv_vault *v, const char *name, const char *out,
     const struct pqv_get_options *opt) PQV_WARN_UNUSED;
 
 /* pqv_vault_get_fd(v, name, fd, opt): write the regular file ${name} to
  * ${fd} (for stdout).  Only authenticated plaintext is written, but a
  * failure may come after part of it has been. */
-int pqv_vault_get_fd(pqv_vault *v, const char *name, int fd,
+PQV_API int pqv_vault_get_fd(pqv_vault *v, const char *name, int fd,
     const struct pqv_get_options *opt) PQV_WARN_UNUSED;
 
 /* pqv_vault_rm(v, name, report, ctx): remove ${name} (a directory: with
  * everything under it).  The record's unlink is the commit point; its
  * objects are deleted after.  PQV_E_NOTFOUND if nothing matches. */
-int pqv_vault_rm(pqv_vault *v, const char *name, pqv_report_fn report,
+PQV_API int pqv_vault_rm(pqv_vault *v, const char *name, pqv_report_fn report,
     void *report_ctx) PQV_WARN_UNUSED;
 
 /* Counts gathered by check and gc. */
@@ -195,12 +195,12 @@ struct pqv_check_result {
  * On a vault that is opened but not unlocked, checks what needs no key:
  * config and key file structure (at open), every record's header and
  * length, every object's name and size (${read_data} is ignored). */
-int pqv_vault_check(pqv_vault *v, int read_data, pqv_report_fn report,
+PQV_API int pqv_vault_check(pqv_vault *v, int read_data, pqv_report_fn report,
     void *report_ctx, struct pqv_check_result *result) PQV_WARN_UNUSED;
 
 /* pqv_vault_gc(v, report, ctx, result): remove orphaned objects and
  * leftover temporary files.  Requires unlock+lock. */
-int pqv_vault_gc(pqv_vault *v, pqv_report_fn report, void *report_ctx,
+PQV_API int pqv_vault_gc(pqv_vault *v, pqv_report_fn report, void *report_ctx,
     struct pqv_check_result *result) PQV_WARN_UNUSED;
 
 /* What info shows; available without unlocking. */
@@ -217,22 +217,22 @@ struct pqv_info {
     struct pqv_kdf_params slot_params[PQV_KEYFILE_SLOTS];
 };
 
-int pqv_vault_info(pqv_vault *v, struct pqv_info *info) PQV_WARN_UNUSED;
+PQV_API int pqv_vault_info(pqv_vault *v, struct pqv_info *info) PQV_WARN_UNUSED;
 
 /* pqv_vault_passwd(v, slot, pass, passlen, kdf): seal the seed into ${slot}
  * under a new passphrase and save the key file atomically.  Requires
  * unlock+lock.  ${kdf} NULL: the slot keeps the default cost. */
-int pqv_vault_passwd(pqv_vault *v, int slot, const uint8_t *pass, size_t passlen,
+PQV_API int pqv_vault_passwd(pqv_vault *v, int slot, const uint8_t *pass, size_t passlen,
     const struct pqv_kdf_params *kdf) PQV_WARN_UNUSED;
 
 /* pqv_vault_clear_slot(v, slot): make ${slot} unused (random bytes).  Refused
  * (PQV_E_INVAL) for the slot that unlocked this session. */
-int pqv_vault_clear_slot(pqv_vault *v, int slot) PQV_WARN_UNUSED;
+PQV_API int pqv_vault_clear_slot(pqv_vault *v, int slot) PQV_WARN_UNUSED;
 
 /* pqv_vault_recover(dir, keyfile, code, pass, passlen, kdf): write a new key
  * file for the vault in ${dir} from its recovery code, slot 0 sealed under
  * ${pass}.  PQV_E_AUTH if the code is invalid or belongs to another vault. */
-int pqv_vault_recover(const char *dir, const char *keyfile, const char *code,
+PQV_API int pqv_vault_recover(const char *dir, const char *keyfile, const char *code,
     const uint8_t *pass, size_t passlen,
     const struct pqv_kdf_params *kdf) PQV_WARN_UNUSED;
 
@@ -242,18 +242,18 @@ int pqv_vault_recover(const char *dir, const char *keyfile, const char *code,
  * NULL means "keyfile".  The storages are not taken over: close them after
  * pqv_vault_close.
  */
-int pqv_vault_create_storage(pqv_storage *storage, pqv_storage *key_storage,
+PQV_API int pqv_vault_create_storage(pqv_storage *storage, pqv_storage *key_storage,
     const char *key_name, const uint8_t *pass, size_t passlen,
     const struct pqv_init_options *opt, char recovery[PQV_RECOVERY_CHARS],
     char fingerprint[PQV_FINGERPRINT_CHARS]) PQV_WARN_UNUSED;
-int pqv_vault_open_storage(pqv_vault **out, pqv_storage *storage,
+PQV_API int pqv_vault_open_storage(pqv_vault **out, pqv_storage *storage,
     pqv_storage *key_storage, const char *key_name) PQV_WARN_UNUSED;
-int pqv_vault_recover_storage(pqv_storage *storage, pqv_storage *key_storage,
+PQV_API int pqv_vault_recover_storage(pqv_storage *storage, pqv_storage *key_storage,
     const char *key_name, const char *code, const uint8_t *pass, size_t passlen,
     const struct pqv_kdf_params *kdf) PQV_WARN_UNUSED;
 
 /* pqv_vault_slot(v): the slot that unlocked ${v}, or -1. */
-int pqv_vault_slot(const pqv_vault *v);
+PQV_API int pqv_vault_slot(const pqv_vault *v);
 
 #ifdef __cplusplus
 }

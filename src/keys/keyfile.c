@@ -17,6 +17,7 @@
 #include "pqvault/keyfile.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,7 @@
 #include "crypto/kdf.h"
 #include "pqvault/aead.h"
 #include "pqvault/argon2id.h"
+#include "util/durable.h"
 #include "util/fsutil.h"
 #include "util/util.h"
 
@@ -34,7 +36,6 @@
 #define SEALED_BYTES (PQV_SEED_BYTES + PQV_AEAD_TAG_BYTES)
 #define SLOT_BYTES (PARAMS_BYTES + SALT_BYTES + SEALED_BYTES)
 #define TRAILER_BYTES 32
-#define MAX_KEYFILE_BYTES (1u << 20)
 
 const struct pqv_kdf_params pqv_kdf_default = { 3, 65536, 4 };
 
@@ -296,7 +297,7 @@ pqv_keyfile_load(const char *path, pqv_keyfile **out)
     size_t len;
     int rc;
 
-    if ((rc = fsutil_read_file(path, &buf, &len, MAX_KEYFILE_BYTES)) != 0)
+    if ((rc = fsutil_read_file(AT_FDCWD, path, &buf, &len, PQV_KEYFILE_MAX_BYTES)) != 0)
         return rc;
     rc = pqv_keyfile_parse(out, buf, len);
     free(buf);
@@ -312,8 +313,13 @@ pqv_keyfile_save(const char *path, const pqv_keyfile *kf)
 
     if ((rc = pqv_keyfile_serialize(kf, &buf, &len)) != 0)
         return rc;
-    rc = fsutil_write_file_atomic(path, buf, len, 0600, 1);
+    rc = durable_write_file(AT_FDCWD, path, NULL, buf, len, 0600, DURABLE_REPLACE);
     free(buf);
+    if (rc == 0) {
+        char dir[4096];
+        fsutil_dirname(path, dir, sizeof(dir));
+        rc = fsutil_fsync_dir(dir);
+    }
     return rc;
 }
 

@@ -2,13 +2,19 @@
  * storage_local.c: the local-directory storage backend (see
  * pqvault/storage.h).
  *
+ * Every blob is reached from a descriptor of the vault's directory, one
+ * component at a time, never following a symbolic link (a vault directory
+ * may be written by someone else: a link planted at "lock" or in "objects/"
+ * must not make pqvault write or read outside it), and only regular files
+ * are read, without blocking on a FIFO.
+ *
  * put writes "<dir>/<base>.tmp-<random>", fsyncs it and renames it to its
- * name; the directory that received the rename is remembered as dirty and
- * fsynced once by the next barrier (once per directory per command, as the
- * commit protocol allows).  Directories created on the way are made durable
- * in their parents the same way.  The writer lock is an flock on
- * <dir>/lock, so a dead holder never leaves it stale; the holder writes its
- * pid there for the error message of the next writer.
+ * name (util/durable.h); put_new links it instead (create-only).  The
+ * directory that received the name is remembered as dirty and fsynced once
+ * by the next barrier (once per directory per command, as the commit
+ * protocol allows).  The writer lock is an flock on <dir>/lock, so a dead
+ * holder never leaves it stale; the holder writes its pid there for the
+ * error message of the next writer.
  */
 #include "pqvault/storage.h"
 
@@ -23,40 +29,58 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "util/durable.h"
 #include "util/fsutil.h"
+#include "util/io.h"
 #include "util/util.h"
 
-#define PATH_MAX_LEN 4096
+#define NAME_MAX_LEN 1024
 #define MAX_DIRTY 1024
 
 struct local_storage {
     pqv_storage base;
-    char *root;
+    char *root;              /* the directory's path, for messages */
+    int rootfd;
     pthread_mutex_t mutex;
-    char *dirty[MAX_DIRTY];  /* directories to fsync at the next barrier */
+    char *dirty[MAX_DIRTY];  /* directories (relative) to fsync at the next barrier */
     size_t ndirty;
     char *seen[MAX_DIRTY];   /* directories whose entries were made durable */
     size_t nseen;
     int lock_fd;
 };
 
+/* split_name(name, dir, base): the directory part ("" at the top) and the
+ * base name of the storage name ${name}, refusing anything that could step
+ * outside the root (names come from the vault, but a listing of a hostile
+ * directory could hand back anything). */
 static int
-local_path(struct local_storage *ls, const char *name, char *out, size_t outlen)
+split_name(const char *name, char dir[NAME_MAX_LEN], const char **base)
 {
-    int n;
+    const char *slash = strrchr(name, '/');
+    size_t n = strlen(name);
 
-    /* Names come from the vault, never from users, but refuse anything
-     * that could step outside the root all the same. */
-    if (name[0] == '/' || strstr(name, "..") != NULL)
+    if (n == 0 || n >= NAME_MAX_LEN || name[0] == '/' || strstr(name, "..") != NULL ||
+        name[n - 1] == '/')
         return error_set(PQV_E_INVAL, name, "invalid storage name");
-    n = snprintf(out, outlen, "%s/%s", ls->root, name);
-    if (n < 0 || (size_t)n >= outlen)
-        return error_set(PQV_E_INVAL, name, "path too long");
+    if (slash == NULL) {
+        dir[0] = '\0';
+        *base = name;
+    } else {
+        snprintf(dir, NAME_MAX_LEN, "%.*s", (int)(slash - name), name);
+        *base = slash + 1;
+    }
     return 0;
 }
 
-/* mark_dirty(ls, dir): remember ${dir} for the next barrier.  Caller holds
- * no lock. */
+/* full_path(ls, name, out): "<root>/<name>", what messages (and the test
+ * build's fault hooks) name. */
+static void
+full_path(struct local_storage *ls, const char *name, char out[2 * NAME_MAX_LEN + 4096])
+{
+    snprintf(out, 2 * NAME_MAX_LEN + 4096, "%s/%s", ls->root, name);
+}
+
+/* mark_dirty(ls, dir): remember ${dir} for the next barrier. */
 static int
 mark_dirty(struct local_storage *ls, const char *dir)
 {
@@ -68,7 +92,11 @@ mark_dirty(struct local_storage *ls, const char *dir)
             goto out;
     if (ls->ndirty == MAX_DIRTY) {
         /* Too many distinct directories: sync the oldest now. */
-        rc = fsutil_fsync_dir(ls->dirty[0]);
+        int fd;
+        if ((rc = fsutil_open_dirs(ls->rootfd, ls->root, ls->dirty[0], 0, 0700, &fd)) == 0) {
+            rc = fsutil_fsync_dirfd(fd, ls->root);
+            close(fd);
+        }
         free(ls->dirty[0]);
         memmove(ls->dirty, ls->dirty + 1, (MAX_DIRTY - 1) * sizeof(char *));
         ls->ndirty--;
@@ -104,113 +132,122 @@ dir_seen(struct local_storage *ls, const char *dir, int add)
     return seen;
 }
 
-/* ensure_dir(ls, dir): create ${dir} (and missing parents below the root)
- * and make sure its entry in its parent becomes durable at the next
- * barrier.  Also for a directory that already exists: a command that
- * crashed after creating it may never have synced its parent, so each
- * directory's parent is synced once per session. */
+/* open_dir(ls, dir, create, out): a descriptor of ${dir} below the root.
+ * When creating, each directory's entry in its parent is made durable once
+ * per session (new ones at creation, existing ones at the next barrier: a
+ * command that crashed after creating one may never have synced its
+ * parent). */
 static int
-ensure_dir(struct local_storage *ls, const char *dir)
+open_dir(struct local_storage *ls, const char *dir, int create, int *out)
 {
-    char parent[PATH_MAX_LEN];
-    struct stat st;
-    int rc, e;
+    char parent[NAME_MAX_LEN], d[NAME_MAX_LEN];
+    int rc;
 
-    if (strlen(dir) <= strlen(ls->root))
-        return 0;
-    if (dir_seen(ls, dir, 0))
-        return 0;
-    fsutil_dirname(dir, parent, sizeof(parent));
-    if ((rc = ensure_dir(ls, parent)) != 0)
+    if ((rc = fsutil_open_dirs(ls->rootfd, ls->root, dir, create, 0700, out)) != 0)
         return rc;
-    if (stat(dir, &st) == 0) {
-        if (!S_ISDIR(st.st_mode))
-            return error_set(PQV_E_INTEGRITY, dir, "not a directory");
-    } else if (io_mkdir(dir, 0700) != 0 && errno != EEXIST) {
-        e = errno;
-        return error_errno(dir, "mkdir", e);
+    snprintf(d, sizeof(d), "%s", dir);
+    while (create && d[0] != '\0' && !dir_seen(ls, d, 0)) {
+        char *slash = strrchr(d, '/');
+        snprintf(parent, sizeof(parent), "%.*s", slash != NULL ? (int)(slash - d) : 0, d);
+        if ((rc = mark_dirty(ls, parent)) != 0) {
+            close(*out);
+            return rc;
+        }
+        dir_seen(ls, d, 1);
+        memcpy(d, parent, strlen(parent) + 1);
     }
-    if ((rc = mark_dirty(ls, parent)) == 0)
-        dir_seen(ls, dir, 1);
-    return rc;
+    return 0;
+}
+
+/* put_as(s, name, data, len, how): put or put_new. */
+static int
+put_as(pqv_storage *s, const char *name, const uint8_t *data, size_t len, int how)
+{
+    struct local_storage *ls = (struct local_storage *)s;
+    char dir[NAME_MAX_LEN], what[2 * NAME_MAX_LEN + 4096];
+    const char *base;
+    int dfd, rc;
+
+    if ((rc = split_name(name, dir, &base)) != 0)
+        return rc;
+    if ((rc = open_dir(ls, dir, 1, &dfd)) != 0)
+        return rc;
+    full_path(ls, name, what);
+    rc = durable_write_file(dfd, base, what, data, len, 0600, how);
+    close(dfd);
+    if (rc != 0)
+        return rc;
+    return mark_dirty(ls, dir);
 }
 
 static int
 local_put(pqv_storage *s, const char *name, const uint8_t *data, size_t len)
 {
-    struct local_storage *ls = (struct local_storage *)s;
-    char path[PATH_MAX_LEN], dir[PATH_MAX_LEN];
-    int rc;
-
-    if ((rc = local_path(ls, name, path, sizeof(path))) != 0)
-        return rc;
-    fsutil_dirname(path, dir, sizeof(dir));
-    if ((rc = ensure_dir(ls, dir)) != 0)
-        return rc;
-    if ((rc = fsutil_write_file_atomic(path, data, len, 0600, 0)) != 0)
-        return rc;
-    return mark_dirty(ls, dir);
+    return put_as(s, name, data, len, DURABLE_REPLACE);
 }
 
-/* local_put_new(s, name, data, len): create-only put.  The temporary is
- * written and fsynced as for put, then link(2)ed to its name, which fails
+/* Create-only: the synced temporary is link(2)ed to its name, which fails
  * with EEXIST if the name exists (even if another writer created it a
- * moment ago); the temporary is then removed. */
+ * moment ago). */
 static int
 local_put_new(pqv_storage *s, const char *name, const uint8_t *data, size_t len)
 {
-    struct local_storage *ls = (struct local_storage *)s;
-    char path[PATH_MAX_LEN], dir[PATH_MAX_LEN];
+    return put_as(s, name, data, len, DURABLE_CREATE);
+}
+
+/* with_dir(ls, name, dfd, base): open the directory of ${name}. */
+static int
+with_dir(struct local_storage *ls, const char *name, int *dfd, const char **base)
+{
+    char dir[NAME_MAX_LEN];
     int rc;
 
-    if ((rc = local_path(ls, name, path, sizeof(path))) != 0)
+    if ((rc = split_name(name, dir, base)) != 0)
         return rc;
-    fsutil_dirname(path, dir, sizeof(dir));
-    if ((rc = ensure_dir(ls, dir)) != 0)
-        return rc;
-    if ((rc = fsutil_write_file_new(path, data, len, 0600)) != 0)
-        return rc;
-    return mark_dirty(ls, dir);
+    if ((rc = fsutil_open_dirs(ls->rootfd, ls->root, dir, 0, 0700, dfd)) != 0)
+        return error_subject(rc == PQV_E_EXISTS ? PQV_E_INTEGRITY : rc, name);
+    return 0;
 }
 
 static int
 local_get(pqv_storage *s, const char *name, uint8_t **data, size_t *len, size_t maxlen)
 {
-    struct local_storage *ls = (struct local_storage *)s;
-    char path[PATH_MAX_LEN];
-    int rc;
+    const char *base;
+    int dfd, rc;
 
-    if ((rc = local_path(ls, name, path, sizeof(path))) != 0)
+    if ((rc = with_dir((struct local_storage *)s, name, &dfd, &base)) != 0)
         return rc;
-    return fsutil_read_file(path, data, len, maxlen);
+    rc = fsutil_read_file(dfd, base, data, len, maxlen);
+    close(dfd);
+    return rc != 0 ? error_subject(rc, name) : 0;
 }
 
 static int
 local_get_range(pqv_storage *s, const char *name, uint64_t offset, uint8_t *buf, size_t len)
 {
-    struct local_storage *ls = (struct local_storage *)s;
-    char path[PATH_MAX_LEN];
-    int rc;
+    const char *base;
+    int dfd, rc;
 
-    if ((rc = local_path(ls, name, path, sizeof(path))) != 0)
+    if ((rc = with_dir((struct local_storage *)s, name, &dfd, &base)) != 0)
         return rc;
-    return fsutil_read_file_range(path, offset, buf, len);
+    rc = fsutil_read_file_range(dfd, base, offset, buf, len);
+    close(dfd);
+    return rc != 0 ? error_subject(rc, name) : 0;
 }
 
 static int
 local_stat(pqv_storage *s, const char *name, uint64_t *size)
 {
-    struct local_storage *ls = (struct local_storage *)s;
-    char path[PATH_MAX_LEN];
     struct stat st;
-    int rc, e;
+    const char *base;
+    int dfd, rc;
 
-    if ((rc = local_path(ls, name, path, sizeof(path))) != 0)
+    if ((rc = with_dir((struct local_storage *)s, name, &dfd, &base)) != 0)
         return rc;
-    if (stat(path, &st) != 0) {
-        e = errno;
-        return error_set(error_from_errno(e), name, "%s", strerror(e));
-    }
+    rc = fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW);
+    close(dfd);
+    if (rc != 0)
+        return error_errno(name, "stat", errno);
     if (!S_ISREG(st.st_mode))
         return error_set(PQV_E_INTEGRITY, name, "not a regular file");
     if (size != NULL)
@@ -218,24 +255,23 @@ local_stat(pqv_storage *s, const char *name, uint64_t *size)
     return 0;
 }
 
-/* list_dir(ls, rel, fn, ctx): call ${fn} for every regular file under the
- * relative directory ${rel}, recursing into subdirectories. */
+/* list_dir(ls, rel, fn, ctx, recurse): call ${fn} for every regular file
+ * under the relative directory ${rel}, recursing into subdirectories
+ * (never into links). */
 static int
 list_dir(struct local_storage *ls, const char *rel, pqv_storage_list_fn fn, void *ctx,
     int recurse)
 {
-    char path[PATH_MAX_LEN], child[PATH_MAX_LEN];
+    char child[NAME_MAX_LEN];
     struct dirent *de;
     DIR *d;
-    int rc = 0, e;
+    int dfd, rc;
 
-    if ((rc = local_path(ls, rel, path, sizeof(path))) != 0)
-        return rc;
-    if ((d = opendir(path)) == NULL) {
-        e = errno;
-        if (e == ENOENT)
-            return 0;
-        return error_set(error_from_errno(e), rel, "%s", strerror(e));
+    if ((rc = fsutil_open_dirs(ls->rootfd, ls->root, rel, 0, 0700, &dfd)) != 0)
+        return rc == PQV_E_NOTFOUND ? 0 : rc;
+    if ((d = fdopendir(dfd)) == NULL) {
+        close(dfd);
+        return error_errno(rel, "open directory", errno);
     }
     while (rc == 0 && (errno = 0, de = readdir(d)) != NULL) {
         struct stat st;
@@ -254,10 +290,8 @@ list_dir(struct local_storage *ls, const char *rel, pqv_storage_list_fn fn, void
             rc = fn(ctx, child, (uint64_t)st.st_size);
         }
     }
-    if (rc == 0 && errno != 0) {
-        e = errno;
-        rc = error_errno(rel, "readdir", e);
-    }
+    if (rc == 0 && errno != 0)
+        rc = error_errno(rel, "readdir", errno);
     closedir(d);
     return rc;
 }
@@ -266,7 +300,7 @@ static int
 local_list(pqv_storage *s, const char *prefix, pqv_storage_list_fn fn, void *ctx)
 {
     struct local_storage *ls = (struct local_storage *)s;
-    char dir[PATH_MAX_LEN];
+    char dir[NAME_MAX_LEN];
     size_t n = strlen(prefix);
 
     /* Prefixes are directory names in this backend ("records"). */
@@ -279,16 +313,19 @@ static int
 local_del(pqv_storage *s, const char *name)
 {
     struct local_storage *ls = (struct local_storage *)s;
-    char path[PATH_MAX_LEN], dir[PATH_MAX_LEN];
-    int rc, e;
+    char dir[NAME_MAX_LEN], what[2 * NAME_MAX_LEN + 4096];
+    const char *base;
+    int dfd, rc;
 
-    if ((rc = local_path(ls, name, path, sizeof(path))) != 0)
+    if ((rc = split_name(name, dir, &base)) != 0)
         return rc;
-    if (io_unlink(path) != 0) {
-        e = errno;
-        return error_errno(name, "unlink", e);
-    }
-    fsutil_dirname(path, dir, sizeof(dir));
+    if ((rc = fsutil_open_dirs(ls->rootfd, ls->root, dir, 0, 0700, &dfd)) != 0)
+        return error_subject(rc, name);
+    full_path(ls, name, what);
+    rc = io_unlinkat(dfd, base, 0, what);
+    close(dfd);
+    if (rc != 0)
+        return error_errno(name, "unlink", errno);
     return mark_dirty(ls, dir);
 }
 
@@ -297,13 +334,23 @@ local_barrier(pqv_storage *s)
 {
     struct local_storage *ls = (struct local_storage *)s;
     int rc = 0;
+    size_t i;
 
     pthread_mutex_lock(&ls->mutex);
-    /* Deeper directories were marked after their parents were created, so
+    /* Parents were marked before the directories created in them, so
      * syncing in order makes each new directory durable in its parent. */
-    size_t i;
-    for (i = 0; i < ls->ndirty && rc == 0; i++)
-        rc = fsutil_fsync_dir(ls->dirty[i]);
+    for (i = 0; i < ls->ndirty && rc == 0; i++) {
+        char what[2 * NAME_MAX_LEN + 4096];
+        int fd;
+        if ((rc = fsutil_open_dirs(ls->rootfd, ls->root, ls->dirty[i], 0, 0700, &fd)) == 0) {
+            if (ls->dirty[i][0] != '\0')
+                full_path(ls, ls->dirty[i], what);
+            else
+                snprintf(what, sizeof(what), "%s", ls->root);
+            rc = fsutil_fsync_dirfd(fd, what);
+            close(fd);
+        }
+    }
     if (rc == 0) {
         for (i = 0; i < ls->ndirty; i++)
             free(ls->dirty[i]);
@@ -317,15 +364,22 @@ static int
 local_lock(pqv_storage *s, int wait, char *holder, size_t holderlen)
 {
     struct local_storage *ls = (struct local_storage *)s;
-    char path[PATH_MAX_LEN], buf[32];
+    char buf[32];
+    struct stat st;
     int fd, e;
 
     if (ls->lock_fd >= 0)
         return 0;
-    snprintf(path, sizeof(path), "%s/lock", ls->root);
-    if ((fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) < 0) {
+    /* Never through a link (it would be truncated below), never a FIFO. */
+    if ((fd = io_openat(ls->rootfd, "lock", O_RDWR | O_CREAT | O_NONBLOCK, 0600, NULL)) < 0) {
         e = errno;
-        return error_set(error_from_errno(e), path, "%s", strerror(e));
+        if (e == ELOOP)
+            return error_set(PQV_E_INTEGRITY, "lock", "is a symbolic link (refusing to follow it)");
+        return error_errno("lock", "open", e);
+    }
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return error_set(PQV_E_INTEGRITY, "lock", "not a regular file");
     }
     while (flock(fd, LOCK_EX | (wait ? 0 : LOCK_NB)) != 0) {
         e = errno;
@@ -346,11 +400,12 @@ local_lock(pqv_storage *s, int wait, char *holder, size_t holderlen)
                     holder[0] = '\0';
             }
             if (pid > 0)
-                return error_set(PQV_E_LOCKED, NULL, "vault is locked by another writer (pid %ld)", pid);
+                return error_set(PQV_E_LOCKED, NULL,
+                    "vault is locked by another writer (pid %ld)", pid);
             return error_set(PQV_E_LOCKED, NULL, "vault is locked by another writer");
         }
         close(fd);
-        return error_set(PQV_E_IO, path, "flock: %s", strerror(e));
+        return error_errno("lock", "flock", e);
     }
     /* Record our pid for the next writer's message (best effort: the lock
      * is the flock, not the contents). */
@@ -388,8 +443,10 @@ local_close(pqv_storage *s)
         free(ls->dirty[i]);
     for (size_t i = 0; i < ls->nseen; i++)
         free(ls->seen[i]);
-    pthread_mutex_destroy(&ls->mutex);
+    if (ls->rootfd >= 0)
+        close(ls->rootfd);
     free(ls->root);
+    pthread_mutex_destroy(&ls->mutex);
     free(ls);
 }
 
@@ -408,47 +465,36 @@ static const struct pqv_storage_ops local_ops = {
     .close = local_close,
 };
 
-/* make_dirs(dir): create ${dir} and any missing parents, each made durable
- * in its own parent. */
-static int
-make_dirs(const char *dir)
-{
-    char parent[PATH_MAX_LEN];
-    struct stat st;
-    int rc, e;
-
-    fsutil_dirname(dir, parent, sizeof(parent));
-    if (strcmp(parent, dir) != 0 && stat(parent, &st) != 0 && errno == ENOENT &&
-        (rc = make_dirs(parent)) != 0)
-        return rc;
-    if (io_mkdir(dir, 0700) != 0 && errno != EEXIST) {
-        e = errno;
-        return error_errno(dir, "mkdir", e);
-    }
-    return fsutil_fsync_dir(parent);
-}
-
 int
 pqv_storage_local_open(pqv_storage **out, const char *dir, int create)
 {
     struct local_storage *ls;
     struct stat st;
-    int e, rc;
+    int rc, fd;
 
-    if (out == NULL || dir == NULL || strlen(dir) >= PATH_MAX_LEN - 200)
+    if (out == NULL || dir == NULL || strlen(dir) >= 4000)
         return error_set(PQV_E_INVAL, NULL, "vault path too long");
     if (stat(dir, &st) != 0) {
-        e = errno;
+        int e = errno;
         if (e != ENOENT || !create)
-            return error_set(e == ENOENT ? PQV_E_NOVAULT : error_from_errno(e), dir, "%s", strerror(e));
-        if ((rc = make_dirs(dir)) != 0)
+            return error_set(e == ENOENT ? PQV_E_NOVAULT : error_from_errno(e), dir, "%s",
+                strerror(e));
+        /* The vault's own location is the user's choice: links in it are
+         * followed, as mkdir -p would. */
+        if ((rc = fsutil_mkdirs(dir, 0700)) != 0)
             return rc;
     } else if (!S_ISDIR(st.st_mode)) {
         return error_set(PQV_E_NOVAULT, dir, "not a directory");
     }
-    if ((ls = calloc(1, sizeof(*ls))) == NULL)
+    if ((fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+        return error_errno(dir, "open directory", errno);
+    if ((ls = calloc(1, sizeof(*ls))) == NULL) {
+        close(fd);
         return PQV_E_NOMEM;
+    }
+    ls->rootfd = fd;
     if ((ls->root = strdup(dir)) == NULL) {
+        close(fd);
         free(ls);
         return PQV_E_NOMEM;
     }

@@ -5,209 +5,29 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "util/io.h"
 #include "util/util.h"
 
-int (*io_fault_hook)(const char *op, const char *path);
-
-/*
- * TEST-ONLY hooks for the crash and fault tests of the real binary
- * (tests/cli/crash_kill.sh, tests/cli/faults.sh).  The environment is read
- * once, at start-up; when neither variable is set they cost one branch per
- * call and change nothing.
- *
- *   PQVAULT_TEST_KILL_AT=N      the N-th durability call of the process
- *                               (fsync, rename, unlink, mkdir, rmdir, or an
- *                               open that creates) raises SIGKILL on the
- *                               process just before it is made;
- *   PQVAULT_TEST_FAULT=op:N:err the N-th call of ${op} (open, write, fsync,
- *                               rename, unlink, mkdir, rmdir, or any) fails
- *                               with ${err}: EIO, ENOSPC, EDQUOT, a number,
- *                               or "short" (that write is cut short and
- *                               every later write fails with ENOSPC, like a
- *                               disk filling up); "op:N+:err" fails every
- *                               call of ${op} from the N-th on.
- */
-static int test_hooks;                  /* either variable set */
-static unsigned long test_kill_at;
-static char test_fault_op[16];
-static unsigned long test_fault_n;
-static int test_fault_persistent, test_fault_err;
-static unsigned long test_kill_count, test_fault_count;
-static int test_fault_full;             /* after a "short" write */
-
-__attribute__((constructor)) static void
-read_test_hooks(void)
-{
-    const char *k = getenv("PQVAULT_TEST_KILL_AT");
-    const char *f = getenv("PQVAULT_TEST_FAULT");
-    char buf[64], *n, *err, *end;
-
-    if (k != NULL && *k != '\0') {
-        test_kill_at = strtoul(k, NULL, 10);
-        test_hooks = test_kill_at > 0;
-    }
-    if (f == NULL || snprintf(buf, sizeof(buf), "%s", f) >= (int)sizeof(buf))
-        return;
-    if ((n = strchr(buf, ':')) == NULL || (err = strchr(n + 1, ':')) == NULL)
-        return;
-    *n++ = '\0';
-    *err++ = '\0';
-    snprintf(test_fault_op, sizeof(test_fault_op), "%.15s", buf);
-    test_fault_n = strtoul(n, &end, 10);
-    test_fault_persistent = *end == '+';
-    if (strcmp(err, "EIO") == 0)
-        test_fault_err = EIO;
-    else if (strcmp(err, "ENOSPC") == 0)
-        test_fault_err = ENOSPC;
-    else if (strcmp(err, "EDQUOT") == 0)
-        test_fault_err = EDQUOT;
-    else if (strcmp(err, "short") == 0)
-        test_fault_err = IO_FAULT_SHORT;
-    else
-        test_fault_err = atoi(err);
-    if (test_fault_n > 0 && test_fault_err != 0)
-        test_hooks = 1;
-}
-
-static int
-test_hook(const char *op)
-{
-    if (test_kill_at > 0 && strcmp(op, "write") != 0 &&
-        __atomic_add_fetch(&test_kill_count, 1, __ATOMIC_SEQ_CST) == test_kill_at)
-        raise(SIGKILL);
-    if (test_fault_n == 0)
-        return 0;
-    if (strcmp(op, "write") == 0 && __atomic_load_n(&test_fault_full, __ATOMIC_SEQ_CST))
-        return ENOSPC;
-    if (strcmp(test_fault_op, "any") != 0 && strcmp(test_fault_op, op) != 0)
-        return 0;
-    unsigned long c = __atomic_add_fetch(&test_fault_count, 1, __ATOMIC_SEQ_CST);
-    if (c == test_fault_n || (test_fault_persistent && c > test_fault_n)) {
-        if (test_fault_err == IO_FAULT_SHORT) {
-            if (strcmp(op, "write") != 0)
-                return EIO;
-            __atomic_store_n(&test_fault_full, 1, __ATOMIC_SEQ_CST);
-        }
-        return test_fault_err;
-    }
-    return 0;
-}
-
-static int
-fault(const char *op, const char *path)
-{
-    int e;
-
-    if (test_hooks && (e = test_hook(op)) != 0) {
-        if (e != IO_FAULT_SHORT)
-            errno = e;
-        return e;
-    }
-    if (io_fault_hook == NULL || (e = io_fault_hook(op, path)) == 0)
-        return 0;
-    if (e != IO_FAULT_SHORT)
-        errno = e;
-    return e;
-}
-
 int
-io_open(const char *path, int flags, mode_t mode)
-{
-    if ((flags & O_CREAT) && fault("open", path))
-        return -1;
-    return open(path, flags | O_CLOEXEC, mode);
-}
-
-ssize_t
-io_write(int fd, const void *buf, size_t len, const char *path)
-{
-    int e = fault("write", path);
-
-    if (e == IO_FAULT_SHORT)
-        return write(fd, buf, len > 1 ? len / 2 : len);
-    if (e != 0)
-        return -1;
-    return write(fd, buf, len);
-}
-
-int
-io_fsync(int fd, const char *path)
-{
-    if (fault("fsync", path))
-        return -1;
-    return fsync(fd);
-}
-
-int
-io_rename(const char *from, const char *to)
-{
-    if (fault("rename", to))
-        return -1;
-    return rename(from, to);
-}
-
-int
-io_rename_noreplace(const char *from, const char *to)
-{
-    if (fault("rename", to))
-        return -1;
-    return renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE);
-}
-
-int
-io_link(const char *from, const char *to)
-{
-    if (fault("rename", to))
-        return -1;
-    return link(from, to);
-}
-
-int
-io_unlink(const char *path)
-{
-    if (fault("unlink", path))
-        return -1;
-    return unlink(path);
-}
-
-int
-io_mkdir(const char *path, mode_t mode)
-{
-    if (fault("mkdir", path))
-        return -1;
-    return mkdir(path, mode);
-}
-
-int
-io_rmdir(const char *path)
-{
-    if (fault("rmdir", path))
-        return -1;
-    return rmdir(path);
-}
-
-int
-fsutil_write_all(int fd, const void *buf, size_t len, const char *path)
+fsutil_write_all(int fd, const void *buf, size_t len, const char *what)
 {
     const uint8_t *p = buf;
 
     while (len > 0) {
-        ssize_t n = io_write(fd, p, len, path);
+        ssize_t n = io_write(fd, p, len, what);
         if (n < 0) {
             if (errno == EINTR)
                 continue;
-            int e = errno;
-            return error_errno(path, "write", e);
+            return error_errno(what, "write", errno);
         }
         if (n == 0)
-            return error_set(PQV_E_IO, path, "write made no progress");
+            return error_set(PQV_E_IO, what, "write made no progress");
         p += n;
         len -= (size_t)n;
     }
@@ -215,7 +35,7 @@ fsutil_write_all(int fd, const void *buf, size_t len, const char *path)
 }
 
 ssize_t
-fsutil_read_all(int fd, void *buf, size_t len, const char *path)
+fsutil_read_all(int fd, void *buf, size_t len, const char *what)
 {
     uint8_t *p = buf;
     size_t done = 0;
@@ -225,8 +45,27 @@ fsutil_read_all(int fd, void *buf, size_t len, const char *path)
         if (n < 0) {
             if (errno == EINTR)
                 continue;
-            int e = errno;
-            return error_errno(path, "read", e);
+            return error_errno(what, "read", errno);
+        }
+        if (n == 0)
+            break;
+        done += (size_t)n;
+    }
+    return (ssize_t)done;
+}
+
+ssize_t
+fsutil_pread_all(int fd, void *buf, size_t len, uint64_t offset, const char *what)
+{
+    uint8_t *p = buf;
+    size_t done = 0;
+
+    while (done < len) {
+        ssize_t n = pread(fd, p + done, len - done, (off_t)(offset + done));
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return error_errno(what, "read", errno);
         }
         if (n == 0)
             break;
@@ -236,38 +75,23 @@ fsutil_read_all(int fd, void *buf, size_t len, const char *path)
 }
 
 int
-fsutil_fsync_dir(const char *dir)
+fsutil_fsync_dirfd(int fd, const char *what)
 {
-    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    int e;
-
-    if (fd < 0) {
-        e = errno;
-        return error_errno(dir, "open directory", e);
-    }
-    if (io_fsync(fd, dir) != 0) {
-        e = errno;
-        close(fd);
-        return error_errno(dir, "fsync directory", e);
-    }
-    close(fd);
+    if (io_fsync(fd, what) != 0)
+        return error_errno(what, "fsync directory", errno);
     return 0;
 }
 
 int
-fsutil_temp_name(char *out, size_t outlen, const char *dir, const char *prefix)
+fsutil_fsync_dir(const char *path)
 {
-    uint8_t r[8];
-    char hex[17];
-    int n;
+    int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC), rc;
 
-    if (util_random(r, sizeof(r)) != 0)
-        return PQV_E_CRYPTO;
-    util_hex_encode(hex, r, sizeof(r));
-    n = snprintf(out, outlen, "%s/%s.tmp-%s", dir, prefix, hex);
-    if (n < 0 || (size_t)n >= outlen)
-        return error_set(PQV_E_INVAL, NULL, "path too long");
-    return 0;
+    if (fd < 0)
+        return error_errno(path, "open directory", errno);
+    rc = fsutil_fsync_dirfd(fd, path);
+    close(fd);
+    return rc;
 }
 
 void
@@ -284,149 +108,164 @@ fsutil_dirname(const char *path, char *out, size_t outlen)
 }
 
 int
-fsutil_write_file_atomic(const char *path, const void *buf, size_t len, mode_t mode,
-    int sync_dir)
+fsutil_mkdirs(const char *path, mode_t mode)
 {
-    char dir[4096], tmp[4200];
-    const char *base = strrchr(path, '/');
-    int fd, rc, e;
+    char buf[4096], parent[4096];
+    size_t n = strlen(path);
+    int rc;
 
-    base = base ? base + 1 : path;
-    fsutil_dirname(path, dir, sizeof(dir));
-    if ((rc = fsutil_temp_name(tmp, sizeof(tmp), dir, base)) != 0)
-        return rc;
-    if ((fd = io_open(tmp, O_WRONLY | O_CREAT | O_EXCL, mode)) < 0) {
-        e = errno;
-        return error_errno(tmp, "create", e);
+    if (n == 0)
+        return 0;
+    if (n >= sizeof(buf))
+        return error_set(PQV_E_INVAL, path, "path too long");
+    memcpy(buf, path, n + 1);
+    for (size_t i = 1; i <= n; i++) {
+        if (buf[i] != '/' && buf[i] != '\0')
+            continue;
+        char c = buf[i];
+        buf[i] = '\0';
+        if (io_mkdirat(AT_FDCWD, buf, mode, buf) == 0) {
+            /* A new directory is durable once its parent is synced. */
+            fsutil_dirname(buf, parent, sizeof(parent));
+            if ((rc = fsutil_fsync_dir(parent)) != 0)
+                return rc;
+        } else if (errno != EEXIST) {
+            return error_errno(buf, "mkdir", errno);
+        }
+        buf[i] = c;
     }
-    if ((rc = fsutil_write_all(fd, buf, len, tmp)) != 0)
-        goto err1;
-    if (io_fsync(fd, tmp) != 0) {
-        e = errno;
-        rc = error_errno(tmp, "fsync", e);
-        goto err1;
-    }
-    if (close(fd) != 0) {
-        e = errno;
-        fd = -1;
-        rc = error_errno(tmp, "close", e);
-        goto err1;
-    }
-    fd = -1;
-    if (io_rename(tmp, path) != 0) {
-        e = errno;
-        rc = error_errno(path, "rename", e);
-        goto err1;
-    }
-    if (sync_dir && (rc = fsutil_fsync_dir(dir)) != 0)
-        return rc;
+    return 0;
+}
 
-    /* Success! */
+int
+fsutil_open_dirs(int rootfd, const char *root, const char *rel, int create, mode_t mode,
+    int *out)
+{
+    char comp[256], sofar[8192], parent[8192];
+    const char *p = rel;
+    int fd, rc;
+
+    if ((fd = openat(rootfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+        return error_errno(rel, "open directory", errno);
+    while (*p != '\0') {
+        const char *end = strchr(p, '/');
+        size_t len = end != NULL ? (size_t)(end - p) : strlen(p);
+        int next;
+
+        if (len == 0) {
+            p++;
+            continue;
+        }
+        if (len >= sizeof(comp) || (len <= 2 && strncmp(p, "..", len) == 0)) {
+            rc = error_set(PQV_E_INVAL, rel, "invalid path component");
+            goto fail;
+        }
+        memcpy(comp, p, len);
+        comp[len] = '\0';
+        /* Paths for messages (and the test build's hooks). */
+        snprintf(sofar, sizeof(sofar), "%s/%.*s", root, (int)(p - rel + len), rel);
+        snprintf(parent, sizeof(parent), "%s%s%.*s", root, p > rel ? "/" : "",
+            p > rel ? (int)(p - rel - 1) : 0, rel);
+        next = openat(fd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (next < 0 && errno == ENOENT && create) {
+            if (io_mkdirat(fd, comp, mode, sofar) != 0 && errno != EEXIST) {
+                rc = error_errno(sofar, "mkdir", errno);
+                goto fail;
+            }
+            /* Durable in its parent before anything is put inside. */
+            if ((rc = fsutil_fsync_dirfd(fd, parent)) != 0)
+                goto fail;
+            next = openat(fd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        }
+        if (next < 0) {
+            int e = errno;
+            /* O_NOFOLLOW on a link gives ELOOP; O_DIRECTORY on a file
+             * ENOTDIR: both are something else in the way. */
+            rc = e == ELOOP || e == ENOTDIR
+                ? error_set(PQV_E_EXISTS, rel, "%.*s is %s, not a directory", (int)(p - rel + len),
+                      rel, e == ELOOP ? "a symbolic link" : "in the way")
+                : error_errno(rel, "open directory", e);
+            goto fail;
+        }
+        close(fd);
+        fd = next;
+        p += len;
+    }
+    *out = fd;
     return 0;
 
-err1:
-    /* Failure! */
-    if (fd >= 0)
-        close(fd);
-    unlink(tmp);
-    return rc;
-}
-
-int
-fsutil_write_file_new(const char *path, const void *buf, size_t len, mode_t mode)
-{
-    char dir[4096], tmp[4200];
-    const char *base = strrchr(path, '/');
-    int fd, rc, e;
-
-    base = base ? base + 1 : path;
-    fsutil_dirname(path, dir, sizeof(dir));
-    if ((rc = fsutil_temp_name(tmp, sizeof(tmp), dir, base)) != 0)
-        return rc;
-    if ((fd = io_open(tmp, O_WRONLY | O_CREAT | O_EXCL, mode)) < 0) {
-        e = errno;
-        return error_errno(tmp, "create", e);
-    }
-    if ((rc = fsutil_write_all(fd, buf, len, tmp)) != 0)
-        goto done;
-    if (io_fsync(fd, tmp) != 0) {
-        e = errno;
-        rc = error_errno(tmp, "fsync", e);
-        goto done;
-    }
-    if (io_link(tmp, path) != 0) {
-        e = errno;
-        rc = error_set(error_from_errno(e), path, "%s", e == EEXIST ? "already exists" : strerror(e));
-        goto done;
-    }
-    rc = 0;
-done:
+fail:
     close(fd);
-    unlink(tmp);
     return rc;
 }
 
 int
-fsutil_read_file_range(const char *path, uint64_t offset, void *buf, size_t len)
+fsutil_open_regular(int dirfd, const char *name, int *out, struct stat *st)
 {
-    uint8_t *p = buf;
-    size_t done = 0;
+    struct stat s;
     int fd, e;
 
-    if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
+    /* O_NONBLOCK: opening a FIFO must not wait for a writer. */
+    if ((fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)) < 0) {
         e = errno;
-        return error_set(error_from_errno(e), path, "%s", strerror(e));
+        if (e == ELOOP)
+            return error_set(PQV_E_INTEGRITY, name, "is a symbolic link");
+        return error_errno(name, "open", e);
     }
-    while (done < len) {
-        ssize_t n = pread(fd, p + done, len - done, (off_t)(offset + done));
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            e = errno;
-            close(fd);
-            return error_errno(path, "read", e);
-        }
-        if (n == 0) {
-            close(fd);
-            return error_set(PQV_E_INTEGRITY, path, "shorter than expected");
-        }
-        done += (size_t)n;
+    if (fstat(fd, &s) != 0) {
+        e = errno;
+        close(fd);
+        return error_errno(name, "stat", e);
     }
-    close(fd);
+    if (!S_ISREG(s.st_mode)) {
+        close(fd);
+        return error_set(PQV_E_INTEGRITY, name, "not a regular file");
+    }
+    /* Back to blocking reads (a regular file never blocks anyway). */
+    (void)fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    if (st != NULL)
+        *st = s;
+    *out = fd;
     return 0;
 }
 
 int
-fsutil_read_file(const char *path, uint8_t **buf, size_t *len, size_t maxlen)
+fsutil_read_file_range(int dirfd, const char *name, uint64_t offset, void *buf, size_t len)
+{
+    ssize_t got;
+    int fd, rc;
+
+    if ((rc = fsutil_open_regular(dirfd, name, &fd, NULL)) != 0)
+        return rc;
+    got = fsutil_pread_all(fd, buf, len, offset, name);
+    close(fd);
+    if (got < 0)
+        return (int)got;
+    if ((size_t)got < len)
+        return error_set(PQV_E_INTEGRITY, name, "shorter than expected");
+    return 0;
+}
+
+int
+fsutil_read_file(int dirfd, const char *name, uint8_t **buf, size_t *len, size_t maxlen)
 {
     struct stat st;
     uint8_t *data;
     ssize_t got;
-    int fd, e;
+    int fd, rc;
 
-    if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
-        e = errno;
-        return error_set(error_from_errno(e), path, "%s", strerror(e));
-    }
-    if (fstat(fd, &st) != 0) {
-        e = errno;
-        close(fd);
-        return error_set(error_from_errno(e), path, "%s", strerror(e));
-    }
-    if (!S_ISREG(st.st_mode)) {
-        close(fd);
-        return error_set(PQV_E_INTEGRITY, path, "not a regular file");
-    }
+    if ((rc = fsutil_open_regular(dirfd, name, &fd, &st)) != 0)
+        return rc;
     if ((uint64_t)st.st_size > maxlen) {
         close(fd);
-        return error_set(PQV_E_INTEGRITY, path, "too large (%lld bytes)", (long long)st.st_size);
+        return error_set(PQV_E_INTEGRITY, name, "too large (%lld bytes)", (long long)st.st_size);
     }
     /* One extra byte detects a file that grew since fstat. */
     if ((data = malloc((size_t)st.st_size + 1)) == NULL) {
         close(fd);
         return PQV_E_NOMEM;
     }
-    got = fsutil_read_all(fd, data, (size_t)st.st_size + 1, path);
+    got = fsutil_read_all(fd, data, (size_t)st.st_size + 1, name);
     close(fd);
     if (got < 0) {
         free(data);
@@ -434,7 +273,7 @@ fsutil_read_file(const char *path, uint8_t **buf, size_t *len, size_t maxlen)
     }
     if ((size_t)got > maxlen) {
         free(data);
-        return error_set(PQV_E_INTEGRITY, path, "too large");
+        return error_set(PQV_E_INTEGRITY, name, "too large");
     }
     *buf = data;
     *len = (size_t)got;

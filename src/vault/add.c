@@ -28,7 +28,6 @@
 #include "vault/vault_internal.h"
 
 #define BATCH_FILES 256
-#define WINDOW_EXTRA 2
 
 /* One file or directory to add. */
 struct add_file {
@@ -229,18 +228,12 @@ job_read(struct add_job *job)
         e = errno;
         return error_set(error_from_errno(e), f->path, "%s", strerror(e));
     }
-    got = pread(fd, job->plain, job->plain_len, (off_t)offset);
-    if (got < 0) {
-        e = errno;
-        rc = error_errno(f->path, "read", e);
-    } else if ((size_t)got < job->plain_len) {
-        /* pread may be short on some file systems: finish the read. */
-        ssize_t more = fsutil_read_all(fd, job->plain + got, job->plain_len - (size_t)got, f->path);
-        if (more < 0)
-            rc = (int)more;
-        else if ((size_t)got + (size_t)more < job->plain_len)
-            rc = error_set(PQV_E_IO, f->path, "file shrank while it was being read");
-    }
+    /* A short pread (FUSE, NFS) is continued at the right offset. */
+    got = fsutil_pread_all(fd, job->plain, job->plain_len, offset, f->path);
+    if (got < 0)
+        rc = (int)got;
+    else if ((size_t)got < job->plain_len)
+        rc = error_set(PQV_E_IO, f->path, "file shrank while it was being read");
     close(fd);
     return rc;
 }

@@ -20,7 +20,6 @@
 #include "util/util.h"
 #include "vault/vault_internal.h"
 
-#define WINDOW_EXTRA 2
 
 struct get_job {
     struct pool_job job;
@@ -212,129 +211,38 @@ stream_current(pqv_vault *v, const struct record *r, struct sink *out, struct re
     return rc;
 }
 
-/* mkdirs(path): create ${path} and its missing parents, each fsynced in
- * its parent. */
+/* restore_file(v, r, d, rel, display, opt, allow_device, progress):
+ * restore ${r} at ${rel} below the destination ${d}. */
 static int
-mkdirs(const char *path)
+restore_file(pqv_vault *v, const struct record *r, struct dest *d, const char *rel,
+    const char *display, const struct pqv_get_options *opt, int allow_device,
+    struct sink *progress)
 {
-    char buf[4096];
-    size_t n = strlen(path);
-
-    if (n == 0 || n >= sizeof(buf))
-        return n == 0 ? 0 : error_set(PQV_E_INVAL, NULL, "path too long");
-    memcpy(buf, path, n + 1);
-    for (size_t i = 1; i <= n; i++) {
-        if (buf[i] != '/' && buf[i] != '\0')
-            continue;
-        char c = buf[i];
-        buf[i] = '\0';
-        if (io_mkdir(buf, 0755) == 0) {
-            /* A new directory is durable once its parent is synced. */
-            char parent[4096];
-            int rc;
-            fsutil_dirname(buf, parent, sizeof(parent));
-            if ((rc = fsutil_fsync_dir(parent)) != 0)
-                return rc;
-        } else if (errno != EEXIST) {
-            int e = errno;
-            return error_errno(buf, "mkdir", e);
-        }
-        buf[i] = c;
-    }
-    return 0;
-}
-
-/* restore_file(v, r, dest, opt, sink): restore ${r} at ${dest}. */
-static int
-restore_file(pqv_vault *v, const struct record *r, const char *dest,
-    const struct pqv_get_options *opt, struct sink *progress)
-{
-    char dir[4096], tmp[4200];
-    const char *base = strrchr(dest, '/');
-    struct timespec times[2];
+    struct durable_meta meta;
+    struct dest_file f;
     struct record fresh;
-    struct stat st;
-    int fd, rc, e;
+    int rc;
 
-    base = base ? base + 1 : dest;
-    fsutil_dirname(dest, dir, sizeof(dir));
-    if ((rc = mkdirs(dir)) != 0)
+    if ((rc = dest_open_file(&f, d, rel, display, opt->force, allow_device)) != 0)
         return rc;
-    if (!opt->force && lstat(dest, &st) == 0)
-        return error_set(PQV_E_EXISTS, dest, "already exists");
-    if (lstat(dest, &st) == 0 && S_ISDIR(st.st_mode))
-        return error_set(PQV_E_EXISTS, dest, "is a directory");
-    /* A hidden temporary name beside the destination. */
-    {
-        char prefix[300];
-        snprintf(prefix, sizeof(prefix), ".%.200s.pqvault", base);
-        if ((rc = fsutil_temp_name(tmp, sizeof(tmp), dir, prefix)) != 0)
-            return rc;
-    }
-    if ((fd = io_open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0600)) < 0) {
-        e = errno;
-        return error_set(error_from_errno(e), tmp, "%s", strerror(e));
-    }
-    progress->fd = fd;
-    progress->name = tmp;
-    progress->writeback = 1;
+    progress->fd = f.fd;
+    progress->name = display;
+    progress->writeback = !f.device;
     memset(&fresh, 0, sizeof(fresh));
     rc = stream_current(v, r, progress, &fresh);
     progress->writeback = 0;
     if (fresh.entry.name != NULL)
         r = &fresh; /* replaced meanwhile: restore the new version's metadata */
-    if (rc != 0)
-        goto fail;
+    if (rc != 0) {
+        dest_close_file(&f);
+        record_clear(&fresh);
+        return rc;
+    }
     /* Every tag verified: now the file may become what it claims to be. */
-    if (fchmod(fd, r->entry.mode & 07777) != 0) {
-        e = errno;
-        rc = error_errno(tmp, "chmod", e);
-        goto fail;
-    }
-    times[0].tv_sec = r->entry.mtime_sec;
-    times[0].tv_nsec = r->entry.mtime_nsec;
-    times[1] = times[0];
-    if (futimens(fd, times) != 0) {
-        e = errno;
-        rc = error_errno(tmp, "set times", e);
-        goto fail;
-    }
-    if (io_fsync(fd, tmp) != 0) {
-        e = errno;
-        rc = error_errno(tmp, "fsync", e);
-        goto fail;
-    }
-    if (close(fd) != 0) {
-        e = errno;
-        fd = -1;
-        rc = error_errno(tmp, "close", e);
-        goto fail;
-    }
-    fd = -1;
-    if (opt->force) {
-        if (io_rename(tmp, dest) != 0) {
-            e = errno;
-            rc = error_errno(dest, "rename", e);
-            goto fail;
-        }
-    } else {
-        /* No replace, even if the name appeared since the check above. */
-        if (io_rename_noreplace(tmp, dest) != 0) {
-            e = errno;
-            rc = e == EEXIST
-                ? error_set(PQV_E_EXISTS, dest, "already exists")
-                : error_errno(dest, "rename", e);
-            goto fail;
-        }
-    }
-    rc = fsutil_fsync_dir(dir);
-    record_clear(&fresh);
-    return rc;
-
-fail:
-    if (fd >= 0)
-        close(fd);
-    unlink(tmp);
+    meta.mode = r->entry.mode & 07777;
+    meta.mtime.tv_sec = r->entry.mtime_sec;
+    meta.mtime.tv_nsec = r->entry.mtime_nsec;
+    rc = dest_commit_file(&f, &meta, opt->force);
     record_clear(&fresh);
     return rc;
 }
@@ -357,10 +265,11 @@ restore_tree(pqv_vault *v, const char *prefix, const char *out, const struct pqv
 {
     struct catalogue cat;
     struct sink progress = { -1, NULL, 0, 0, opt, 0 };
+    struct dest d;
     size_t matched = 0;
     int rc;
 
-    if ((rc = catalogue_load(v, &cat, NULL, NULL, NULL, NULL)) != 0)
+    if ((rc = catalogue_load(v, &cat, NULL)) != 0)
         return rc;
     /* Name order: parents before children below, deepest first in reverse. */
     catalogue_sort(&cat);
@@ -374,16 +283,19 @@ restore_tree(pqv_vault *v, const char *prefix, const char *out, const struct pqv
         catalogue_free(&cat);
         return error_set(PQV_E_NOTFOUND, NULL, "not found");
     }
+    if ((rc = dest_open(&d, out, 1)) != 0) {
+        catalogue_free(&cat);
+        return rc;
+    }
     /* Refuse before writing anything if any destination file exists. */
     for (size_t i = 0; i < cat.n && !opt->force; i++) {
         const struct pqv_entry *e = &cat.records[i].entry;
         char dest[4096];
-        struct stat st;
         if (e->type != PQV_ENTRY_FILE || !names_under(e->name, prefix))
             continue;
         if ((rc = join_path(dest, sizeof(dest), out, e->name)) != 0)
             goto done;
-        if (lstat(dest, &st) == 0) {
+        if (dest_exists(&d, e->name)) {
             rc = error_set(PQV_E_EXISTS, dest, "already exists");
             goto done;
         }
@@ -397,9 +309,9 @@ restore_tree(pqv_vault *v, const char *prefix, const char *out, const struct pqv
         if ((rc = join_path(dest, sizeof(dest), out, e->name)) != 0)
             goto done;
         if (e->type == PQV_ENTRY_DIR)
-            rc = mkdirs(dest);
+            rc = dest_make_dir(&d, e->name, dest);
         else
-            rc = restore_file(v, &cat.records[i], dest, opt, &progress);
+            rc = restore_file(v, &cat.records[i], &d, e->name, dest, opt, 0, &progress);
         if (rc != 0) {
             /* Name the stored file, unless the failure is about its
              * destination path (which the message names already). */
@@ -413,25 +325,21 @@ restore_tree(pqv_vault *v, const char *prefix, const char *out, const struct pqv
      * file inside a directory changes its mtime. */
     for (size_t i = cat.n; i-- > 0;) {
         const struct pqv_entry *e = &cat.records[i].entry;
+        struct durable_meta meta;
         char dest[4096];
-        struct timespec times[2];
         if (e->type != PQV_ENTRY_DIR || !names_under(e->name, prefix))
             continue;
         if ((rc = join_path(dest, sizeof(dest), out, e->name)) != 0)
             goto done;
-        times[0].tv_sec = e->mtime_sec;
-        times[0].tv_nsec = e->mtime_nsec;
-        times[1] = times[0];
-        if (chmod(dest, e->mode & 07777) != 0 || utimensat(AT_FDCWD, dest, times, 0) != 0) {
-            int err = errno;
-            rc = error_set(error_from_errno(err), dest, "%s", strerror(err));
-            goto done;
-        }
-        if ((rc = fsutil_fsync_dir(dest)) != 0) /* its mode and times */
+        meta.mode = e->mode & 07777;
+        meta.mtime.tv_sec = e->mtime_sec;
+        meta.mtime.tv_nsec = e->mtime_nsec;
+        if ((rc = dest_set_dir_meta(&d, e->name, dest, &meta)) != 0)
             goto done;
     }
     rc = 0;
 done:
+    dest_close(&d);
     catalogue_free(&cat);
     return rc;
 }
@@ -457,13 +365,32 @@ pqv_vault_get(pqv_vault *v, const char *name, const char *out, const struct pqv_
     out_is_dir = out == NULL || (stat(out, &st) == 0 && S_ISDIR(st.st_mode));
     rc = record_read(v, norm, &r);
     if (rc == 0 && r.entry.type == PQV_ENTRY_FILE) {
-        if (out_is_dir)
-            rc = join_path(dest, sizeof(dest), out != NULL ? out : ".", norm);
-        else
-            rc = snprintf(dest, sizeof(dest), "%s", out) < (int)sizeof(dest) ? 0 : PQV_E_INVAL;
+        struct dest d;
         progress.total = r.entry.size;
-        if (rc == 0)
-            rc = restore_file(v, &r, dest, opt, &progress);
+        if (out_is_dir) {
+            /* Into a directory: the stored name below it, walked without
+             * following links. */
+            const char *root = out != NULL ? out : ".";
+            if ((rc = join_path(dest, sizeof(dest), root, norm)) == 0 &&
+                (rc = dest_open(&d, root, 0)) == 0) {
+                rc = restore_file(v, &r, &d, norm, dest, opt, 0, &progress);
+                dest_close(&d);
+            }
+        } else {
+            /* To the path the user named: its directory is theirs (links
+             * followed, created if missing); its last component is the
+             * file, which may be a device or FIFO to write into. */
+            char dir[4096];
+            const char *base = strrchr(out, '/');
+            fsutil_dirname(out, dir, sizeof(dir));
+            base = base != NULL ? base + 1 : out;
+            if (*base == '\0') {
+                rc = error_set(PQV_E_INVAL, out, "not a file name");
+            } else if ((rc = dest_open(&d, dir, 1)) == 0) {
+                rc = restore_file(v, &r, &d, base, out, opt, 1, &progress);
+                dest_close(&d);
+            }
+        }
         if (rc == 0)
             vault_report(opt->report, opt->report_ctx, PQV_REPORT_INFO, norm, "restored");
         record_clear(&r);

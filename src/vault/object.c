@@ -8,6 +8,7 @@
  * its derivation make objects of other files, or other positions of the
  * same file, fail authentication.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "crypto/kdf.h"
@@ -88,4 +89,28 @@ object_open(int suite, const uint8_t file_key[PQV_FILE_KEY_BYTES],
     if (rc == PQV_E_INTEGRITY)
         return error_set(rc, NULL, "object failed authentication (corrupted, altered or moved)");
     return rc;
+}
+
+void
+object_storage_name(const uint8_t id[OBJECT_ID_BYTES], char out[STORAGE_NAME_MAX])
+{
+    char hex[2 * OBJECT_ID_BYTES + 1];
+
+    util_hex_encode(hex, id, OBJECT_ID_BYTES);
+    snprintf(out, STORAGE_NAME_MAX, "objects/%.2s/%s", hex, hex);
+}
+
+uint32_t
+object_count(uint64_t size)
+{
+    return (uint32_t)((size + PQV_OBJECT_MAX_PLAIN - 1) / PQV_OBJECT_MAX_PLAIN);
+}
+
+/* Expected plaintext length of object ${index} of ${e}. */
+size_t
+object_plain_len(const struct pqv_entry *e, uint32_t index)
+{
+    uint64_t left = e->size - (uint64_t)index * PQV_OBJECT_MAX_PLAIN;
+
+    return left > PQV_OBJECT_MAX_PLAIN ? PQV_OBJECT_MAX_PLAIN : (size_t)left;
 }

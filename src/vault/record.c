@@ -39,12 +39,6 @@ record_clear(struct record *r)
     memset(r, 0, sizeof(*r));
 }
 
-int
-names_hash(const pqv_vault *v, const char *name, uint8_t hash[NAME_HASH_BYTES])
-{
-    return kdf_hmac_sha256(hash, v->names_key, 32, (const uint8_t *)name, strlen(name));
-}
-
 void
 record_storage_name(const uint8_t hash[NAME_HASH_BYTES], char out[STORAGE_NAME_MAX])
 {
@@ -52,21 +46,6 @@ record_storage_name(const uint8_t hash[NAME_HASH_BYTES], char out[STORAGE_NAME_M
 
     util_hex_encode(hex, hash, NAME_HASH_BYTES);
     snprintf(out, STORAGE_NAME_MAX, "records/%.2s/%s", hex, hex);
-}
-
-void
-object_storage_name(const uint8_t id[OBJECT_ID_BYTES], char out[STORAGE_NAME_MAX])
-{
-    char hex[2 * OBJECT_ID_BYTES + 1];
-
-    util_hex_encode(hex, id, OBJECT_ID_BYTES);
-    snprintf(out, STORAGE_NAME_MAX, "objects/%.2s/%s", hex, hex);
-}
-
-uint32_t
-object_count(uint64_t size)
-{
-    return (uint32_t)((size + PQV_OBJECT_MAX_PLAIN - 1) / PQV_OBJECT_MAX_PLAIN);
 }
 
 size_t

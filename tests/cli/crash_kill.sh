@@ -1,12 +1,13 @@
 # tests/cli/crash_kill.sh: the real binary killed with SIGKILL at every
-# durability call (PQVAULT_TEST_KILL_AT=N, a test-only hook in
-# src/util/fsutil.c) of add, add --force, add from a pipe, rm, passwd and
+# durability call (PQVAULT_TEST_KILL_AT=N, a hook of the test build only:
+# src/util/io.c, build/pqvault-test) of add, add --force, add from a pipe, rm, passwd and
 # get, for N = 1, 2, ... until the command completes.  After each kill:
 # check exits 0, the earlier files read back byte-exact, the file being
 # written is all or nothing (old or new), the key file unlocks with the old
 # or the new passphrase; a killed get leaves nothing at its destination
 # unless it completed.
 . "$(dirname "$0")/lib.sh"
+PQV=$PQV_TEST
 
 init_vault || finish
 head -c 3000 /dev/urandom >"$T/a"

@@ -1,10 +1,12 @@
 # tests/cli/faults.sh: I/O faults at the command line.  With the test-only
-# hook PQVAULT_TEST_FAULT="op:N[+]:errno" (src/util/fsutil.c) a command
+# hook PQVAULT_TEST_FAULT="op:N[+]:errno" (src/util/io.c, compiled into the
+# test build build/pqvault-test only) a command
 # fails with exit 1 and one error line naming the cause, leaves no
 # temporary file, and leaves the vault as it was (check passes, earlier
 # files intact, the name absent or old).  Then a real small file system
 # that fills up (a 20 MiB ext4 image mounted on a loop device).
 . "$(dirname "$0")/lib.sh"
+PQV=$PQV_TEST
 
 init_vault || finish
 head -c 5000 /dev/urandom >"$T/a"

@@ -15,6 +15,9 @@
 set -u
 [ "$(basename -- "$0")" = lib.sh ] && exit 0   # run directly: nothing to test
 PQV=${PQV_BIN:-$PWD/build/pqvault}
+# The test build of the program (test hooks compiled in: PQVAULT_TEST_FAULT,
+# PQVAULT_TEST_KILL_AT), for the scripts that inject faults or kill points.
+PQV_TEST=${PQV_TEST_BIN:-$(dirname "$PQV")/pqvault-test}
 if [ ! -x "$PQV" ]; then
     echo "FAIL - pqvault binary not found at $PQV"
     exit 1

@@ -64,10 +64,17 @@ renames = []          # (old, new, start, end)
 for name, args, res, start, end in calls:
     if name in ('fsync', 'fdatasync') and res == 0:
         fsyncs.append((fd_path(args), end))
-    elif name in ('rename', 'renameat', 'renameat2') and res == 0:
+    elif name == 'rename' and res == 0:
         s = strings(args)
         if len(s) >= 2:
             renames.append((s[0], s[1], start, end))
+    elif name in ('renameat', 'renameat2') and res == 0:
+        # renameat2(3</dir>, "old", 3</dir>, "new", flags): names relative
+        # to directory descriptors, whose paths strace -y shows
+        m = re.match(r'(\S+?)<(.*?)>, "((?:[^"\\]|\\.)*)", (\S+?)<(.*?)>, "((?:[^"\\]|\\.)*)"', args)
+        if m:
+            renames.append((os.path.join(m.group(2), m.group(3)),
+                            os.path.join(m.group(5), m.group(6)), start, end))
 
 problems = []
 def synced_between(path, after, before):

@@ -1,0 +1,192 @@
+/*
+ * io.c: the choke point for durable-state system calls (see io.h).
+ */
+#include "util/io.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#ifdef PQV_TEST_HOOKS
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+int (*io_fault_hook)(const char *op, const char *path);
+
+/* The environment is read once, at start-up; when neither variable is set
+ * the hooks cost one branch per call and change nothing. */
+static int test_hooks;                  /* either variable set */
+static unsigned long test_kill_at;
+static char test_fault_op[16];
+static unsigned long test_fault_n;
+static int test_fault_persistent, test_fault_err;
+static unsigned long test_kill_count, test_fault_count;
+static int test_fault_full;             /* after a "short" write */
+
+__attribute__((constructor)) static void
+read_test_hooks(void)
+{
+    const char *k = getenv("PQVAULT_TEST_KILL_AT");
+    const char *f = getenv("PQVAULT_TEST_FAULT");
+    char buf[64], *n, *err, *end;
+
+    if (k != NULL && *k != '\0') {
+        test_kill_at = strtoul(k, NULL, 10);
+        test_hooks = test_kill_at > 0;
+    }
+    if (f == NULL || snprintf(buf, sizeof(buf), "%s", f) >= (int)sizeof(buf))
+        return;
+    if ((n = strchr(buf, ':')) == NULL || (err = strchr(n + 1, ':')) == NULL)
+        return;
+    *n++ = '\0';
+    *err++ = '\0';
+    snprintf(test_fault_op, sizeof(test_fault_op), "%.15s", buf);
+    test_fault_n = strtoul(n, &end, 10);
+    test_fault_persistent = *end == '+';
+    if (strcmp(err, "EIO") == 0)
+        test_fault_err = EIO;
+    else if (strcmp(err, "ENOSPC") == 0)
+        test_fault_err = ENOSPC;
+    else if (strcmp(err, "EDQUOT") == 0)
+        test_fault_err = EDQUOT;
+    else if (strcmp(err, "short") == 0)
+        test_fault_err = IO_FAULT_SHORT;
+    else
+        test_fault_err = atoi(err);
+    if (test_fault_n > 0 && test_fault_err != 0)
+        test_hooks = 1;
+}
+
+static int
+test_hook(const char *op)
+{
+    if (test_kill_at > 0 && strcmp(op, "write") != 0 &&
+        __atomic_add_fetch(&test_kill_count, 1, __ATOMIC_SEQ_CST) == test_kill_at)
+        raise(SIGKILL);
+    if (test_fault_n == 0)
+        return 0;
+    if (strcmp(op, "write") == 0 && __atomic_load_n(&test_fault_full, __ATOMIC_SEQ_CST))
+        return ENOSPC;
+    if (strcmp(test_fault_op, "any") != 0 && strcmp(test_fault_op, op) != 0)
+        return 0;
+    unsigned long c = __atomic_add_fetch(&test_fault_count, 1, __ATOMIC_SEQ_CST);
+    if (c == test_fault_n || (test_fault_persistent && c > test_fault_n)) {
+        if (test_fault_err == IO_FAULT_SHORT) {
+            if (strcmp(op, "write") != 0)
+                return EIO;
+            __atomic_store_n(&test_fault_full, 1, __ATOMIC_SEQ_CST);
+        }
+        return test_fault_err;
+    }
+    return 0;
+}
+
+/* fault(op, what): the errno ${op} on ${what} must fail with (or
+ * IO_FAULT_SHORT), 0 to proceed. */
+static int
+fault(const char *op, const char *what)
+{
+    int e;
+
+    if (test_hooks && (e = test_hook(op)) != 0) {
+        if (e != IO_FAULT_SHORT)
+            errno = e;
+        return e;
+    }
+    if (io_fault_hook == NULL || (e = io_fault_hook(op, what)) == 0)
+        return 0;
+    if (e != IO_FAULT_SHORT)
+        errno = e;
+    return e;
+}
+#else
+/* The shipped library: no hooks. */
+static inline int
+fault(const char *op, const char *what)
+{
+    (void)op;
+    (void)what;
+    return 0;
+}
+#endif
+
+#define WHAT(what, name) ((what) != NULL ? (what) : (name))
+
+int
+io_openat(int dirfd, const char *name, int flags, mode_t mode, const char *what)
+{
+    if ((flags & O_CREAT) && fault("open", WHAT(what, name)))
+        return -1;
+    return openat(dirfd, name, flags | O_NOFOLLOW | O_CLOEXEC, mode);
+}
+
+ssize_t
+io_write(int fd, const void *buf, size_t len, const char *what)
+{
+    int e = fault("write", what);
+
+    if (e == IO_FAULT_SHORT)
+        return write(fd, buf, len > 1 ? len / 2 : len);
+    if (e != 0)
+        return -1;
+    return write(fd, buf, len);
+}
+
+int
+io_fsync(int fd, const char *what)
+{
+    if (fault("fsync", what))
+        return -1;
+    return fsync(fd);
+}
+
+int
+io_renameat(int fromdir, const char *from, int todir, const char *to, unsigned flags,
+    const char *what)
+{
+    if (fault("rename", WHAT(what, to)))
+        return -1;
+    return renameat2(fromdir, from, todir, to, flags);
+}
+
+int
+io_linkat(int fromdir, const char *from, int todir, const char *to, const char *what)
+{
+    if (fault("rename", WHAT(what, to)))
+        return -1;
+    return linkat(fromdir, from, todir, to, 0);
+}
+
+int
+io_unlinkat(int dirfd, const char *name, int flags, const char *what)
+{
+    if (fault(flags & AT_REMOVEDIR ? "rmdir" : "unlink", WHAT(what, name)))
+        return -1;
+    return unlinkat(dirfd, name, flags);
+}
+
+int
+io_mkdirat(int dirfd, const char *name, mode_t mode, const char *what)
+{
+    if (fault("mkdir", WHAT(what, name)))
+        return -1;
+    return mkdirat(dirfd, name, mode);
+}
+
+int
+io_fchmod(int fd, mode_t mode, const char *what)
+{
+    if (fault("chmod", what))
+        return -1;
+    return fchmod(fd, mode);
+}
+
+int
+io_futimens(int fd, const struct timespec times[2], const char *what)
+{
+    if (fault("utimens", what))
+        return -1;
+    return futimens(fd, times);
+}

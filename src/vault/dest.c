@@ -1,0 +1,259 @@
+/*
+ * dest.c: restore destinations.  A destination is treated as possibly
+ * hostile (someone may have planted links or devices in it): below the
+ * directory the user named, every component is walked with openat and
+ * O_NOFOLLOW, never following a symbolic link; modes and times are set on
+ * descriptors; nothing is replaced without --force, and --force replaces
+ * only regular files and links (the link itself, never its target).
+ *
+ * What an existing destination of a file means:
+ *   absent                  written (temporary, verified, synced, renamed
+ *                           without replacing)
+ *   regular file, link      refused (PQV_E_EXISTS); with force, replaced
+ *   directory               refused (PQV_E_EXISTS: is a directory)
+ *   character device, FIFO  the explicitly named output only (-o): written
+ *                           into, as cat would, without rename; elsewhere
+ *                           refused
+ *   anything else           refused
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util/durable.h"
+#include "util/fsutil.h"
+#include "util/io.h"
+#include "util/util.h"
+#include "vault/vault_internal.h"
+
+int
+dest_open(struct dest *d, const char *path, int create)
+{
+    int rc;
+
+    memset(d, 0, sizeof(*d));
+    /* The directory the user named is theirs to point anywhere: links in
+     * its path are followed (as mkdir -p and cd would). */
+    if (create && (rc = fsutil_mkdirs(path, 0755)) != 0)
+        return rc;
+    if ((d->rootfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+        return error_errno(path, "open directory", errno);
+    if ((d->root = strdup(path)) == NULL) {
+        close(d->rootfd);
+        return PQV_E_NOMEM;
+    }
+    return 0;
+}
+
+void
+dest_close(struct dest *d)
+{
+    for (size_t i = 0; i < d->ncleaned; i++)
+        free(d->cleaned[i]);
+    free(d->cleaned);
+    if (d->rootfd >= 0)
+        close(d->rootfd);
+    free(d->root);
+    memset(d, 0, sizeof(*d));
+    d->rootfd = -1;
+}
+
+/* first_visit(d, dir): whether this restore writes into ${dir} for the
+ * first time (names come sorted, so the last one is checked first). */
+static int
+first_visit(struct dest *d, const char *dir)
+{
+    char *copy, **grown;
+
+    for (size_t i = d->ncleaned; i-- > 0;)
+        if (strcmp(d->cleaned[i], dir) == 0)
+            return 0;
+    if ((copy = strdup(dir)) == NULL)
+        return 0;
+    if ((grown = realloc(d->cleaned, (d->ncleaned + 1) * sizeof(*grown))) == NULL) {
+        free(copy);
+        return 0;
+    }
+    d->cleaned = grown;
+    d->cleaned[d->ncleaned++] = copy;
+    return 1;
+}
+
+/* clean_stale(dirfd): remove hidden temporaries left in ${dirfd} by a
+ * restore that was killed (SIGKILL, power loss): only ours, and only those
+ * whose writer is gone (durable_stale). */
+static void
+clean_stale(int dirfd)
+{
+    int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    struct dirent *de;
+    DIR *d;
+
+    if (fd < 0 || (d = fdopendir(fd)) == NULL) {
+        if (fd >= 0)
+            close(fd);
+        return;
+    }
+    while ((de = readdir(d)) != NULL)
+        if (durable_stale(dirfd, de->d_name))
+            (void)io_unlinkat(dirfd, de->d_name, 0, NULL);
+    closedir(d);
+}
+
+/* split(rel, dir, base): the directory part and the last component. */
+static int
+split(const char *rel, char *dir, size_t dirlen, const char **base)
+{
+    const char *slash = strrchr(rel, '/');
+
+    *base = slash != NULL ? slash + 1 : rel;
+    if (**base == '\0' || strlen(*base) > 255)
+        return error_set(PQV_E_INVAL, rel, "invalid file name");
+    if (snprintf(dir, dirlen, "%.*s", slash != NULL ? (int)(slash - rel) : 0, rel) >= (int)dirlen)
+        return error_set(PQV_E_INVAL, rel, "path too long");
+    return 0;
+}
+
+int
+dest_open_file(struct dest_file *f, struct dest *d, const char *rel, const char *display,
+    int force, int allow_device)
+{
+    char dir[4096];
+    const char *base;
+    struct stat st;
+    int rc;
+
+    memset(f, 0, sizeof(*f));
+    f->dirfd = -1;
+    f->fd = -1;
+    f->tmp.fd = -1;
+    f->tmp.temp[0] = '\0';
+    f->tmp.slot = -1;
+    f->display = display;
+    if ((rc = split(rel, dir, sizeof(dir), &base)) != 0)
+        return rc;
+    snprintf(f->base, sizeof(f->base), "%s", base);
+    if ((rc = fsutil_open_dirs(d->rootfd, d->root, dir, 1, 0755, &f->dirfd)) != 0)
+        return rc == PQV_E_EXISTS || rc == PQV_E_INVAL ? error_subject(rc, display) : rc;
+    if (fstatat(f->dirfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+        if (S_ISDIR(st.st_mode)) {
+            rc = error_set(PQV_E_EXISTS, display, "is a directory");
+        } else if ((S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) && allow_device) {
+            /* Written into, like cat > /dev/null; never replaced. */
+            if ((f->fd = io_openat(f->dirfd, base, O_WRONLY, 0, display)) < 0)
+                rc = error_errno(display, "open", errno);
+            else
+                f->device = 1;
+            return rc;
+        } else if (!S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) {
+            rc = error_set(PQV_E_EXISTS, display, "exists and is not a regular file");
+        } else if (!force) {
+            rc = error_set(PQV_E_EXISTS, display, "%s",
+                S_ISLNK(st.st_mode) ? "exists (a symbolic link)" : "already exists");
+        }
+        if (rc != 0)
+            goto fail;
+    } else if (errno != ENOENT) {
+        rc = error_errno(display, "stat", errno);
+        goto fail;
+    }
+    if (first_visit(d, dir))
+        clean_stale(f->dirfd);
+    if ((rc = durable_begin(&f->tmp, f->dirfd, base, display, DURABLE_HIDDEN, 0600)) != 0) {
+        error_subject(rc, display);
+        goto fail;
+    }
+    f->fd = f->tmp.fd;
+    return 0;
+
+fail:
+    dest_close_file(f);
+    return rc;
+}
+
+int
+dest_commit_file(struct dest_file *f, const struct durable_meta *meta, int force)
+{
+    int rc;
+
+    if (f->device) {
+        dest_close_file(f);
+        return 0;
+    }
+    rc = durable_commit(&f->tmp, f->base, force ? DURABLE_REPLACE : DURABLE_NOREPLACE, meta);
+    f->fd = -1;
+    if (rc == 0)
+        rc = fsutil_fsync_dirfd(f->dirfd, f->display);
+    else
+        error_subject(rc, f->display);
+    dest_close_file(f);
+    return rc;
+}
+
+void
+dest_close_file(struct dest_file *f)
+{
+    if (f->device) {
+        if (f->fd >= 0)
+            close(f->fd);
+    } else {
+        durable_abort(&f->tmp);
+    }
+    f->fd = -1;
+    f->device = 0;
+    if (f->dirfd >= 0)
+        close(f->dirfd);
+    f->dirfd = -1;
+}
+
+int
+dest_exists(struct dest *d, const char *rel)
+{
+    char dir[4096];
+    const char *base;
+    struct stat st;
+    int fd, exists;
+
+    if (split(rel, dir, sizeof(dir), &base) != 0)
+        return 0;
+    if (fsutil_open_dirs(d->rootfd, d->root, dir, 0, 0755, &fd) != 0)
+        return 0; /* the failure, if it is one, shows when writing */
+    exists = fstatat(fd, base, &st, AT_SYMLINK_NOFOLLOW) == 0;
+    close(fd);
+    return exists;
+}
+
+int
+dest_make_dir(struct dest *d, const char *rel, const char *display)
+{
+    int fd, rc;
+
+    if ((rc = fsutil_open_dirs(d->rootfd, d->root, rel, 1, 0755, &fd)) != 0)
+        return rc == PQV_E_EXISTS || rc == PQV_E_INVAL ? error_subject(rc, display) : rc;
+    close(fd);
+    return 0;
+}
+
+int
+dest_set_dir_meta(struct dest *d, const char *rel, const char *display,
+    const struct durable_meta *meta)
+{
+    struct timespec times[2] = { meta->mtime, meta->mtime };
+    int fd, rc;
+
+    if ((rc = fsutil_open_dirs(d->rootfd, d->root, rel, 0, 0755, &fd)) != 0)
+        return rc == PQV_E_EXISTS ? error_subject(rc, display) : rc;
+    if (io_fchmod(fd, meta->mode & 07777, display) != 0)
+        rc = error_errno(display, "chmod", errno);
+    else if (io_futimens(fd, times, display) != 0)
+        rc = error_errno(display, "set times", errno);
+    else
+        rc = fsutil_fsync_dirfd(fd, display); /* its mode and times */
+    close(fd);
+    return rc;
+}

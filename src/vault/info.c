@@ -1,0 +1,56 @@
+/*
+ * info.c: what a vault says about itself without a passphrase.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/util.h"
+#include "vault/vault_internal.h"
+
+/* Counting callback for info. */
+struct count_ctx {
+    uint64_t files, bytes, temps;
+};
+
+static int
+count_blob(void *ctx, const char *name, uint64_t size)
+{
+    struct count_ctx *c = ctx;
+
+    if (strstr(name, PQV_STORAGE_TEMP_MARK) != NULL) {
+        c->temps++;
+        return 0;
+    }
+    c->files++;
+    c->bytes += size;
+    return 0;
+}
+
+int
+pqv_vault_info(pqv_vault *v, struct pqv_info *info)
+{
+    struct count_ctx records = { 0, 0, 0 }, objects = { 0, 0, 0 };
+    int rc;
+
+    if (v == NULL || info == NULL)
+        return PQV_E_INVAL;
+    memset(info, 0, sizeof(*info));
+    info->format_version = v->config.version;
+    util_hex_encode(info->vault_id, v->config.vault_id, VAULT_ID_BYTES);
+    snprintf(info->kem, sizeof(info->kem), "%s", pqv_frodo_name(v->config.kem));
+    snprintf(info->aead, sizeof(info->aead), "%s", pqv_aead_name(v->config.aead));
+    info->created = v->config.created;
+    pqv_fingerprint_from_hash(v->config.identity_hash, info->fingerprint);
+    for (int i = 0; i < PQV_KEYFILE_SLOTS; i++)
+        info->slot_params[i] = pqv_keyfile_slot_params(v->keyfile, i);
+    if ((rc = v->storage->ops->list(v->storage, "records", count_blob, &records)) != 0 ||
+        (rc = v->storage->ops->list(v->storage, "objects", count_blob, &objects)) != 0)
+        return rc;
+    info->records = records.files;
+    info->record_bytes = records.bytes;
+    info->objects = objects.files;
+    info->object_bytes = objects.bytes;
+    info->temporaries = records.temps + objects.temps;
+    return 0;
+}

@@ -1,0 +1,89 @@
+/*
+ * rm.c: removing names: each record's unlink is its commit point, then its
+ * objects are deleted.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/util.h"
+#include "vault/vault_internal.h"
+
+int
+pqv_vault_rm(pqv_vault *v, const char *name, pqv_report_fn report, void *report_ctx)
+{
+    struct catalogue cat;
+    char norm[PQV_NAME_MAX + 1];
+    struct record exact;
+    int rc, have_exact, found = 0;
+
+    if ((rc = vault_require_writer(v)) != 0)
+        return rc;
+    if (name == NULL)
+        return PQV_E_INVAL;
+    if ((rc = pqv_name_normalize(name, norm, sizeof(norm))) != 0)
+        return rc;
+    memset(&cat, 0, sizeof(cat));
+    rc = record_read(v, norm, &exact);
+    if (rc != 0 && rc != PQV_E_NOTFOUND)
+        return rc;
+    have_exact = rc == 0;
+    if (have_exact && exact.entry.type == PQV_ENTRY_FILE) {
+        /* A file: just this record. */
+        cat.records = calloc(1, sizeof(*cat.records));
+        cat.storage_names = calloc(1, STORAGE_NAME_MAX);
+        if (cat.records == NULL || cat.storage_names == NULL) {
+            record_clear(&exact);
+            catalogue_free(&cat);
+            return PQV_E_NOMEM;
+        }
+        uint8_t hash[NAME_HASH_BYTES];
+        if ((rc = names_hash(v, norm, hash)) != 0) {
+            record_clear(&exact);
+            catalogue_free(&cat);
+            return rc;
+        }
+        record_storage_name(hash, cat.storage_names[0]);
+        cat.records[0] = exact;
+        cat.n = 1;
+    } else {
+        if (have_exact)
+            record_clear(&exact);
+        /* A directory: the catalogue tells what lies below it. */
+        if ((rc = catalogue_load(v, &cat, NULL)) != 0)
+            return rc;
+    }
+    /* Commit point of each removal: the record's unlink. */
+    for (size_t i = 0; i < cat.n; i++) {
+        if (!names_under(cat.records[i].entry.name, norm))
+            continue;
+        if ((rc = v->storage->ops->del(v->storage, cat.storage_names[i])) != 0)
+            goto out;
+        found++;
+    }
+    if (found == 0) {
+        rc = error_set(PQV_E_NOTFOUND, NULL, "not found");
+        goto out;
+    }
+    if ((rc = v->storage->ops->barrier(v->storage)) != 0)
+        goto out;
+    /* The records are gone for good; now their objects. */
+    for (size_t i = 0; i < cat.n; i++) {
+        struct record *r = &cat.records[i];
+        if (!names_under(r->entry.name, norm))
+            continue;
+        for (uint32_t k = 0; k < r->entry.nobjects; k++) {
+            char sname[STORAGE_NAME_MAX];
+            object_storage_name(r->object_ids[k], sname);
+            int d = v->storage->ops->del(v->storage, sname);
+            if (d != 0 && d != PQV_E_NOTFOUND)
+                vault_report(report, report_ctx, PQV_REPORT_WARNING, sname,
+                    "could not delete (gc will remove it): %s", pqv_error_detail());
+        }
+        vault_report(report, report_ctx, PQV_REPORT_INFO, r->entry.name, "removed");
+    }
+    rc = v->storage->ops->barrier(v->storage);
+out:
+    catalogue_free(&cat);
+    return rc;
+}

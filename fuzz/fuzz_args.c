@@ -1,9 +1,10 @@
 /*
  * fuzz_args.c: libFuzzer target for the command line's argument parser
- * (next_arg, parse_uint, parse_kdf in src/cli/args.c).  The input is split
- * on NUL bytes into argv; the first byte picks the command's option table.
- * Global options are applied to g_cli, which is reset for every input.
- * The CLI's sources are linked with main renamed (-Dmain=pqvault_cli_main).
+ * (next_arg, parse_uint, parse_kdf in src/cli/args.c) over the real option
+ * tables (src/cli/commands.c): only those two files are linked.  The input
+ * is split on NUL bytes into argv; the first byte picks the command whose
+ * options apply (or the options before a command).  Global options are
+ * applied to a struct cli reset for every input.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -13,28 +14,22 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static const struct optdef get_defs[] = {
-    { "output", 'o', 1, 1 }, { "force", 'f', 0, 2 }, { NULL, 0, 0, 0 }
-};
-static const struct optdef init_defs[] = {
-    { "kem", 0, 1, 1 }, { "aead", 0, 1, 2 }, { "kdf", 0, 1, 3 }, { NULL, 0, 0, 0 }
-};
-static const struct optdef list_defs[] = {
-    { "long", 'l', 0, 1 }, { "json", 0, 0, 2 }, { NULL, 0, 0, 0 }
-};
-
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    const struct optdef *tables[4] = { NULL, get_defs, init_defs, list_defs };
-    char *copy, **argv;
-    int argc = 1;
-    const char *val;
+    struct cli g;
+    struct args a;
     struct pqv_kdf_params kdf;
     unsigned long long u;
+    size_t ncommands = 0;
+    char *copy, **argv;
+    const char *val;
+    int argc = 1;
 
     if (size < 1 || size > 4096)
         return 0;
+    while (commands[ncommands].name != NULL)
+        ncommands++;
     if ((copy = malloc(size)) == NULL)
         return 0;
     memcpy(copy, data + 1, size - 1);
@@ -51,18 +46,23 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         argv[argc++] = copy + i;
     argv[argc] = NULL;
 
-    memset(&g_cli, 0, sizeof(g_cli));
-    struct args a = { argc, argv, 1, 0, NULL };
-    const struct optdef *defs = tables[data[0] & 3];
+    memset(&g, 0, sizeof(g));
+    memset(&a, 0, sizeof(a));
+    a.argc = argc;
+    a.argv = argv;
+    a.i = 1;
+    a.g = &g;
+    a.defs = data[0] % (ncommands + 1) == ncommands ? main_opts
+        : commands[data[0] % (ncommands + 1)].opts;
     for (int steps = 0; steps < 10000; steps++) {
-        int id = next_arg(&a, defs, &val);
+        int id = next_arg(&a, &val);
+        if (id == ARG_ERROR && memchr(a.error, '\0', sizeof(a.error)) == NULL)
+            abort(); /* the message must be a string */
         if (id == ARG_END || id == ARG_ERROR)
             break;
-        if (id == ARG_OPERAND || (id > 0 && id < 1000 && defs != NULL)) {
-            if (val != NULL) {
-                (void)parse_kdf(val, &kdf);
-                (void)parse_uint(val, 0xffffffffull, &u);
-            }
+        if (val != NULL) {
+            (void)parse_kdf(val, &kdf);
+            (void)parse_uint(val, 0xffffffffull, &u);
         }
         if (a.i > a.argc)
             abort();

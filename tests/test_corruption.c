@@ -24,6 +24,8 @@
 #include "vault/vault_internal.h"
 #include "vault_fixture.h"
 
+static const struct pqv_check_options read_data_opt = { 1, NULL, NULL };
+
 static const struct pqv_kdf_params cheap = { 1, 256, 1 };
 static const char pass[] = "correct horse";
 
@@ -212,7 +214,7 @@ test_record_version_flip_is_damage(void)
         CHECK_EQ_INT(pqv_vault_lookup(v, "f", &e), PQV_E_INTEGRITY);
         CHECK_EQ_INT(pqv_vault_get_fd(v, "f", 1, NULL), PQV_E_INTEGRITY);
         struct pqv_check_result res;
-        CHECK_EQ_INT(pqv_vault_check(v, 1, NULL, NULL, &res), PQV_E_INTEGRITY);
+        CHECK_EQ_INT(pqv_vault_check(v, &read_data_opt, &res), PQV_E_INTEGRITY);
         CHECK_EQ_INT(res.damaged, 1);
         pqv_vault_close(v);
         buf[4] ^= (uint8_t)mask;

@@ -166,9 +166,9 @@ do_add_force(pqv_vault *v)
 static int op_add_force(pqv_storage *s) { return vf_with_writer(s, NULL, do_add_force); }
 
 /* rm of a file, rm of a directory */
-static int do_rm(pqv_vault *v) { return pqv_vault_rm(v, "old", NULL, NULL); }
+static int do_rm(pqv_vault *v) { return pqv_vault_rm(v, "old", NULL); }
 static int op_rm(pqv_storage *s) { return vf_with_writer(s, NULL, do_rm); }
-static int do_rm_dir(pqv_vault *v) { return pqv_vault_rm(v, "gone", NULL, NULL); }
+static int do_rm_dir(pqv_vault *v) { return pqv_vault_rm(v, "gone", NULL); }
 static int op_rm_dir(pqv_storage *s) { return vf_with_writer(s, NULL, do_rm_dir); }
 
 /* passwd (slot 0, the one that unlocked) and recover */
@@ -200,7 +200,7 @@ prepare_gc(struct crashsim *cs)
     free(junk);
 }
 
-static int do_gc(pqv_vault *v) { return pqv_vault_gc(v, NULL, NULL, NULL); }
+static int do_gc(pqv_vault *v) { return pqv_vault_gc(v, NULL, NULL); }
 static int op_gc(pqv_storage *s) { return vf_with_writer(s, NULL, do_gc); }
 
 /* ---- the driver ---- */

@@ -285,10 +285,10 @@ do_add_force(pqv_vault *v)
 }
 static int op_add_force(void) { return with_writer(do_add_force); }
 
-static int do_rm(pqv_vault *v) { return pqv_vault_rm(v, "old", NULL, NULL); }
+static int do_rm(pqv_vault *v) { return pqv_vault_rm(v, "old", NULL); }
 static int op_rm(void) { return with_writer(do_rm); }
 
-static int do_rm_dir(pqv_vault *v) { return pqv_vault_rm(v, "gone", NULL, NULL); }
+static int do_rm_dir(pqv_vault *v) { return pqv_vault_rm(v, "gone", NULL); }
 static int op_rm_dir(void) { return with_writer(do_rm_dir); }
 
 static int
@@ -322,7 +322,7 @@ prepare_gc(void)
     free(junk);
 }
 
-static int do_gc(pqv_vault *v) { return pqv_vault_gc(v, NULL, NULL, NULL); }
+static int do_gc(pqv_vault *v) { return pqv_vault_gc(v, NULL, NULL); }
 static int op_gc(void) { return with_writer(do_gc); }
 
 static int

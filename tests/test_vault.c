@@ -19,6 +19,8 @@
 #include "util/io.h"
 #include "util/util.h"
 
+static const struct pqv_check_options read_data_opt = { 1, NULL, NULL };
+
 static const struct pqv_kdf_params cheap = { 1, 64, 1 };
 static const uint8_t pass[] = "vault test passphrase";
 #define PASS pass, sizeof(pass) - 1
@@ -201,7 +203,7 @@ test_add_get_sizes(void)
     struct pqv_get_options force = { 1, NULL, NULL, NULL, NULL };
     CHECK(pqv_vault_get(v, "src/f1", out, &force) == 0);
     struct pqv_check_result res;
-    CHECK(pqv_vault_check(v, 1, NULL, NULL, &res) == 0);
+    CHECK(pqv_vault_check(v, &read_data_opt, &res) == 0);
     CHECK_EQ_INT(res.records, 7);
     CHECK_EQ_INT(res.objects, 8);
     CHECK_EQ_INT(res.damaged + res.orphans + res.temporaries, 0);
@@ -250,8 +252,8 @@ test_replace_and_rm(void)
     path_of(out, sizeof(out), "replaced");
     CHECK(pqv_vault_get(v, "src/f5", out, NULL) == 0);
     CHECK(same_file("new", "replaced"));
-    CHECK(pqv_vault_rm(v, "src/f5", NULL, NULL) == 0);
-    CHECK_EQ_INT(pqv_vault_rm(v, "src/f5", NULL, NULL), PQV_E_NOTFOUND);
+    CHECK(pqv_vault_rm(v, "src/f5", NULL) == 0);
+    CHECK_EQ_INT(pqv_vault_rm(v, "src/f5", NULL), PQV_E_NOTFOUND);
     CHECK_EQ_INT(count_files("vault/objects"), before - 3);
     struct pqv_entry e;
     CHECK_EQ_INT(pqv_vault_lookup(v, "src/f5", &e), PQV_E_NOTFOUND);
@@ -323,12 +325,12 @@ test_swapped_records_detected(void)
              "cp \"$a\" swap.tmp && cp \"$b\" \"$a\" && cp swap.tmp \"$b\"%s", "") == 0);
     CHECK_EQ_INT(pqv_vault_list(v, NULL, &es, &n), PQV_E_INTEGRITY);
     struct pqv_check_result res;
-    CHECK_EQ_INT(pqv_vault_check(v, 0, NULL, NULL, &res), PQV_E_INTEGRITY);
+    CHECK_EQ_INT(pqv_vault_check(v, NULL, &res), PQV_E_INTEGRITY);
     CHECK_EQ_INT(res.damaged, 2);
     /* Swap back: all good again. */
     CHECK(sh("a=$(find vault/records -type f | sort | sed -n 1p); b=$(find vault/records -type f | sort | sed -n 2p); "
              "cp \"$a\" swap.tmp && cp \"$b\" \"$a\" && cp swap.tmp \"$b\"%s", "") == 0);
-    CHECK(pqv_vault_check(v, 0, NULL, NULL, &res) == 0);
+    CHECK(pqv_vault_check(v, NULL, &res) == 0);
     /* An object of one file moved under another: get fails, writes nothing. */
     struct pqv_entry a, b;
     REQUIRE(pqv_vault_lookup(v, "src/f1", &a) == 0 && pqv_vault_lookup(v, "src/f2", &b) == 0);
@@ -348,9 +350,9 @@ test_swapped_records_detected(void)
     struct stat st;
     CHECK(stat(r1 != 0 ? out : out4, &st) != 0); /* the failed get wrote nothing */
     CHECK_EQ_INT(sh("ls -a '%s' 2>/dev/null | grep -q pqvault", root), 256); /* no temp left */
-    CHECK_EQ_INT(pqv_vault_check(v, 1, NULL, NULL, &res), PQV_E_INTEGRITY);
+    CHECK_EQ_INT(pqv_vault_check(v, &read_data_opt, &res), PQV_E_INTEGRITY);
     CHECK(sh("rm -rf vault/objects && cp -r saved/objects vault/%s", "") == 0);
-    CHECK(pqv_vault_check(v, 1, NULL, NULL, &res) == 0);
+    CHECK(pqv_vault_check(v, &read_data_opt, &res) == 0);
     pqv_vault_close(v);
 }
 
@@ -422,7 +424,7 @@ test_passwd_and_recover(void)
     CHECK(pqv_vault_recover(dir, NULL, recovery, PASS, &cheap) == 0);
     REQUIRE((v = open_vault()) != NULL);
     struct pqv_check_result res;
-    CHECK(pqv_vault_check(v, 1, NULL, NULL, &res) == 0);
+    CHECK(pqv_vault_check(v, &read_data_opt, &res) == 0);
     pqv_vault_close(v);
 }
 
@@ -435,12 +437,12 @@ test_gc_orphans(void)
     REQUIRE(v != NULL);
     CHECK(sh("mkdir -p vault/objects/ab && head -c 100 /dev/urandom > vault/objects/ab/ab000000000000000000000000000000 && "
              "echo x > vault/objects/ab/ab000000000000000000000000000001.tmp-0011223344556677%s", "") == 0);
-    CHECK(pqv_vault_check(v, 0, NULL, NULL, &res) == 0);
+    CHECK(pqv_vault_check(v, NULL, &res) == 0);
     CHECK_EQ_INT(res.orphans, 1);
     CHECK_EQ_INT(res.temporaries, 1);
-    CHECK(pqv_vault_gc(v, NULL, NULL, &res) == 0);
+    CHECK(pqv_vault_gc(v, NULL, &res) == 0);
     CHECK_EQ_INT(res.removed, 2);
-    CHECK(pqv_vault_check(v, 0, NULL, NULL, &res) == 0);
+    CHECK(pqv_vault_check(v, NULL, &res) == 0);
     CHECK_EQ_INT(res.orphans + res.temporaries, 0);
     pqv_vault_close(v);
 }
@@ -550,7 +552,7 @@ remove_racefile(void)
 {
     pqv_vault *w = open_vault();
 
-    if (w == NULL || pqv_vault_rm(w, "race", NULL, NULL) != 0)
+    if (w == NULL || pqv_vault_rm(w, "race", NULL) != 0)
         fprintf(stderr, "  writer failed: %s\n", pqv_error_detail());
     pqv_vault_close(w);
 }
@@ -743,10 +745,10 @@ test_uppercase_copy_rejected(void)
     CHECK(sh("f=$(find vault/records -type f | sort | head -n 1); b=$(basename \"$f\" | tr a-f A-F); "
              "d=vault/records/$(echo \"$b\" | cut -c1-2); mkdir -p \"$d\" && cp \"$f\" \"$d/$b\"%s", "") == 0);
     CHECK_EQ_INT(pqv_vault_list(v, NULL, &es, &n), PQV_E_INTEGRITY);
-    CHECK_EQ_INT(pqv_vault_check(v, 0, NULL, NULL, &res), PQV_E_INTEGRITY);
+    CHECK_EQ_INT(pqv_vault_check(v, NULL, &res), PQV_E_INTEGRITY);
     CHECK_EQ_INT(res.damaged, 1);
     CHECK(sh("find vault/records -type f -name '*[A-F]*' -delete; find vault/records -type d -empty -delete%s", "") == 0);
-    CHECK(pqv_vault_check(v, 0, NULL, NULL, &res) == 0);
+    CHECK(pqv_vault_check(v, NULL, &res) == 0);
     pqv_vault_close(v);
 }
 

@@ -205,7 +205,7 @@ vc_verify_vault(pqv_vault *v, const struct vc_model *m, int completed, int gc, c
     int rc;
 
     memset(&rep, 0, sizeof(rep));
-    if ((rc = pqv_vault_check(v, 0, vc_report, &rep, &res)) != 0)
+    if ((rc = pqv_vault_check(v, &(struct pqv_check_options){ 0, vc_report, &rep }, &res)) != 0)
         return vc_fail(why, whylen, "check: %d %s (%s)", rc, pqv_error_detail(), rep.first_error);
     if (before != NULL)
         *before = res;
@@ -213,10 +213,10 @@ vc_verify_vault(pqv_vault *v, const struct vc_model *m, int completed, int gc, c
         return -1;
     if (!gc)
         return 0;
-    if ((rc = pqv_vault_gc(v, NULL, NULL, &res)) != 0)
+    if ((rc = pqv_vault_gc(v, NULL, &res)) != 0)
         return vc_fail(why, whylen, "gc: %d %s", rc, pqv_error_detail());
     memset(&rep, 0, sizeof(rep));
-    if ((rc = pqv_vault_check(v, 0, vc_report, &rep, &res)) != 0)
+    if ((rc = pqv_vault_check(v, &(struct pqv_check_options){ 0, vc_report, &rep }, &res)) != 0)
         return vc_fail(why, whylen, "check after gc: %d %s (%s)", rc, pqv_error_detail(),
             rep.first_error);
     if (res.orphans != 0 || res.temporaries != 0)

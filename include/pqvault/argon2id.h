@@ -29,7 +29,9 @@ extern "C" {
  * passes over ${m_kib} KiB of memory in ${lanes} lanes, using up to
  * ${threads} threads (1 = compute in the calling thread).  The work area is
  * allocated and wiped internally.  Returns 0, PQV_E_INVAL for parameters
- * outside the limits above or RFC 9106, or PQV_E_NOMEM.
+ * outside the limits above or RFC 9106 (or a NULL buffer with a non-zero
+ * length), or PQV_E_NOMEM (the work area, or a thread barrier, could not be
+ * created); the detail is in pqv_error_last().
  */
 PQV_API int pqv_argon2id(uint8_t *out, size_t outlen, const uint8_t *pwd, size_t pwdlen,
     const uint8_t *salt, size_t saltlen, const uint8_t *secret, size_t secretlen,

@@ -3,9 +3,12 @@
  * the FrodoKEM ISO standardisation proposal, all six parameter sets:
  * FrodoKEM-640-AES, -640-SHAKE, -976-AES, -976-SHAKE, -1344-AES, -1344-SHAKE.
  *
- * All functions return 0 on success and non-zero on bad arguments (NULL
- * parameter set or buffer).  Decapsulation never fails on a well-sized
- * ciphertext: an invalid one yields the implicit-rejection secret.
+ * The key generation, encapsulation and decapsulation functions return 0
+ * on success, PQV_E_INVAL for a NULL parameter set or buffer, PQV_E_NOMEM
+ * when the work area cannot be allocated, and PQV_E_CRYPTO when the system
+ * random generator or OpenSSL's AES/SHAKE fails (the outputs are wiped).
+ * Decapsulation never fails on a well-sized ciphertext: an invalid one
+ * yields the implicit-rejection secret.
  * Decapsulation runs in constant time (no secret-dependent branch or index).
  */
 #ifndef PQVAULT_FRODO_H

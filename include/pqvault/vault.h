@@ -171,11 +171,17 @@ PQV_API int pqv_vault_get(pqv_vault *v, const char *name, const char *out,
 PQV_API int pqv_vault_get_fd(pqv_vault *v, const char *name, int fd,
     const struct pqv_get_options *opt) PQV_WARN_UNUSED;
 
-/* pqv_vault_rm(v, name, report, ctx): remove ${name} (a directory: with
- * everything under it).  The record's unlink is the commit point; its
- * objects are deleted after.  PQV_E_NOTFOUND if nothing matches. */
-PQV_API int pqv_vault_rm(pqv_vault *v, const char *name, pqv_report_fn report,
-    void *report_ctx) PQV_WARN_UNUSED;
+/* Options of pqv_vault_rm. */
+struct pqv_rm_options {
+    pqv_report_fn report;       /* removed names, objects left for gc */
+    void *report_ctx;
+};
+
+/* pqv_vault_rm(v, name, opt): remove ${name} (a directory: with everything
+ * under it).  The record's unlink is the commit point; its objects are
+ * deleted after.  PQV_E_NOTFOUND if nothing matches.  ${opt} may be NULL. */
+PQV_API int pqv_vault_rm(pqv_vault *v, const char *name,
+    const struct pqv_rm_options *opt) PQV_WARN_UNUSED;
 
 /* Counts gathered by check and gc. */
 struct pqv_check_result {
@@ -187,20 +193,29 @@ struct pqv_check_result {
     uint64_t removed;        /* gc: files removed */
 };
 
-/* pqv_vault_check(v, read_data, report, ctx, result): verify the config,
+/* Options of pqv_vault_check and pqv_vault_gc. */
+struct pqv_check_options {
+    int read_data;              /* check: also every object's tags */
+    pqv_report_fn report;       /* each problem, naming the file */
+    void *report_ctx;
+};
+
+/* pqv_vault_check(v, opt, result): verify the config,
  * every record (tag, structure, name binding) and the presence and size of
- * every object; with ${read_data} also every object's tags.  Each problem
+ * every object; with opt->read_data also every object's tags.  Each problem
  * is reported naming the file; returns PQV_E_INTEGRITY if any damage was
  * found, 0 otherwise (orphans and temporaries are reported, not damage).
  * On a vault that is opened but not unlocked, checks what needs no key:
  * config and key file structure (at open), every record's header and
- * length, every object's name and size (${read_data} is ignored). */
-PQV_API int pqv_vault_check(pqv_vault *v, int read_data, pqv_report_fn report,
-    void *report_ctx, struct pqv_check_result *result) PQV_WARN_UNUSED;
+ * length, every object's name and size (read_data is ignored).  ${opt} may
+ * be NULL. */
+PQV_API int pqv_vault_check(pqv_vault *v, const struct pqv_check_options *opt,
+    struct pqv_check_result *result) PQV_WARN_UNUSED;
 
-/* pqv_vault_gc(v, report, ctx, result): remove orphaned objects and
- * leftover temporary files.  Requires unlock+lock. */
-PQV_API int pqv_vault_gc(pqv_vault *v, pqv_report_fn report, void *report_ctx,
+/* pqv_vault_gc(v, opt, result): remove orphaned objects and leftover
+ * temporary files (opt->read_data is ignored; ${opt} may be NULL).
+ * Requires unlock+lock. */
+PQV_API int pqv_vault_gc(pqv_vault *v, const struct pqv_check_options *opt,
     struct pqv_check_result *result) PQV_WARN_UNUSED;
 
 /* What info shows; available without unlocking. */

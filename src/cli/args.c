@@ -3,32 +3,21 @@
  * interleaved; "--" ends options; "-" is an operand; long options take
  * their argument as "--opt=VALUE" or "--opt VALUE", short ones as "-oVALUE"
  * or "-o VALUE"; short flags may be grouped ("-lq").  Global options are
- * accepted before and after the command name.
+ * accepted before and after the command name, and applied to the struct
+ * cli the caller gives.  The parser prints nothing and never exits: errors
+ * (with their message in a->error) and help requests are returned.
  */
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
 #include "pqvault/argon2id.h"
 
-enum {
-    G_VAULT = 1001, G_KEYFILE, G_PFILE, G_PFD, G_PCMD, G_QUIET, G_WAIT, G_HELP
-};
-
-static const struct optdef global_defs[] = {
-    { "vault", 'v', 1, G_VAULT },
-    { "keyfile", 0, 1, G_KEYFILE },
-    { "passphrase-file", 0, 1, G_PFILE },
-    { "passphrase-fd", 0, 1, G_PFD },
-    { "passphrase-command", 0, 1, G_PCMD },
-    { "quiet", 'q', 0, G_QUIET },
-    { "wait", 0, 0, G_WAIT },
-    { "help", 'h', 0, G_HELP },
-    { NULL, 0, 0, 0 }
-};
-
-int parse_uint(const char *s, unsigned long long max, unsigned long long *out)
+int
+parse_uint(const char *s, unsigned long long max, unsigned long long *out)
 {
     unsigned long long v = 0;
     if (s == NULL || *s == '\0')
@@ -45,7 +34,8 @@ int parse_uint(const char *s, unsigned long long max, unsigned long long *out)
     return 0;
 }
 
-int parse_kdf(const char *s, struct pqv_kdf_params *out)
+int
+parse_kdf(const char *s, struct pqv_kdf_params *out)
 {
     struct pqv_kdf_params k = pqv_kdf_default;
     int seen_t = 0, seen_m = 0, seen_p = 0;
@@ -57,7 +47,7 @@ int parse_kdf(const char *s, struct pqv_kdf_params *out)
         size_t len = end ? (size_t)(end - p) : strlen(p);
         char item[64];
         unsigned long long v;
-        if (len < 3 || len >= sizeof item || p[1] != '=')
+        if (len < 3 || len >= sizeof(item) || p[1] != '=')
             return -1;
         memcpy(item, p + 2, len - 2);
         item[len - 2] = '\0';
@@ -92,66 +82,82 @@ int parse_kdf(const char *s, struct pqv_kdf_params *out)
     return 0;
 }
 
-static int set_pass_source(int kind, const char *arg, const char *optname)
+/* arg_error(a, fmt, ...): record a usage error for the caller to print;
+ * returns ARG_ERROR. */
+static int
+arg_error(struct args *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static int
+arg_error(struct args *a, const char *fmt, ...)
 {
-    if (g_cli.pass.kind != PASS_NONE && g_cli.pass.kind != kind)
-        return usage_error("%s: only one of --passphrase-file, "
-            "--passphrase-fd and --passphrase-command may be given", optname);
-    g_cli.pass.kind = kind;
-    g_cli.pass.arg = arg;
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(a->error, sizeof(a->error), fmt, ap);
+    va_end(ap);
+    return ARG_ERROR;
+}
+
+static int
+set_pass_source(struct args *a, int kind, const char *arg, const char *optname)
+{
+    struct pass_source *ps = &a->g->pass;
+
+    if (ps->kind != PASS_NONE && ps->kind != kind)
+        return arg_error(a, "%s: only one of --passphrase-file, --passphrase-fd and "
+            "--passphrase-command may be given", optname);
+    ps->kind = kind;
+    ps->arg = arg;
     if (kind == PASS_FD) {
         unsigned long long fd;
         if (parse_uint(arg, 1000000, &fd) != 0)
-            return usage_error("--passphrase-fd: '%s' is not a file descriptor "
-                "number", arg);
-        g_cli.pass.fd = (int)fd;
+            return arg_error(a, "--passphrase-fd: '%s' is not a file descriptor number", arg);
+        ps->fd = (int)fd;
     }
     return 0;
 }
 
-static int apply_global(int id, const char *val)
+/* apply_global(a, id, val): apply a global option to a->g; 0, ARG_HELP or
+ * ARG_ERROR. */
+static int
+apply_global(struct args *a, int id, const char *val)
 {
+    struct cli *g = a->g;
+
     switch (id) {
     case G_VAULT:
         if (*val == '\0')
-            return usage_error("-v: empty vault directory");
-        g_cli.vault_opt = val;
+            return arg_error(a, "-v: empty vault directory");
+        g->vault_opt = val;
         return 0;
     case G_KEYFILE:
         if (*val == '\0')
-            return usage_error("--keyfile: empty file name");
-        g_cli.keyfile_opt = val;
+            return arg_error(a, "--keyfile: empty file name");
+        g->keyfile_opt = val;
         return 0;
     case G_PFILE:
-        return set_pass_source(PASS_FILE, val, "--passphrase-file");
+        return set_pass_source(a, PASS_FILE, val, "--passphrase-file");
     case G_PFD:
-        return set_pass_source(PASS_FD, val, "--passphrase-fd");
+        return set_pass_source(a, PASS_FD, val, "--passphrase-fd");
     case G_PCMD:
-        return set_pass_source(PASS_COMMAND, val, "--passphrase-command");
+        return set_pass_source(a, PASS_COMMAND, val, "--passphrase-command");
     case G_QUIET:
-        g_cli.quiet = 1;
+        g->quiet = 1;
         return 0;
     case G_WAIT:
-        g_cli.wait = 1;
+        g->wait = 1;
         return 0;
     case G_HELP:
-        if (g_cli.cmd) {
-            const struct command *c = find_command(g_cli.cmd);
-            if (c) {
-                print_command_help(c, stdout);
-                exit(EXIT_OK);
-            }
-        }
-        return ARG_ERROR; /* handled by main before a command */
+        return ARG_HELP;
     }
-    return ARG_ERROR;
+    return arg_error(a, "internal: unknown global option");
 }
 
-static const struct optdef *find_long(const struct optdef *defs, const char *name,
-    size_t len)
+static const struct optdef *
+find_long(const struct optdef *defs, const char *name, size_t len)
 {
     for (int pass = 0; pass < 2; pass++) {
-        const struct optdef *d = pass == 0 ? defs : global_defs;
+        const struct optdef *d = pass == 0 ? defs : global_opts;
         for (; d && d->id; d++)
             if (d->lng && strlen(d->lng) == len && memcmp(d->lng, name, len) == 0)
                 return d;
@@ -159,10 +165,11 @@ static const struct optdef *find_long(const struct optdef *defs, const char *nam
     return NULL;
 }
 
-static const struct optdef *find_short(const struct optdef *defs, char c)
+static const struct optdef *
+find_short(const struct optdef *defs, char c)
 {
     for (int pass = 0; pass < 2; pass++) {
-        const struct optdef *d = pass == 0 ? defs : global_defs;
+        const struct optdef *d = pass == 0 ? defs : global_opts;
         for (; d && d->id; d++)
             if (d->shrt == c)
                 return d;
@@ -170,40 +177,39 @@ static const struct optdef *find_short(const struct optdef *defs, char c)
     return NULL;
 }
 
-/* Returns the id of a command option, or 0 after applying a global one. */
-static int found(const struct optdef *d, const char *val)
+/* found(a, d, val): the id of a command option, or 0 after applying a
+ * global one (ARG_HELP or ARG_ERROR if that says so). */
+static int
+found(struct args *a, const struct optdef *d, const char *val)
 {
-    if (d->id >= 1000) {
-        if (g_cli.cmd == NULL && d->id == G_HELP)
-            return G_HELP; /* main prints the general help */
-        return apply_global(d->id, val) == 0 ? 0 : ARG_ERROR;
-    }
+    if (d->id >= G_FIRST)
+        return apply_global(a, d->id, val);
     return d->id;
 }
 
-int next_arg(struct args *a, const struct optdef *defs, const char **val)
+int
+next_arg(struct args *a, const char **val)
 {
+    const struct optdef *defs = a->defs;
+
     for (;;) {
         *val = NULL;
         if (a->cluster && *a->cluster) {
             char c = *a->cluster++;
             const struct optdef *d = find_short(defs, c);
-            if (!d) {
-                usage_error("unknown option '-%c'", c);
-                return ARG_ERROR;
-            }
+            if (d == NULL)
+                return arg_error(a, "unknown option '-%c'", c);
             if (d->has_arg) {
                 if (*a->cluster) {
                     *val = a->cluster;
                 } else if (a->i < a->argc) {
                     *val = a->argv[a->i++];
                 } else {
-                    usage_error("option '-%c' needs an argument", c);
-                    return ARG_ERROR;
+                    return arg_error(a, "option '-%c' needs an argument", c);
                 }
                 a->cluster = NULL;
             }
-            int id = found(d, *val);
+            int id = found(a, d, *val);
             if (id != 0)
                 return id;
             continue;
@@ -225,24 +231,20 @@ int next_arg(struct args *a, const struct optdef *defs, const char **val)
             const char *eq = strchr(name, '=');
             size_t len = eq ? (size_t)(eq - name) : strlen(name);
             const struct optdef *d = find_long(defs, name, len);
-            if (!d) {
-                usage_error("unknown option '--%.*s'", (int)len, name);
-                return ARG_ERROR;
-            }
+            if (d == NULL)
+                return arg_error(a, "unknown option '--%.*s'", (int)len, name);
             if (d->has_arg) {
                 if (eq) {
                     *val = eq + 1;
                 } else if (a->i < a->argc) {
                     *val = a->argv[a->i++];
                 } else {
-                    usage_error("option '--%s' needs an argument", d->lng);
-                    return ARG_ERROR;
+                    return arg_error(a, "option '--%s' needs an argument", d->lng);
                 }
             } else if (eq) {
-                usage_error("option '--%s' takes no argument", d->lng);
-                return ARG_ERROR;
+                return arg_error(a, "option '--%s' takes no argument", d->lng);
             }
-            int id = found(d, *val);
+            int id = found(a, d, *val);
             if (id != 0)
                 return id;
             continue;

@@ -13,9 +13,7 @@
 
 #include "pqvault/vault.h"
 
-#ifndef PQV_VERSION_STRING
-#define PQV_VERSION_STRING "0.1.0"
-#endif
+/* PQV_VERSION_STRING comes from the Makefile's VERSION. */
 
 /* Documented, stable exit statuses. */
 enum {
@@ -69,47 +67,75 @@ int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* report_cb: a pqv_report_fn printing warnings and errors on stderr. */
 void report_cb(void *ctx, int level, const char *subject, const char *message);
 
-/* ---- argument parsing (args.c) ---- */
+/* ---- commands and options (commands.c) ---- */
+
+/* Option ids: command options below G_FIRST, global options from it. */
+enum opt_id {
+    OPT_NAME = 1, OPT_FORCE, OPT_OUT, OPT_LONG, OPT_JSON, OPT_READDATA, OPT_NOKEY,
+    OPT_KEM, OPT_AEAD, OPT_KDF, OPT_SLOT, OPT_CLEAR, OPT_NEWFILE, OPT_NEWFD,
+    OPT_RECFILE, OPT_VERSION,
+    G_FIRST = 1000,
+    G_VAULT = G_FIRST, G_KEYFILE, G_PFILE, G_PFD, G_PCMD, G_QUIET, G_WAIT, G_HELP
+};
 
 struct optdef {
     const char *lng;   /* long name without "--", or NULL */
     char shrt;         /* short letter or 0 */
     int has_arg;
-    int id;            /* > 0 */
+    int id;            /* enum opt_id */
 };
+
+enum cmd_id {
+    CMD_INIT = 1, CMD_ADD, CMD_GET, CMD_LIST, CMD_RM, CMD_CHECK, CMD_PASSWD,
+    CMD_RECOVER, CMD_INFO, CMD_SPEED, CMD_GC, CMD_HELP, CMD_COUNT
+};
+
+struct command {
+    const char *name;
+    int id;                      /* enum cmd_id */
+    const struct optdef *opts;   /* its options (global ones always apply) */
+    const char *usage;           /* after "pqvault NAME " */
+    const char *help;            /* description and options */
+};
+
+extern const struct command commands[];   /* ends with a NULL name */
+extern const struct optdef global_opts[];
+extern const struct optdef main_opts[];   /* before the command: --version */
+
+const struct command *command_find(const char *name);
+void command_print_help(const struct command *c, FILE *f);
+void commands_print_general_help(FILE *f);
+
+/* ---- argument parsing (args.c) ---- */
 
 struct args {
     int argc;
     char **argv;
-    int i;             /* next argv index */
-    int only_operands; /* after "--" */
-    const char *cluster; /* rest of a short-option cluster */
+    int i;                       /* next argv index */
+    int only_operands;           /* after "--" */
+    const char *cluster;         /* rest of a short-option cluster */
+    const struct optdef *defs;   /* the command's options */
+    struct cli *g;               /* where global options go */
+    char error[512];             /* the usage error of ARG_ERROR */
 };
 
-enum { ARG_END = -1, ARG_ERROR = -2, ARG_OPERAND = 0 };
+enum { ARG_END = -1, ARG_ERROR = -2, ARG_HELP = -3, ARG_OPERAND = 0 };
 
-/* next_arg(a, defs, val): the id of the next option (its argument in
- * *${val}), ARG_OPERAND (the operand in *${val}), ARG_END, or ARG_ERROR
- * (after printing a usage error).  Global options are recognised too and
- * applied to g_cli (they are never returned). */
-int next_arg(struct args *a, const struct optdef *defs, const char **val);
-/* apply_global(id, val): apply a global option; returns 0 or ARG_ERROR. */
+/* next_arg(a, val): the id of the next option of a->defs (its argument in
+ * *${val}), ARG_OPERAND (the operand in *${val}), ARG_END, ARG_HELP (-h or
+ * --help), or ARG_ERROR (the message in a->error).  Global options are
+ * applied to a->g and never returned. */
+int next_arg(struct args *a, const char **val);
 int parse_uint(const char *s, unsigned long long max, unsigned long long *out);
 /* parse_kdf(s, out): strict "t=N,m=KIB,p=N" (any order, each at most once,
  * missing keys from the default); 0 or -1. */
 int parse_kdf(const char *s, struct pqv_kdf_params *out);
 
-/* ---- commands ---- */
+/* ---- commands (cmd_*.c, speed.c, main.c) ---- */
 
-struct command {
-    const char *name;
-    int (*run)(struct args *a);
-    const char *usage;   /* after "pqvault NAME " */
-    const char *help;    /* description and options */
-};
-
-const struct command *find_command(const char *name);
-void print_command_help(const struct command *c, FILE *f);
+/* arg_stop(a, id): what a command returns when next_arg gave ARG_ERROR
+ * (the usage error printed: 2) or ARG_HELP (the command's help: 0). */
+int arg_stop(struct args *a, int id);
 
 int cmd_init(struct args *a);
 int cmd_add(struct args *a);

@@ -13,14 +13,16 @@
 #include "pqvault/aead.h"
 
 /* The first failure's status wins; later ones are reported too. */
-static void keep(int *status, int rc)
+static void
+keep(int *status, int rc)
 {
     if (*status == EXIT_OK)
         *status = rc;
 }
 
 /* has_dotdot(path): whether ${path} has a ".." component. */
-static int has_dotdot(const char *path)
+static int
+has_dotdot(const char *path)
 {
     for (const char *p = path; (p = strstr(p, "..")) != NULL; p += 2)
         if ((p == path || p[-1] == '/') && (p[2] == '\0' || p[2] == '/'))
@@ -30,13 +32,9 @@ static int has_dotdot(const char *path)
 
 /* ---- add ---- */
 
-enum { OPT_NAME = 1, OPT_FORCE, OPT_OUT, OPT_LONG, OPT_JSON, OPT_READDATA, OPT_NOKEY };
-
-int cmd_add(struct args *a)
+int
+cmd_add(struct args *a)
 {
-    static const struct optdef defs[] = {
-        { "name", 0, 1, OPT_NAME }, { "force", 'f', 0, OPT_FORCE }, { NULL, 0, 0, 0 }
-    };
     const char *val, *name = NULL;
     int force = 0, id, npaths = 0, stdin_used = 0;
     const char **paths = calloc((size_t)a->argc + 1, sizeof *paths);
@@ -44,9 +42,9 @@ int cmd_add(struct args *a)
         err_msg("out of memory");
         return EXIT_ERR;
     }
-    while ((id = next_arg(a, defs, &val)) != ARG_END) {
+    while ((id = next_arg(a, &val)) != ARG_END) {
         switch (id) {
-        case ARG_ERROR: free(paths); return EXIT_USAGE;
+        case ARG_ERROR: case ARG_HELP: free(paths); return arg_stop(a, id);
         case OPT_NAME: name = val; break;
         case OPT_FORCE: force = 1; break;
         case ARG_OPERAND:
@@ -109,12 +107,9 @@ int cmd_add(struct args *a)
 
 /* ---- get ---- */
 
-int cmd_get(struct args *a)
+int
+cmd_get(struct args *a)
 {
-    static const struct optdef defs[] = {
-        { "output", 'o', 1, OPT_OUT }, { "force", 'f', 0, OPT_FORCE },
-        { NULL, 0, 0, 0 }
-    };
     const char *val, *out = NULL;
     int force = 0, id, n = 0;
     const char **names = calloc((size_t)a->argc + 1, sizeof *names);
@@ -122,9 +117,9 @@ int cmd_get(struct args *a)
         err_msg("out of memory");
         return EXIT_ERR;
     }
-    while ((id = next_arg(a, defs, &val)) != ARG_END) {
+    while ((id = next_arg(a, &val)) != ARG_END) {
         switch (id) {
-        case ARG_ERROR: free(names); return EXIT_USAGE;
+        case ARG_ERROR: case ARG_HELP: free(names); return arg_stop(a, id);
         case OPT_OUT: out = val; break;
         case OPT_FORCE: force = 1; break;
         case ARG_OPERAND: names[n++] = val; break;
@@ -160,7 +155,7 @@ int cmd_get(struct args *a)
         pqv_error_clear();
         if (to_stdout) {
             struct pqv_entry e;
-            memset(&e, 0, sizeof e);
+            memset(&e, 0, sizeof(e));
             rc = pqv_vault_lookup(v, names[i], &e);
             if (rc == 0 && e.type == PQV_ENTRY_DIR) {
                 err_msg("%s: is a directory (cannot write it to standard output)",
@@ -188,13 +183,14 @@ int cmd_get(struct args *a)
 
 /* ---- list ---- */
 
-static void list_json(const struct pqv_entry *e, size_t n)
+static void
+list_json(const struct pqv_entry *e, size_t n)
 {
     printf("[");
     for (size_t i = 0; i < n; i++) {
         char t[64];
         const char *aead = e[i].type == PQV_ENTRY_FILE ? pqv_aead_name(e[i].aead) : NULL;
-        format_utc_rfc3339(t, sizeof t, e[i].mtime_sec, e[i].mtime_nsec);
+        format_utc_rfc3339(t, sizeof(t), e[i].mtime_sec, e[i].mtime_nsec);
         printf("%s\n  {\"name\": ", i ? "," : "");
         json_string(stdout, e[i].name);
         printf(", \"type\": \"%s\", \"size\": %llu, \"mode\": \"%04o\", "
@@ -211,34 +207,33 @@ static void list_json(const struct pqv_entry *e, size_t n)
     printf("%s]\n", n ? "\n" : "");
 }
 
-static void list_long(const struct pqv_entry *e, size_t n)
+static void
+list_long(const struct pqv_entry *e, size_t n)
 {
     int w = 1;
     for (size_t i = 0; i < n; i++) {
         char b[32];
-        int l = snprintf(b, sizeof b, "%llu", (unsigned long long)e[i].size);
+        int l = snprintf(b, sizeof(b), "%llu", (unsigned long long)e[i].size);
         if (l > w)
             w = l;
     }
     for (size_t i = 0; i < n; i++) {
         char mode[11], t[64];
         format_mode(mode, e[i].type, e[i].mode);
-        format_local_time(t, sizeof t, e[i].mtime_sec, "%Y-%m-%d %H:%M");
+        format_local_time(t, sizeof(t), e[i].mtime_sec, "%Y-%m-%d %H:%M");
         printf("%s %*llu %s %s\n", mode, w, (unsigned long long)e[i].size, t,
             e[i].name);
     }
 }
 
-int cmd_list(struct args *a)
+int
+cmd_list(struct args *a)
 {
-    static const struct optdef defs[] = {
-        { "long", 'l', 0, OPT_LONG }, { "json", 0, 0, OPT_JSON }, { NULL, 0, 0, 0 }
-    };
     const char *val, *prefix = NULL;
     int id, lng = 0, json = 0;
-    while ((id = next_arg(a, defs, &val)) != ARG_END) {
+    while ((id = next_arg(a, &val)) != ARG_END) {
         switch (id) {
-        case ARG_ERROR: return EXIT_USAGE;
+        case ARG_ERROR: case ARG_HELP: return arg_stop(a, id);
         case OPT_LONG: lng = 1; break;
         case OPT_JSON: json = 1; break;
         case ARG_OPERAND:
@@ -276,7 +271,8 @@ int cmd_list(struct args *a)
 
 /* ---- rm ---- */
 
-int cmd_rm(struct args *a)
+int
+cmd_rm(struct args *a)
 {
     const char *val;
     int id, n = 0;
@@ -285,10 +281,10 @@ int cmd_rm(struct args *a)
         err_msg("out of memory");
         return EXIT_ERR;
     }
-    while ((id = next_arg(a, NULL, &val)) != ARG_END) {
-        if (id == ARG_ERROR) {
+    while ((id = next_arg(a, &val)) != ARG_END) {
+        if (id == ARG_ERROR || id == ARG_HELP) {
             free(names);
-            return EXIT_USAGE;
+            return arg_stop(a, id);
         }
         names[n++] = val;
     }
@@ -301,7 +297,7 @@ int cmd_rm(struct args *a)
     if (status == EXIT_OK) {
         for (int i = 0; i < n; i++) {
             pqv_error_clear();
-            int rc = pqv_vault_rm(v, names[i], report_cb, NULL);
+            int rc = pqv_vault_rm(v, names[i], &(struct pqv_rm_options){ report_cb, NULL });
             if (rc != 0)
                 keep(&status, lib_error(names[i], rc));
         }
@@ -313,7 +309,8 @@ int cmd_rm(struct args *a)
 
 /* ---- check, gc ---- */
 
-static void print_counts(const struct pqv_check_result *r)
+static void
+print_counts(const struct pqv_check_result *r)
 {
     printf("records: %llu, objects: %llu, bytes: %llu, damaged: %llu, "
         "missing: %llu, orphans: %llu, temporaries: %llu\n",
@@ -323,16 +320,14 @@ static void print_counts(const struct pqv_check_result *r)
         (unsigned long long)r->temporaries);
 }
 
-int cmd_check(struct args *a)
+int
+cmd_check(struct args *a)
 {
-    static const struct optdef defs[] = {
-        { "read-data", 0, 0, OPT_READDATA }, { "no-key", 0, 0, OPT_NOKEY }, { NULL, 0, 0, 0 }
-    };
     const char *val;
     int id, read_data = 0, no_key = 0;
-    while ((id = next_arg(a, defs, &val)) != ARG_END) {
-        if (id == ARG_ERROR)
-            return EXIT_USAGE;
+    while ((id = next_arg(a, &val)) != ARG_END) {
+        if (id == ARG_ERROR || id == ARG_HELP)
+            return arg_stop(a, id);
         if (id == OPT_READDATA)
             read_data = 1;
         else if (id == OPT_NOKEY)
@@ -348,9 +343,9 @@ int cmd_check(struct args *a)
     if (status != EXIT_OK)
         return status;
     struct pqv_check_result r;
-    memset(&r, 0, sizeof r);
+    memset(&r, 0, sizeof(r));
     pqv_error_clear();
-    int rc = pqv_vault_check(v, read_data, report_cb, NULL, &r);
+    int rc = pqv_vault_check(v, &(struct pqv_check_options){ read_data, report_cb, NULL }, &r);
     if (rc == 0 || rc == PQV_E_INTEGRITY)
         print_counts(&r);
     if (rc == PQV_E_INTEGRITY) {
@@ -364,13 +359,14 @@ int cmd_check(struct args *a)
     return status;
 }
 
-int cmd_gc(struct args *a)
+int
+cmd_gc(struct args *a)
 {
     const char *val;
     int id;
-    while ((id = next_arg(a, NULL, &val)) != ARG_END) {
-        if (id == ARG_ERROR)
-            return EXIT_USAGE;
+    while ((id = next_arg(a, &val)) != ARG_END) {
+        if (id == ARG_ERROR || id == ARG_HELP)
+            return arg_stop(a, id);
         return usage_error("unexpected operand '%s'", val);
     }
     pqv_vault *v;
@@ -378,9 +374,9 @@ int cmd_gc(struct args *a)
     if (status != EXIT_OK)
         return status;
     struct pqv_check_result r;
-    memset(&r, 0, sizeof r);
+    memset(&r, 0, sizeof(r));
     pqv_error_clear();
-    int rc = pqv_vault_gc(v, report_cb, NULL, &r);
+    int rc = pqv_vault_gc(v, &(struct pqv_check_options){ 0, report_cb, NULL }, &r);
     if (rc == 0)
         printf("removed: %llu (orphans: %llu, temporaries: %llu)\n",
             (unsigned long long)r.removed, (unsigned long long)r.orphans,

@@ -13,15 +13,14 @@
 #include "pqvault/aead.h"
 #include "pqvault/frodo.h"
 
-enum { OPT_KEM = 1, OPT_AEAD, OPT_KDF, OPT_SLOT, OPT_CLEAR, OPT_NEWFILE,
-    OPT_NEWFD, OPT_RECFILE };
-
-static int no_operands(const char *val)
+static int
+no_operands(const char *val)
 {
     return usage_error("unexpected operand '%s'", val);
 }
 
-static int kdf_arg(const char *val, struct pqv_kdf_params *k)
+static int
+kdf_arg(const char *val, struct pqv_kdf_params *k)
 {
     if (parse_kdf(val, k) != 0)
         return usage_error("--kdf: invalid '%s' (expected t=N,m=KIB,p=N with "
@@ -34,7 +33,8 @@ static int kdf_arg(const char *val, struct pqv_kdf_params *k)
 /* make_parents(path): create the missing parent directories of ${path}
  * (mode 0700), like mkdir -p, so that the default location
  * ~/.local/share/pqvault works on a fresh account. */
-static int make_parents(const char *path)
+static int
+make_parents(const char *path)
 {
     char *p = strdup(path);
     if (!p) {
@@ -66,19 +66,16 @@ static int make_parents(const char *path)
     return EXIT_OK;
 }
 
-int cmd_init(struct args *a)
+int
+cmd_init(struct args *a)
 {
-    static const struct optdef defs[] = {
-        { "kem", 0, 1, OPT_KEM }, { "aead", 0, 1, OPT_AEAD },
-        { "kdf", 0, 1, OPT_KDF }, { NULL, 0, 0, 0 }
-    };
     const char *val;
     struct pqv_kdf_params kdf;
     int have_kdf = 0, id, rc;
     struct pqv_init_options opt = { NULL, 0, NULL };
-    while ((id = next_arg(a, defs, &val)) != ARG_END) {
+    while ((id = next_arg(a, &val)) != ARG_END) {
         switch (id) {
-        case ARG_ERROR: return EXIT_USAGE;
+        case ARG_ERROR: case ARG_HELP: return arg_stop(a, id);
         case ARG_OPERAND: return no_operands(val);
         case OPT_KEM: {
             const pqv_frodo *p = pqv_frodo_find(val);
@@ -136,27 +133,23 @@ int cmd_init(struct args *a)
             g_cli.vault_dir, fp);
     printf("%s\n", recovery);
     fflush(stdout);
-    OPENSSL_cleanse(recovery, sizeof recovery);
+    OPENSSL_cleanse(recovery, sizeof(recovery));
     return EXIT_OK;
 }
 
 /* ---- passwd ---- */
 
-int cmd_passwd(struct args *a)
+int
+cmd_passwd(struct args *a)
 {
-    static const struct optdef defs[] = {
-        { "slot", 0, 1, OPT_SLOT }, { "clear", 0, 0, OPT_CLEAR },
-        { "kdf", 0, 1, OPT_KDF }, { "new-passphrase-file", 0, 1, OPT_NEWFILE },
-        { "new-passphrase-fd", 0, 1, OPT_NEWFD }, { NULL, 0, 0, 0 }
-    };
     const char *val;
     struct pqv_kdf_params kdf;
     struct pass_source newsrc = { PASS_NONE, NULL, -1 };
     int have_kdf = 0, slot = -1, clear = 0, id, rc;
     unsigned long long u;
-    while ((id = next_arg(a, defs, &val)) != ARG_END) {
+    while ((id = next_arg(a, &val)) != ARG_END) {
         switch (id) {
-        case ARG_ERROR: return EXIT_USAGE;
+        case ARG_ERROR: case ARG_HELP: return arg_stop(a, id);
         case ARG_OPERAND: return no_operands(val);
         case OPT_SLOT:
             if (parse_uint(val, 1, &u) != 0)
@@ -198,7 +191,7 @@ int cmd_passwd(struct args *a)
     if (slot < 0)
         slot = pqv_vault_slot(v) >= 0 ? pqv_vault_slot(v) : 0;
     char what[16];
-    snprintf(what, sizeof what, "slot %d", slot);
+    snprintf(what, sizeof(what), "slot %d", slot);
     if (clear) {
         pqv_error_clear();
         int lrc = pqv_vault_clear_slot(v, slot);
@@ -229,18 +222,15 @@ int cmd_passwd(struct args *a)
 
 /* ---- recover ---- */
 
-int cmd_recover(struct args *a)
+int
+cmd_recover(struct args *a)
 {
-    static const struct optdef defs[] = {
-        { "recovery-file", 0, 1, OPT_RECFILE }, { "kdf", 0, 1, OPT_KDF },
-        { NULL, 0, 0, 0 }
-    };
     const char *val, *recfile = NULL;
     struct pqv_kdf_params kdf;
     int have_kdf = 0, id, rc;
-    while ((id = next_arg(a, defs, &val)) != ARG_END) {
+    while ((id = next_arg(a, &val)) != ARG_END) {
         switch (id) {
-        case ARG_ERROR: return EXIT_USAGE;
+        case ARG_ERROR: case ARG_HELP: return arg_stop(a, id);
         case ARG_OPERAND: return no_operands(val);
         case OPT_RECFILE: recfile = val; break;
         case OPT_KDF:
@@ -298,20 +288,21 @@ out0:
 
 /* ---- info ---- */
 
-int cmd_info(struct args *a)
+int
+cmd_info(struct args *a)
 {
     const char *val;
     int id, rc;
-    while ((id = next_arg(a, NULL, &val)) != ARG_END) {
-        if (id == ARG_ERROR)
-            return EXIT_USAGE;
+    while ((id = next_arg(a, &val)) != ARG_END) {
+        if (id == ARG_ERROR || id == ARG_HELP)
+            return arg_stop(a, id);
         return no_operands(val);
     }
     pqv_vault *v;
     if ((rc = open_vault(&v)) != EXIT_OK)
         return rc;
     struct pqv_info in;
-    memset(&in, 0, sizeof in);
+    memset(&in, 0, sizeof(in));
     pqv_error_clear();
     int lrc = pqv_vault_info(v, &in);
     if (lrc != 0) {
@@ -320,9 +311,9 @@ int cmd_info(struct args *a)
         return rc;
     }
     char created[64], rb[32], ob[32];
-    format_local_time(created, sizeof created, in.created, "%Y-%m-%d %H:%M:%S %z");
-    format_bytes(rb, sizeof rb, in.record_bytes);
-    format_bytes(ob, sizeof ob, in.object_bytes);
+    format_local_time(created, sizeof(created), in.created, "%Y-%m-%d %H:%M:%S %z");
+    format_bytes(rb, sizeof(rb), in.record_bytes);
+    format_bytes(ob, sizeof(ob), in.object_bytes);
     printf("vault:           %s\n", g_cli.vault_dir);
     if (g_cli.keyfile)
         printf("key file:        %s\n", g_cli.keyfile);

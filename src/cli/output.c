@@ -7,7 +7,8 @@
 
 #include "cli.h"
 
-void format_mode(char out[11], int type, uint32_t mode)
+void
+format_mode(char out[11], int type, uint32_t mode)
 {
     static const char rwx[] = "rwxrwxrwx";
     out[0] = type == PQV_ENTRY_DIR ? 'd' : '-';
@@ -22,7 +23,8 @@ void format_mode(char out[11], int type, uint32_t mode)
     out[10] = '\0';
 }
 
-void format_local_time(char *out, size_t outlen, int64_t sec, const char *fmt)
+void
+format_local_time(char *out, size_t outlen, int64_t sec, const char *fmt)
 {
     time_t t = (time_t)sec;
     struct tm tm;
@@ -30,17 +32,19 @@ void format_local_time(char *out, size_t outlen, int64_t sec, const char *fmt)
         snprintf(out, outlen, "%lld", (long long)sec);
 }
 
-void format_utc_rfc3339(char *out, size_t outlen, int64_t sec, uint32_t nsec)
+void
+format_utc_rfc3339(char *out, size_t outlen, int64_t sec, uint32_t nsec)
 {
     time_t t = (time_t)sec;
     struct tm tm;
     char base[64];
-    if (!gmtime_r(&t, &tm) || strftime(base, sizeof base, "%Y-%m-%dT%H:%M:%S", &tm) == 0)
-        snprintf(base, sizeof base, "1970-01-01T00:00:00");
+    if (!gmtime_r(&t, &tm) || strftime(base, sizeof(base), "%Y-%m-%dT%H:%M:%S", &tm) == 0)
+        snprintf(base, sizeof(base), "1970-01-01T00:00:00");
     snprintf(out, outlen, "%s.%09uZ", base, (unsigned)(nsec % 1000000000u));
 }
 
-void format_bytes(char *out, size_t outlen, uint64_t n)
+void
+format_bytes(char *out, size_t outlen, uint64_t n)
 {
     static const char *units[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
     double v = (double)n;
@@ -57,7 +61,8 @@ void format_bytes(char *out, size_t outlen, uint64_t n)
 
 /* Length of the valid UTF-8 sequence at ${s}, or 0 (RFC 3629: no overlong
  * forms, no surrogates, nothing above U+10FFFF). */
-static int utf8_len(const unsigned char *s)
+static int
+utf8_len(const unsigned char *s)
 {
     unsigned char c = s[0];
     if (c < 0x80)
@@ -76,7 +81,8 @@ static int utf8_len(const unsigned char *s)
     return 0;
 }
 
-void json_string(FILE *f, const char *str)
+void
+json_string(FILE *f, const char *str)
 {
     const unsigned char *s = (const unsigned char *)str;
     putc('"', f);

@@ -18,7 +18,8 @@
 
 #include "cli.h"
 
-int secret_alloc(struct secret *s)
+int
+secret_alloc(struct secret *s)
 {
     void *p = NULL;
     s->buf = NULL;
@@ -35,7 +36,8 @@ int secret_alloc(struct secret *s)
     return EXIT_OK;
 }
 
-void secret_free(struct secret *s)
+void
+secret_free(struct secret *s)
 {
     if (s->buf) {
         OPENSSL_cleanse(s->buf, s->cap);
@@ -46,7 +48,8 @@ void secret_free(struct secret *s)
     s->len = 0;
 }
 
-static void strip_eol(struct secret *s)
+static void
+strip_eol(struct secret *s)
 {
     if (s->len > 0 && s->buf[s->len - 1] == '\n')
         s->buf[--s->len] = '\0';
@@ -57,7 +60,8 @@ static void strip_eol(struct secret *s)
 /* Read one line (up to and without "\n") from ${fd} a byte at a time, so
  * nothing past the line is consumed.  Returns 0, or -1 with errno, or -2
  * when the line is too long. */
-static int read_line_fd(int fd, struct secret *s)
+static int
+read_line_fd(int fd, struct secret *s)
 {
     s->len = 0;
     for (;;) {
@@ -81,7 +85,8 @@ static int read_line_fd(int fd, struct secret *s)
 }
 
 /* The first line of ${path}. */
-static int read_file_line(const char *path, struct secret *s, const char *what)
+static int
+read_file_line(const char *path, struct secret *s, const char *what)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
@@ -102,7 +107,8 @@ static int read_file_line(const char *path, struct secret *s, const char *what)
     return EXIT_OK;
 }
 
-static int read_fd_line(int fd, struct secret *s, const char *what)
+static int
+read_fd_line(int fd, struct secret *s, const char *what)
 {
     int rc = read_line_fd(fd, s);
     if (rc == -2) {
@@ -117,7 +123,8 @@ static int read_fd_line(int fd, struct secret *s, const char *what)
 }
 
 /* The first line of the standard output of "/bin/sh -c ${cmd}". */
-static int read_command_line(const char *cmd, struct secret *s)
+static int
+read_command_line(const char *cmd, struct secret *s)
 {
     int pfd[2];
     if (pipe2(pfd, O_CLOEXEC) != 0) {
@@ -147,14 +154,14 @@ static int read_command_line(const char *cmd, struct secret *s)
     /* Drain the rest so the command is not killed by SIGPIPE. */
     char junk[4096];
     for (;;) {
-        ssize_t n = read(pfd[0], junk, sizeof junk);
+        ssize_t n = read(pfd[0], junk, sizeof(junk));
         if (n > 0)
             continue;
         if (n < 0 && errno == EINTR)
             continue;
         break;
     }
-    OPENSSL_cleanse(junk, sizeof junk);
+    OPENSSL_cleanse(junk, sizeof(junk));
     close(pfd[0]);
     int status;
     while (waitpid(pid, &status, 0) < 0) {
@@ -183,7 +190,8 @@ static int read_command_line(const char *cmd, struct secret *s)
 }
 
 /* Take the value of ${env} and remove it from the environment. */
-static int take_env(const char *env, struct secret *s, int *found)
+static int
+take_env(const char *env, struct secret *s, int *found)
 {
     const char *v = getenv(env);
     *found = 0;
@@ -209,7 +217,8 @@ static volatile sig_atomic_t tty_fd_saved = -1;
 static struct termios tty_saved;
 static struct secret *volatile tty_secret;
 
-static void tty_signal(int sig)
+static void
+tty_signal(int sig)
 {
     if (tty_fd_saved >= 0) {
         tcsetattr(tty_fd_saved, TCSAFLUSH, &tty_saved);
@@ -221,7 +230,8 @@ static void tty_signal(int sig)
     raise(sig);
 }
 
-int tty_available(void)
+int
+tty_available(void)
 {
     int fd = open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY);
     if (fd < 0)
@@ -231,7 +241,8 @@ int tty_available(void)
 }
 
 /* Prompt on /dev/tty with echo off; read one line.  1: no terminal. */
-static int tty_prompt(const char *prompt, struct secret *s)
+static int
+tty_prompt(const char *prompt, struct secret *s)
 {
     static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGTSTP };
     struct sigaction sa, old[5];
@@ -240,7 +251,7 @@ static int tty_prompt(const char *prompt, struct secret *s)
         return 1;
     struct termios t;
     int have_termios = tcgetattr(fd, &t) == 0;
-    memset(&sa, 0, sizeof sa);
+    memset(&sa, 0, sizeof(sa));
     sa.sa_handler = tty_signal;
     sigemptyset(&sa.sa_mask);
     if (have_termios) {
@@ -276,14 +287,16 @@ static int tty_prompt(const char *prompt, struct secret *s)
     return 0;
 }
 
-static int no_source(void)
+static int
+no_source(void)
 {
     err_msg("no passphrase source: use --passphrase-file, --passphrase-fd, "
         "--passphrase-command or PQVAULT_PASSPHRASE");
     return EXIT_ERR;
 }
 
-static int read_from_source(const struct pass_source *src, struct secret *s)
+static int
+read_from_source(const struct pass_source *src, struct secret *s)
 {
     switch (src->kind) {
     case PASS_FILE:
@@ -296,7 +309,8 @@ static int read_from_source(const struct pass_source *src, struct secret *s)
     return EXIT_ERR;
 }
 
-int read_passphrase(struct secret *s, const char *prompt, int *from_tty)
+int
+read_passphrase(struct secret *s, const char *prompt, int *from_tty)
 {
     int found, rc;
     *from_tty = 0;
@@ -313,7 +327,8 @@ int read_passphrase(struct secret *s, const char *prompt, int *from_tty)
     return EXIT_OK;
 }
 
-static int refuse_empty(struct secret *s)
+static int
+refuse_empty(struct secret *s)
 {
     if (s->len == 0) {
         err_msg("empty passphrase refused");
@@ -322,7 +337,8 @@ static int refuse_empty(struct secret *s)
     return EXIT_OK;
 }
 
-int read_new_passphrase(struct secret *s, const struct pass_source *src,
+int
+read_new_passphrase(struct secret *s, const struct pass_source *src,
     const char *env)
 {
     int found, rc;
@@ -366,7 +382,8 @@ int read_new_passphrase(struct secret *s, const struct pass_source *src,
     return EXIT_ERR;
 }
 
-int read_recovery_code(struct secret *s, const char *file)
+int
+read_recovery_code(struct secret *s, const char *file)
 {
     int found, rc;
     if (file) {

@@ -20,7 +20,8 @@ struct progress {
     int drawn;
 };
 
-static double now(void)
+static double
+now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -30,7 +31,8 @@ static double now(void)
 /* The bar being drawn, so that messages can clear its line first. */
 static _Atomic(struct progress *) active;
 
-void progress_clear_line(void)
+void
+progress_clear_line(void)
 {
     struct progress *p = active;
     if (!p)
@@ -44,7 +46,8 @@ void progress_clear_line(void)
     pthread_mutex_unlock(&p->mu);
 }
 
-struct progress *progress_new(const char *label)
+struct progress *
+progress_new(const char *label)
 {
     if (g_cli.quiet || !isatty(STDERR_FILENO))
         return NULL;
@@ -59,7 +62,8 @@ struct progress *progress_new(const char *label)
     return p;
 }
 
-void progress_cb(void *ctx, uint64_t done, uint64_t total)
+void
+progress_cb(void *ctx, uint64_t done, uint64_t total)
 {
     struct progress *p = ctx;
     if (!p)
@@ -72,9 +76,9 @@ void progress_cb(void *ctx, uint64_t done, uint64_t total)
     }
     p->last = t;
     char d[32], tt[32], rate[32];
-    format_bytes(d, sizeof d, done);
+    format_bytes(d, sizeof(d), done);
     double el = t - p->start;
-    format_bytes(rate, sizeof rate, el > 0.05 ? (uint64_t)((double)done / el) : 0);
+    format_bytes(rate, sizeof(rate), el > 0.05 ? (uint64_t)((double)done / el) : 0);
     char line[160];
     if (total) {
         int pct = (int)(done >= total ? 100 : done * 100 / total);
@@ -83,11 +87,11 @@ void progress_cb(void *ctx, uint64_t done, uint64_t total)
         memset(bar, '#', (size_t)fill);
         memset(bar + fill, '.', (size_t)(30 - fill));
         bar[30] = '\0';
-        format_bytes(tt, sizeof tt, total);
-        snprintf(line, sizeof line, "%s %3d%% [%s] %s / %s  %s/s", p->label,
+        format_bytes(tt, sizeof(tt), total);
+        snprintf(line, sizeof(line), "%s %3d%% [%s] %s / %s  %s/s", p->label,
             pct, bar, d, tt, rate);
     } else {
-        snprintf(line, sizeof line, "%s %s  %s/s", p->label, d, rate);
+        snprintf(line, sizeof(line), "%s %s  %s/s", p->label, d, rate);
     }
     fprintf(stderr, "\r%s\033[K", line);
     fflush(stderr);
@@ -95,7 +99,8 @@ void progress_cb(void *ctx, uint64_t done, uint64_t total)
     pthread_mutex_unlock(&p->mu);
 }
 
-void progress_end(struct progress *p)
+void
+progress_end(struct progress *p)
 {
     if (!p)
         return;

@@ -7,7 +7,8 @@
 
 #include "cli.h"
 
-static char *join(const char *a, const char *b)
+static char *
+join(const char *a, const char *b)
 {
     size_t la = strlen(a), lb = strlen(b);
     char *s = malloc(la + lb + 2);
@@ -19,7 +20,8 @@ static char *join(const char *a, const char *b)
     return s;
 }
 
-int resolve_location(void)
+int
+resolve_location(void)
 {
     if (g_cli.vault_dir)
         return EXIT_OK;
@@ -56,7 +58,8 @@ int resolve_location(void)
     return EXIT_OK;
 }
 
-int open_vault(pqv_vault **v)
+int
+open_vault(pqv_vault **v)
 {
     int rc = resolve_location();
     if (rc != EXIT_OK)
@@ -79,14 +82,15 @@ int open_vault(pqv_vault **v)
     return EXIT_OK;
 }
 
-int unlock_vault(pqv_vault *v)
+int
+unlock_vault(pqv_vault *v)
 {
     struct secret s;
     int rc = secret_alloc(&s);
     if (rc != EXIT_OK)
         return rc;
     char prompt[512];
-    snprintf(prompt, sizeof prompt, "Passphrase for %s: ", g_cli.vault_dir);
+    snprintf(prompt, sizeof(prompt), "Passphrase for %s: ", g_cli.vault_dir);
     for (int attempt = 0; attempt < 3; attempt++) {
         int tty;
         rc = read_passphrase(&s, prompt, &tty);
@@ -109,11 +113,12 @@ int unlock_vault(pqv_vault *v)
     return rc;
 }
 
-int lock_vault(pqv_vault *v)
+int
+lock_vault(pqv_vault *v)
 {
     char holder[PQV_LOCK_HOLDER_MAX] = "";
     pqv_error_clear();
-    int rc = pqv_vault_lock_writer(v, g_cli.wait, holder, sizeof holder);
+    int rc = pqv_vault_lock_writer(v, g_cli.wait, holder, sizeof(holder));
     if (rc == PQV_E_LOCKED) {
         if (holder[0] != '\0')
             err_msg("vault is locked by another writer (%s)", holder);
@@ -126,7 +131,8 @@ int lock_vault(pqv_vault *v)
     return EXIT_OK;
 }
 
-int session(pqv_vault **v, int writer)
+int
+session(pqv_vault **v, int writer)
 {
     int rc = open_vault(v);
     if (rc != EXIT_OK)

@@ -20,26 +20,30 @@
 #define AEAD_RUNS 3
 #define KEM_RUNS 5
 
-static double now(void)
+static double
+now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static int cmp_double(const void *a, const void *b)
+static int
+cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
 }
 
-static double median(double *v, int n)
+static double
+median(double *v, int n)
 {
     qsort(v, (size_t)n, sizeof *v, cmp_double);
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-static int speed_aead(int suite, int selected)
+static int
+speed_aead(int suite, int selected)
 {
     uint8_t key[PQV_AEAD_KEY_BYTES];
     size_t ctlen = (size_t)pqv_stream_sealed_size(SPEED_BUF);
@@ -52,7 +56,7 @@ static int speed_aead(int suite, int selected)
         goto out;
     }
     memset(pt, 0x5a, SPEED_BUF);
-    if (RAND_bytes(key, sizeof key) != 1) {
+    if (RAND_bytes(key, sizeof(key)) != 1) {
         err_msg("random generator failed");
         rc = EXIT_ERR;
         goto out;
@@ -86,7 +90,8 @@ out:
     return rc;
 }
 
-static int speed_kem(const pqv_frodo *p, int selected)
+static int
+speed_kem(const pqv_frodo *p, int selected)
 {
     size_t pkn = pqv_frodo_publickey_bytes(p), skn = pqv_frodo_secretkey_bytes(p);
     size_t ctn = pqv_frodo_ciphertext_bytes(p), ssn = pqv_frodo_sharedsecret_bytes(p);
@@ -130,13 +135,14 @@ out:
     return rc;
 }
 
-int cmd_speed(struct args *a)
+int
+cmd_speed(struct args *a)
 {
     const char *val;
     int id, rc = EXIT_OK;
-    while ((id = next_arg(a, NULL, &val)) != ARG_END) {
-        if (id == ARG_ERROR)
-            return EXIT_USAGE;
+    while ((id = next_arg(a, &val)) != ARG_END) {
+        if (id == ARG_ERROR || id == ARG_HELP)
+            return arg_stop(a, id);
         return usage_error("unexpected operand '%s'", val);
     }
     static const int suites[] = { PQV_AEAD_AES256GCM, PQV_AEAD_CHACHA20POLY1305 };

@@ -258,29 +258,32 @@ check_without_key(pqv_vault *v, pqv_report_fn report, void *report_ctx,
 }
 
 int
-pqv_vault_check(pqv_vault *v, int read_data, pqv_report_fn report, void *report_ctx,
+pqv_vault_check(pqv_vault *v, const struct pqv_check_options *opt,
     struct pqv_check_result *result)
 {
+    static const struct pqv_check_options none = { 0, NULL, NULL };
     struct pqv_check_result res;
     struct catalogue cat;
     int rc;
 
     if (v == NULL)
         return PQV_E_INVAL;
+    if (opt == NULL)
+        opt = &none;
     memset(&res, 0, sizeof(res));
     if (v->identity == NULL) {
-        rc = check_without_key(v, report, report_ctx, &res);
+        rc = check_without_key(v, opt->report, opt->report_ctx, &res);
         if (result != NULL)
             *result = res;
         if (rc == 0 && res.damaged > 0)
             rc = error_set(PQV_E_INTEGRITY, NULL, "%llu damaged item%s found", (unsigned long long)res.damaged, res.damaged == 1 ? "" : "s");
         return rc;
     }
-    if ((rc = scan(v, &cat, NULL, report, report_ctx, &res)) != 0)
+    if ((rc = scan(v, &cat, NULL, opt->report, opt->report_ctx, &res)) != 0)
         return rc;
-    for (size_t i = 0; read_data && i < cat.n && rc == 0; i++)
+    for (size_t i = 0; opt->read_data && i < cat.n && rc == 0; i++)
         if (cat.records[i].entry.type == PQV_ENTRY_FILE)
-            rc = check_file_data(v, &cat.records[i], report, report_ctx,
+            rc = check_file_data(v, &cat.records[i], opt->report, opt->report_ctx,
                 &res.damaged);
     catalogue_free(&cat);
     if (result != NULL)
@@ -293,8 +296,9 @@ pqv_vault_check(pqv_vault *v, int read_data, pqv_report_fn report, void *report_
 }
 
 int
-pqv_vault_gc(pqv_vault *v, pqv_report_fn report, void *report_ctx, struct pqv_check_result *result)
+pqv_vault_gc(pqv_vault *v, const struct pqv_check_options *opt, struct pqv_check_result *result)
 {
+    static const struct pqv_check_options none = { 0, NULL, NULL };
     struct pqv_check_result res;
     struct names_list orphans;
     struct catalogue cat;
@@ -302,6 +306,8 @@ pqv_vault_gc(pqv_vault *v, pqv_report_fn report, void *report_ctx, struct pqv_ch
 
     if ((rc = vault_require_writer(v)) != 0)
         return rc;
+    if (opt == NULL)
+        opt = &none;
     memset(&res, 0, sizeof(res));
     memset(&orphans, 0, sizeof(orphans));
     if ((rc = scan(v, &cat, &orphans, NULL, NULL, &res)) != 0)
@@ -317,7 +323,7 @@ pqv_vault_gc(pqv_vault *v, pqv_report_fn report, void *report_ctx, struct pqv_ch
         int d = v->storage->ops->del(v->storage, orphans.names[i]);
         if (d == 0 || d == PQV_E_NOTFOUND) {
             res.removed++;
-            vault_report(report, report_ctx, PQV_REPORT_INFO, orphans.names[i], "removed");
+            vault_report(opt->report, opt->report_ctx, PQV_REPORT_INFO, orphans.names[i], "removed");
         } else {
             rc = d;
             goto out;

@@ -10,8 +10,9 @@
 #include "vault/vault_internal.h"
 
 int
-pqv_vault_rm(pqv_vault *v, const char *name, pqv_report_fn report, void *report_ctx)
+pqv_vault_rm(pqv_vault *v, const char *name, const struct pqv_rm_options *opt)
 {
+    static const struct pqv_rm_options none = { NULL, NULL };
     struct catalogue cat;
     char norm[PQV_NAME_MAX + 1];
     struct record exact;
@@ -19,6 +20,8 @@ pqv_vault_rm(pqv_vault *v, const char *name, pqv_report_fn report, void *report_
 
     if ((rc = vault_require_writer(v)) != 0)
         return rc;
+    if (opt == NULL)
+        opt = &none;
     if (name == NULL)
         return PQV_E_INVAL;
     if ((rc = pqv_name_normalize(name, norm, sizeof(norm))) != 0)
@@ -77,10 +80,10 @@ pqv_vault_rm(pqv_vault *v, const char *name, pqv_report_fn report, void *report_
             object_storage_name(r->object_ids[k], sname);
             int d = v->storage->ops->del(v->storage, sname);
             if (d != 0 && d != PQV_E_NOTFOUND)
-                vault_report(report, report_ctx, PQV_REPORT_WARNING, sname,
+                vault_report(opt->report, opt->report_ctx, PQV_REPORT_WARNING, sname,
                     "could not delete (gc will remove it): %s", pqv_error_detail());
         }
-        vault_report(report, report_ctx, PQV_REPORT_INFO, r->entry.name, "removed");
+        vault_report(opt->report, opt->report_ctx, PQV_REPORT_INFO, r->entry.name, "removed");
     }
     rc = v->storage->ops->barrier(v->storage);
 out:

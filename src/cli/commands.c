@@ -1,0 +1,178 @@
+/*
+ * src/cli/commands.c: the commands and their options, in one place: the
+ * tables the parser reads (args.c), the help texts, and nothing that runs a
+ * command (main.c maps command ids to the functions), so that the argument
+ * parser and its tables link alone (fuzz/fuzz_args.c).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+const struct optdef global_opts[] = {
+    { "vault", 'v', 1, G_VAULT },
+    { "keyfile", 0, 1, G_KEYFILE },
+    { "passphrase-file", 0, 1, G_PFILE },
+    { "passphrase-fd", 0, 1, G_PFD },
+    { "passphrase-command", 0, 1, G_PCMD },
+    { "quiet", 'q', 0, G_QUIET },
+    { "wait", 0, 0, G_WAIT },
+    { "help", 'h', 0, G_HELP },
+    { NULL, 0, 0, 0 }
+};
+
+const struct optdef main_opts[] = {
+    { "version", 0, 0, OPT_VERSION },
+    { NULL, 0, 0, 0 }
+};
+
+static const struct optdef init_opts[] = {
+    { "kem", 0, 1, OPT_KEM }, { "aead", 0, 1, OPT_AEAD }, { "kdf", 0, 1, OPT_KDF },
+    { NULL, 0, 0, 0 }
+};
+static const struct optdef add_opts[] = {
+    { "name", 0, 1, OPT_NAME }, { "force", 'f', 0, OPT_FORCE }, { NULL, 0, 0, 0 }
+};
+static const struct optdef get_opts[] = {
+    { "output", 'o', 1, OPT_OUT }, { "force", 'f', 0, OPT_FORCE }, { NULL, 0, 0, 0 }
+};
+static const struct optdef list_opts[] = {
+    { "long", 'l', 0, OPT_LONG }, { "json", 0, 0, OPT_JSON }, { NULL, 0, 0, 0 }
+};
+static const struct optdef rm_opts[] = {
+    { NULL, 0, 0, 0 }
+};
+static const struct optdef check_opts[] = {
+    { "read-data", 0, 0, OPT_READDATA }, { "no-key", 0, 0, OPT_NOKEY }, { NULL, 0, 0, 0 }
+};
+static const struct optdef passwd_opts[] = {
+    { "slot", 0, 1, OPT_SLOT }, { "clear", 0, 0, OPT_CLEAR }, { "kdf", 0, 1, OPT_KDF },
+    { "new-passphrase-file", 0, 1, OPT_NEWFILE }, { "new-passphrase-fd", 0, 1, OPT_NEWFD },
+    { NULL, 0, 0, 0 }
+};
+static const struct optdef recover_opts[] = {
+    { "recovery-file", 0, 1, OPT_RECFILE }, { "kdf", 0, 1, OPT_KDF }, { NULL, 0, 0, 0 }
+};
+static const struct optdef info_opts[] = {
+    { NULL, 0, 0, 0 }
+};
+static const struct optdef speed_opts[] = {
+    { NULL, 0, 0, 0 }
+};
+static const struct optdef gc_opts[] = {
+    { NULL, 0, 0, 0 }
+};
+static const struct optdef help_opts[] = {
+    { NULL, 0, 0, 0 }
+};
+
+const struct command commands[] = {
+    { "init", CMD_INIT, init_opts, "[--kem NAME] [--aead NAME] [--kdf t=N,m=KIB,p=N]",
+      "Create a vault and its key file, and print the recovery code once.\n"
+      "The passphrase for slot 0 comes from the passphrase sources (asked\n"
+      "twice on the terminal).\n"
+      "  --kem NAME        FrodoKEM parameter set (FrodoKEM-640-AES, -640-SHAKE,\n"
+      "                    -976-AES, -976-SHAKE, -1344-AES, -1344-SHAKE);\n"
+      "                    default: FrodoKEM-976-AES with AES instructions,\n"
+      "                    FrodoKEM-976-SHAKE otherwise\n"
+      "  --aead NAME       default AEAD: AES-256-GCM, ChaCha20-Poly1305 or auto\n"
+      "  --kdf t=N,m=KIB,p=N  Argon2id cost of slot 0 (default t=3,m=65536,p=4)\n" },
+    { "add", CMD_ADD, add_opts, "PATH... [--name NAME] [--force]",
+      "Store files and directories (recursively).  '-' reads standard input\n"
+      "and needs --name.  Symbolic links, devices, sockets and FIFOs are\n"
+      "reported and skipped.\n"
+      "  --name NAME       store the single PATH under NAME\n"
+      "  -f, --force       replace existing names\n" },
+    { "get", CMD_GET, get_opts, "NAME... [-o OUT] [--force]",
+      "Restore stored files or directory trees.  A file goes to OUT unless OUT\n"
+      "is an existing directory, then to OUT/NAME; a directory restores its\n"
+      "tree under OUT (default: the current directory).\n"
+      "  -o, --output OUT  destination; '-' writes a regular file to stdout\n"
+      "  -f, --force       replace existing files\n" },
+    { "list", CMD_LIST, list_opts, "[PREFIX] [-l] [--json]",
+      "List stored names (sorted), optionally only PREFIX and what is under it.\n"
+      "  -l, --long        mode, size, modification time and name\n"
+      "  --json            one JSON array of objects (see pqvault(1))\n" },
+    { "rm", CMD_RM, rm_opts, "NAME...",
+      "Remove stored files (a directory name removes everything under it).\n" },
+    { "check", CMD_CHECK, check_opts, "[--read-data | --no-key]",
+      "Verify the config, every record and the presence and size of every\n"
+      "object; report problems on stderr and a summary on stdout.\n"
+      "  --read-data       also decrypt and verify every object's tags\n"
+      "  --no-key          without the passphrase: the structure of the config,\n"
+      "                    key file, records and objects only\n" },
+    { "passwd", CMD_PASSWD, passwd_opts, "[--slot 0|1] [--clear] [--kdf t=N,m=KIB,p=N]",
+      "Set or change the passphrase of a key slot (default: the slot that\n"
+      "unlocked).  The current passphrase comes from the passphrase sources,\n"
+      "the new one from --new-passphrase-file, --new-passphrase-fd,\n"
+      "$PQVAULT_NEW_PASSPHRASE or the terminal (asked twice).\n"
+      "  --slot 0|1        the slot to write\n"
+      "  --clear           make --slot unused instead (not the slot that unlocked)\n"
+      "  --kdf t=N,m=KIB,p=N  Argon2id cost of the slot (default t=3,m=65536,p=4)\n"
+      "  --new-passphrase-file FILE, --new-passphrase-fd N  source of the new one\n" },
+    { "recover", CMD_RECOVER, recover_opts, "[--recovery-file FILE] [--kdf t=N,m=KIB,p=N]",
+      "Write a new key file from the recovery code, slot 0 sealed under a new\n"
+      "passphrase (from the passphrase sources; asked twice on the terminal).\n"
+      "The code comes from --recovery-file, $PQVAULT_RECOVERY_CODE or the\n"
+      "terminal.\n"
+      "  --recovery-file FILE  read the recovery code from FILE\n"
+      "  --kdf t=N,m=KIB,p=N   Argon2id cost of slot 0\n" },
+    { "info", CMD_INFO, info_opts, "",
+      "Show the vault's format version, id, suites, fingerprint, key slot\n"
+      "parameters and counts.  Needs no passphrase.\n" },
+    { "speed", CMD_SPEED, speed_opts, "",
+      "Measure the AEAD suites and the FrodoKEM parameter sets on this CPU\n"
+      "and mark the choices of auto mode.  Needs no vault.\n" },
+    { "gc", CMD_GC, gc_opts, "",
+      "Remove orphaned objects and leftover temporary files.\n" },
+    { "help", CMD_HELP, help_opts, "[COMMAND]",
+      "Show the general help or the help of COMMAND.\n" },
+    { NULL, 0, NULL, NULL, NULL }
+};
+
+const struct command *
+command_find(const char *name)
+{
+    for (const struct command *c = commands; c->name != NULL; c++)
+        if (strcmp(c->name, name) == 0)
+            return c;
+    return NULL;
+}
+
+void
+command_print_help(const struct command *c, FILE *f)
+{
+    fprintf(f, "usage: pqvault [GLOBAL OPTIONS] %s%s%s\n\n%s", c->name,
+        *c->usage ? " " : "", c->usage, c->help);
+    fprintf(f, "\nGlobal options: see 'pqvault --help'.\n");
+}
+
+void
+commands_print_general_help(FILE *f)
+{
+    fprintf(f,
+        "usage: pqvault [-v VAULT] [--keyfile FILE] [--passphrase-file FILE |\n"
+        "               --passphrase-fd N | --passphrase-command CMD] [-q] [--wait]\n"
+        "               COMMAND [ARGS...]\n\n"
+        "pqvault keeps files encrypted at rest with post-quantum hybrid keys.\n\n"
+        "Commands:\n");
+    for (const struct command *c = commands; c->name != NULL; c++)
+        fprintf(f, "  %-8s %s\n", c->name, c->usage);
+    fprintf(f,
+        "\nGlobal options:\n"
+        "  -v, --vault DIR             vault directory (default $PQVAULT_DIR, else\n"
+        "                              ${XDG_DATA_HOME:-$HOME/.local/share}/pqvault)\n"
+        "  --keyfile FILE              key file (default $PQVAULT_KEYFILE, else\n"
+        "                              VAULT/keyfile)\n"
+        "  --passphrase-file FILE      passphrase: first line of FILE\n"
+        "  --passphrase-fd N           passphrase: read from descriptor N\n"
+        "  --passphrase-command CMD    passphrase: first line of CMD's output\n"
+        "                              (else $PQVAULT_PASSPHRASE, else a prompt)\n"
+        "  -q, --quiet                 no progress bar or informational messages\n"
+        "  --wait                      wait for another writer's lock\n"
+        "  -h, --help                  this help ('pqvault help COMMAND': a command's)\n"
+        "  --version                   print the version\n\n"
+        "Exit status: 0 success, 1 error, 2 usage, 3 wrong passphrase or recovery\n"
+        "code, 4 integrity failure, 5 no vault, 6 locked by another writer.\n"
+        "See pqvault(1).\n");
+}

@@ -371,10 +371,13 @@ cmd_stop() {
     # file was written).
     # shellcheck disable=SC2046
     stop_pids $(pids_of_dir)
-    if [ "${PQV_RGW_KEEP:-0}" = 1 ]; then
+    case ${PQV_RGW_KEEP:-0} in
+    1)
         say "kept $D"
         return 0
-    fi
+        ;;
+    quiet) return 0 ;;
+    esac
     if [ -f "$D/state" ]; then
         rm -rf "$D"
     else
@@ -504,7 +507,7 @@ case $cmd in
 start)
     # On any failure: show the logs and stop what was started; DIR stays
     # for inspection until `stop`.
-    trap 'st=$?; if [ $st -ne 0 ]; then log_tails; say "start failed; stopping $D"; PQV_RGW_KEEP=1 cmd_stop; fi' EXIT
+    trap 'st=$?; if [ $st -ne 0 ]; then log_tails; say "start failed; stopping its daemons (logs stay in $D until rgw.sh stop)"; PQV_RGW_KEEP=quiet cmd_stop; fi' EXIT
     trap 'exit 130' INT TERM HUP
     cmd_start
     ;;

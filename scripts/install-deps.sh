@@ -2,7 +2,7 @@
 # Installs the Debian 12 packages pqvault needs to build, test and
 # benchmark.  Run as root (or through sudo).  Safe to run again.
 set -eu
-PACKAGES="build-essential clang libssl-dev libargon2-dev pkg-config valgrind python3 libclang-rt-14-dev strace e2fsprogs"
+PACKAGES="build-essential clang libssl-dev libargon2-dev pkg-config valgrind python3 libclang-rt-14-dev strace e2fsprogs python3-cryptography python3-numpy"
 missing=""
 for p in $PACKAGES; do
     dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"

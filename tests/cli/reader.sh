@@ -1,0 +1,112 @@
+#!/bin/sh
+# The independent Python reader (tests/reader/, written from docs/FORMAT.md
+# alone) against the frozen fixtures: its FrodoKEM against the known-answer
+# vectors; for each v1 fixture, with only the recovery code: verify passes
+# and its summary equals `pqvault check --read-data`'s, list --json equals
+# the frozen listing, restore gives the original files byte for byte with
+# their modes and mtimes; damage (one flipped byte in a record, one in an
+# object) fails verify naming both files; a wrong code is refused.
+. tests/cli/lib.sh
+FX=$PWD/tests/fixtures
+RD=$PWD/tests/reader
+PF=$FX/v1.pass   # only for the C program's check, compared with the reader's
+
+# The first python3 with python3-cryptography and numpy (a python3 ahead of
+# Debian's on PATH, e.g. pyenv's, may lack them).
+PY=
+for p in ${PQV_PYTHON:-} python3 /usr/bin/python3; do
+    if command -v "$p" >/dev/null 2>&1 &&
+        "$p" -c 'import cryptography.hazmat.primitives.ciphers.aead, numpy' 2>/dev/null; then
+        PY=$p
+        break
+    fi
+done
+if [ -z "$PY" ]; then
+    echo "# SKIP - python3-cryptography/numpy missing"
+    exit 0
+fi
+rdr() { "$PY" "$RD/pqvault_reader.py" "$@"; }
+
+# FrodoKEM: entries 0-1 of every shared KAT set (or, without ../shared,
+# the official KAT digests of the 640 sets); prints its own ok/FAIL lines.
+"$PY" "$RD/test_frodokem.py" --entries 2 >"$OUT" 2>"$ERR"
+st=$?
+cat "$OUT"
+[ "$st" -eq 0 ] || fail "test_frodokem.py: exit $st"
+
+for kind in aes chacha; do
+    CODE=$(cat "$FX/v1-$kind.recovery")
+    V=$T/v1-$kind
+    cp -r "$FX/v1-$kind" "$V"
+
+    expect_status 0 rdr verify "$V" --recovery-code "$CODE"
+    cp "$OUT" "$T/summary-reader"
+    expect_status 0 pq check --read-data
+    check_ok "v1-$kind: reader's verify summary equals pqvault check --read-data's" \
+        cmp -s "$T/summary-reader" "$OUT"
+
+    expect_status 0 rdr list "$V" --recovery-code "$CODE" --json
+    if cmp -s "$OUT" "$FX/v1-$kind.list.json"; then
+        ok "v1-$kind: reader's list --json matches the frozen listing"
+    else
+        fail "v1-$kind: reader's list --json differs from the frozen listing"
+        diff "$OUT" "$FX/v1-$kind.list.json" | sed -n '1,6s/^/#   /p'
+    fi
+
+    # The code is read leniently: lower case, no dashes, O for 0, L for 1.
+    lenient=$(printf '%s' "$CODE" | tr -d '-' | tr 'A-Z' 'a-z' | sed 's/0/o/g; s/1/l/g')
+    expect_status 0 rdr restore "$V" --recovery-code " $lenient " -o "$T/out-$kind"
+    if diff -r "$FX/v1-files/docs" "$T/out-$kind/docs" >"$T/diff" 2>&1; then
+        ok "v1-$kind: restored tree is byte for byte the originals (nothing more, nothing less)"
+    else
+        fail "v1-$kind: restored tree differs from the originals"
+        sed -n '1,5s/^/#   /p' "$T/diff"
+    fi
+    check_ok "v1-$kind: readme.txt restored with mode 600 and its mtime" \
+        [ "$(TZ=UTC stat -c '%a %Y %y' "$T/out-$kind/docs/readme.txt")" = "600 1709210096 2024-02-29 12:34:56.123456789 +0000" ]
+    check_ok "v1-$kind: nested/ restored with mode 751 and its mtime" \
+        [ "$(stat -c '%a %Y' "$T/out-$kind/docs/nested")" = "751 1709251200" ]
+    check_ok "v1-$kind: docs/ restored with mode 755 and its mtime" \
+        [ "$(stat -c '%a %Y' "$T/out-$kind/docs")" = "755 1709251200" ]
+    check_ok "v1-$kind: other files restored with mode 644 and their mtime" \
+        [ "$(cd "$T/out-$kind/docs" && TZ=UTC stat -c '%a %.9Y' empty 'with space ü.txt' nested/segments.bin | sort -u)" = "644 1709210096.123456789" ]
+    expect_status 1 rdr restore "$V" --recovery-code "$CODE" -o "$T/out-$kind"
+    expect_stderr_contains "already exists"
+
+    # A mistyped code fails its checksum; another vault's code is not this identity.
+    bad=$(printf '%s' "$CODE" | sed 's/^./\n&/' | sed '2s/^0/1/; 2s/^[^1\n]/0/' | tr -d '\n')
+    expect_status 3 rdr verify "$V" --recovery-code "$bad"
+    expect_stderr_contains "checksum"
+    other=aes
+    [ "$kind" = aes ] && other=chacha
+    expect_status 3 rdr list "$V" --recovery-code "$(cat "$FX/v1-$other.recovery")"
+    expect_stderr_contains "not this vault"
+
+    # One flipped byte in a record and one in an object: verify names both.
+    # The record is the smallest, a directory's (a file's record holds a
+    # wrapped key of 15 KB), so every object is still named by a record.
+    D=$T/damaged-$kind
+    cp -r "$FX/v1-$kind" "$D"
+    rec=$(find "$D/records" -type f -printf '%s %p\n' | sort -n | head -n 1 | cut -d' ' -f2-)
+    obj=$(first_file "$D/objects")
+    flip_byte "$rec" 60
+    flip_byte "$obj" 20
+    expect_status 4 rdr verify "$D" --recovery-code "$CODE"
+    expect_stderr_contains "${rec#"$D"/}: record authentication failed"
+    expect_stderr_contains "${obj#"$D"/}: segment 0 does not authenticate"
+    cp "$OUT" "$T/summary-reader"
+    V=$D
+    expect_status 4 pq check --read-data
+    check_ok "v1-$kind damaged: reader's verify summary equals pqvault check --read-data's" \
+        cmp -s "$T/summary-reader" "$OUT"
+    expect_status 4 rdr restore "$D" --recovery-code "$CODE" -o "$T/dout-$kind"
+    expect_stderr_contains "record authentication failed"
+
+    # A config of a later format is refused, not guessed at.
+    U=$T/v2-$kind
+    cp -r "$FX/v1-$kind" "$U"
+    sed -i '1s/ 1$/ 99/' "$U/config"
+    expect_status 4 rdr verify "$U" --recovery-code "$CODE"
+    expect_stderr_contains "unsupported version 99"
+done
+finish

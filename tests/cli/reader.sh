@@ -80,7 +80,20 @@ for kind in aes chacha; do
     other=aes
     [ "$kind" = aes ] && other=chacha
     expect_status 3 rdr list "$V" --recovery-code "$(cat "$FX/v1-$other.recovery")"
-    expect_stderr_contains "not this vault"
+    expect_stderr_contains "belongs to another vault"
+
+    # The case recovery is for: no key file.  list and restore need none;
+    # verify requires it.
+    N=$T/nokey-$kind
+    cp -r "$FX/v1-$kind" "$N"
+    rm "$N/keyfile"
+    expect_status 0 rdr restore "$N" docs/nested --recovery-code "$CODE" -o "$T/nokey-out-$kind"
+    check_ok "v1-$kind without key file: docs/nested restored alone, byte for byte" \
+        [ "$(cd "$T/nokey-out-$kind" && find . | sort | tr '\n' ' ')" = ". ./docs ./docs/nested ./docs/nested/segments.bin " ]
+    check_ok "v1-$kind without key file: segments.bin is the original" \
+        same_file "$FX/v1-files/docs/nested/segments.bin" "$T/nokey-out-$kind/docs/nested/segments.bin"
+    expect_status 4 rdr verify "$N" --recovery-code "$CODE"
+    expect_stderr_contains "keyfile"
 
     # One flipped byte in a record and one in an object: verify names both.
     # The record is the smallest, a directory's (a file's record holds a
@@ -105,8 +118,8 @@ for kind in aes chacha; do
     # A config of a later format is refused, not guessed at.
     U=$T/v2-$kind
     cp -r "$FX/v1-$kind" "$U"
-    sed -i '1s/ 1$/ 99/' "$U/config"
-    expect_status 4 rdr verify "$U" --recovery-code "$CODE"
-    expect_stderr_contains "unsupported version 99"
+    sed -i '1s/ 1$/ 9/' "$U/config"
+    expect_status 1 rdr verify "$U" --recovery-code "$CODE"
+    expect_stderr_contains "unsupported version 9"
 done
 finish

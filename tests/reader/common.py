@@ -29,8 +29,8 @@ class IntegrityError(ReaderError):
     status = EXIT_INTEGRITY
 
 
-class UnsupportedVersion(IntegrityError):
-    pass
+class UnsupportedVersion(ReaderError):
+    """A newer format than this reader knows (pqvault: exit 1, not 4)."""
 
 
 class AuthError(ReaderError):

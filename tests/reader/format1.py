@@ -28,6 +28,8 @@ SUITES = {1: "AES-256-GCM", 2: "ChaCha20-Poly1305"}
 SUITE_BY_NAME = {v: k for k, v in SUITES.items()}
 
 OBJECT_SIZE = 4 << 20
+MAX_RECORD = 64 << 20
+BODY_FIXED = 1 + 1 + 2 + 4 + 8 + 4 + 8 + 1 + 4 + 4   # record body without name, ids, key
 SEGMENT = 65536
 TAG = 16
 NAME_MAX = 4096
@@ -47,7 +49,7 @@ def decode_recovery(code):
     """The 32-byte seed from a recovery code; AuthError on a bad checksum."""
     clean = []
     for ch in code:
-        if ch == "-" or ch.isspace():
+        if ch in "- \t\r\n":
             continue
         ch = ch.upper()
         ch = {"O": "0", "I": "1", "L": "1"}.get(ch, ch)
@@ -109,8 +111,9 @@ class Config:
     def __init__(self, data):
         if len(data) > 4096:
             raise IntegrityError("config", "longer than 4096 bytes")
-        first = data.split(b"\n", 1)[0]
-        m = re.fullmatch(rb"pqvault-config ([1-9][0-9]{0,8})", first)
+        if b"\0" in data:
+            raise IntegrityError("config", "contains a NUL byte")
+        m = re.match(rb"pqvault-config ([1-9])\n", data)
         if m and int(m.group(1)) != VERSION:
             raise UnsupportedVersion("config", "unsupported version %s" % m.group(1).decode())
         m = _CONFIG_RE.match(data)
@@ -143,11 +146,17 @@ class KeyFile:
         if len(data) < 10 or data[:4] != b"PQVK":
             raise IntegrityError("keyfile", "bad magic")
         if data[4] != VERSION:
+            # A damaged version byte in a file of this version's layout is
+            # corruption (the trailer tells); anything else is a newer file.
+            kem = KEM_IDS.get(data[9])
+            if data[8] == 1 and kem and len(data) == 8 + 34 + frodokem.PARAMS[kem].pk_bytes \
+                    + 2 * SLOT_BYTES + 32 and not ct_equal(sha256(data[:-32]), data[-32:]):
+                raise IntegrityError("keyfile", "trailer (SHA-256) mismatch")
             raise UnsupportedVersion("keyfile", "unsupported version %d" % data[4])
         if data[5:8] != b"\0\0\0":
             raise IntegrityError("keyfile", "reserved bytes not zero")
         if data[8] != 1:
-            raise UnsupportedVersion("keyfile", "unsupported public identity version %d" % data[8])
+            raise IntegrityError("keyfile", "unknown public identity version %d" % data[8])
         kem_id = data[9]
         if kem_id not in KEM_IDS:
             raise IntegrityError("keyfile", "unknown KEM id %d" % kem_id)
@@ -191,13 +200,15 @@ class Record:
         self.path = rel
         h_hex = os.path.basename(rel)
         self.h_raw = bytes.fromhex(h_hex)
-        if len(data) < 40 + 16:
+        if len(data) < 40 + 16 + BODY_FIXED:
             raise IntegrityError(rel, "record too short")
+        if len(data) > MAX_RECORD:
+            raise IntegrityError(rel, "record larger than 64 MiB")
         header = data[:40]
         if header[:4] != b"PQVR":
             raise IntegrityError(rel, "bad record magic")
-        if header[4] != VERSION:
-            raise UnsupportedVersion(rel, "unsupported record version %d" % header[4])
+        if header[4] != VERSION:     # the config's version fixes it: damage
+            raise IntegrityError(rel, "unknown record version %d" % header[4])
         suite = header[5]
         if suite not in SUITES:
             raise IntegrityError(rel, "unknown record suite %d" % suite)
@@ -276,28 +287,43 @@ class Record:
 
 _HEX64 = re.compile(r"[0-9a-f]{64}\Z")
 _HEX32 = re.compile(r"[0-9a-f]{32}\Z")
-_TMP = re.compile(r".*\.tmp-[0-9a-f]{16}\Z")
+_TMP = re.compile(r".*\.tmp-")     # pqvault writes NAME.tmp-<16 hex>; any .tmp- counts
 
 
 class Vault:
-    def __init__(self, path, seed, keyfile=None):
+    """A format-1 vault opened with the seed of its recovery code.
+
+    The recovery code is the root of trust: its identity must hash to the
+    config's `identity` (else the code is another vault's: AuthError), the
+    config's MAC must verify under it, and the key file, when there is one,
+    must carry the same public identity.  list and restore work without a
+    key file (the case recovery is for); verify requires it."""
+
+    def __init__(self, path, seed, keyfile=None, need_keyfile=False):
         self.path = path
         cpath = os.path.join(path, "config")
         if not os.path.isfile(cpath):
             raise NoVault(path, "no vault here (no config)")
         self.config = Config(_read(path, "config"))
-        kpath = keyfile or os.path.join(path, "keyfile")
-        try:
-            with open(kpath, "rb") as f:
-                self.keyfile = KeyFile(f.read())
-        except OSError as e:
-            raise IntegrityError("keyfile", e.strerror) from None
-        if self.keyfile.kem_name != self.config.kem:
-            raise IntegrityError("keyfile", "KEM %s, config says %s" % (self.keyfile.kem_name, self.config.kem))
         self.ident = Identity(seed, self.config.kem)
-        if not ct_equal(self.ident.pub, self.keyfile.pub):
-            raise AuthError("recovery code", "its identity is not this vault's key file's")
+        if not ct_equal(sha3_256(self.ident.pub), self.config.identity):
+            raise AuthError("recovery code", "belongs to another vault (its identity is not "
+                            "the config's); or the config's identity line is damaged")
         self.config.verify(self.ident)
+        kpath = keyfile or os.path.join(path, "keyfile")
+        self.keyfile = None
+        if os.path.exists(kpath) or need_keyfile:
+            try:
+                with open(kpath, "rb") as f:
+                    self.keyfile = KeyFile(f.read())
+            except OSError as e:
+                raise IntegrityError("keyfile", e.strerror) from None
+            if self.keyfile.kem_name != self.config.kem:
+                raise IntegrityError("keyfile", "KEM %s, config says %s"
+                                     % (self.keyfile.kem_name, self.config.kem))
+            if not ct_equal(self.ident.pub, self.keyfile.pub):
+                raise IntegrityError("keyfile", "its public identity is not the recovery "
+                                     "code's (another vault's key file?)")
         self.k_names = self.ident.key("catalogue/names")
         self.k_records = self.ident.key("catalogue/records")
         self.wrap_size = 2 + 32 + self.ident.kem.ct_bytes + 48
@@ -306,7 +332,7 @@ class Vault:
     # -- storage walk
     def _walk(self, top, name_re):
         """(rel path, name) of every stored file under top/XX/, sorted.
-        Temporaries (*.tmp-<16 hex>) are noted in self.temporaries; any
+        Temporaries (names containing ".tmp-") are noted in self.temporaries; any
         other entry is an IntegrityError in the returned problems."""
         out, problems = [], []
         base = os.path.join(self.path, top)
@@ -344,7 +370,7 @@ class Vault:
         w = rec.wrapped
         p = self.ident.kem
         if w[0] != 1:
-            raise UnsupportedVersion(rec.path, "unsupported wrap version %d" % w[0])
+            raise IntegrityError(rec.path, "unknown wrapped key version %d" % w[0])
         if w[1] != self.ident.kem_id:
             raise IntegrityError(rec.path, "wrapped key for KEM id %d, identity is %d" % (w[1], self.ident.kem_id))
         e = w[2:34]
@@ -371,6 +397,11 @@ class Vault:
         h = oid.hex()
         return "objects/%s/%s" % (h[:2], h)
 
+    @staticmethod
+    def object_file_size(rec, i):
+        n = min(rec.size, (i + 1) * OBJECT_SIZE) - i * OBJECT_SIZE
+        return 8 + n + TAG * max(1, -(-n // SEGMENT))
+
     def open_object(self, rec, file_key, i):
         oid = rec.ids[i]
         rel = self.object_rel(oid)
@@ -387,7 +418,7 @@ class Vault:
         if header[:4] != b"PQVO":
             raise IntegrityError(rel, "bad object magic")
         if header[4] != VERSION:
-            raise UnsupportedVersion(rel, "unsupported object version %d" % header[4])
+            raise IntegrityError(rel, "unknown object version %d" % header[4])
         if header[5] != rec.suite:
             raise IntegrityError(rel, "object suite %d, record says %d" % (header[5], rec.suite))
         if header[6:8] != b"\0\0":
@@ -421,57 +452,65 @@ class Vault:
         warnings are lists of ReaderError; summary counts, in the shape of
         pqvault's `check` line: records (that open), objects (object files
         present), bytes (their sizes), damaged (records, objects and
-        unexpected files that fail, missing objects included), missing,
-        orphans (objects no record names), temporaries.  Orphans and
-        temporaries are leftovers of interrupted writes, not damage."""
+        unexpected files that fail, missing objects included; a file's
+        objects are opened up to the first that fails), missing, orphans
+        (objects no record names), temporaries (here and beside the config).
+        Orphans and temporaries are leftovers of interrupted writes, not
+        damage."""
         records, damage = self.load_records()
         object_files, objproblems = self._walk("objects", _HEX32)
         damage += objproblems
-        stored = {n for _, n in object_files}
-        nbytes = sum(os.path.getsize(os.path.join(self.path, rel)) for rel, _ in object_files)
+        for n in sorted(os.listdir(self.path)):
+            if _TMP.match(n):
+                self.temporaries.append(n)
+        sizes = {n: os.path.getsize(os.path.join(self.path, rel)) for rel, n in object_files}
         names = {}
         referenced = {}
         missing = 0
+        good_size = set()
+        # Structural pass: every named object present with its exact size.
         for rec in records:
             if rec.name in names:
                 damage.append(IntegrityError(rec.path, "name %s also stored at %s"
                                              % (_show(rec.name), names[rec.name])))
             names[rec.name] = rec.path
-            for oid in rec.ids:
+            for i, oid in enumerate(rec.ids):
                 h = oid.hex()
                 if h in referenced:
                     damage.append(IntegrityError(rec.path, "object %s also named by %s"
                                                  % (h, referenced[h])))
+                    continue
                 referenced[h] = rec.path
+                if h not in sizes:
+                    missing += 1
+                    damage.append(IntegrityError(self.object_rel(oid), "object %d of %s is missing"
+                                                 % (i, _show(rec.name))))
+                elif sizes[h] != self.object_file_size(rec, i):
+                    damage.append(IntegrityError(self.object_rel(oid), "%d bytes, expected %d (of %s)"
+                                                 % (sizes[h], self.object_file_size(rec, i),
+                                                    _show(rec.name))))
+                else:
+                    good_size.add(h)
+        # Data pass: unwrap each file key and open its objects.
+        for rec in records:
             if rec.type != "file" or not rec.ids:
                 continue
             try:
                 fk = self.unwrap(rec)
+                for i, oid in enumerate(rec.ids):
+                    if oid.hex() in good_size:
+                        self.open_object(rec, fk, i)
+                if all(oid.hex() in good_size for oid in rec.ids):
+                    say("ok %s" % _show(rec.name))
             except ReaderError as e:
                 damage.append(e)
-                continue
-            bad = 0
-            for i, oid in enumerate(rec.ids):
-                if oid.hex() not in stored:
-                    missing += 1
-                    bad += 1
-                    damage.append(IntegrityError(self.object_rel(oid), "object %d of %s is missing"
-                                                 % (i, _show(rec.name))))
-                    continue
-                try:
-                    self.open_object(rec, fk, i)
-                except ReaderError as e:
-                    damage.append(e)
-                    bad += 1
-            if not bad:
-                say("ok %s" % _show(rec.name))
         warnings = [IntegrityError(self.object_rel(bytes.fromhex(h)),
                                    "orphaned object (no record names it)")
-                    for h in sorted(stored - set(referenced))]
+                    for h in sorted(set(sizes) - set(referenced))]
         warnings += [IntegrityError(t, "leftover temporary file") for t in self.temporaries]
-        summary = {"records": len(records), "objects": len(object_files), "bytes": nbytes,
-                   "damaged": len(damage), "missing": missing,
-                   "orphans": len(stored - set(referenced)),
+        summary = {"records": len(records), "objects": len(object_files),
+                   "bytes": sum(sizes.values()), "damaged": len(damage), "missing": missing,
+                   "orphans": len(set(sizes) - set(referenced)),
                    "temporaries": len(self.temporaries)}
         return damage, warnings, summary
 

@@ -5,14 +5,15 @@ the code.  It never uses a passphrase: the recovery code gives the seed.
 
   pqvault_reader.py verify  VAULT --recovery-code CODE [--verbose]
   pqvault_reader.py list    VAULT --recovery-code CODE [--json]
-  pqvault_reader.py restore VAULT --recovery-code CODE -o OUTDIR [NAME]
+  pqvault_reader.py restore VAULT [NAME] --recovery-code CODE -o OUTDIR
 
 CODE may also come from $PQVAULT_RECOVERY_CODE or --recovery-file FILE.
-Exit status: 0 success, 1 error, 2 usage, 3 wrong recovery code,
-4 integrity failure, 5 no vault.  verify prints pqvault check's summary
-line (records, objects, bytes, damaged, missing, orphans, temporaries) and
-one stderr line per problem naming the file; orphans and temporaries are
-reported but are not damage.
+Exit status: 0 success, 1 error (also: unsupported format version), 2 usage,
+3 wrong recovery code (or another vault's), 4 integrity failure, 5 no vault.
+list and restore need no key file; verify checks it.  verify prints
+pqvault check's summary line (records, objects, bytes, damaged, missing,
+orphans, temporaries) and one stderr line per problem naming the file;
+orphans and temporaries are reported but are not damage.
 
 The format version is read from the config's first line and dispatched to
 formatN.py (format1 today; a format2 module joins FORMATS).
@@ -26,7 +27,8 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import EXIT_USAGE, NoVault, ReaderError, listing_json  # noqa: E402
+from common import (EXIT_INTEGRITY, EXIT_USAGE, IntegrityError, NoVault,  # noqa: E402
+                    ReaderError, UnsupportedVersion, listing_json)
 
 PROG = "pqvault-reader"
 FORMATS = {1: "format1"}
@@ -40,12 +42,11 @@ def format_module(vault):
         raise NoVault(vault, "no vault here (no config)") from None
     except OSError as e:
         raise ReaderError(vault, e.strerror) from None
-    m = re.fullmatch(rb"pqvault-config ([0-9]{1,9})\n", first)
+    m = re.fullmatch(rb"pqvault-config ([1-9])\n", first)
     if not m:
-        raise ReaderError("config", "not a pqvault config")
+        raise IntegrityError("config", "bad format version line")
     v = int(m.group(1))
     if v not in FORMATS:
-        from common import UnsupportedVersion
         raise UnsupportedVersion("config", "unsupported version %d" % v)
     return importlib.import_module(FORMATS[v])
 
@@ -56,6 +57,8 @@ def main(argv=None):
     for name in ("verify", "list", "restore"):
         sp = sub.add_parser(name)
         sp.add_argument("vault")
+        if name == "restore":
+            sp.add_argument("name", nargs="?", help="only this name and what is under it")
         sp.add_argument("--recovery-code")
         sp.add_argument("--recovery-file")
         sp.add_argument("--keyfile", help="key file (default VAULT/keyfile)")
@@ -63,7 +66,6 @@ def main(argv=None):
             sp.add_argument("--json", action="store_true")
         if name == "restore":
             sp.add_argument("-o", "--output", required=True, metavar="OUTDIR")
-            sp.add_argument("name", nargs="?", help="only this name and what is under it")
         if name == "verify":
             sp.add_argument("--verbose", action="store_true")
     args = ap.parse_args(argv)
@@ -83,7 +85,8 @@ def main(argv=None):
         fmt = format_module(args.vault)
         seed = fmt.decode_recovery(code)
         t0 = time.perf_counter()
-        vault = fmt.Vault(args.vault, seed, keyfile=args.keyfile)
+        vault = fmt.Vault(args.vault, seed, keyfile=args.keyfile,
+                          need_keyfile=args.cmd == "verify")
         if args.cmd == "list":
             entries = vault.entries()
             if args.json:
@@ -105,7 +108,7 @@ def main(argv=None):
             if damage:
                 print("%s: verify: vault damaged: %d damaged, %d missing"
                       % (PROG, summary["damaged"], summary["missing"]), file=sys.stderr)
-                return max(e.status for e in damage)
+                return EXIT_INTEGRITY
         return 0
     except ReaderError as e:
         print("%s: %s: %s" % (PROG, args.cmd, e), file=sys.stderr)

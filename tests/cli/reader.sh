@@ -115,6 +115,19 @@ for kind in aes chacha; do
     expect_status 4 rdr restore "$D" --recovery-code "$CODE" -o "$T/dout-$kind"
     expect_stderr_contains "record authentication failed"
 
+    # An object one byte short: the same count (one damaged item) both ways.
+    S=$T/short-$kind
+    cp -r "$FX/v1-$kind" "$S"
+    obj=$(first_file "$S/objects")
+    truncate -s -1 "$obj"
+    expect_status 4 rdr verify "$S" --recovery-code "$CODE"
+    expect_stderr_contains "${obj#"$S"/}: "
+    cp "$OUT" "$T/summary-reader"
+    V=$S
+    expect_status 4 pq check --read-data
+    check_ok "v1-$kind short object: reader's verify summary equals pqvault check --read-data's" \
+        cmp -s "$T/summary-reader" "$OUT"
+
     # A config of a later format is refused, not guessed at.
     U=$T/v2-$kind
     cp -r "$FX/v1-$kind" "$U"

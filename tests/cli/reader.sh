@@ -5,7 +5,8 @@
 # and its summary equals `pqvault check --read-data`'s, list --json equals
 # the frozen listing, restore gives the original files byte for byte with
 # their modes and mtimes; damage (one flipped byte in a record, one in an
-# object) fails verify naming both files; a wrong code is refused.
+# object) fails verify naming both files; a wrong code is refused.  Then
+# a vault written now by pqvault, with what the fixtures lack.
 . tests/cli/lib.sh
 FX=$PWD/tests/fixtures
 RD=$PWD/tests/reader
@@ -135,4 +136,39 @@ for kind in aes chacha; do
     expect_status 1 rdr verify "$U" --recovery-code "$CODE"
     expect_stderr_contains "unsupported version 9"
 done
+
+# A vault written now by pqvault (FrodoKEM-1344-SHAKE, ChaCha20-Poly1305):
+# a file of two objects, segment-sized files, names with a newline, a
+# non-UTF-8 byte and quotes, a setuid mode, an mtime before 1970, an empty
+# directory.  The reader agrees with pqvault's list --json and check, and
+# restores the tree as it was.
+S=$T/src
+mkdir -p "$S/d/empty"
+head -c 4194305 /dev/urandom >"$S/big.bin"
+head -c 65536 /dev/urandom >"$S/d/seg64k"
+head -c 131073 /dev/urandom >"$S/d/seg128k+1"
+printf 'x' >"$S/d/$(printf 'new\nline')"
+printf 'y' >"$S/d/$(printf 'bad\377byte')"
+printf 'z' >"$S/d/q\"uo\\te"
+touch -d '1960-01-01 00:00:00.5 UTC' "$S/d/seg64k"
+chmod 4755 "$S/d/seg128k+1"
+chmod 700 "$S/d/empty"
+V=$T/fresh
+expect_status 0 pq -q init --kdf "$KDF" --kem FrodoKEM-1344-SHAKE --aead ChaCha20-Poly1305
+CODE=$(cat "$OUT")
+expect_status 0 sh -c 'cd "$1" && shift && "$@"' sh "$S" "$PQV" -v "$V" --passphrase-file "$PF" add big.bin d
+expect_status 0 pq list --json
+cp "$OUT" "$T/list-c"
+expect_status 0 rdr list "$V" --recovery-code "$CODE" --json
+check_ok "fresh vault: reader's list --json equals pqvault's" cmp -s "$T/list-c" "$OUT"
+expect_status 0 pq check --read-data
+cp "$OUT" "$T/check-c"
+expect_status 0 rdr verify "$V" --recovery-code "$CODE"
+check_ok "fresh vault: reader's verify summary equals pqvault check --read-data's" \
+    cmp -s "$T/check-c" "$OUT"
+expect_status 0 rdr restore "$V" --recovery-code "$CODE" -o "$T/fresh-out"
+check_ok "fresh vault: restored tree is byte for byte the source" diff -r "$S" "$T/fresh-out"
+(cd "$S" && find . -mindepth 1 -exec stat -c '%n %a %.9Y' {} + | sort) >"$T/meta-src"
+(cd "$T/fresh-out" && find . -mindepth 1 -exec stat -c '%n %a %.9Y' {} + | sort) >"$T/meta-out"
+check_ok "fresh vault: every mode and mtime (ns) restored" cmp -s "$T/meta-src" "$T/meta-out"
 finish

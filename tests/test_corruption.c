@@ -423,7 +423,70 @@ test_config_created_overflow(void)
     config_clear(&c);
 }
 
+/* Drift found by the independent reader (tests/reader): the config parser
+ * accepted upper-case hex digits and a "created" with leading zeros, which
+ * docs/FORMAT.md's strict layout (lowercase hex, decimal) does not allow
+ * and pqvault never writes. */
+static void
+test_config_noncanonical_refused(void)
+{
+    struct vault_config c;
+    char text[600];
+    static const char *const lines[][2] = {
+        { "vault-id", "0F5B24B69053EBE541D75EB46CA9F897" },
+        { "identity", "DA4E9D606CA7025940C1E5CE6A28CF1918719967A8B09DCE11FA6E4B88D0F13E" },
+        { "mac", "6D95AF711C790DB7A4E031FE085A8F59108A864206670672CA5BA12D345AA54F" },
+        { "created", "01796009915" },
+        { "created", "00" },
+    };
+
+    for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++) {
+        const char *key = lines[i][0], *val = lines[i][1];
+        int n = snprintf(text, sizeof(text),
+            "pqvault-config 1\nvault-id %s\nkem FrodoKEM-640-SHAKE\naead AES-256-GCM\n"
+            "identity %s\ncreated %s\nmac %s\n",
+            strcmp(key, "vault-id") == 0 ? val : "0f5b24b69053ebe541d75eb46ca9f897",
+            strcmp(key, "identity") == 0 ? val :
+                "da4e9d606ca7025940c1e5ce6a28cf1918719967a8b09dce11fa6e4b88d0f13e",
+            strcmp(key, "created") == 0 ? val : "1796009915",
+            strcmp(key, "mac") == 0 ? val :
+                "6d95af711c790db7a4e031fe085a8f59108a864206670672ca5ba12d345aa54f");
+        CHECK_EQ_INT(config_parse(&c, (const uint8_t *)text, (size_t)n), PQV_E_INTEGRITY);
+        config_clear(&c);
+    }
+    /* The canonical spellings parse, "created 0" included. */
+    int n = snprintf(text, sizeof(text),
+        "pqvault-config 1\nvault-id %032d\nkem FrodoKEM-640-SHAKE\naead AES-256-GCM\n"
+        "identity %064d\ncreated 0\nmac %064d\n", 0, 0, 0);
+    CHECK_EQ_INT(config_parse(&c, (const uint8_t *)text, (size_t)n), 0);
+    config_clear(&c);
+}
+
+/* Drift found by the independent reader (tests/reader): check --read-data
+ * counted an object of the wrong size twice (the structural pass, then the
+ * data pass opening it again), so one damaged object read "damaged: 2". */
+static void
+test_wrong_size_object_counted_once(void)
+{
+    char dir[64], cmd[300];
+    pqv_vault *v;
+    struct pqv_check_result res;
+
+    REQUIRE(make_vault(dir) == 0);
+    snprintf(cmd, sizeof(cmd), "cd '%s' && truncate -s -1 \"$(find objects -type f | head -n 1)\"", dir);
+    REQUIRE(system(cmd) == 0);
+    REQUIRE(open_unlock(dir, &v) == 0);
+    CHECK_EQ_INT(pqv_vault_check(v, &read_data_opt, &res), PQV_E_INTEGRITY);
+    CHECK_EQ_INT(res.damaged, 1);
+    CHECK_EQ_INT(res.missing, 0);
+    CHECK_EQ_INT(pqv_vault_check(v, NULL, &res), PQV_E_INTEGRITY);
+    CHECK_EQ_INT(res.damaged, 1);
+    pqv_vault_close(v);
+    remove_vault(dir);
+}
+
 TEST_MAIN(test_keyfile_version_flip_is_damage, test_config_identity_damage,
     test_record_version_flip_is_damage, test_record_body_truncated_in_wrapped_key,
     test_record_size_beyond_object_count, test_config_created_overflow,
-    test_record_name_not_normalised)
+    test_record_name_not_normalised, test_config_noncanonical_refused,
+    test_wrong_size_object_counted_once)

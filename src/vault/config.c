@@ -47,6 +47,10 @@ parse_hex(const char *value, size_t vlen, uint8_t *out, size_t n, const char *ke
 
     if (vlen != 2 * n || vlen >= sizeof(buf))
         return error_set(PQV_E_INTEGRITY, NULL, "config: bad %s length", key);
+    /* Only the lowercase spelling the vault writes (docs/FORMAT.md). */
+    for (size_t i = 0; i < vlen; i++)
+        if (value[i] >= 'A' && value[i] <= 'F')
+            return error_set(PQV_E_INTEGRITY, NULL, "config: bad %s", key);
     memcpy(buf, value, vlen);
     buf[vlen] = '\0';
     if (util_hex_decode(out, n, buf) != 0)
@@ -98,7 +102,8 @@ config_parse(struct vault_config *c, const uint8_t *text, size_t len)
         return rc;
     if ((rc = next_line(&p, end, "created", &v, &vlen)) != 0)
         return rc;
-    if (vlen == 0 || vlen > 19)
+    /* Decimal as written: no sign, no leading zero (but "0" itself). */
+    if (vlen == 0 || vlen > 19 || (vlen > 1 && v[0] == '0'))
         return error_set(PQV_E_INTEGRITY, NULL, "config: bad created");
     c->created = 0;
     for (size_t i = 0; i < vlen; i++) {

@@ -30,42 +30,6 @@ kdf_arg(const char *val, struct pqv_kdf_params *k)
 
 /* ---- init ---- */
 
-/* make_parents(path): create the missing parent directories of ${path}
- * (mode 0700), like mkdir -p, so that the default location
- * ~/.local/share/pqvault works on a fresh account. */
-static int
-make_parents(const char *path)
-{
-    char *p = strdup(path);
-    if (!p) {
-        err_msg("out of memory");
-        return EXIT_ERR;
-    }
-    size_t n = strlen(p);
-    while (n > 1 && p[n - 1] == '/')
-        p[--n] = '\0';
-    char *slash = strrchr(p, '/');
-    if (slash && slash != p) {
-        *slash = '\0';
-        for (char *q = p + 1; ; q++) {
-            if (*q == '/' || *q == '\0') {
-                char c = *q;
-                *q = '\0';
-                if (mkdir(p, 0700) != 0 && errno != EEXIST) {
-                    err_msg("%s: %s", p, strerror(errno));
-                    free(p);
-                    return EXIT_ERR;
-                }
-                *q = c;
-                if (c == '\0')
-                    break;
-            }
-        }
-    }
-    free(p);
-    return EXIT_OK;
-}
-
 int
 cmd_init(struct args *a)
 {
@@ -105,8 +69,6 @@ cmd_init(struct args *a)
     if (have_kdf)
         opt.kdf = &kdf;
     if ((rc = resolve_location()) != EXIT_OK)
-        return rc;
-    if ((rc = make_parents(g_cli.vault_dir)) != EXIT_OK)
         return rc;
 
     struct secret s;

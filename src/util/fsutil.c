@@ -34,14 +34,17 @@ fsutil_write_all(int fd, const void *buf, size_t len, const char *what)
     return 0;
 }
 
-ssize_t
-fsutil_read_all(int fd, void *buf, size_t len, const char *what)
+/* read_loop(fd, buf, len, offset, what): read until ${len} bytes or end of
+ * file, at ${offset} with pread, or from the current offset if it is -1. */
+static ssize_t
+read_loop(int fd, void *buf, size_t len, int64_t offset, const char *what)
 {
     uint8_t *p = buf;
     size_t done = 0;
 
     while (done < len) {
-        ssize_t n = read(fd, p + done, len - done);
+        ssize_t n = offset < 0 ? read(fd, p + done, len - done)
+                               : pread(fd, p + done, len - done, (off_t)((uint64_t)offset + done));
         if (n < 0) {
             if (errno == EINTR)
                 continue;
@@ -55,23 +58,17 @@ fsutil_read_all(int fd, void *buf, size_t len, const char *what)
 }
 
 ssize_t
+fsutil_read_all(int fd, void *buf, size_t len, const char *what)
+{
+    return read_loop(fd, buf, len, -1, what);
+}
+
+ssize_t
 fsutil_pread_all(int fd, void *buf, size_t len, uint64_t offset, const char *what)
 {
-    uint8_t *p = buf;
-    size_t done = 0;
-
-    while (done < len) {
-        ssize_t n = pread(fd, p + done, len - done, (off_t)(offset + done));
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            return error_errno(what, "read", errno);
-        }
-        if (n == 0)
-            break;
-        done += (size_t)n;
-    }
-    return (ssize_t)done;
+    if (offset > INT64_MAX)
+        return error_set(PQV_E_INVAL, what, "offset too large");
+    return read_loop(fd, buf, len, (int64_t)offset, what);
 }
 
 int

@@ -2,7 +2,7 @@
  * add.c: storing files and trees (pqv_vault_add_path, pqv_vault_add_fd).
  *
  * Files are added in batches.  For each batch, following the commit
- * protocol (docs/DESIGN.md):
+ * protocol (docs/DESIGN.md section 3):
  *   1. every object of every file is read, sealed, written to a temporary
  *      name, fsynced and renamed, on the worker pool (at most a window of
  *      objects in flight, so memory is bounded whatever the file sizes);

@@ -107,6 +107,15 @@ names_list_free(struct names_list *l)
     memset(l, 0, sizeof(*l));
 }
 
+void
+names_sharded(char out[STORAGE_NAME_MAX], const char *kind, const uint8_t *id, size_t idlen)
+{
+    char hex[2 * 48 + 1];
+
+    util_hex_encode(hex, id, idlen > 48 ? 48 : idlen);
+    snprintf(out, STORAGE_NAME_MAX, "%s/%.2s/%s", kind, hex, hex);
+}
+
 int
 names_classify(const char *name, const char *kind, uint8_t *id, size_t idlen)
 {

@@ -94,10 +94,7 @@ object_open(int suite, const uint8_t file_key[PQV_FILE_KEY_BYTES],
 void
 object_storage_name(const uint8_t id[OBJECT_ID_BYTES], char out[STORAGE_NAME_MAX])
 {
-    char hex[2 * OBJECT_ID_BYTES + 1];
-
-    util_hex_encode(hex, id, OBJECT_ID_BYTES);
-    snprintf(out, STORAGE_NAME_MAX, "objects/%.2s/%s", hex, hex);
+    names_sharded(out, "objects", id, OBJECT_ID_BYTES);
 }
 
 uint32_t

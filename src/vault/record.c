@@ -42,10 +42,7 @@ record_clear(struct record *r)
 void
 record_storage_name(const uint8_t hash[NAME_HASH_BYTES], char out[STORAGE_NAME_MAX])
 {
-    char hex[2 * NAME_HASH_BYTES + 1];
-
-    util_hex_encode(hex, hash, NAME_HASH_BYTES);
-    snprintf(out, STORAGE_NAME_MAX, "records/%.2s/%s", hex, hex);
+    names_sharded(out, "records", hash, NAME_HASH_BYTES);
 }
 
 size_t

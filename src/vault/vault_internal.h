@@ -111,6 +111,10 @@ int names_list(pqv_storage *s, const char *prefix, struct names_list *l);
 int names_list_add(struct names_list *l, const char *name);
 void names_list_free(struct names_list *l);
 
+/* names_sharded(out, kind, id, idlen): "kind/xx/<hex id>", xx the first two
+ * hex digits (sharding, as git does); the inverse of names_classify. */
+void names_sharded(char out[STORAGE_NAME_MAX], const char *kind, const uint8_t *id, size_t idlen);
+
 /* What a storage name is. */
 enum { NAME_VALID = 0, NAME_TEMPORARY = 1, NAME_MALFORMED = 2 };
 /* names_classify(name, kind, id, idlen): a leftover temporary, a valid

@@ -36,6 +36,10 @@
 
 #define NAME_MAX_LEN 1024
 #define MAX_DIRTY 1024
+/* Directory descriptors kept open for the session (a vault has a few
+ * hundred directories); beyond this, opened and closed each time.  Never
+ * evicted, so a descriptor another thread uses is never closed under it. */
+#define MAX_CACHED_DIRS 320
 
 struct local_storage {
     pqv_storage base;
@@ -46,6 +50,12 @@ struct local_storage {
     size_t ndirty;
     char *seen[MAX_DIRTY];   /* directories whose entries were made durable */
     size_t nseen;
+    pthread_mutex_t dirs_mutex;  /* guards dirs (taken alone, never with mutex) */
+    struct {
+        char *name;          /* relative to the root */
+        int fd;
+    } dirs[MAX_CACHED_DIRS];
+    size_t ndirs;
     int lock_fd;
 };
 
@@ -93,7 +103,8 @@ mark_dirty(struct local_storage *ls, const char *dir)
     if (ls->ndirty == MAX_DIRTY) {
         /* Too many distinct directories: sync the oldest now. */
         int fd;
-        if ((rc = fsutil_open_dirs(ls->rootfd, ls->root, ls->dirty[0], 0, 0700, &fd)) == 0) {
+        if ((rc = fsutil_open_dirs(ls->rootfd, ls->root, ls->dirty[0], FSUTIL_NOCREATE, 0700,
+                 &fd)) == 0) {
             rc = fsutil_fsync_dirfd(fd, ls->root);
             close(fd);
         }
@@ -132,25 +143,70 @@ dir_seen(struct local_storage *ls, const char *dir, int add)
     return seen;
 }
 
-/* open_dir(ls, dir, create, out): a descriptor of ${dir} below the root.
+/* dir_get(ls, dir, create, fd, owned): a descriptor of ${dir} below the
+ * root, walked without following links (created if ${create}): a cached one
+ * (*${owned} 0: do not close it) or a new one (*${owned} 1). */
+static int
+dir_get(struct local_storage *ls, const char *dir, int create, int *fd, int *owned)
+{
+    int rc, cached = -1;
+
+    pthread_mutex_lock(&ls->dirs_mutex);
+    for (size_t i = 0; i < ls->ndirs && cached < 0; i++)
+        if (strcmp(ls->dirs[i].name, dir) == 0)
+            cached = ls->dirs[i].fd;
+    pthread_mutex_unlock(&ls->dirs_mutex);
+    if (cached >= 0) {
+        *fd = cached;
+        *owned = 0;
+        return 0;
+    }
+    if ((rc = fsutil_open_dirs(ls->rootfd, ls->root, dir, create ? FSUTIL_CREATE : FSUTIL_NOCREATE,
+             0700, fd)) != 0)
+        return rc;
+    *owned = 1;
+    pthread_mutex_lock(&ls->dirs_mutex);
+    if (ls->ndirs < MAX_CACHED_DIRS) {
+        char *copy = strdup(dir);
+        if (copy != NULL) {
+            /* Another thread may have cached it meanwhile: a second entry
+             * is harmless (both stay open until close). */
+            ls->dirs[ls->ndirs].name = copy;
+            ls->dirs[ls->ndirs].fd = *fd;
+            ls->ndirs++;
+            *owned = 0;
+        }
+    }
+    pthread_mutex_unlock(&ls->dirs_mutex);
+    return 0;
+}
+
+static void
+dir_put(int fd, int owned)
+{
+    if (owned)
+        close(fd);
+}
+
+/* open_dir(ls, dir, create, out, owned): a descriptor of ${dir} below the root.
  * When creating, each directory's entry in its parent is made durable once
  * per session (new ones at creation, existing ones at the next barrier: a
  * command that crashed after creating one may never have synced its
  * parent). */
 static int
-open_dir(struct local_storage *ls, const char *dir, int create, int *out)
+open_dir(struct local_storage *ls, const char *dir, int create, int *out, int *owned)
 {
     char parent[NAME_MAX_LEN], d[NAME_MAX_LEN];
     int rc;
 
-    if ((rc = fsutil_open_dirs(ls->rootfd, ls->root, dir, create, 0700, out)) != 0)
+    if ((rc = dir_get(ls, dir, create, out, owned)) != 0)
         return rc;
     snprintf(d, sizeof(d), "%s", dir);
     while (create && d[0] != '\0' && !dir_seen(ls, d, 0)) {
         char *slash = strrchr(d, '/');
         snprintf(parent, sizeof(parent), "%.*s", slash != NULL ? (int)(slash - d) : 0, d);
         if ((rc = mark_dirty(ls, parent)) != 0) {
-            close(*out);
+            dir_put(*out, *owned);
             return rc;
         }
         dir_seen(ls, d, 1);
@@ -166,15 +222,15 @@ put_as(pqv_storage *s, const char *name, const uint8_t *data, size_t len, int ho
     struct local_storage *ls = (struct local_storage *)s;
     char dir[NAME_MAX_LEN], what[2 * NAME_MAX_LEN + 4096];
     const char *base;
-    int dfd, rc;
+    int dfd, owned, rc;
 
     if ((rc = split_name(name, dir, &base)) != 0)
         return rc;
-    if ((rc = open_dir(ls, dir, 1, &dfd)) != 0)
+    if ((rc = open_dir(ls, dir, 1, &dfd, &owned)) != 0)
         return rc;
     full_path(ls, name, what);
     rc = durable_write_file(dfd, base, what, data, len, 0600, how);
-    close(dfd);
+    dir_put(dfd, owned);
     if (rc != 0)
         return rc;
     return mark_dirty(ls, dir);
@@ -195,16 +251,16 @@ local_put_new(pqv_storage *s, const char *name, const uint8_t *data, size_t len)
     return put_as(s, name, data, len, DURABLE_CREATE);
 }
 
-/* with_dir(ls, name, dfd, base): open the directory of ${name}. */
+/* with_dir(ls, name, dfd, owned, base): the directory of ${name}. */
 static int
-with_dir(struct local_storage *ls, const char *name, int *dfd, const char **base)
+with_dir(struct local_storage *ls, const char *name, int *dfd, int *owned, const char **base)
 {
     char dir[NAME_MAX_LEN];
     int rc;
 
     if ((rc = split_name(name, dir, base)) != 0)
         return rc;
-    if ((rc = fsutil_open_dirs(ls->rootfd, ls->root, dir, 0, 0700, dfd)) != 0)
+    if ((rc = dir_get(ls, dir, 0, dfd, owned)) != 0)
         return error_subject(rc == PQV_E_EXISTS ? PQV_E_INTEGRITY : rc, name);
     return 0;
 }
@@ -213,12 +269,12 @@ static int
 local_get(pqv_storage *s, const char *name, uint8_t **data, size_t *len, size_t maxlen)
 {
     const char *base;
-    int dfd, rc;
+    int dfd, owned, rc;
 
-    if ((rc = with_dir((struct local_storage *)s, name, &dfd, &base)) != 0)
+    if ((rc = with_dir((struct local_storage *)s, name, &dfd, &owned, &base)) != 0)
         return rc;
     rc = fsutil_read_file(dfd, base, data, len, maxlen);
-    close(dfd);
+    dir_put(dfd, owned);
     return rc != 0 ? error_subject(rc, name) : 0;
 }
 
@@ -226,12 +282,12 @@ static int
 local_get_range(pqv_storage *s, const char *name, uint64_t offset, uint8_t *buf, size_t len)
 {
     const char *base;
-    int dfd, rc;
+    int dfd, owned, rc;
 
-    if ((rc = with_dir((struct local_storage *)s, name, &dfd, &base)) != 0)
+    if ((rc = with_dir((struct local_storage *)s, name, &dfd, &owned, &base)) != 0)
         return rc;
     rc = fsutil_read_file_range(dfd, base, offset, buf, len);
-    close(dfd);
+    dir_put(dfd, owned);
     return rc != 0 ? error_subject(rc, name) : 0;
 }
 
@@ -240,12 +296,12 @@ local_stat(pqv_storage *s, const char *name, uint64_t *size)
 {
     struct stat st;
     const char *base;
-    int dfd, rc;
+    int dfd, owned, rc;
 
-    if ((rc = with_dir((struct local_storage *)s, name, &dfd, &base)) != 0)
+    if ((rc = with_dir((struct local_storage *)s, name, &dfd, &owned, &base)) != 0)
         return rc;
     rc = fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW);
-    close(dfd);
+    dir_put(dfd, owned);
     if (rc != 0)
         return error_errno(name, "stat", errno);
     if (!S_ISREG(st.st_mode))
@@ -267,7 +323,7 @@ list_dir(struct local_storage *ls, const char *rel, pqv_storage_list_fn fn, void
     DIR *d;
     int dfd, rc;
 
-    if ((rc = fsutil_open_dirs(ls->rootfd, ls->root, rel, 0, 0700, &dfd)) != 0)
+    if ((rc = fsutil_open_dirs(ls->rootfd, ls->root, rel, FSUTIL_NOCREATE, 0700, &dfd)) != 0)
         return rc == PQV_E_NOTFOUND ? 0 : rc;
     if ((d = fdopendir(dfd)) == NULL) {
         close(dfd);
@@ -315,15 +371,15 @@ local_del(pqv_storage *s, const char *name)
     struct local_storage *ls = (struct local_storage *)s;
     char dir[NAME_MAX_LEN], what[2 * NAME_MAX_LEN + 4096];
     const char *base;
-    int dfd, rc;
+    int dfd, owned, rc;
 
     if ((rc = split_name(name, dir, &base)) != 0)
         return rc;
-    if ((rc = fsutil_open_dirs(ls->rootfd, ls->root, dir, 0, 0700, &dfd)) != 0)
+    if ((rc = dir_get(ls, dir, 0, &dfd, &owned)) != 0)
         return error_subject(rc, name);
     full_path(ls, name, what);
     rc = io_unlinkat(dfd, base, 0, what);
-    close(dfd);
+    dir_put(dfd, owned);
     if (rc != 0)
         return error_errno(name, "unlink", errno);
     return mark_dirty(ls, dir);
@@ -341,14 +397,13 @@ local_barrier(pqv_storage *s)
      * syncing in order makes each new directory durable in its parent. */
     for (i = 0; i < ls->ndirty && rc == 0; i++) {
         char what[2 * NAME_MAX_LEN + 4096];
-        int fd;
-        if ((rc = fsutil_open_dirs(ls->rootfd, ls->root, ls->dirty[i], 0, 0700, &fd)) == 0) {
-            if (ls->dirty[i][0] != '\0')
-                full_path(ls, ls->dirty[i], what);
-            else
-                snprintf(what, sizeof(what), "%s", ls->root);
+        int fd, owned;
+        if (ls->dirty[i][0] == '\0') {
+            rc = fsutil_fsync_dirfd(ls->rootfd, ls->root);
+        } else if ((rc = dir_get(ls, ls->dirty[i], 0, &fd, &owned)) == 0) {
+            full_path(ls, ls->dirty[i], what);
             rc = fsutil_fsync_dirfd(fd, what);
-            close(fd);
+            dir_put(fd, owned);
         }
     }
     if (rc == 0) {
@@ -443,10 +498,15 @@ local_close(pqv_storage *s)
         free(ls->dirty[i]);
     for (size_t i = 0; i < ls->nseen; i++)
         free(ls->seen[i]);
+    for (size_t i = 0; i < ls->ndirs; i++) {
+        free(ls->dirs[i].name);
+        close(ls->dirs[i].fd);
+    }
     if (ls->rootfd >= 0)
         close(ls->rootfd);
     free(ls->root);
     pthread_mutex_destroy(&ls->mutex);
+    pthread_mutex_destroy(&ls->dirs_mutex);
     free(ls);
 }
 
@@ -499,6 +559,7 @@ pqv_storage_local_open(pqv_storage **out, const char *dir, int create)
         return PQV_E_NOMEM;
     }
     pthread_mutex_init(&ls->mutex, NULL);
+    pthread_mutex_init(&ls->dirs_mutex, NULL);
     ls->lock_fd = -1;
     ls->base.ops = &local_ops;
     *out = &ls->base;

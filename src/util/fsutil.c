@@ -170,7 +170,7 @@ fsutil_open_dirs(int rootfd, const char *root, const char *rel, int create, mode
                 goto fail;
             }
             /* Durable in its parent before anything is put inside. */
-            if ((rc = fsutil_fsync_dirfd(fd, parent)) != 0)
+            if (create == FSUTIL_CREATE_SYNC && (rc = fsutil_fsync_dirfd(fd, parent)) != 0)
                 goto fail;
             next = openat(fd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         }

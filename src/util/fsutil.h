@@ -43,10 +43,14 @@ int fsutil_mkdirs(const char *path, mode_t mode);
  * ${rel} ('/'-separated, relative) below the directory ${rootfd} (whose
  * path, for messages, is ${root}), one
  * component at a time without following symbolic links: a link or a
- * non-directory in the way fails (PQV_E_EXISTS naming it).  With ${create},
- * missing components are created with ${mode} and made durable in their
- * parents.  ${rel} "" opens ${rootfd} again.  *${out} is the new descriptor.
+ * non-directory in the way fails (PQV_E_EXISTS naming it).  ${create}:
+ * FSUTIL_NOCREATE, FSUTIL_CREATE (missing components are created with
+ * ${mode}; making them durable in their parents is the caller's, e.g. at a
+ * storage barrier) or FSUTIL_CREATE_SYNC (each is made durable in its
+ * parent at once).  ${rel} "" opens ${rootfd} again.  *${out} is the new
+ * descriptor.
  */
+enum { FSUTIL_NOCREATE = 0, FSUTIL_CREATE = 1, FSUTIL_CREATE_SYNC = 2 };
 int fsutil_open_dirs(int rootfd, const char *root, const char *rel, int create, mode_t mode,
     int *out);
 

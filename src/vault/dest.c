@@ -138,7 +138,7 @@ dest_open_file(struct dest_file *f, struct dest *d, const char *rel, const char 
     if ((rc = split(rel, dir, sizeof(dir), &base)) != 0)
         return rc;
     snprintf(f->base, sizeof(f->base), "%s", base);
-    if ((rc = fsutil_open_dirs(d->rootfd, d->root, dir, 1, 0755, &f->dirfd)) != 0)
+    if ((rc = fsutil_open_dirs(d->rootfd, d->root, dir, FSUTIL_CREATE_SYNC, 0755, &f->dirfd)) != 0)
         return rc == PQV_E_EXISTS || rc == PQV_E_INVAL ? error_subject(rc, display) : rc;
     if (fstatat(f->dirfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0) {
         if (S_ISDIR(st.st_mode)) {
@@ -221,7 +221,7 @@ dest_exists(struct dest *d, const char *rel)
 
     if (split(rel, dir, sizeof(dir), &base) != 0)
         return 0;
-    if (fsutil_open_dirs(d->rootfd, d->root, dir, 0, 0755, &fd) != 0)
+    if (fsutil_open_dirs(d->rootfd, d->root, dir, FSUTIL_NOCREATE, 0755, &fd) != 0)
         return 0; /* the failure, if it is one, shows when writing */
     exists = fstatat(fd, base, &st, AT_SYMLINK_NOFOLLOW) == 0;
     close(fd);
@@ -233,7 +233,7 @@ dest_make_dir(struct dest *d, const char *rel, const char *display)
 {
     int fd, rc;
 
-    if ((rc = fsutil_open_dirs(d->rootfd, d->root, rel, 1, 0755, &fd)) != 0)
+    if ((rc = fsutil_open_dirs(d->rootfd, d->root, rel, FSUTIL_CREATE_SYNC, 0755, &fd)) != 0)
         return rc == PQV_E_EXISTS || rc == PQV_E_INVAL ? error_subject(rc, display) : rc;
     close(fd);
     return 0;
@@ -246,7 +246,7 @@ dest_set_dir_meta(struct dest *d, const char *rel, const char *display,
     struct timespec times[2] = { meta->mtime, meta->mtime };
     int fd, rc;
 
-    if ((rc = fsutil_open_dirs(d->rootfd, d->root, rel, 0, 0755, &fd)) != 0)
+    if ((rc = fsutil_open_dirs(d->rootfd, d->root, rel, FSUTIL_NOCREATE, 0755, &fd)) != 0)
         return rc == PQV_E_EXISTS ? error_subject(rc, display) : rc;
     if (io_fchmod(fd, meta->mode & 07777, display) != 0)
         rc = error_errno(display, "chmod", errno);

@@ -136,10 +136,20 @@ PQV_API int pqv_vault_add_fd(pqv_vault *v, int fd, const char *name, uint32_t mo
 PQV_API int pqv_vault_lookup(pqv_vault *v, const char *name, struct pqv_entry *entry) PQV_WARN_UNUSED;
 PQV_API void pqv_entry_clear(struct pqv_entry *entry);
 
-/* pqv_vault_list(v, prefix, entries, n): every entry whose name is ${prefix}
- * or starts with "${prefix}/" (NULL or "": all), sorted by name, without
- * any KEM decapsulation.  Free with pqv_entries_free. */
-PQV_API int pqv_vault_list(pqv_vault *v, const char *prefix, struct pqv_entry **entries,
+/* Options of pqv_vault_list. */
+struct pqv_list_options {
+    pqv_report_fn report;       /* damaged records */
+    void *report_ctx;
+};
+
+/* pqv_vault_list(v, prefix, opt, entries, n): every entry whose name is
+ * ${prefix} or starts with "${prefix}/" (NULL or "": all), sorted by name,
+ * without any KEM decapsulation.  A record that fails to open is reported
+ * through ${opt} (may be NULL) and skipped: the others are listed, and the
+ * call returns PQV_E_INTEGRITY with *${entries} and *${n} set all the same.
+ * Free with pqv_entries_free. */
+PQV_API int pqv_vault_list(pqv_vault *v, const char *prefix, const struct pqv_list_options *opt,
+    struct pqv_entry **entries,
     size_t *n) PQV_WARN_UNUSED;
 PQV_API void pqv_entries_free(struct pqv_entry *entries, size_t n);
 

@@ -213,5 +213,8 @@ void format_utc_rfc3339(char *out, size_t outlen, int64_t sec, uint32_t nsec);
  * characters escaped, invalid bytes as \udcXX). */
 void json_string(FILE *f, const char *s);
 void format_bytes(char *out, size_t outlen, uint64_t n);
+/* print_name(f, name, escape): a stored name, with control characters and
+ * backslashes escaped (\n, \t, \r, \\, \ooo) if ${escape} (a terminal). */
+void print_name(FILE *f, const char *name, int escape);
 
 #endif

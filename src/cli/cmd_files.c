@@ -20,16 +20,6 @@ keep(int *status, int rc)
         *status = rc;
 }
 
-/* has_dotdot(path): whether ${path} has a ".." component. */
-static int
-has_dotdot(const char *path)
-{
-    for (const char *p = path; (p = strstr(p, "..")) != NULL; p += 2)
-        if ((p == path || p[-1] == '/') && (p[2] == '\0' || p[2] == '/'))
-            return 1;
-    return 0;
-}
-
 /* ---- add ---- */
 
 int
@@ -91,14 +81,8 @@ cmd_add(struct args *a)
             rc = pqv_vault_add_path(v, paths[i], name, &opt);
         }
         progress_end(p);
-        if (rc == PQV_E_INVAL && !name && has_dotdot(paths[i])) {
-            /* The name would come from the path, which may not hold "..". */
-            err_msg("%s: a stored name may not contain \"..\" (choose one with --name)",
-                paths[i]);
-            keep(&status, EXIT_ERR);
-        } else if (rc != 0) {
+        if (rc != 0)
             keep(&status, lib_error(name ? name : paths[i], rc));
-        }
     }
     pqv_vault_close(v);
     free(paths);
@@ -208,7 +192,7 @@ list_json(const struct pqv_entry *e, size_t n)
 }
 
 static void
-list_long(const struct pqv_entry *e, size_t n)
+list_long(const struct pqv_entry *e, size_t n, int escape)
 {
     int w = 1;
     for (size_t i = 0; i < n; i++) {
@@ -221,8 +205,9 @@ list_long(const struct pqv_entry *e, size_t n)
         char mode[11], t[64];
         format_mode(mode, e[i].type, e[i].mode);
         format_local_time(t, sizeof(t), e[i].mtime_sec, "%Y-%m-%d %H:%M");
-        printf("%s %*llu %s %s\n", mode, w, (unsigned long long)e[i].size, t,
-            e[i].name);
+        printf("%s %*llu %s ", mode, w, (unsigned long long)e[i].size, t);
+        print_name(stdout, e[i].name, escape);
+        putchar('\n');
     }
 }
 
@@ -252,19 +237,27 @@ cmd_list(struct args *a)
     struct pqv_entry *e = NULL;
     size_t n = 0;
     pqv_error_clear();
-    int rc = pqv_vault_list(v, prefix, &e, &n);
-    if (rc != 0) {
-        status = lib_error(prefix, rc);
-    } else {
+    int rc = pqv_vault_list(v, prefix, &(struct pqv_list_options){ report_cb, NULL }, &e, &n);
+    if (rc == 0 || rc == PQV_E_INTEGRITY) {
+        /* Damaged records were reported; the others are listed. */
+        int escape = isatty(STDOUT_FILENO);
         if (json)
             list_json(e, n);
         else if (lng)
-            list_long(e, n);
+            list_long(e, n, escape);
         else
-            for (size_t i = 0; i < n; i++)
-                printf("%s\n", e[i].name);
+            for (size_t i = 0; i < n; i++) {
+                print_name(stdout, e[i].name, escape);
+                putchar('\n');
+            }
         pqv_entries_free(e, n);
+        if (rc == 0 && n == 0 && prefix != NULL) {
+            err_msg("%s: not found", prefix);
+            status = EXIT_ERR;
+        }
     }
+    if (rc != 0)
+        status = lib_error(prefix, rc);
     pqv_vault_close(v);
     return status;
 }

@@ -117,3 +117,28 @@ json_string(FILE *f, const char *str)
     }
     putc('"', f);
 }
+
+void
+print_name(FILE *f, const char *name, int escape)
+{
+    /* On a terminal, a name must not drive it (escape sequences, carriage
+     * returns): control characters and backslashes are shown escaped, as
+     * ls does on a terminal; a pipe gets the name as stored. */
+    if (!escape) {
+        fputs(name, f);
+        return;
+    }
+    for (const unsigned char *s = (const unsigned char *)name; *s; s++) {
+        switch (*s) {
+        case '\\': fputs("\\\\", f); break;
+        case '\n': fputs("\\n", f); break;
+        case '\t': fputs("\\t", f); break;
+        case '\r': fputs("\\r", f); break;
+        default:
+            if (*s < 0x20 || *s == 0x7f)
+                fprintf(f, "\\%03o", *s);
+            else
+                putc(*s, f);
+        }
+    }
+}

@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <unistd.h>
 
+#include "util/fsutil.h"
+
 #ifdef PQV_TEST_HOOKS
 #include <signal.h>
 #include <stdlib.h>
@@ -23,6 +25,7 @@ static char test_fault_op[16];
 static unsigned long test_fault_n;
 static int test_fault_persistent, test_fault_err;
 static unsigned long test_kill_count, test_fault_count;
+static unsigned long test_stop_at, test_stop_count;
 static int test_fault_full;             /* after a "short" write */
 
 __attribute__((constructor)) static void
@@ -30,8 +33,11 @@ read_test_hooks(void)
 {
     const char *k = getenv("PQVAULT_TEST_KILL_AT");
     const char *f = getenv("PQVAULT_TEST_FAULT");
+    const char *st = getenv("PQVAULT_TEST_STOP_AT_READ");
     char buf[64], *n, *err, *end;
 
+    if (st != NULL && *st != '\0')
+        test_stop_at = strtoul(st, NULL, 10);
     if (k != NULL && *k != '\0') {
         test_kill_at = strtoul(k, NULL, 10);
         test_hooks = test_kill_at > 0;
@@ -173,6 +179,17 @@ io_mkdirat(int dirfd, const char *name, mode_t mode, const char *what)
     if (fault("mkdir", WHAT(what, name)))
         return -1;
     return mkdirat(dirfd, name, mode);
+}
+
+ssize_t
+io_source_pread(int fd, void *buf, size_t len, uint64_t offset, const char *what)
+{
+#ifdef PQV_TEST_HOOKS
+    if (test_stop_at > 0 &&
+        __atomic_add_fetch(&test_stop_count, 1, __ATOMIC_SEQ_CST) == test_stop_at)
+        raise(SIGSTOP);
+#endif
+    return fsutil_pread_all(fd, buf, len, offset, what);
 }
 
 int

@@ -34,6 +34,7 @@
 #define PQV_IO_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <time.h>
@@ -58,6 +59,13 @@ int io_linkat(int fromdir, const char *from, int todir, const char *to, const ch
 int io_unlinkat(int dirfd, const char *name, int flags, const char *what);
 int io_mkdirat(int dirfd, const char *name, mode_t mode, const char *what);
 int io_fchmod(int fd, mode_t mode, const char *what);
+/* io_source_pread(fd, buf, len, offset, what): read a file being added,
+ * like fsutil_pread_all (the bytes read, fewer only at end of file, or a
+ * negative PQV_E_*).  Not a durable-state call: here so that the test build
+ * can stop the process in the middle of reading a file
+ * (PQVAULT_TEST_STOP_AT_READ=N: SIGSTOP before the N-th read), for tests
+ * that change a file while it is read. */
+ssize_t io_source_pread(int fd, void *buf, size_t len, uint64_t offset, const char *what);
 int io_futimens(int fd, const struct timespec times[2], const char *what);
 
 #endif

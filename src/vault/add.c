@@ -1,6 +1,15 @@
 /*
  * add.c: storing files and trees (pqv_vault_add_path, pqv_vault_add_fd).
  *
+ * A tree is walked from a descriptor of the directory the user named, one
+ * component at a time, never following a link (a directory replaced by a
+ * link during the walk is not followed out of the tree).  Each file is read
+ * through one descriptor (source.c): what is stored is one state of the file,
+ * never a mix; a file that changes while it is read is read again, up to
+ * READ_ATTEMPTS times, then refused.  An entry that cannot be read is
+ * reported and skipped; everything else is stored, and the add then fails
+ * (PQV_E_IO) saying how many entries were not.
+ *
  * Files are added in batches.  For each batch, following the commit
  * protocol (docs/DESIGN.md section 3):
  *   1. every object of every file is read, sealed, written to a temporary
@@ -10,13 +19,15 @@
  *   3. each file key is wrapped and each record written the same way (the
  *      record's rename is its commit point);
  *   4. one barrier fsyncs each record directory: the batch is durable;
- *   5. objects of records replaced with --force are deleted.
+ *   5. objects of replaced records are deleted, and the entries left below
+ *      a directory that became a file.
  * A failure before step 3 deletes the batch's objects; a crash leaves at
  * most orphans that check reports and gc removes.
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,10 +39,14 @@
 #include "vault/vault_internal.h"
 
 #define BATCH_FILES 256
+#define READ_ATTEMPTS 3
+
+enum { FILE_OK = 0, FILE_FAILED = 1, FILE_CHANGED = 2 };
 
 /* One file or directory to add. */
 struct add_file {
-    char *path;             /* source path, NULL when read from a descriptor */
+    char *rel;              /* below the plan's root; NULL: from a descriptor */
+    char *path;             /* for messages */
     char *name;
     uint8_t hash[NAME_HASH_BYTES];
     int type;
@@ -43,15 +58,30 @@ struct add_file {
     uint8_t (*ids)[OBJECT_ID_BYTES];
     uint8_t file_key[PQV_FILE_KEY_BYTES];
     int replacing;
-    struct record old;      /* the record replaced with --force */
+    struct record old;      /* the record replaced (its object ids) */
+    struct source src;      /* open while its objects are read */
+    int state;              /* FILE_OK, FILE_FAILED (reported), FILE_CHANGED */
+    int attempts;
+};
+
+/* Something the walk found, reported once the add has passed its checks
+ * (so a refused add says only why it was refused). */
+struct note {
+    int level;
+    char *subject, *message;
 };
 
 struct add_plan {
     struct add_file *files;
     size_t n, cap;
     uint64_t total_bytes;
-    char **skipped;         /* "path\0what" of files reported as skipped */
-    size_t nskipped;
+    int rootfd;             /* the directory the tree is read from */
+    char *root;             /* its path */
+    struct note *notes;
+    size_t nnotes;
+    uint64_t not_stored;    /* entries reported and skipped */
+    struct record *stale;   /* entries below a directory replaced by a file */
+    size_t nstale;
 };
 
 /* A unit of work on the pool: one object, or one record. */
@@ -60,32 +90,81 @@ struct add_job {
     pqv_vault *v;
     struct add_file *file;
     uint32_t index;
-    int fd;                 /* >= 0: plaintext is already in ${plain} */
     uint8_t *plain, *sealed;
     size_t plain_len, plain_cap, sealed_cap;
-    int read_ready;
+    int read_ready;         /* the plaintext is in ${plain} already */
+    int read_rc;            /* reading the source failed (or SOURCE_CHANGED) */
+    int last;               /* the file's last object */
 };
+
+static void
+file_clear(struct add_file *f)
+{
+    free(f->rel);
+    free(f->path);
+    free(f->name);
+    free(f->ids);
+    record_clear(&f->old);
+    source_close(&f->src);
+    util_wipe(f->file_key, sizeof(f->file_key));
+}
 
 static void
 plan_free(struct add_plan *plan)
 {
-    for (size_t i = 0; i < plan->n; i++) {
-        struct add_file *f = &plan->files[i];
-        free(f->path);
-        free(f->name);
-        free(f->ids);
-        record_clear(&f->old);
-        util_wipe(f->file_key, sizeof(f->file_key));
-    }
+    for (size_t i = 0; i < plan->n; i++)
+        file_clear(&plan->files[i]);
     free(plan->files);
-    for (size_t i = 0; i < plan->nskipped; i++)
-        free(plan->skipped[i]);
-    free(plan->skipped);
+    for (size_t i = 0; i < plan->nnotes; i++) {
+        free(plan->notes[i].subject);
+        free(plan->notes[i].message);
+    }
+    free(plan->notes);
+    for (size_t i = 0; i < plan->nstale; i++)
+        record_clear(&plan->stale[i]);
+    free(plan->stale);
+    if (plan->rootfd >= 0)
+        close(plan->rootfd);
+    free(plan->root);
     memset(plan, 0, sizeof(*plan));
+    plan->rootfd = -1;
+}
+
+/* note(plan, level, subject, fmt, ...): remember a report for later; an
+ * error also counts the entry as not stored. */
+static int
+note(struct add_plan *plan, int level, const char *subject, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static int
+note(struct add_plan *plan, int level, const char *subject, const char *fmt, ...)
+{
+    struct note *grown = realloc(plan->notes, (plan->nnotes + 1) * sizeof(*grown));
+    struct note *n;
+    va_list ap;
+    int rc;
+
+    if (grown == NULL)
+        return PQV_E_NOMEM;
+    plan->notes = grown;
+    n = &plan->notes[plan->nnotes];
+    va_start(ap, fmt);
+    rc = vasprintf(&n->message, fmt, ap);
+    va_end(ap);
+    if (rc < 0 || (n->subject = strdup(subject)) == NULL) {
+        if (rc >= 0)
+            free(n->message);
+        return PQV_E_NOMEM;
+    }
+    n->level = level;
+    plan->nnotes++;
+    if (level == PQV_REPORT_ERROR)
+        plan->not_stored++;
+    return 0;
 }
 
 static int
-plan_push(struct add_plan *plan, const char *path, const char *name, int type,
+plan_push(struct add_plan *plan, const char *rel, const char *path, const char *name, int type,
     const struct stat *st)
 {
     struct add_file *f;
@@ -100,7 +179,10 @@ plan_push(struct add_plan *plan, const char *path, const char *name, int type,
     }
     f = &plan->files[plan->n];
     memset(f, 0, sizeof(*f));
-    if ((path != NULL && (f->path = strdup(path)) == NULL) || (f->name = strdup(name)) == NULL) {
+    f->src.fd = -1;
+    if ((rel != NULL && (f->rel = strdup(rel)) == NULL) || (f->path = strdup(path)) == NULL ||
+        (f->name = strdup(name)) == NULL) {
+        free(f->rel);
         free(f->path);
         return PQV_E_NOMEM;
     }
@@ -118,56 +200,125 @@ plan_push(struct add_plan *plan, const char *path, const char *name, int type,
     return 0;
 }
 
-/* walk(plan, path, name): add ${path} (and below) to the plan. */
-static int
-walk(struct add_plan *plan, const char *path, const char *name)
+/* kind_name(mode): what a file that is not stored is, in words. */
+static const char *
+kind_name(mode_t mode)
 {
-    struct dirent **list = NULL;
-    struct stat st;
-    int rc = 0, n, e;
+    return S_ISLNK(mode) ? "symbolic link" : S_ISSOCK(mode) ? "socket" :
+        S_ISFIFO(mode) ? "FIFO" : (S_ISCHR(mode) || S_ISBLK(mode)) ? "device" : "special file";
+}
 
-    if (lstat(path, &st) != 0) {
-        e = errno;
-        return error_set(error_from_errno(e), path, "%s", strerror(e));
-    }
-    if (S_ISREG(st.st_mode))
-        return plan_push(plan, path, name, PQV_ENTRY_FILE, &st);
-    if (!S_ISDIR(st.st_mode)) {
-        const char *what = S_ISLNK(st.st_mode) ? "symbolic link" :
-            S_ISSOCK(st.st_mode) ? "socket" : S_ISFIFO(st.st_mode) ? "FIFO" :
-            (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) ? "device" : "special file";
-        /* Reported once the whole add has passed its checks, so a
-         * refused add says only why it was refused. */
-        char **grown = realloc(plan->skipped, (plan->nskipped + 1) * sizeof(char *));
-        if (grown == NULL)
-            return PQV_E_NOMEM;
-        plan->skipped = grown;
-        if (asprintf(&plan->skipped[plan->nskipped], "%s%c%s", path, '\0', what) < 0)
-            return PQV_E_NOMEM;
-        plan->nskipped++;
-        return 0;
-    }
-    if ((rc = plan_push(plan, path, name, PQV_ENTRY_DIR, &st)) != 0)
+/* A directory entry read during the walk. */
+struct dirent_stat {
+    char *name;
+    struct stat st;
+};
+
+static int
+compare_dirents(const void *a, const void *b)
+{
+    return strcmp(((const struct dirent_stat *)a)->name, ((const struct dirent_stat *)b)->name);
+}
+
+/* read_dir(plan, rel, path, out, n): the entries of the directory ${rel}
+ * below the root with their lstat, sorted by name. */
+static int
+read_dir(struct add_plan *plan, const char *rel, const char *path, struct dirent_stat **out,
+    size_t *n)
+{
+    struct dirent_stat *list = NULL;
+    size_t k = 0, cap = 0;
+    struct dirent *de;
+    DIR *d;
+    int fd, rc;
+
+    if ((rc = fsutil_open_dirs(plan->rootfd, plan->root, rel, FSUTIL_NOCREATE, 0, &fd)) != 0)
+        return error_subject(rc, path);
+    if ((d = fdopendir(fd)) == NULL) {
+        rc = error_errno(path, "open directory", errno);
+        close(fd);
         return rc;
-    if ((n = scandir(path, &list, NULL, alphasort)) < 0) {
-        e = errno;
-        return error_set(error_from_errno(e), path, "%s", strerror(e));
     }
-    for (int i = 0; i < n; i++) {
-        char *cpath = NULL, *cname = NULL;
-        if (rc == 0 && strcmp(list[i]->d_name, ".") != 0 && strcmp(list[i]->d_name, "..") != 0) {
-            if (asprintf(&cpath, "%s/%s", path, list[i]->d_name) < 0 ||
-                asprintf(&cname, "%s/%s", name, list[i]->d_name) < 0) {
+    while ((errno = 0, de = readdir(d)) != NULL) {
+        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+            continue;
+        if (k == cap) {
+            cap = cap ? 2 * cap : 32;
+            struct dirent_stat *p = realloc(list, cap * sizeof(*p));
+            if (p == NULL) {
                 rc = PQV_E_NOMEM;
-            } else if (strlen(cname) > PQV_NAME_MAX) {
-                rc = error_set(PQV_E_INVAL, cpath, "name too long");
-            } else {
-                rc = walk(plan, cpath, cname);
+                goto fail;
             }
-            free(cpath);
-            free(cname);
+            list = p;
         }
-        free(list[i]);
+        if (fstatat(dirfd(d), de->d_name, &list[k].st, AT_SYMLINK_NOFOLLOW) != 0)
+            continue; /* vanished meanwhile */
+        if ((list[k].name = strdup(de->d_name)) == NULL) {
+            rc = PQV_E_NOMEM;
+            goto fail;
+        }
+        k++;
+    }
+    if (errno != 0) {
+        rc = error_errno(path, "read directory", errno);
+        goto fail;
+    }
+    closedir(d);
+    qsort(list, k, sizeof(*list), compare_dirents);
+    *out = list;
+    *n = k;
+    return 0;
+
+fail:
+    closedir(d);
+    for (size_t i = 0; i < k; i++)
+        free(list[i].name);
+    free(list);
+    return rc;
+}
+
+/* walk(plan, rel, path, name): add the directory ${rel} (below the root,
+ * ${path} in messages) and what is below it to the plan, as ${name}. */
+static int
+walk(struct add_plan *plan, const char *rel, const char *path, const char *name,
+    const struct stat *st)
+{
+    struct dirent_stat *list = NULL;
+    size_t n = 0;
+    int rc;
+
+    if ((rc = read_dir(plan, rel, path, &list, &n)) != 0) {
+        if (rc == PQV_E_NOMEM)
+            return rc;
+        /* Unreadable: reported, and the rest of the tree is stored. */
+        return note(plan, PQV_REPORT_ERROR, path, "not stored: %s", pqv_error_last()->reason);
+    }
+    rc = plan_push(plan, rel, path, name, PQV_ENTRY_DIR, st);
+    for (size_t i = 0; i < n; i++) {
+        char *crel = NULL, *cpath = NULL, *cname = NULL;
+        const struct stat *cst = &list[i].st;
+        if (rc != 0)
+            goto next;
+        if (asprintf(&crel, "%s%s%s", rel, *rel ? "/" : "", list[i].name) < 0 ||
+            asprintf(&cpath, "%s/%s", path, list[i].name) < 0 ||
+            asprintf(&cname, "%s/%s", name, list[i].name) < 0) {
+            crel = cpath = cname = NULL; /* (asprintf leaves them undefined) */
+            rc = PQV_E_NOMEM;
+        } else if (strlen(cname) > PQV_NAME_MAX) {
+            rc = note(plan, PQV_REPORT_ERROR, cpath, "not stored: its name would be longer "
+                "than %d bytes", PQV_NAME_MAX);
+        } else if (S_ISREG(cst->st_mode)) {
+            rc = plan_push(plan, crel, cpath, cname, PQV_ENTRY_FILE, cst);
+        } else if (S_ISDIR(cst->st_mode)) {
+            rc = walk(plan, crel, cpath, cname, cst);
+        } else {
+            rc = note(plan, PQV_REPORT_WARNING, cpath, "skipped (%s)", kind_name(cst->st_mode));
+        }
+next:
+        free(crel);
+        free(cpath);
+        free(cname);
+        free(list[i].name);
     }
     free(list);
     return rc;
@@ -179,62 +330,150 @@ compare_names(const void *a, const void *b)
     return strcmp(((const struct add_file *)a)->name, ((const struct add_file *)b)->name);
 }
 
-/* prepare(v, plan, opt): hash names, refuse duplicates and (without
- * --force) existing names, load records being replaced.  Nothing is written
- * before every name has passed. */
 static int
-prepare(pqv_vault *v, struct add_plan *plan, const struct pqv_add_options *opt)
+compare_records(const void *a, const void *b)
 {
-    char sname[STORAGE_NAME_MAX];
-    int rc;
+    return strcmp(((const struct record *)a)->entry.name, ((const struct record *)b)->entry.name);
+}
 
-    qsort(plan->files, plan->n, sizeof(*plan->files), compare_names);
-    for (size_t i = 0; i < plan->n; i++) {
-        struct add_file *f = &plan->files[i];
-        if (i > 0 && strcmp(f->name, plan->files[i - 1].name) == 0)
-            return error_set(PQV_E_INVAL, f->name, "given twice");
-        if ((rc = names_hash(v, f->name, f->hash)) != 0)
-            return rc;
-        record_storage_name(f->hash, sname);
-        rc = v->storage->ops->stat(v->storage, sname, NULL);
-        if (rc == PQV_E_NOTFOUND)
-            continue;
-        if (rc != 0)
-            return rc;
-        if (!opt->force)
-            return error_set(PQV_E_EXISTS, f->name, "already exists");
-        /* Replacing: remember the old objects to delete after the commit. */
-        if ((rc = record_read(v, f->name, &f->old)) != 0) {
-            if (rc != PQV_E_INTEGRITY)
-                return rc;
-            /* A damaged record may be replaced; its objects become orphans. */
-            memset(&f->old, 0, sizeof(f->old));
-        }
-        f->replacing = 1;
+/* find(cat, name): the catalogue's record named ${name} (sorted), or NULL. */
+static struct record *
+find(const struct catalogue *cat, const char *name)
+{
+    struct record key;
+
+    key.entry.name = (char *)name;
+    return bsearch(&key, cat->records, cat->n, sizeof(*cat->records), compare_records);
+}
+
+/* first_below(cat, name): index of the first record below "${name}/". */
+static size_t
+first_below(const struct catalogue *cat, const char *name)
+{
+    size_t lo = 0, hi = cat->n, len = strlen(name);
+
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        const char *m = cat->records[mid].entry.name;
+        int c = strncmp(m, name, len);
+        if (c < 0 || (c == 0 && (unsigned char)m[len] < '/'))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* planned_dir(plan, name): whether the plan stores ${name} as a directory. */
+static int
+planned_dir(const struct add_plan *plan, const char *name)
+{
+    struct add_file key, *hit;
+
+    key.name = (char *)name;
+    hit = bsearch(&key, plan->files, plan->n, sizeof(*plan->files), compare_names);
+    return hit != NULL && hit->type == PQV_ENTRY_DIR;
+}
+
+/* check_parents(plan, cat, name): no parent of ${name} may be a file in
+ * the vault (unless this add makes it a directory). */
+static int
+check_parents(const struct add_plan *plan, const struct catalogue *cat, const char *name)
+{
+    char parent[PQV_NAME_MAX + 1];
+
+    for (const char *p = strchr(name, '/'); p != NULL; p = strchr(p + 1, '/')) {
+        struct record *r;
+        snprintf(parent, sizeof(parent), "%.*s", (int)(p - name), name);
+        if ((r = find(cat, parent)) != NULL && r->entry.type == PQV_ENTRY_FILE &&
+            !planned_dir(plan, parent))
+            return error_set(PQV_E_EXISTS, name, "%s is a file in the vault: nothing can be "
+                "stored below it", parent);
     }
     return 0;
 }
 
-/* Read ${job}'s plaintext from its source file with pread. */
+/* keep_stale(plan, cat, name): remember the entries below ${name}, a
+ * directory being replaced by a file, to remove after the commit. */
 static int
-job_read(struct add_job *job)
+keep_stale(struct add_plan *plan, struct catalogue *cat, const char *name)
 {
-    struct add_file *f = job->file;
-    uint64_t offset = (uint64_t)job->index * PQV_OBJECT_MAX_PLAIN;
-    int fd, rc = 0, e;
-    ssize_t got;
-
-    if ((fd = open(f->path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
-        e = errno;
-        return error_set(error_from_errno(e), f->path, "%s", strerror(e));
+    for (size_t i = first_below(cat, name); i < cat->n && names_under(cat->records[i].entry.name,
+         name); i++) {
+        struct record *grown = realloc(plan->stale, (plan->nstale + 1) * sizeof(*grown));
+        if (grown == NULL)
+            return PQV_E_NOMEM;
+        plan->stale = grown;
+        plan->stale[plan->nstale++] = cat->records[i];
+        memset(&cat->records[i], 0, sizeof(cat->records[i])); /* moved */
+        cat->records[i].entry.name = strdup(plan->stale[plan->nstale - 1].entry.name);
+        if (cat->records[i].entry.name == NULL)
+            return PQV_E_NOMEM;
     }
-    /* A short pread (FUSE, NFS) is continued at the right offset. */
-    got = fsutil_pread_all(fd, job->plain, job->plain_len, offset, f->path);
-    if (got < 0)
-        rc = (int)got;
-    else if ((size_t)got < job->plain_len)
-        rc = error_set(PQV_E_IO, f->path, "file shrank while it was being read");
-    close(fd);
+    return 0;
+}
+
+/* prepare(v, plan, opt): hash names, refuse duplicates, existing names
+ * (without force) and names that would be both a file and a directory;
+ * take over the records being replaced.  Nothing is written before every
+ * name has passed. */
+static int
+prepare(pqv_vault *v, struct add_plan *plan, const struct pqv_add_options *opt)
+{
+    struct names_walk w = { opt->report, opt->report_ctx, NULL, NULL, NULL };
+    struct catalogue cat;
+    uint64_t damaged = 0;
+    int rc;
+
+    qsort(plan->files, plan->n, sizeof(*plan->files), compare_names);
+    w.damaged = &damaged;
+    if ((rc = catalogue_load(v, &cat, &w)) != 0)
+        return rc;
+    qsort(cat.records, cat.n, sizeof(*cat.records), compare_records);
+    for (size_t i = 0; i < plan->n && rc == 0; i++) {
+        struct add_file *f = &plan->files[i];
+        struct record *old;
+        if (i > 0 && strcmp(f->name, plan->files[i - 1].name) == 0) {
+            rc = error_set(PQV_E_INVAL, f->name, "given twice");
+            break;
+        }
+        if ((rc = names_hash(v, f->name, f->hash)) != 0 ||
+            (rc = check_parents(plan, &cat, f->name)) != 0)
+            break;
+        old = find(&cat, f->name);
+        if (old == NULL && f->type == PQV_ENTRY_FILE && first_below(&cat, f->name) < cat.n &&
+            names_under(cat.records[first_below(&cat, f->name)].entry.name, f->name)) {
+            /* Stored only as the prefix of other names: a directory. */
+            if (!opt->force) {
+                rc = error_set(PQV_E_EXISTS, f->name, "already exists (a directory)");
+                break;
+            }
+            rc = keep_stale(plan, &cat, f->name);
+            continue;
+        }
+        if (old == NULL)
+            continue;
+        if (!opt->force) {
+            rc = error_set(PQV_E_EXISTS, f->name, "already exists");
+            break;
+        }
+        /* Replacing: the old objects are deleted after the commit, and a
+         * directory that becomes a file leaves nothing below it. */
+        f->replacing = 1;
+        f->old = *old;
+        memset(old, 0, sizeof(*old));
+        if ((old->entry.name = strdup(f->name)) == NULL) {
+            rc = PQV_E_NOMEM;
+            break;
+        }
+        if (f->type == PQV_ENTRY_FILE)
+            rc = keep_stale(plan, &cat, f->name);
+    }
+    catalogue_free(&cat);
+    if (rc == 0 && damaged > 0)
+        vault_report(opt->report, opt->report_ctx, PQV_REPORT_WARNING, NULL,
+            "%llu damaged record%s could not be compared with the names added (run check)",
+            (unsigned long long)damaged, damaged == 1 ? "" : "s");
     return rc;
 }
 
@@ -245,10 +484,14 @@ object_job_run(struct pool_job *pj)
     struct add_file *f = job->file;
     char sname[STORAGE_NAME_MAX];
     size_t sealed_len = object_sealed_size(job->plain_len);
-    int rc;
+    int rc = 0;
 
-    if (!job->read_ready && (rc = job_read(job)) != 0)
-        goto out;
+    if (!job->read_ready) {
+        job->read_rc = source_read(&f->src, (uint64_t)job->index * PQV_OBJECT_MAX_PLAIN,
+            job->plain, job->plain_len, f->path);
+        if (job->read_rc != 0)
+            goto out; /* the file's problem, not the add's */
+    }
     if ((rc = object_seal(job->v->config.aead, f->file_key, f->ids[job->index], job->index,
              job->plain, job->plain_len, job->sealed)) != 0)
         goto out;
@@ -308,16 +551,18 @@ struct window {
     size_t size, next, oldest, inflight;
     int rc;
     uint64_t done_bytes;
+    struct add_plan *plan;
 };
 
 static int
-window_init(pqv_vault *v, struct window *w)
+window_init(pqv_vault *v, struct window *w, struct add_plan *plan)
 {
     struct pool *pool = vault_pool(v);
 
     if (pool == NULL)
         return PQV_E_NOMEM;
     memset(w, 0, sizeof(*w));
+    w->plan = plan;
     w->size = pool_threads(pool) + WINDOW_EXTRA;
     if ((w->jobs = calloc(w->size, sizeof(*w->jobs))) == NULL)
         return PQV_E_NOMEM;
@@ -334,20 +579,50 @@ window_free(struct window *w)
     free(w->jobs);
 }
 
+/* finish_read(w, f): the last object of ${f} was read: was the file the
+ * same from its first byte to its last? */
+static void
+finish_read(struct window *w, struct add_file *f)
+{
+    int rc;
+
+    if (f->rel != NULL && f->state == FILE_OK) {
+        rc = source_unchanged(&f->src, w->plan->rootfd, w->plan->root, f->rel, f->path);
+        if (rc == SOURCE_CHANGED)
+            f->state = FILE_CHANGED;
+        else if (rc != 0)
+            f->state = FILE_FAILED;
+    }
+    source_close(&f->src);
+}
+
 /* Wait for the oldest job in flight; remember the first failure. */
 static void
-window_retire(pqv_vault *v, struct window *w, const struct pqv_add_options *opt,
-    uint64_t total)
+window_retire(pqv_vault *v, struct window *w, const struct pqv_add_options *opt, uint64_t total)
 {
     struct add_job *job = &w->jobs[w->oldest];
     int rc = pool_wait(vault_pool(v), &job->job);
 
-    if (rc != 0 && w->rc == 0) {
+    if (rc != 0 && w->rc == 0)
         w->rc = rc;
+    if (job->job.run == object_job_run) {
+        struct add_file *f = job->file;
+        if (job->read_rc != 0 && f->state == FILE_OK) {
+            if (job->read_rc == SOURCE_CHANGED) {
+                f->state = FILE_CHANGED;
+            } else {
+                f->state = FILE_FAILED;
+                vault_report(opt->report, opt->report_ctx, PQV_REPORT_ERROR, f->path,
+                    "not stored: %s", pqv_error_last()->reason);
+                w->plan->not_stored++;
+            }
+        }
+        if (job->last)
+            finish_read(w, f);
+        w->done_bytes += job->plain_len;
+        if (opt->progress != NULL)
+            opt->progress(opt->progress_ctx, w->done_bytes, total);
     }
-    w->done_bytes += job->plain_len;
-    if (opt->progress != NULL && job->job.run == object_job_run)
-        opt->progress(opt->progress_ctx, w->done_bytes, total);
     w->oldest = (w->oldest + 1) % w->size;
     w->inflight--;
 }
@@ -381,6 +656,8 @@ window_slot(pqv_vault *v, struct window *w, size_t plain_len,
     }
     job->v = v;
     job->plain_len = plain_len;
+    job->read_rc = 0;
+    job->last = 0;
     return job;
 }
 
@@ -405,6 +682,8 @@ new_file_keys(struct add_file *f)
 {
     int rc;
 
+    free(f->ids);
+    f->ids = NULL;
     if (f->type != PQV_ENTRY_FILE)
         return 0;
     if ((rc = util_random(f->file_key, sizeof(f->file_key))) != 0)
@@ -434,15 +713,15 @@ delete_objects(pqv_vault *v, uint8_t (*ids)[OBJECT_ID_BYTES], uint32_t n)
     return rc;
 }
 
-/* commit_records(v, files, n, w, opt): steps 3-5 for files whose objects
- * are durable. */
+/* commit_records(v, files, n, w, opt): steps 3-4 for the files of a batch
+ * read whole and unchanged. */
 static int
 commit_records(pqv_vault *v, struct add_file *files, size_t n, struct window *w,
     const struct pqv_add_options *opt)
 {
-    int rc;
-
     for (size_t i = 0; i < n; i++) {
+        if (files[i].state != FILE_OK)
+            continue;
         struct add_job *job = window_slot(v, w, 0, opt, 0);
         if (job == NULL) {
             w->rc = w->rc ? w->rc : PQV_E_NOMEM;
@@ -465,10 +744,16 @@ commit_records(pqv_vault *v, struct add_file *files, size_t n, struct window *w,
         error_restore(&first);
         return w->rc;
     }
-    rc = v->storage->ops->barrier(v->storage);
-    if (rc != 0)
-        return rc;
+    return v->storage->ops->barrier(v->storage);
+}
+
+/* after_commit(v, files, n, opt): step 5, and the reports. */
+static int
+after_commit(pqv_vault *v, struct add_file *files, size_t n, const struct pqv_add_options *opt)
+{
     for (size_t i = 0; i < n; i++) {
+        if (files[i].state != FILE_OK)
+            continue;
         if (files[i].replacing && files[i].old.entry.nobjects > 0)
             delete_objects(v, files[i].old.object_ids, files[i].old.entry.nobjects);
         vault_report(opt->report, opt->report_ctx, PQV_REPORT_INFO, files[i].name,
@@ -477,24 +762,57 @@ commit_records(pqv_vault *v, struct add_file *files, size_t n, struct window *w,
     return v->storage->ops->barrier(v->storage);
 }
 
-/* add_batch(v, files, n, w, opt, total): objects, barrier, records. */
+/* open_source(v, w, f, opt): open ${f} for reading and take what is stored
+ * from the state it has now. */
 static int
-add_batch(pqv_vault *v, struct add_file *files, size_t n, struct window *w,
+open_source(struct window *w, struct add_file *f, const struct pqv_add_options *opt)
+{
+    int rc = source_open(&f->src, w->plan->rootfd, w->plan->root, f->rel, f->path);
+
+    if (rc == PQV_E_NOMEM)
+        return rc;
+    if (rc != 0) {
+        f->state = FILE_FAILED;
+        vault_report(opt->report, opt->report_ctx, PQV_REPORT_ERROR, f->path, "not stored: %s",
+            pqv_error_last()->reason);
+        w->plan->not_stored++;
+        return 0;
+    }
+    f->mode = (uint32_t)(f->src.st.st_mode & 07777);
+    f->mtime_sec = (int64_t)f->src.st.st_mtim.tv_sec;
+    f->mtime_nsec = (uint32_t)f->src.st.st_mtim.tv_nsec;
+    f->size = (uint64_t)f->src.st.st_size;
+    return 0;
+}
+
+/* read_batch(v, files, n, w, opt, total): steps 1-2. */
+static int
+read_batch(pqv_vault *v, struct add_file *files, size_t n, struct window *w,
     const struct pqv_add_options *opt, uint64_t total)
 {
-    struct error_saved first;
     int rc;
 
     for (size_t i = 0; i < n && w->rc == 0; i++) {
         struct add_file *f = &files[i];
+        f->state = FILE_OK;
+        f->attempts++;
+        if (f->type == PQV_ENTRY_FILE && f->rel != NULL) {
+            if ((rc = open_source(w, f, opt)) != 0) {
+                w->rc = rc;
+                break;
+            }
+            if (f->state != FILE_OK)
+                continue;
+        }
         if ((rc = new_file_keys(f)) != 0) {
             w->rc = rc;
             break;
         }
+        if (f->nobjects == 0 && f->type == PQV_ENTRY_FILE)
+            finish_read(w, f);
         for (uint32_t k = 0; k < f->nobjects && w->rc == 0; k++) {
-            uint64_t left = f->size - (uint64_t)k * PQV_OBJECT_MAX_PLAIN;
-            size_t len = left > PQV_OBJECT_MAX_PLAIN ? PQV_OBJECT_MAX_PLAIN : (size_t)left;
-            struct add_job *job = window_slot(v, w, len, opt, total);
+            struct add_job *job = window_slot(v, w, object_plain_len(&(struct pqv_entry){
+                .size = f->size }, k), opt, total);
             if (job == NULL) {
                 w->rc = PQV_E_NOMEM;
                 break;
@@ -502,6 +820,7 @@ add_batch(pqv_vault *v, struct add_file *files, size_t n, struct window *w,
             job->file = f;
             job->index = k;
             job->read_ready = 0;
+            job->last = k + 1 == f->nobjects;
             job->job.run = object_job_run;
             window_submit(v, w, job);
         }
@@ -509,21 +828,111 @@ add_batch(pqv_vault *v, struct add_file *files, size_t n, struct window *w,
     window_drain(v, w, opt, total);
     if (w->rc == 0)
         w->rc = v->storage->ops->barrier(v->storage);
-    if (w->rc != 0)
-        goto fail;
-    return commit_records(v, files, n, w, opt);
+    return w->rc;
+}
 
-fail:
-    /* Nothing of this batch is committed: remove its objects (keeping the
-     * detail of the failure, not of the cleanup). */
-    rc = w->rc;
+/* drop_objects(v, files, n, all): delete the objects written for files
+ * that will not be committed (all of them if ${all}). */
+static void
+drop_objects(pqv_vault *v, struct add_file *files, size_t n, int all)
+{
+    struct error_saved first;
+
     error_save(&first);
     for (size_t i = 0; i < n; i++)
-        if (files[i].ids != NULL)
+        if (files[i].ids != NULL && (all || files[i].state != FILE_OK))
             delete_objects(v, files[i].ids, files[i].nobjects);
     (void)v->storage->ops->barrier(v->storage);
     error_restore(&first);
-    return rc;
+}
+
+/* add_batch(v, files, n, w, opt, total): a batch, and again the files that
+ * changed while they were read. */
+static int
+add_batch(pqv_vault *v, struct add_file *files, size_t n, struct window *w,
+    const struct pqv_add_options *opt, uint64_t total)
+{
+    int rc, again;
+
+    do {
+        if ((rc = read_batch(v, files, n, w, opt, total)) != 0) {
+            /* Nothing of this batch is committed: remove its objects. */
+            drop_objects(v, files, n, 1);
+            return rc;
+        }
+        drop_objects(v, files, n, 0);
+        if ((rc = commit_records(v, files, n, w, opt)) != 0)
+            return rc;
+        if ((rc = after_commit(v, files, n, opt)) != 0)
+            return rc;
+        /* Files that changed while they were read: read again (a new
+         * file key, new objects), and only those. */
+        again = 0;
+        for (size_t i = 0; i < n; i++) {
+            struct add_file *f = &files[i];
+            if (f->state == FILE_OK)
+                f->state = -1; /* done */
+            else if (f->state == FILE_CHANGED && f->attempts < READ_ATTEMPTS)
+                again = 1;
+            else if (f->state == FILE_CHANGED) {
+                vault_report(opt->report, opt->report_ctx, PQV_REPORT_ERROR, f->path,
+                    "not stored: it changed while it was being read, %d times", f->attempts);
+                w->plan->not_stored++;
+                f->state = -1;
+            } else {
+                f->state = -1; /* failed: reported */
+            }
+        }
+        if (again) {
+            /* Keep only the files to read again at the front. */
+            size_t k = 0;
+            for (size_t i = 0; i < n; i++) {
+                if (files[i].state != FILE_CHANGED)
+                    continue;
+                vault_report(opt->report, opt->report_ctx, PQV_REPORT_WARNING, files[i].path,
+                    "changed while it was being read: reading it again");
+                if (k != i) {
+                    struct add_file t = files[k];
+                    files[k] = files[i];
+                    files[i] = t;
+                }
+                k++;
+            }
+            n = k;
+        }
+    } while (again);
+    return 0;
+}
+
+/* remove_stale(v, plan, opt): entries left below directories that became
+ * files: their records (commit points), then their objects. */
+static int
+remove_stale(pqv_vault *v, struct add_plan *plan, const struct pqv_add_options *opt)
+{
+    char sname[STORAGE_NAME_MAX];
+    uint8_t hash[NAME_HASH_BYTES];
+    int rc;
+
+    if (plan->nstale == 0)
+        return 0;
+    for (size_t i = 0; i < plan->nstale; i++) {
+        if ((rc = names_hash(v, plan->stale[i].entry.name, hash)) != 0)
+            return rc;
+        record_storage_name(hash, sname);
+        rc = v->storage->ops->del(v->storage, sname);
+        if (rc != 0 && rc != PQV_E_NOTFOUND)
+            return rc;
+    }
+    if ((rc = v->storage->ops->barrier(v->storage)) != 0)
+        return rc;
+    for (size_t i = 0; i < plan->nstale; i++) {
+        struct record *r = &plan->stale[i];
+        if (r->entry.nobjects > 0)
+            delete_objects(v, r->object_ids, r->entry.nobjects);
+        vault_report(opt->report, opt->report_ctx, PQV_REPORT_INFO, r->entry.name,
+            "removed (below what is now a file)");
+    }
+    return v->storage->ops->barrier(v->storage);
 }
 
 static int
@@ -534,22 +943,88 @@ run_plan(pqv_vault *v, struct add_plan *plan, const struct pqv_add_options *opt)
 
     if ((rc = prepare(v, plan, opt)) != 0)
         return rc;
-    for (size_t i = 0; i < plan->nskipped; i++) {
-        const char *path = plan->skipped[i];
-        vault_report(opt->report, opt->report_ctx, PQV_REPORT_WARNING, path, "skipped (%s)",
-            path + strlen(path) + 1);
-    }
-    if ((rc = window_init(v, &w)) != 0)
+    for (size_t i = 0; i < plan->nnotes; i++)
+        vault_report(opt->report, opt->report_ctx, plan->notes[i].level, plan->notes[i].subject,
+            "%s", plan->notes[i].message);
+    if ((rc = window_init(v, &w, plan)) != 0)
         return rc;
     for (size_t i = 0; i < plan->n && rc == 0; i += BATCH_FILES) {
         size_t n = plan->n - i < BATCH_FILES ? plan->n - i : BATCH_FILES;
         rc = add_batch(v, plan->files + i, n, &w, opt, plan->total_bytes);
     }
     window_free(&w);
+    if (rc == 0)
+        rc = remove_stale(v, plan, opt);
+    if (rc == 0 && plan->not_stored > 0)
+        rc = error_set(PQV_E_IO, NULL, "%llu entr%s not stored (reported above)",
+            (unsigned long long)plan->not_stored, plan->not_stored == 1 ? "y" : "ies");
     return rc;
 }
 
 static const struct pqv_add_options no_options = { 0, NULL, NULL, NULL, NULL };
+
+/* default_name(path, out, outlen): the stored name of ${path} when none is
+ * given: its last component (as cp, rsync and tar -C do), "." and ".."
+ * resolved to the directory's own name. */
+static int
+default_name(const char *path, char *out, size_t outlen)
+{
+    char *real = NULL;
+    const char *base;
+    size_t n = strlen(path);
+    int rc;
+
+    while (n > 1 && path[n - 1] == '/')
+        n--;
+    base = path + n;
+    while (base > path && base[-1] != '/')
+        base--;
+    if ((size_t)(path + n - base) == 0 || (path + n - base == 1 && *base == '.') ||
+        (path + n - base == 2 && base[0] == '.' && base[1] == '.')) {
+        if ((real = realpath(path, NULL)) == NULL)
+            return error_errno(path, "resolve", errno);
+        base = strrchr(real, '/') != NULL ? strrchr(real, '/') + 1 : real;
+        n = strlen(real);
+        if (*base == '\0') {
+            free(real);
+            return error_set(PQV_E_INVAL, path, "has no name of its own (the root directory)");
+        }
+        rc = pqv_name_normalize(base, out, outlen);
+        free(real);
+        return rc;
+    }
+    if ((size_t)(path + n - base) >= outlen)
+        return error_set(PQV_E_INVAL, path, "name too long");
+    memcpy(out, base, (size_t)(path + n - base));
+    out[path + n - base] = '\0';
+    return pqv_name_normalize(out, out, outlen);
+}
+
+/* open_operand(plan, path, st, rel): the directory the tree is read from
+ * (the operand itself, or its parent for a file), and the operand's path
+ * below it. */
+static int
+open_operand(struct add_plan *plan, const char *path, const struct stat *st, const char **rel)
+{
+    char dir[4096];
+    const char *base;
+
+    if (S_ISDIR(st->st_mode)) {
+        snprintf(dir, sizeof(dir), "%s", path);
+        *rel = "";
+    } else {
+        fsutil_dirname(path, dir, sizeof(dir));
+        base = strrchr(path, '/');
+        *rel = base != NULL ? base + 1 : path;
+    }
+    /* The operand's own path is the user's to point anywhere: links in it
+     * are followed (as cd would); nothing below it is. */
+    if ((plan->rootfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+        return error_errno(dir, "open directory", errno);
+    if ((plan->root = strdup(dir)) == NULL)
+        return PQV_E_NOMEM;
+    return 0;
+}
 
 int
 pqv_vault_add_path(pqv_vault *v, const char *path, const char *name,
@@ -557,6 +1032,8 @@ pqv_vault_add_path(pqv_vault *v, const char *path, const char *name,
 {
     struct add_plan plan;
     char norm[PQV_NAME_MAX + 1];
+    const char *rel;
+    struct stat st;
     int rc;
 
     if ((rc = vault_require_writer(v)) != 0)
@@ -565,10 +1042,23 @@ pqv_vault_add_path(pqv_vault *v, const char *path, const char *name,
         return PQV_E_INVAL;
     if (opt == NULL)
         opt = &no_options;
-    if ((rc = pqv_name_normalize(name != NULL ? name : path, norm, sizeof(norm))) != 0)
+    if ((rc = name != NULL ? pqv_name_normalize(name, norm, sizeof(norm))
+                           : default_name(path, norm, sizeof(norm))) != 0)
         return rc;
+    if (lstat(path, &st) != 0)
+        return error_errno(path, "stat", errno);
+    if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
+        return error_set(PQV_E_INVAL, path, "is a %s: not stored (regular files and "
+            "directories are)", kind_name(st.st_mode));
     memset(&plan, 0, sizeof(plan));
-    if ((rc = walk(&plan, path, norm)) == 0)
+    plan.rootfd = -1;
+    if ((rc = open_operand(&plan, path, &st, &rel)) == 0) {
+        if (S_ISREG(st.st_mode))
+            rc = plan_push(&plan, rel, path, norm, PQV_ENTRY_FILE, &st);
+        else
+            rc = walk(&plan, rel, path, norm, &st);
+    }
+    if (rc == 0)
         rc = run_plan(v, &plan, opt);
     plan_free(&plan);
     return rc;
@@ -596,12 +1086,13 @@ pqv_vault_add_fd(pqv_vault *v, int fd, const char *name, uint32_t mode, int64_t 
     if ((rc = pqv_name_normalize(name, norm, sizeof(norm))) != 0)
         return rc;
     memset(&plan, 0, sizeof(plan));
-    if ((rc = plan_push(&plan, NULL, norm, PQV_ENTRY_FILE, NULL)) != 0)
+    plan.rootfd = -1;
+    if ((rc = plan_push(&plan, NULL, "standard input", norm, PQV_ENTRY_FILE, NULL)) != 0)
         return rc;
     f = &plan.files[0];
     f->mode = mode & 07777;
     f->mtime_sec = mtime_sec;
-    if ((rc = prepare(v, &plan, opt)) != 0 || (rc = window_init(v, &w)) != 0) {
+    if ((rc = prepare(v, &plan, opt)) != 0 || (rc = window_init(v, &w, &plan)) != 0) {
         plan_free(&plan);
         return rc;
     }
@@ -651,15 +1142,13 @@ pqv_vault_add_fd(pqv_vault *v, int fd, const char *name, uint32_t mode, int64_t 
     if (w.rc == 0)
         w.rc = v->storage->ops->barrier(v->storage);
     if (w.rc != 0) {
-        struct error_saved first;
         rc = w.rc;
-        error_save(&first);
-        delete_objects(v, f->ids, f->nobjects);
-        (void)v->storage->ops->barrier(v->storage);
-        error_restore(&first);
+        drop_objects(v, f, 1, 1);
         goto out;
     }
-    rc = commit_records(v, f, 1, &w, opt);
+    f->state = FILE_OK;
+    if ((rc = commit_records(v, f, 1, &w, opt)) == 0 && (rc = after_commit(v, f, 1, opt)) == 0)
+        rc = remove_stale(v, &plan, opt);
 out:
     window_free(&w);
     plan_free(&plan);

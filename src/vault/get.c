@@ -263,13 +263,17 @@ static const struct pqv_get_options no_options = { 0, NULL, NULL, NULL, NULL };
 static int
 restore_tree(pqv_vault *v, const char *prefix, const char *out, const struct pqv_get_options *opt)
 {
+    struct names_walk w = { opt->report, opt->report_ctx, NULL, NULL, NULL };
     struct catalogue cat;
     struct sink progress = { -1, NULL, 0, 0, opt, 0 };
     struct dest d;
     size_t matched = 0;
-    int rc;
+    uint64_t damaged = 0, failed = 0;
+    int rc, worst = 0;
 
-    if ((rc = catalogue_load(v, &cat, NULL)) != 0)
+    /* A damaged record is reported and the rest restored. */
+    w.damaged = &damaged;
+    if ((rc = catalogue_load(v, &cat, &w)) != 0)
         return rc;
     /* Name order: parents before children below, deepest first in reverse. */
     catalogue_sort(&cat);
@@ -281,6 +285,9 @@ restore_tree(pqv_vault *v, const char *prefix, const char *out, const struct pqv
     }
     if (matched == 0) {
         catalogue_free(&cat);
+        if (damaged > 0)
+            return error_set(PQV_E_INTEGRITY, NULL, "not found, and %llu damaged record%s "
+                "could not be examined", (unsigned long long)damaged, damaged == 1 ? "" : "s");
         return error_set(PQV_E_NOTFOUND, NULL, "not found");
     }
     if ((rc = dest_open(&d, out, 1)) != 0) {
@@ -312,12 +319,19 @@ restore_tree(pqv_vault *v, const char *prefix, const char *out, const struct pqv
             rc = dest_make_dir(&d, e->name, dest);
         else
             rc = restore_file(v, &cat.records[i], &d, e->name, dest, opt, 0, &progress);
-        if (rc != 0) {
-            /* Name the stored file, unless the failure is about its
-             * destination path (which the message names already). */
-            if (strncmp(pqv_error_last()->subject, dest, strlen(dest)) != 0)
-                error_subject(rc, e->name);
+        if (rc == PQV_E_NOMEM)
             goto done;
+        if (rc != 0) {
+            /* Reported, and the rest restored (as tar and restic do); the
+             * worst failure decides the result. */
+            const struct pqv_error *err = pqv_error_last();
+            vault_report(opt->report, opt->report_ctx, PQV_REPORT_ERROR,
+                strncmp(err->subject, dest, strlen(dest)) == 0 ? err->subject : e->name, "%s",
+                err->reason[0] ? err->reason : pqv_strerror(rc));
+            failed++;
+            if (worst != PQV_E_INTEGRITY)
+                worst = rc;
+            continue;
         }
         vault_report(opt->report, opt->report_ctx, PQV_REPORT_INFO, e->name, "restored");
     }
@@ -334,10 +348,21 @@ restore_tree(pqv_vault *v, const char *prefix, const char *out, const struct pqv
         meta.mode = e->mode & 07777;
         meta.mtime.tv_sec = e->mtime_sec;
         meta.mtime.tv_nsec = e->mtime_nsec;
-        if ((rc = dest_set_dir_meta(&d, e->name, dest, &meta)) != 0)
-            goto done;
+        if (dest_set_dir_meta(&d, e->name, dest, &meta) != 0) {
+            vault_report(opt->report, opt->report_ctx, PQV_REPORT_ERROR, dest, "%s",
+                pqv_error_last()->reason);
+            failed++;
+            if (worst == 0)
+                worst = pqv_error_last()->code;
+        }
     }
     rc = 0;
+    if (damaged > 0)
+        worst = PQV_E_INTEGRITY;
+    if (failed > 0 || damaged > 0)
+        rc = error_set(worst, NULL, "%llu entr%s not restored%s (reported above)",
+            (unsigned long long)(failed + damaged), failed + damaged == 1 ? "y" : "ies",
+            damaged > 0 ? ", damaged records among them" : "");
 done:
     dest_close(&d);
     catalogue_free(&cat);

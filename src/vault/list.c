@@ -33,11 +33,14 @@ compare_entries(const void *a, const void *b)
 }
 
 int
-pqv_vault_list(pqv_vault *v, const char *prefix, struct pqv_entry **entries, size_t *n)
+pqv_vault_list(pqv_vault *v, const char *prefix, const struct pqv_list_options *opt,
+    struct pqv_entry **entries, size_t *n)
 {
+    struct names_walk w = { NULL, NULL, NULL, NULL, NULL };
     struct catalogue cat;
     char norm[PQV_NAME_MAX + 1] = "";
     struct pqv_entry *out;
+    uint64_t damaged = 0;
     size_t k = 0;
     int rc;
 
@@ -48,7 +51,13 @@ pqv_vault_list(pqv_vault *v, const char *prefix, struct pqv_entry **entries, siz
     if (prefix != NULL && prefix[0] != '\0' &&
         (rc = pqv_name_normalize(prefix, norm, sizeof(norm))) != 0)
         return rc;
-    if ((rc = catalogue_load(v, &cat, NULL)) != 0)
+    /* A damaged record is reported and the others listed. */
+    if (opt != NULL) {
+        w.report = opt->report;
+        w.report_ctx = opt->report_ctx;
+    }
+    w.damaged = &damaged;
+    if ((rc = catalogue_load(v, &cat, &w)) != 0)
         return rc;
     if ((out = calloc(cat.n + 1, sizeof(*out))) == NULL) {
         catalogue_free(&cat);
@@ -65,6 +74,9 @@ pqv_vault_list(pqv_vault *v, const char *prefix, struct pqv_entry **entries, siz
     qsort(out, k, sizeof(*out), compare_entries);
     *entries = out;
     *n = k;
+    if (damaged > 0)
+        return error_set(PQV_E_INTEGRITY, NULL, "%llu damaged record%s (reported above)",
+            (unsigned long long)damaged, damaged == 1 ? "" : "s");
     return 0;
 }
 

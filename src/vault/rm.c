@@ -13,10 +13,13 @@ int
 pqv_vault_rm(pqv_vault *v, const char *name, const struct pqv_rm_options *opt)
 {
     static const struct pqv_rm_options none = { NULL, NULL };
+    struct names_walk w = { NULL, NULL, NULL, NULL, NULL };
+    char norm[PQV_NAME_MAX + 1], exact_name[STORAGE_NAME_MAX];
+    uint8_t hash[NAME_HASH_BYTES];
     struct catalogue cat;
-    char norm[PQV_NAME_MAX + 1];
     struct record exact;
-    int rc, have_exact, found = 0;
+    uint64_t damaged = 0;
+    int rc, have_exact, exact_damaged = 0, found = 0;
 
     if ((rc = vault_require_writer(v)) != 0)
         return rc;
@@ -27,7 +30,21 @@ pqv_vault_rm(pqv_vault *v, const char *name, const struct pqv_rm_options *opt)
     if ((rc = pqv_name_normalize(name, norm, sizeof(norm))) != 0)
         return rc;
     memset(&cat, 0, sizeof(cat));
+    if ((rc = names_hash(v, norm, hash)) != 0)
+        return rc;
+    record_storage_name(hash, exact_name);
     rc = record_read(v, norm, &exact);
+    if (rc == PQV_E_INTEGRITY || rc == PQV_E_UNSUPPORTED) {
+        /* Its record is damaged: it can still be removed (its objects,
+         * which it no longer tells, become orphans for gc). */
+        vault_report(opt->report, opt->report_ctx, PQV_REPORT_WARNING, norm,
+            "its record is damaged (%s): removing it; gc removes its objects",
+            pqv_error_last()->reason);
+        if ((rc = v->storage->ops->del(v->storage, exact_name)) != 0)
+            return rc;
+        exact_damaged = 1;
+        rc = PQV_E_NOTFOUND;
+    }
     if (rc != 0 && rc != PQV_E_NOTFOUND)
         return rc;
     have_exact = rc == 0;
@@ -40,21 +57,24 @@ pqv_vault_rm(pqv_vault *v, const char *name, const struct pqv_rm_options *opt)
             catalogue_free(&cat);
             return PQV_E_NOMEM;
         }
-        uint8_t hash[NAME_HASH_BYTES];
-        if ((rc = names_hash(v, norm, hash)) != 0) {
-            record_clear(&exact);
-            catalogue_free(&cat);
-            return rc;
-        }
-        record_storage_name(hash, cat.storage_names[0]);
+        memcpy(cat.storage_names[0], exact_name, STORAGE_NAME_MAX);
         cat.records[0] = exact;
         cat.n = 1;
     } else {
         if (have_exact)
             record_clear(&exact);
-        /* A directory: the catalogue tells what lies below it. */
-        if ((rc = catalogue_load(v, &cat, NULL)) != 0)
+        /* A directory: the catalogue tells what lies below it.  A damaged
+         * record cannot say where it belongs: reported, and left. */
+        w.report = opt->report;
+        w.report_ctx = opt->report_ctx;
+        w.damaged = &damaged;
+        if ((rc = catalogue_load(v, &cat, &w)) != 0)
             return rc;
+        if (damaged > 0)
+            vault_report(opt->report, opt->report_ctx, PQV_REPORT_WARNING, norm,
+                "%llu damaged record%s could not be examined (if below %s, %s not removed)",
+                (unsigned long long)damaged, damaged == 1 ? "" : "s", norm,
+                damaged == 1 ? "it is" : "they are");
     }
     /* Commit point of each removal: the record's unlink. */
     for (size_t i = 0; i < cat.n; i++) {
@@ -64,7 +84,7 @@ pqv_vault_rm(pqv_vault *v, const char *name, const struct pqv_rm_options *opt)
             goto out;
         found++;
     }
-    if (found == 0) {
+    if (found == 0 && !exact_damaged) {
         rc = error_set(PQV_E_NOTFOUND, NULL, "not found");
         goto out;
     }

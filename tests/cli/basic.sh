@@ -115,9 +115,10 @@ expect_status 1 pq add hello.txt
 expect_stderr_contains "pqvault: add: hello.txt: "
 expect_stderr_contains "(use --force to replace)"
 expect_one_error_line
-# The hint about --name comes from the CLI (the library names no flags).
+# A path is stored under its last component (as cp, rsync and tar -C do):
+# ../src/hello.txt is hello.txt, which exists.
 expect_status 1 pq add ../src/hello.txt
-expect_stderr_contains 'pqvault: add: ../src/hello.txt: a stored name may not contain ".." (choose one with --name)'
+expect_stderr_contains 'pqvault: add: ../src/hello.txt: hello.txt: already exists (use --force to replace)'
 expect_one_error_line
 cd "$T" || exit 1
 mkdir -p "$T/dst"
@@ -178,9 +179,12 @@ assert r["mtime"].endswith("Z") and len(r["mtime"]) == 30, r["mtime"]
 assert isinstance(r["mtime_unix"], int) and r["aead"] in ("AES-256-GCM", "ChaCha20-Poly1305")
 assert [x["name"] for x in a] == sorted(x["name"] for x in a)
 ' "$OUT" "$(stat -c %a "$T/src/rand.bin")"
-expect_status 0 pq list nothing-here --json
+# A prefix that names nothing is "not found" (exit 1), as for get; JSON
+# output stays valid.
+expect_status 1 pq list nothing-here --json
 check_ok "empty --json list is []" sh -c 'printf "[]\n" | cmp -s - "$1"' sh "$OUT"
-expect_status 0 pq list nothing-here
+expect_status 1 pq list nothing-here
+expect_stderr_contains "pqvault: list: nothing-here: not found"
 expect_empty_stdout
 
 # JSON escaping: quotes, backslash, control characters, UTF-8, invalid bytes
@@ -204,7 +208,7 @@ check_ok "failed get leaves nothing" test ! -e "$T/dst/gone"
 expect_status 1 pq rm rand.bin
 expect_stderr_contains "pqvault: rm: rand.bin: not found"
 expect_status 0 pq rm pipe
-expect_status 0 pq list pipe
+expect_status 1 pq list pipe
 expect_empty_stdout
 
 # ---- speed ----

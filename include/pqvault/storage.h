@@ -23,7 +23,8 @@
  *              to do, a PUT is durable when it returns);
  *   lock       take the exclusive writer lock (local: flock, dies with its
  *              holder; S3: a lease object created conditionally and renewed);
- *   unlock     release it.
+ *   unlock     release it;
+ *   lock_probe whether another writer holds the lock, without taking it.
  *
  * Names are '/'-separated relative paths ("segments/0000000000000001"),
  * without "." or ".." components.  A backend is thread-safe: the vault's
@@ -74,6 +75,11 @@ struct pqv_storage_ops {
      * expires (S3). */
     int (*lock)(pqv_storage *s, int wait, char *holder, size_t holderlen);
     void (*unlock)(pqv_storage *s);
+    /* lock_probe: 1 if another writer holds the lock now (${holder} names
+     * it), 0 if not, negative PQV_E_* if it cannot be told; takes nothing
+     * (a reader uses it to tell a running writer's blobs from leftovers).
+     * May be NULL: then nothing is known. */
+    int (*lock_probe)(pqv_storage *s, char *holder, size_t holderlen);
     void (*close)(pqv_storage *s);
 };
 

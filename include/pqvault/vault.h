@@ -199,6 +199,7 @@ struct pqv_check_result {
     uint64_t damaged;        /* records or objects that failed verification */
     uint64_t missing;        /* objects named by a record but absent */
     uint64_t orphans;        /* objects no record names */
+    uint64_t in_flight;      /* the same while another writer runs: its own, likely */
     uint64_t temporaries;    /* leftover temporary files */
     uint64_t removed;        /* gc: files removed */
 };

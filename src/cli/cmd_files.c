@@ -311,6 +311,8 @@ print_counts(const struct pqv_check_result *r)
         (unsigned long long)r->bytes, (unsigned long long)r->damaged,
         (unsigned long long)r->missing, (unsigned long long)r->orphans,
         (unsigned long long)r->temporaries);
+    if (r->in_flight > 0)
+        printf("objects of a running writer: %llu\n", (unsigned long long)r->in_flight);
 }
 
 int

@@ -2,12 +2,14 @@
  * src/cli/main.c: global options, command dispatch, messages and the
  * mapping of library errors to the documented exit statuses.
  */
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -162,6 +164,44 @@ report_cb(void *ctx, int level, const char *subject, const char *message)
 
 /* ---- main ---- */
 
+/* on_signal(sig): interrupted (Ctrl-C, kill, a closed terminal or pipe):
+ * remove the temporary files being written (no partial plaintext is left
+ * at a restore destination), say what an interrupted writer leaves, then
+ * die of the signal as if unhandled.  Async-signal-safe calls only. */
+static void
+on_signal(int sig)
+{
+    static const char add_msg[] = "pqvault: add: interrupted: the files reported stored are "
+        "kept; objects of the others are left for 'pqvault gc'\n";
+    static const char msg[] = "pqvault: interrupted: temporary files removed\n";
+
+    pqv_remove_temporaries();
+    if (sig != SIGPIPE) {
+        if (g_cli.cmd != NULL && strcmp(g_cli.cmd, "add") == 0) {
+            if (write(STDERR_FILENO, add_msg, sizeof(add_msg) - 1) < 0) {
+                /* nothing to do */
+            }
+        } else if (write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0) {
+            /* nothing to do */
+        }
+    }
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void
+catch_interrupts(void)
+{
+    static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE };
+    struct sigaction sa;
+
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_signal;
+    sigfillset(&sa.sa_mask); /* one handler at a time */
+    for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+        (void)sigaction(sigs[i], &sa, NULL);
+}
+
 static void
 protect_process(void)
 {
@@ -179,6 +219,7 @@ main(int argc, char **argv)
     int id;
 
     protect_process();
+    catch_interrupts();
     while (cmdname == NULL && (id = next_arg(&a, &val)) != ARG_END) {
         if (id == ARG_ERROR)
             return arg_stop(&a, id);

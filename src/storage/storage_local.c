@@ -27,6 +27,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "util/durable.h"
@@ -472,6 +473,44 @@ local_lock(pqv_storage *s, int wait, char *holder, size_t holderlen)
     return 0;
 }
 
+/* The flock on "lock" is looked up in /proc/locks (flock locks cannot be
+ * queried with fcntl), by the file's device and inode. */
+static int
+local_lock_probe(pqv_storage *s, char *holder, size_t holderlen)
+{
+    struct local_storage *ls = (struct local_storage *)s;
+    char line[256];
+    struct stat st;
+    FILE *f;
+    int fd, held = 0;
+
+    if ((fd = openat(ls->rootfd, "lock", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)) < 0)
+        return errno == ENOENT ? 0 : error_errno("lock", "open", errno);
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return error_set(PQV_E_INTEGRITY, "lock", "not a regular file");
+    }
+    close(fd);
+    if ((f = fopen("/proc/locks", "re")) == NULL)
+        return error_errno("/proc/locks", "open", errno);
+    while (!held && fgets(line, sizeof(line), f) != NULL) {
+        unsigned maj, min;
+        unsigned long long ino;
+        long pid;
+        char type[16];
+        /* "1: FLOCK  ADVISORY  WRITE 1234 fe:00:5678 0 EOF" */
+        if (sscanf(line, "%*d: %15s %*s %*s %ld %x:%x:%llu", type, &pid, &maj, &min, &ino) == 5 &&
+            strcmp(type, "FLOCK") == 0 && ino == (unsigned long long)st.st_ino &&
+            makedev(maj, min) == st.st_dev && pid != (long)getpid()) {
+            held = 1;
+            if (holder != NULL && holderlen > 0)
+                snprintf(holder, holderlen, "pid %ld", pid);
+        }
+    }
+    fclose(f);
+    return held;
+}
+
 static void
 local_unlock(pqv_storage *s)
 {
@@ -522,6 +561,7 @@ static const struct pqv_storage_ops local_ops = {
     .barrier = local_barrier,
     .lock = local_lock,
     .unlock = local_unlock,
+    .lock_probe = local_lock_probe,
     .close = local_close,
 };
 

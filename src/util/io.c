@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "util/fsutil.h"
+#include "util/util.h"
 
 #ifdef PQV_TEST_HOOKS
 #include <signal.h>
@@ -25,7 +26,12 @@ static char test_fault_op[16];
 static unsigned long test_fault_n;
 static int test_fault_persistent, test_fault_err;
 static unsigned long test_kill_count, test_fault_count;
-static unsigned long test_stop_at, test_stop_count;
+/* PQVAULT_TEST_STOP_AT=op:N[,N...]: SIGSTOP before those calls of ${op}
+ * ("read": a file being added; or a fault-hook op such as "write"), so a
+ * test can act on a stopped process (change a file, send a signal). */
+static char test_stop_op[16];
+static unsigned long test_stop_at[8];
+static unsigned long test_stop_count;
 static int test_fault_full;             /* after a "short" write */
 
 __attribute__((constructor)) static void
@@ -33,11 +39,19 @@ read_test_hooks(void)
 {
     const char *k = getenv("PQVAULT_TEST_KILL_AT");
     const char *f = getenv("PQVAULT_TEST_FAULT");
-    const char *st = getenv("PQVAULT_TEST_STOP_AT_READ");
+    const char *st = getenv("PQVAULT_TEST_STOP_AT");
     char buf[64], *n, *err, *end;
 
-    if (st != NULL && *st != '\0')
-        test_stop_at = strtoul(st, NULL, 10);
+    if (st != NULL && (n = strchr(st, ':')) != NULL && (size_t)(n - st) < sizeof(test_stop_op)) {
+        memcpy(test_stop_op, st, (size_t)(n - st));
+        for (int i = 0; i < 8 && *n != '\0'; i++) {
+            test_stop_at[i] = strtoul(n + 1, &end, 10);
+            n = end;
+            if (*n != ',')
+                break;
+        }
+        test_hooks = 1;
+    }
     if (k != NULL && *k != '\0') {
         test_kill_at = strtoul(k, NULL, 10);
         test_hooks = test_kill_at > 0;
@@ -65,10 +79,22 @@ read_test_hooks(void)
         test_hooks = 1;
 }
 
+static void
+stop_hook(const char *op)
+{
+    if (test_stop_at[0] == 0 || strcmp(op, test_stop_op) != 0)
+        return;
+    unsigned long c = __atomic_add_fetch(&test_stop_count, 1, __ATOMIC_SEQ_CST);
+    for (int i = 0; i < 8 && test_stop_at[i] != 0; i++)
+        if (c == test_stop_at[i])
+            raise(SIGSTOP);
+}
+
 static int
 test_hook(const char *op)
 {
-    if (test_kill_at > 0 && strcmp(op, "write") != 0 &&
+    stop_hook(op);
+    if (test_kill_at > 0 && strcmp(op, "write") != 0 && strcmp(op, "read") != 0 &&
         __atomic_add_fetch(&test_kill_count, 1, __ATOMIC_SEQ_CST) == test_kill_at)
         raise(SIGKILL);
     if (test_fault_n == 0)
@@ -184,11 +210,8 @@ io_mkdirat(int dirfd, const char *name, mode_t mode, const char *what)
 ssize_t
 io_source_pread(int fd, void *buf, size_t len, uint64_t offset, const char *what)
 {
-#ifdef PQV_TEST_HOOKS
-    if (test_stop_at > 0 &&
-        __atomic_add_fetch(&test_stop_count, 1, __ATOMIC_SEQ_CST) == test_stop_at)
-        raise(SIGSTOP);
-#endif
+    if (fault("read", what))
+        return error_errno(what, "read", errno);
     return fsutil_pread_all(fd, buf, len, offset, what);
 }
 

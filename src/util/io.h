@@ -28,7 +28,11 @@
  *                          number, or "short" (that write is cut short and
  *                          every later write fails with ENOSPC, like a disk
  *                          filling up); "op:N+:err" fails every call of
- *                          ${op} from the N-th on.
+ *                          ${op} from the N-th on;
+ *   PQVAULT_TEST_STOP_AT=op:N[,N...]  the process stops itself (SIGSTOP)
+ *                          just before those calls of ${op} ("read" for the
+ *                          reads of a file being added, or an op above), so
+ *                          a test can act on it at a known point.
  */
 #ifndef PQV_IO_H
 #define PQV_IO_H
@@ -62,9 +66,8 @@ int io_fchmod(int fd, mode_t mode, const char *what);
 /* io_source_pread(fd, buf, len, offset, what): read a file being added,
  * like fsutil_pread_all (the bytes read, fewer only at end of file, or a
  * negative PQV_E_*).  Not a durable-state call: here so that the test build
- * can stop the process in the middle of reading a file
- * (PQVAULT_TEST_STOP_AT_READ=N: SIGSTOP before the N-th read), for tests
- * that change a file while it is read. */
+ * can stop the process in the middle of reading a file, for tests that
+ * change a file while it is read (see PQVAULT_TEST_STOP_AT above). */
 ssize_t io_source_pread(int fd, void *buf, size_t len, uint64_t offset, const char *what);
 int io_futimens(int fd, const struct timespec times[2], const char *what);
 

@@ -108,6 +108,45 @@ check_file_data(pqv_vault *v, const struct record *r, pqv_report_fn report,
     return rc;
 }
 
+static int
+compare_record_names(const void *a, const void *b)
+{
+    return strcmp(((const struct record *)a)->entry.name, ((const struct record *)b)->entry.name);
+}
+
+/* report_conflicts(cat, report, ctx, res): a name that is a file and also
+ * the parent of other names cannot be restored (written by a version that
+ * did not refuse it); each is damage to repair with rm. */
+static void
+report_conflicts(struct catalogue *cat, pqv_report_fn report, void *report_ctx,
+    struct pqv_check_result *res)
+{
+    struct record *sorted;
+
+    if (cat->n < 2 || (sorted = malloc(cat->n * sizeof(*sorted))) == NULL)
+        return;
+    memcpy(sorted, cat->records, cat->n * sizeof(*sorted));
+    qsort(sorted, cat->n, sizeof(*sorted), compare_record_names);
+    for (size_t i = 0; i + 1 < cat->n; i++) {
+        const char *name = sorted[i].entry.name;
+        size_t len = strlen(name);
+        if (sorted[i].entry.type != PQV_ENTRY_FILE)
+            continue;
+        /* Names below "name/" sort right after it, past names that only
+         * continue it with a byte below '/'. */
+        for (size_t j = i + 1; j < cat->n && strncmp(sorted[j].entry.name, name, len) == 0; j++) {
+            if (sorted[j].entry.name[len] == '/') {
+                res->damaged++;
+                vault_report(report, report_ctx, PQV_REPORT_ERROR, name,
+                    "is a file and also has names below it (%s): remove one of them with rm",
+                    sorted[j].entry.name);
+                break;
+            }
+        }
+    }
+    free(sorted);
+}
+
 /* What the structural pass keeps while it walks the objects. */
 struct scan_ctx {
     struct catalogue *cat;
@@ -116,6 +155,7 @@ struct scan_ctx {
     unsigned char *seen;
     const struct names_walk *w;
     struct pqv_check_result *res;
+    char writer[PQV_LOCK_HOLDER_MAX];  /* another writer running, or "" */
 };
 
 static int
@@ -130,6 +170,14 @@ scan_object(void *ctx, const char *name, const uint8_t *id, uint64_t size)
     res->bytes += size;
     hit = bsearch(&key, sc->ids, sc->nids, sizeof(*sc->ids), compare_ids);
     if (hit == NULL) {
+        if (sc->writer[0] != '\0') {
+            /* Most likely the running writer's, its record still to come:
+             * neither counted nor collected. */
+            res->in_flight++;
+            vault_report(sc->w->report, sc->w->report_ctx, PQV_REPORT_INFO, name,
+                "no record names it yet (a writer, %s, is running)", sc->writer);
+            return 0;
+        }
         res->orphans++;
         vault_report(sc->w->report, sc->w->report_ctx, PQV_REPORT_WARNING, name,
             "orphaned object (no record names it; gc removes it)");
@@ -155,12 +203,22 @@ scan(pqv_vault *v, struct catalogue *cat, struct names_list *leftovers, pqv_repo
     void *report_ctx, struct pqv_check_result *res)
 {
     struct names_walk w = { report, report_ctx, &res->damaged, &res->temporaries, leftovers };
-    struct scan_ctx sc = { cat, NULL, 0, NULL, &w, res };
+    struct scan_ctx sc = { cat, NULL, 0, NULL, &w, res, "" };
     int rc;
 
+    /* Before the catalogue: a writer starting after this point writes
+     * objects no record names yet, and those are reported as orphans (gc
+     * takes the lock, so it never sees another writer's). */
+    if (!v->locked && v->storage->ops->lock_probe != NULL &&
+        v->storage->ops->lock_probe(v->storage, sc.writer, sizeof(sc.writer)) != 1)
+        sc.writer[0] = '\0';
+    if (sc.writer[0] != '\0')
+        vault_report(report, report_ctx, PQV_REPORT_INFO, NULL,
+            "a writer (%s) is running: objects without a record are taken as its own", sc.writer);
     if ((rc = catalogue_load(v, cat, &w)) != 0)
         return rc;
     res->records = cat->n;
+    report_conflicts(cat, report, report_ctx, res);
     if ((rc = referenced_ids(cat, &sc.ids, &sc.nids)) != 0)
         goto done;
     if ((sc.seen = calloc(sc.nids + 1, 1)) == NULL) {

@@ -47,7 +47,9 @@ extern "C" {
 typedef struct pqv_storage pqv_storage;
 
 /* Called by list for each name; a non-zero return stops the listing and is
- * returned by list. */
+ * returned by list.  ${size} is PQV_STORAGE_NOT_A_BLOB for an entry that is
+ * not a blob at all (local: a link, FIFO or device planted in the vault). */
+#define PQV_STORAGE_NOT_A_BLOB UINT64_MAX
 typedef int (*pqv_storage_list_fn)(void *ctx, const char *name, uint64_t size);
 
 /* The layout of struct pqv_storage_ops; a backend sets .version to it, so

@@ -198,8 +198,14 @@ catch_interrupts(void)
     memset(&sa, 0, sizeof(sa));
     sa.sa_handler = on_signal;
     sigfillset(&sa.sa_mask); /* one handler at a time */
-    for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+    for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+        struct sigaction old;
+        /* A signal the caller ignores (a shell's background job and
+         * SIGINT, nohup and SIGHUP) stays ignored. */
+        if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+            continue;
         (void)sigaction(sigs[i], &sa, NULL);
+    }
 }
 
 static void

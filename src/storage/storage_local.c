@@ -262,7 +262,7 @@ with_dir(struct local_storage *ls, const char *name, int *dfd, int *owned, const
     if ((rc = split_name(name, dir, base)) != 0)
         return rc;
     if ((rc = dir_get(ls, dir, 0, dfd, owned)) != 0)
-        return error_subject(rc == PQV_E_EXISTS ? PQV_E_INTEGRITY : rc, name);
+        return error_subject(rc == PQV_E_INVAL ? PQV_E_INTEGRITY : rc, name);
     return 0;
 }
 
@@ -342,9 +342,12 @@ list_dir(struct local_storage *ls, const char *rel, pqv_storage_list_fn fn, void
         if (S_ISDIR(st.st_mode)) {
             if (recurse)
                 rc = list_dir(ls, child, fn, ctx, 1);
-        } else if (S_ISREG(st.st_mode) && strcmp(child, "lock") != 0) {
-            /* (the lock file is not a blob) */
-            rc = fn(ctx, child, (uint64_t)st.st_size);
+        } else if (strcmp(child, "lock") == 0) {
+            continue; /* the lock file is not a blob */
+        } else {
+            /* Anything else is shown, so that a link or FIFO planted in the
+             * vault is reported rather than silently ignored. */
+            rc = fn(ctx, child, S_ISREG(st.st_mode) ? (uint64_t)st.st_size : PQV_STORAGE_NOT_A_BLOB);
         }
     }
     if (rc == 0 && errno != 0)

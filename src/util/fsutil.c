@@ -176,12 +176,15 @@ fsutil_open_dirs(int rootfd, const char *root, const char *rel, int create, mode
         }
         if (next < 0) {
             int e = errno;
-            /* O_NOFOLLOW on a link gives ELOOP; O_DIRECTORY on a file
-             * ENOTDIR: both are something else in the way. */
-            rc = e == ELOOP || e == ENOTDIR
-                ? error_set(PQV_E_EXISTS, rel, "%.*s is %s, not a directory", (int)(p - rel + len),
-                      rel, e == ELOOP ? "a symbolic link" : "in the way")
-                : error_errno(rel, "open directory", e);
+            struct stat st;
+            /* Something else is in the way: a link (never followed) or a
+             * file; named by its own path. */
+            if (e == ELOOP || e == ENOTDIR)
+                rc = error_set(PQV_E_INVAL, sofar, "%s",
+                    fstatat(fd, comp, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode)
+                        ? "is a symbolic link (not followed)" : "is not a directory");
+            else
+                rc = error_errno(sofar, "open directory", e);
             goto fail;
         }
         close(fd);

@@ -43,7 +43,7 @@ int fsutil_mkdirs(const char *path, mode_t mode);
  * ${rel} ('/'-separated, relative) below the directory ${rootfd} (whose
  * path, for messages, is ${root}), one
  * component at a time without following symbolic links: a link or a
- * non-directory in the way fails (PQV_E_EXISTS naming it).  ${create}:
+ * non-directory in the way fails (PQV_E_INVAL, its path the subject).  ${create}:
  * FSUTIL_NOCREATE, FSUTIL_CREATE (missing components are created with
  * ${mode}; making them durable in their parents is the caller's, e.g. at a
  * storage barrier) or FSUTIL_CREATE_SYNC (each is made durable in its

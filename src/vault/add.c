@@ -94,6 +94,7 @@ struct add_job {
     size_t plain_len, plain_cap, sealed_cap;
     int read_ready;         /* the plaintext is in ${plain} already */
     int read_rc;            /* reading the source failed (or SOURCE_CHANGED) */
+    struct error_saved read_error; /* why (errors are per thread) */
     int last;               /* the file's last object */
 };
 
@@ -420,7 +421,7 @@ keep_stale(struct add_plan *plan, struct catalogue *cat, const char *name)
 static int
 prepare(pqv_vault *v, struct add_plan *plan, const struct pqv_add_options *opt)
 {
-    struct names_walk w = { opt->report, opt->report_ctx, NULL, NULL, NULL };
+    struct names_walk w = { opt->report, opt->report_ctx, NULL, NULL, NULL, NULL, NULL };
     struct catalogue cat;
     uint64_t damaged = 0;
     int rc;
@@ -489,8 +490,10 @@ object_job_run(struct pool_job *pj)
     if (!job->read_ready) {
         job->read_rc = source_read(&f->src, (uint64_t)job->index * PQV_OBJECT_MAX_PLAIN,
             job->plain, job->plain_len, f->path);
-        if (job->read_rc != 0)
+        if (job->read_rc != 0) {
+            error_save(&job->read_error);
             goto out; /* the file's problem, not the add's */
+        }
     }
     if ((rc = object_seal(job->v->config.aead, f->file_key, f->ids[job->index], job->index,
              job->plain, job->plain_len, job->sealed)) != 0)
@@ -612,6 +615,7 @@ window_retire(pqv_vault *v, struct window *w, const struct pqv_add_options *opt,
                 f->state = FILE_CHANGED;
             } else {
                 f->state = FILE_FAILED;
+                error_restore(&job->read_error);
                 vault_report(opt->report, opt->report_ctx, PQV_REPORT_ERROR, f->path,
                     "not stored: %s", pqv_error_last()->reason);
                 w->plan->not_stored++;

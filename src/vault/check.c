@@ -202,7 +202,8 @@ static int
 scan(pqv_vault *v, struct catalogue *cat, struct names_list *leftovers, pqv_report_fn report,
     void *report_ctx, struct pqv_check_result *res)
 {
-    struct names_walk w = { report, report_ctx, &res->damaged, &res->temporaries, leftovers };
+    struct names_walk w = { report, report_ctx, &res->damaged, &res->temporaries, leftovers,
+        NULL, &res->in_flight };
     struct scan_ctx sc = { cat, NULL, 0, NULL, &w, res, "" };
     int rc;
 
@@ -213,8 +214,9 @@ scan(pqv_vault *v, struct catalogue *cat, struct names_list *leftovers, pqv_repo
         v->storage->ops->lock_probe(v->storage, sc.writer, sizeof(sc.writer)) != 1)
         sc.writer[0] = '\0';
     if (sc.writer[0] != '\0')
-        vault_report(report, report_ctx, PQV_REPORT_INFO, NULL,
+        vault_report(report, report_ctx, PQV_REPORT_WARNING, NULL,
             "a writer (%s) is running: objects without a record are taken as its own", sc.writer);
+    w.writer_running = sc.writer;
     if ((rc = catalogue_load(v, cat, &w)) != 0)
         return rc;
     res->records = cat->n;
@@ -310,7 +312,7 @@ static int
 check_without_key(pqv_vault *v, pqv_report_fn report, void *report_ctx,
     struct pqv_check_result *res)
 {
-    struct names_walk w = { report, report_ctx, &res->damaged, &res->temporaries, NULL };
+    struct names_walk w = { report, report_ctx, &res->damaged, &res->temporaries, NULL, NULL, NULL };
     struct nokey_ctx c = { v, &w, res };
     int rc;
 

@@ -139,7 +139,7 @@ dest_open_file(struct dest_file *f, struct dest *d, const char *rel, const char 
         return rc;
     snprintf(f->base, sizeof(f->base), "%s", base);
     if ((rc = fsutil_open_dirs(d->rootfd, d->root, dir, FSUTIL_CREATE_SYNC, 0755, &f->dirfd)) != 0)
-        return rc == PQV_E_EXISTS || rc == PQV_E_INVAL ? error_subject(rc, display) : rc;
+        return rc;
     if (fstatat(f->dirfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0) {
         if (S_ISDIR(st.st_mode)) {
             rc = error_set(PQV_E_EXISTS, display, "is a directory");
@@ -229,12 +229,12 @@ dest_exists(struct dest *d, const char *rel)
 }
 
 int
-dest_make_dir(struct dest *d, const char *rel, const char *display)
+dest_make_dir(struct dest *d, const char *rel)
 {
     int fd, rc;
 
     if ((rc = fsutil_open_dirs(d->rootfd, d->root, rel, FSUTIL_CREATE_SYNC, 0755, &fd)) != 0)
-        return rc == PQV_E_EXISTS || rc == PQV_E_INVAL ? error_subject(rc, display) : rc;
+        return rc;
     close(fd);
     return 0;
 }
@@ -247,7 +247,7 @@ dest_set_dir_meta(struct dest *d, const char *rel, const char *display,
     int fd, rc;
 
     if ((rc = fsutil_open_dirs(d->rootfd, d->root, rel, FSUTIL_NOCREATE, 0755, &fd)) != 0)
-        return rc == PQV_E_EXISTS ? error_subject(rc, display) : rc;
+        return rc;
     if (io_fchmod(fd, meta->mode & 07777, display) != 0)
         rc = error_errno(display, "chmod", errno);
     else if (io_futimens(fd, times, display) != 0)

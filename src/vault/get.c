@@ -263,7 +263,7 @@ static const struct pqv_get_options no_options = { 0, NULL, NULL, NULL, NULL };
 static int
 restore_tree(pqv_vault *v, const char *prefix, const char *out, const struct pqv_get_options *opt)
 {
-    struct names_walk w = { opt->report, opt->report_ctx, NULL, NULL, NULL };
+    struct names_walk w = { opt->report, opt->report_ctx, NULL, NULL, NULL, NULL, NULL };
     struct catalogue cat;
     struct sink progress = { -1, NULL, 0, 0, opt, 0 };
     struct dest d;
@@ -316,7 +316,7 @@ restore_tree(pqv_vault *v, const char *prefix, const char *out, const struct pqv
         if ((rc = join_path(dest, sizeof(dest), out, e->name)) != 0)
             goto done;
         if (e->type == PQV_ENTRY_DIR)
-            rc = dest_make_dir(&d, e->name, dest);
+            rc = dest_make_dir(&d, e->name);
         else
             rc = restore_file(v, &cat.records[i], &d, e->name, dest, opt, 0, &progress);
         if (rc == PQV_E_NOMEM)
@@ -326,7 +326,7 @@ restore_tree(pqv_vault *v, const char *prefix, const char *out, const struct pqv
              * worst failure decides the result. */
             const struct pqv_error *err = pqv_error_last();
             vault_report(opt->report, opt->report_ctx, PQV_REPORT_ERROR,
-                strncmp(err->subject, dest, strlen(dest)) == 0 ? err->subject : e->name, "%s",
+                strncmp(err->subject, out, strlen(out)) == 0 ? err->subject : e->name, "%s",
                 err->reason[0] ? err->reason : pqv_strerror(rc));
             failed++;
             if (worst != PQV_E_INTEGRITY)
@@ -357,8 +357,11 @@ restore_tree(pqv_vault *v, const char *prefix, const char *out, const struct pqv
         }
     }
     rc = 0;
-    if (damaged > 0)
+    /* Exit 4 if anything failed its integrity check, else 1. */
+    if (damaged > 0 || worst == PQV_E_INTEGRITY)
         worst = PQV_E_INTEGRITY;
+    else
+        worst = PQV_E_IO;
     if (failed > 0 || damaged > 0)
         rc = error_set(worst, NULL, "%llu entr%s not restored%s (reported above)",
             (unsigned long long)(failed + damaged), failed + damaged == 1 ? "y" : "ies",
@@ -387,7 +390,9 @@ pqv_vault_get(pqv_vault *v, const char *name, const char *out, const struct pqv_
     progress.opt = opt;
     if ((rc = pqv_name_normalize(name, norm, sizeof(norm))) != 0)
         return rc;
-    out_is_dir = out == NULL || (stat(out, &st) == 0 && S_ISDIR(st.st_mode));
+    /* An existing directory, or a path ending in '/' (created). */
+    out_is_dir = out == NULL || (stat(out, &st) == 0 && S_ISDIR(st.st_mode)) ||
+        (out[0] != '\0' && out[strlen(out) - 1] == '/');
     rc = record_read(v, norm, &r);
     if (rc == 0 && r.entry.type == PQV_ENTRY_FILE) {
         struct dest d;
@@ -397,7 +402,7 @@ pqv_vault_get(pqv_vault *v, const char *name, const char *out, const struct pqv_
              * following links. */
             const char *root = out != NULL ? out : ".";
             if ((rc = join_path(dest, sizeof(dest), root, norm)) == 0 &&
-                (rc = dest_open(&d, root, 0)) == 0) {
+                (rc = dest_open(&d, root, 1)) == 0) {
                 rc = restore_file(v, &r, &d, norm, dest, opt, 0, &progress);
                 dest_close(&d);
             }

@@ -36,7 +36,7 @@ int
 pqv_vault_list(pqv_vault *v, const char *prefix, const struct pqv_list_options *opt,
     struct pqv_entry **entries, size_t *n)
 {
-    struct names_walk w = { NULL, NULL, NULL, NULL, NULL };
+    struct names_walk w = { NULL, NULL, NULL, NULL, NULL, NULL, NULL };
     struct catalogue cat;
     char norm[PQV_NAME_MAX + 1] = "";
     struct pqv_entry *out;

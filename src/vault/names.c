@@ -155,12 +155,27 @@ names_walk(pqv_storage *s, const char *prefix, size_t idlen, const struct names_
         const char *name = names.names[i];
         int cls = idlen > 0 ? names_classify(name, prefix, id, idlen)
             : strstr(name, PQV_STORAGE_TEMP_MARK) != NULL ? NAME_TEMPORARY : NAME_VALID;
-        if (cls == NAME_VALID) {
+        if (names.sizes[i] == PQV_STORAGE_NOT_A_BLOB) {
+            if (w == NULL || w->damaged == NULL) {
+                rc = error_set(PQV_E_INTEGRITY, name, "not a regular file");
+            } else {
+                (*w->damaged)++;
+                vault_report(w->report, w->report_ctx, PQV_REPORT_ERROR, name,
+                    "not a regular file (a link, FIFO or device put in the vault)");
+            }
+        } else if (cls == NAME_VALID) {
             if (fn != NULL)
                 rc = fn(ctx, name, id, names.sizes[i]);
         } else if (cls == NAME_TEMPORARY) {
             if (w == NULL)
                 continue; /* a writer's, or a leftover: not ours to judge */
+            if (w->writer_running != NULL && w->writer_running[0] != '\0') {
+                if (w->in_flight != NULL)
+                    (*w->in_flight)++;
+                vault_report(w->report, w->report_ctx, PQV_REPORT_INFO, name,
+                    "being written (a writer, %s, is running)", w->writer_running);
+                continue;
+            }
             if (w->temporaries != NULL)
                 (*w->temporaries)++;
             vault_report(w->report, w->report_ctx, PQV_REPORT_WARNING, name,

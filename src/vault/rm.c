@@ -13,7 +13,7 @@ int
 pqv_vault_rm(pqv_vault *v, const char *name, const struct pqv_rm_options *opt)
 {
     static const struct pqv_rm_options none = { NULL, NULL };
-    struct names_walk w = { NULL, NULL, NULL, NULL, NULL };
+    struct names_walk w = { NULL, NULL, NULL, NULL, NULL, NULL, NULL };
     char norm[PQV_NAME_MAX + 1], exact_name[STORAGE_NAME_MAX];
     uint8_t hash[NAME_HASH_BYTES];
     struct catalogue cat;

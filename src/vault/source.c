@@ -43,7 +43,8 @@ source_open(struct source *src, int rootfd, const char *root, const char *rel, c
 
     src->fd = -1;
     if ((rc = parent(rootfd, root, rel, &dir, &base)) != 0)
-        return rc == PQV_E_EXISTS ? error_set(rc, what, "a directory on its path changed") : rc;
+        return rc == PQV_E_INVAL ? error_set(PQV_E_IO, what, "a directory on its path changed")
+                                 : rc;
     /* O_NONBLOCK: a FIFO put in its place must not hang the add. */
     fd = openat(dir, base, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     close(dir);

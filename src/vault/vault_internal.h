@@ -129,6 +129,8 @@ struct names_walk {
     uint64_t *damaged;               /* malformed names counted (NULL: an error) */
     uint64_t *temporaries;           /* leftover temporaries counted */
     struct names_list *leftovers;    /* and collected, for gc (may be NULL) */
+    const char *writer_running;      /* another writer runs (its holder), or NULL/"" */
+    uint64_t *in_flight;             /* its temporaries counted here instead */
 };
 typedef int (*names_fn)(void *ctx, const char *name, const uint8_t *id, uint64_t size);
 /* names_walk(s, prefix, idlen, w, fn, ctx): list ${prefix} and classify
@@ -254,8 +256,8 @@ int dest_commit_file(struct dest_file *f, const struct durable_meta *meta, int f
 void dest_close_file(struct dest_file *f);
 /* dest_exists(d, rel): whether something is at ${rel} (not following). */
 int dest_exists(struct dest *d, const char *rel);
-/* dest_make_dir(d, rel, display): create the directory ${rel} (and parents). */
-int dest_make_dir(struct dest *d, const char *rel, const char *display);
+/* dest_make_dir(d, rel): create the directory ${rel} (and parents). */
+int dest_make_dir(struct dest *d, const char *rel);
 /* dest_set_dir_meta(d, rel, display, meta): set a restored directory's mode
  * and times on its descriptor and sync them. */
 int dest_set_dir_meta(struct dest *d, const char *rel, const char *display,

@@ -30,6 +30,7 @@ static unsigned long test_kill_count, test_fault_count;
  * ("read": a file being added; or a fault-hook op such as "write"), so a
  * test can act on a stopped process (change a file, send a signal). */
 static char test_stop_op[16];
+static char test_stop_path[256];    /* PQVAULT_TEST_STOP_PATH: count only these */
 static unsigned long test_stop_at[8];
 static unsigned long test_stop_count;
 static int test_fault_full;             /* after a "short" write */
@@ -40,8 +41,11 @@ read_test_hooks(void)
     const char *k = getenv("PQVAULT_TEST_KILL_AT");
     const char *f = getenv("PQVAULT_TEST_FAULT");
     const char *st = getenv("PQVAULT_TEST_STOP_AT");
+    const char *sp = getenv("PQVAULT_TEST_STOP_PATH");
     char buf[64], *n, *err, *end;
 
+    if (sp != NULL)
+        snprintf(test_stop_path, sizeof(test_stop_path), "%s", sp);
     if (st != NULL && (n = strchr(st, ':')) != NULL && (size_t)(n - st) < sizeof(test_stop_op)) {
         memcpy(test_stop_op, st, (size_t)(n - st));
         for (int i = 0; i < 8 && *n != '\0'; i++) {
@@ -80,9 +84,10 @@ read_test_hooks(void)
 }
 
 static void
-stop_hook(const char *op)
+stop_hook(const char *op, const char *what)
 {
-    if (test_stop_at[0] == 0 || strcmp(op, test_stop_op) != 0)
+    if (test_stop_at[0] == 0 || strcmp(op, test_stop_op) != 0 ||
+        (test_stop_path[0] != '\0' && strstr(what, test_stop_path) == NULL))
         return;
     unsigned long c = __atomic_add_fetch(&test_stop_count, 1, __ATOMIC_SEQ_CST);
     for (int i = 0; i < 8 && test_stop_at[i] != 0; i++)
@@ -91,9 +96,9 @@ stop_hook(const char *op)
 }
 
 static int
-test_hook(const char *op)
+test_hook(const char *op, const char *what)
 {
-    stop_hook(op);
+    stop_hook(op, what);
     if (test_kill_at > 0 && strcmp(op, "write") != 0 && strcmp(op, "read") != 0 &&
         __atomic_add_fetch(&test_kill_count, 1, __ATOMIC_SEQ_CST) == test_kill_at)
         raise(SIGKILL);
@@ -122,7 +127,7 @@ fault(const char *op, const char *what)
 {
     int e;
 
-    if (test_hooks && (e = test_hook(op)) != 0) {
+    if (test_hooks && (e = test_hook(op, what)) != 0) {
         if (e != IO_FAULT_SHORT)
             errno = e;
         return e;

@@ -32,7 +32,9 @@
  *   PQVAULT_TEST_STOP_AT=op:N[,N...]  the process stops itself (SIGSTOP)
  *                          just before those calls of ${op} ("read" for the
  *                          reads of a file being added, or an op above), so
- *                          a test can act on it at a known point.
+ *                          a test can act on it at a known point; with
+ *                          PQVAULT_TEST_STOP_PATH=S, only the calls on a
+ *                          path containing S count.
  */
 #ifndef PQV_IO_H
 #define PQV_IO_H

@@ -1,0 +1,97 @@
+# tests/cli/hostile_10k.sh: the acceptance case of issue 9.  A tree of
+# 10,000 files, with one file that cannot be read (an I/O error injected at
+# one read), one file changing while it is read (the test build stops
+# itself while reading it; the test appends to it), and one record damaged
+# after the add, is added, listed, restored and checked: exactly those
+# three are reported, everything else is byte-exact.
+. "$(dirname "$0")/lib.sh"
+
+bg() {
+    env --default-signal=INT "$@" >"$T/bg.out" 2>"$T/bg.err" &
+    BGPID=$!
+    BG_PIDS="$BG_PIDS $BGPID"
+}
+wait_stopped() {
+    i=0
+    while [ $i -lt 12000 ]; do
+        st=$(sed -n 's/^[0-9]* (.*) \(.\) .*/\1/p' "/proc/$1/stat" 2>/dev/null)
+        [ "$st" = T ] && return 0
+        [ -z "$st" ] || [ "$st" = Z ] && return 1
+        sleep 0.05
+        i=$((i + 1))
+    done
+    return 1
+}
+
+init_vault || finish
+python3 - "$T/tree" <<'EOF'
+import os, random, sys
+root = sys.argv[1]
+rnd = random.Random(10000)
+for d in range(100):
+    os.makedirs(os.path.join(root, "d%02d" % d))
+    for f in range(100):
+        if d == 99 and f == 99:
+            continue
+        with open(os.path.join(root, "d%02d" % d, "f%02d" % f), "wb") as out:
+            out.write(os.urandom(rnd.randint(0, 3000)))
+# The file that changes while it is read: 3 objects, read last.
+with open(os.path.join(root, "zz-growing"), "wb") as out:
+    out.write(os.urandom(9 * 1024 * 1024))
+EOF
+count=$(find "$T/tree" -type f | wc -l)
+check_ok "the tree holds 10,000 files" [ "$count" -eq 10000 ]
+
+# Read 5000 fails with EIO; the second read of zz-growing stops the process.
+bg env PQVAULT_TEST_FAULT=read:5000:EIO PQVAULT_TEST_STOP_AT=read:2 \
+    PQVAULT_TEST_STOP_PATH=zz-growing "$PQV_TEST" -v "$V" --passphrase-file "$PF" add "$T/tree"
+if wait_stopped "$BGPID"; then
+    head -c 100000 /dev/urandom >>"$T/tree/zz-growing"
+    kill -CONT "$BGPID"
+fi
+wait "$BGPID"
+st=$?
+BG_PIDS=
+check_ok "add: exit 1 (one file could not be read; the others are stored)" [ "$st" -eq 1 ]
+unreadable=$(sed -n 's|^pqvault: add: \(.*\): not stored: read: Input/output error$|\1|p' "$T/bg.err")
+check_ok "add: exactly one file reported unreadable" [ -n "$unreadable" ] && [ "$(printf '%s\n' "$unreadable" | wc -l)" -eq 1 ]
+check_ok "add: the changing file reported once, read again" \
+    [ "$(grep -c 'zz-growing: changed while it was being read: reading it again' "$T/bg.err")" -eq 1 ]
+check_ok "add: nothing else reported (3 lines: unreadable, changed, summary)" \
+    [ "$(wc -l <"$T/bg.err")" -eq 3 ]
+check_ok "add: the summary counts one entry" grep -q 'tree: 1 entry not stored (reported above)' "$T/bg.err"
+
+# Damage one record (not the one of the unreadable file, which has none).
+rec=$(find "$V/records" -type f | sort | sed -n 4321p)
+flip_byte "$rec" 70
+expect_status 4 pq list tree
+listed=$T/listed
+cp "$OUT" "$listed"
+check_ok "list: exactly one error line, the damaged record" \
+    [ "$(grep -c 'record failed authentication' "$ERR")" -eq 1 ]
+# What list does not show: the unreadable file and the damaged record's.
+find "$T/tree" -mindepth 1 | sed "s|^$T/||" | sort >"$T/all"
+missing=$(sort "$listed" | comm -23 "$T/all" -)
+check_ok "list: every entry but two shows (the unreadable one and the damaged one)" \
+    [ "$(printf '%s\n' "$missing" | wc -l)" -eq 2 ]
+check_ok "list: the unreadable file is one of them" \
+    sh -c 'printf "%s\n" "$1" | grep -qxF "$2"' sh "$missing" "${unreadable#$T/}"
+
+expect_status 4 pq get tree -o "$T/out"
+check_ok "get: exactly one failure reported (the damaged record)" \
+    [ "$(grep -c 'record failed authentication' "$ERR")" -eq 1 ]
+bad=0
+good=0
+while IFS= read -r name; do
+    [ -f "$T/$name" ] || continue
+    if cmp -s "$T/$name" "$T/out/$name"; then good=$((good + 1)); else bad=$((bad + 1)); fi
+done <"$listed"
+check_ok "get: every listed file restored byte-exact ($good files)" [ "$bad" -eq 0 ] && [ "$good" -eq 9998 ]
+check_ok "get: the grown file restored as it was after growing" cmp -s "$T/tree/zz-growing" "$T/out/tree/zz-growing"
+
+expect_status 4 pq check --read-data
+expect_stdout_contains "damaged: 1, missing: 0"
+check_ok "check: one damaged item, the record" \
+    [ "$(grep -c 'record failed authentication' "$ERR")" -eq 1 ]
+
+finish

@@ -33,7 +33,7 @@ CFLAGS ?= $(OPT) -g
 WARN = -Wall -Wextra -Werror -Wshadow -Wpointer-arith -Wstrict-prototypes -Wmissing-prototypes
 ALL_CFLAGS = -std=c11 -D_GNU_SOURCE -DPQV_VERSION_STRING='"$(VERSION)"' $(WARN) -Iinclude -Isrc \
 	-pthread -fvisibility=hidden $(SANFLAGS) $(CFLAGS)
-LIB_LDLIBS = -lcrypto -lpthread
+LIB_LDLIBS = -lcrypto -lzstd -lpthread
 LDLIBS = $(LIB_LDLIBS)
 ALL_LDFLAGS = -pthread $(SANFLAGS) $(LDFLAGS)
 

@@ -7,7 +7,7 @@ set -eu
 # server; curl signs the harness's own requests; python3 modules for other
 # tests; rclone and restic (Debian 12 main) for the S3 benchmark comparison.
 PACKAGES="build-essential clang libssl-dev libargon2-dev pkg-config valgrind python3 libclang-rt-14-dev strace e2fsprogs
-curl libcurl4-openssl-dev libexpat1-dev
+curl libcurl4-openssl-dev libexpat1-dev libzstd-dev
 ceph-mon ceph-osd radosgw ceph-common
 python3-cryptography python3-numpy
 rclone restic"

@@ -145,7 +145,7 @@ add_bytes(pqv_vault *v, const char *name, int force)
 static void
 fresh_vault(void)
 {
-    struct pqv_init_options io = { VC_KEM, 0, &vc_cheap_kdf };
+    struct pqv_init_options io = { VC_KEM, 0, &vc_cheap_kdf, 0, NULL };
     char fp[PQV_FINGERPRINT_CHARS];
     pqv_vault *v;
 

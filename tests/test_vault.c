@@ -100,7 +100,7 @@ static void
 test_create_and_unlock(void)
 {
     char dir[512], fp[PQV_FINGERPRINT_CHARS];
-    struct pqv_init_options opt = { "FrodoKEM-640-SHAKE", PQV_AEAD_CHACHA20POLY1305, &cheap };
+    struct pqv_init_options opt = { "FrodoKEM-640-SHAKE", PQV_AEAD_CHACHA20POLY1305, &cheap, 0, NULL };
     struct pqv_info info;
     pqv_vault *v = NULL;
 
@@ -467,7 +467,7 @@ static void
 test_review_regressions(void)
 {
     char dir[512], tree[512], fp[PQV_FINGERPRINT_CHARS], code[PQV_RECOVERY_CHARS];
-    struct pqv_init_options opt = { "FrodoKEM-640-SHAKE", 0, &cheap };
+    struct pqv_init_options opt = { "FrodoKEM-640-SHAKE", 0, &cheap, 0, NULL };
     struct pqv_add_options add = { 0, NULL, NULL, count_warnings, NULL };
     pqv_vault *v = NULL;
 

@@ -29,24 +29,30 @@
 extern "C" {
 #endif
 
-#define PQV_FORMAT_VERSION 1
+#define PQV_FORMAT_VERSION 2       /* the newest format this library reads and writes */
+#define PQV_FORMAT_DEFAULT 1       /* what pqv_vault_create writes unless told */
 #define PQV_OBJECT_MAX_PLAIN (4u << 20)   /* 4 MiB of plaintext per object */
 #define PQV_NAME_MAX 4096                 /* bytes in a stored name */
 
 typedef struct pqv_vault pqv_vault;
 
-enum pqv_entry_type { PQV_ENTRY_FILE = 1, PQV_ENTRY_DIR = 2 };
+enum pqv_entry_type { PQV_ENTRY_FILE = 1, PQV_ENTRY_DIR = 2, PQV_ENTRY_SYMLINK = 3 };
 
-/* One stored file or directory, as listed. */
+/* One stored file, directory or symbolic link, as listed. */
 struct pqv_entry {
     char *name;             /* '/'-separated relative name */
-    int type;               /* PQV_ENTRY_FILE or PQV_ENTRY_DIR */
+    int type;               /* PQV_ENTRY_FILE, _DIR or _SYMLINK */
     uint64_t size;          /* plaintext bytes (0 for a directory) */
     uint32_t mode;          /* permission bits (07777) */
     int64_t mtime_sec;
     uint32_t mtime_nsec;
-    int aead;               /* suite of the file's objects */
-    uint32_t nobjects;
+    int aead;               /* suite of the file's data */
+    uint32_t nobjects;      /* extents (objects in format 1) */
+    char *target;           /* a symbolic link's target, else NULL */
+    uint32_t uid, gid;      /* owner and group (format 2; 0 in format 1) */
+    char *user, *group;     /* their names when known, else NULL */
+    uint64_t link_group;    /* nonzero: hard links of one file share it */
+    uint64_t holes;         /* bytes of a sparse file not stored (holes) */
 };
 
 /* Severity of a reported event. */
@@ -64,6 +70,8 @@ struct pqv_init_options {
     const char *kem;                     /* FrodoKEM set name; NULL: auto */
     int aead;                            /* default suite; 0: auto */
     const struct pqv_kdf_params *kdf;    /* NULL: pqv_kdf_default */
+    int format;                          /* 1 or 2; 0: PQV_FORMAT_DEFAULT */
+    const char *state_dir;               /* local state directory (format 2; NULL: none) */
 };
 
 /* pqv_default_kem(): FrodoKEM-976-AES where the CPU has AES instructions,

@@ -36,7 +36,7 @@ cmd_init(struct args *a)
     const char *val;
     struct pqv_kdf_params kdf;
     int have_kdf = 0, id, rc;
-    struct pqv_init_options opt = { NULL, 0, NULL };
+    struct pqv_init_options opt = { NULL, 0, NULL, 0, NULL };
     while ((id = next_arg(a, &val)) != ARG_END) {
         switch (id) {
         case ARG_ERROR: case ARG_HELP: return arg_stop(a, id);

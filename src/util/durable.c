@@ -128,38 +128,72 @@ give_name(struct durable *d, const char *name, int how)
 }
 
 int
-durable_commit(struct durable *d, const char *name, int how, const struct durable_meta *meta)
+durable_set_meta(struct durable *d, const struct durable_meta *meta)
 {
-    int rc, e;
+    struct timespec times[2] = { meta->mtime, meta->mtime };
+    int rc;
 
-    if (meta != NULL) {
-        struct timespec times[2] = { meta->mtime, meta->mtime };
-        if (io_fchmod(d->fd, meta->mode & 07777, d->what) != 0) {
-            rc = error_errno(d->what, "chmod", errno);
-            goto fail;
-        }
-        if (io_futimens(d->fd, times, d->what) != 0) {
-            rc = error_errno(d->what, "set times", errno);
-            goto fail;
-        }
-    }
-    if (io_fsync(d->fd, d->what) != 0) {
-        rc = error_errno(d->what, "fsync", errno);
+    /* Owner first: chown clears the set-id bits that chmod then sets. */
+    if (meta->set_owner && io_fchown(d->fd, meta->uid, meta->gid, d->what) != 0) {
+        rc = error_errno(d->what, "chown", errno);
         goto fail;
     }
-    /* Named while still open: its flock guards it until it has its name. */
-    if ((rc = give_name(d, name, how)) != 0)
+    if (io_fchmod(d->fd, meta->mode & 07777, d->what) != 0) {
+        rc = error_errno(d->what, "chmod", errno);
         goto fail;
-    e = close(d->fd);
-    d->fd = -1;
-    durable_abort(d); /* removes the temporary left by a link */
-    if (e != 0)
-        return error_errno(d->what, "close", errno); /* (synced: the data is there) */
+    }
+    if (io_futimens(d->fd, times, d->what) != 0) {
+        rc = error_errno(d->what, "set times", errno);
+        goto fail;
+    }
     return 0;
 
 fail:
     durable_abort(d);
     return rc;
+}
+
+int
+durable_sync(struct durable *d)
+{
+    int rc;
+
+    if (io_fsync(d->fd, d->what) != 0) {
+        rc = error_errno(d->what, "fsync", errno);
+        durable_abort(d);
+        return rc;
+    }
+    return 0;
+}
+
+int
+durable_name(struct durable *d, const char *name, int how)
+{
+    int rc, e;
+
+    /* Named while still open: its flock guards it until it has its name. */
+    if ((rc = give_name(d, name, how)) != 0) {
+        durable_abort(d);
+        return rc;
+    }
+    e = close(d->fd);
+    d->fd = -1;
+    durable_abort(d); /* removes the temporary left by a link */
+    if (e != 0)
+        return error_errno(name, "close", errno); /* (synced: the data is there) */
+    return 0;
+}
+
+int
+durable_commit(struct durable *d, const char *name, int how, const struct durable_meta *meta)
+{
+    int rc;
+
+    if (meta != NULL && (rc = durable_set_meta(d, meta)) != 0)
+        return rc;
+    if ((rc = durable_sync(d)) != 0)
+        return rc;
+    return durable_name(d, name, how);
 }
 
 void

@@ -43,10 +43,13 @@ enum durable_how {
                               * file system (the temporary is removed) */
 };
 
-/* Mode and times given to the file before it is synced. */
+/* Owner, mode and times given to the file before it is synced. */
 struct durable_meta {
     mode_t mode;
     struct timespec mtime;
+    int set_owner;                  /* chown to uid/gid first (root restores) */
+    uid_t uid;
+    gid_t gid;
 };
 
 /* durable_begin(d, dirfd, name, what, flags, mode): create the temporary
@@ -60,6 +63,13 @@ int durable_begin(struct durable *d, int dirfd, const char *name, const char *wh
  * close, and give the file ${name} as ${how} says.  On failure the
  * temporary is removed and nothing is at ${name} that was not before. */
 int durable_commit(struct durable *d, const char *name, int how, const struct durable_meta *meta);
+
+/* The same in three steps, for callers that sync many files at once:
+ * durable_set_meta (owner, mode, times), durable_sync (fsync), durable_name
+ * (give the name, close).  Each removes the temporary on failure. */
+int durable_set_meta(struct durable *d, const struct durable_meta *meta);
+int durable_sync(struct durable *d);
+int durable_name(struct durable *d, const char *name, int how);
 
 /* durable_abort(d): close and remove the temporary.  Safe after commit. */
 void durable_abort(struct durable *d);

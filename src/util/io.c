@@ -6,6 +6,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "util/fsutil.h"
@@ -171,6 +173,18 @@ io_write(int fd, const void *buf, size_t len, const char *what)
     return write(fd, buf, len);
 }
 
+ssize_t
+io_pwrite(int fd, const void *buf, size_t len, uint64_t offset, const char *what)
+{
+    int e = fault("write", what);
+
+    if (e == IO_FAULT_SHORT)
+        return pwrite(fd, buf, len > 1 ? len / 2 : len, (off_t)offset);
+    if (e != 0)
+        return -1;
+    return pwrite(fd, buf, len, (off_t)offset);
+}
+
 int
 io_fsync(int fd, const char *what)
 {
@@ -226,6 +240,46 @@ io_fchmod(int fd, mode_t mode, const char *what)
     if (fault("chmod", what))
         return -1;
     return fchmod(fd, mode);
+}
+
+int
+io_fchown(int fd, uid_t uid, gid_t gid, const char *what)
+{
+    if (fault("chown", what))
+        return -1;
+    return fchown(fd, uid, gid);
+}
+
+int
+io_symlinkat(const char *target, int dirfd, const char *name, const char *what)
+{
+    if (fault("open", WHAT(what, name)))
+        return -1;
+    return symlinkat(target, dirfd, name);
+}
+
+int
+io_lchownat(int dirfd, const char *name, uid_t uid, gid_t gid, const char *what)
+{
+    if (fault("chown", WHAT(what, name)))
+        return -1;
+    return fchownat(dirfd, name, uid, gid, AT_SYMLINK_NOFOLLOW);
+}
+
+int
+io_lutimensat(int dirfd, const char *name, const struct timespec times[2], const char *what)
+{
+    if (fault("utimens", WHAT(what, name)))
+        return -1;
+    return utimensat(dirfd, name, times, AT_SYMLINK_NOFOLLOW);
+}
+
+int
+io_fsetxattr(int fd, const char *name, const void *value, size_t len, const char *what)
+{
+    if (fault("xattr", what))
+        return -1;
+    return fsetxattr(fd, name, value, len, 0);
 }
 
 int

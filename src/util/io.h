@@ -54,6 +54,7 @@ extern int (*io_fault_hook)(const char *op, const char *path);
 
 int io_openat(int dirfd, const char *name, int flags, mode_t mode, const char *what);
 ssize_t io_write(int fd, const void *buf, size_t len, const char *what);
+ssize_t io_pwrite(int fd, const void *buf, size_t len, uint64_t offset, const char *what);
 int io_fsync(int fd, const char *what);
 /* io_renameat(fromdir, from, todir, to, flags): renameat2 with ${flags}
  * (0, or RENAME_NOREPLACE: fail with EEXIST rather than replace ${to}). */
@@ -65,6 +66,13 @@ int io_linkat(int fromdir, const char *from, int todir, const char *to, const ch
 int io_unlinkat(int dirfd, const char *name, int flags, const char *what);
 int io_mkdirat(int dirfd, const char *name, mode_t mode, const char *what);
 int io_fchmod(int fd, mode_t mode, const char *what);
+int io_fchown(int fd, uid_t uid, gid_t gid, const char *what);
+/* io_symlinkat(target, dirfd, name, what): a symbolic link (never followed). */
+int io_symlinkat(const char *target, int dirfd, const char *name, const char *what);
+/* io_fchownat / io_utimensat with AT_SYMLINK_NOFOLLOW: a link's own. */
+int io_lchownat(int dirfd, const char *name, uid_t uid, gid_t gid, const char *what);
+int io_lutimensat(int dirfd, const char *name, const struct timespec times[2], const char *what);
+int io_fsetxattr(int fd, const char *name, const void *value, size_t len, const char *what);
 /* io_source_pread(fd, buf, len, offset, what): read a file being added,
  * like fsutil_pread_all (the bytes read, fewer only at end of file, or a
  * negative PQV_E_*).  Not a durable-state call: here so that the test build

@@ -16,7 +16,7 @@ static int
 vault_create(pqv_vault *v, const uint8_t *pass, size_t passlen, const struct pqv_init_options *opt,
     char recovery[PQV_RECOVERY_CHARS], char fingerprint[PQV_FINGERPRINT_CHARS])
 {
-    struct pqv_init_options defaults = { NULL, 0, NULL };
+    struct pqv_init_options defaults = { NULL, 0, NULL, 0, NULL };
     struct vault_config *config = &v->config;
     pqv_identity *id = NULL;
     uint8_t seed[PQV_SEED_BYTES], config_key[32];
@@ -30,7 +30,9 @@ vault_create(pqv_vault *v, const uint8_t *pass, size_t passlen, const struct pqv
         return error_set(PQV_E_INVAL, NULL, "empty passphrase");
     if (opt == NULL)
         opt = &defaults;
-    config->version = PQV_FORMAT_VERSION;
+    config->version = opt->format != 0 ? opt->format : PQV_FORMAT_DEFAULT;
+    if (config->version != 1 && config->version != 2)
+        return error_set(PQV_E_INVAL, NULL, "unknown format version %d", opt->format);
     config->kem = pqv_frodo_find(opt->kem != NULL ? opt->kem : pqv_default_kem());
     if (config->kem == NULL)
         return error_set(PQV_E_INVAL, NULL, "unknown KEM \"%s\"", opt->kem);
@@ -55,7 +57,8 @@ vault_create(pqv_vault *v, const uint8_t *pass, size_t passlen, const struct pqv
     if ((rc = pqv_identity_derive(&id, config->kem, seed)) != 0)
         goto done;
     memcpy(config->identity_hash, pqv_identity_public_hash(id), 32);
-    if ((rc = pqv_identity_derive_key(id, "config", config_key)) != 0)
+    v->identity = id; /* (borrowed until the end) */
+    if ((rc = vault_derive_keys(v, config_key)) != 0)
         goto done;
     if ((rc = config_build(config, config_key, &text, &textlen)) != 0)
         goto done;
@@ -65,6 +68,23 @@ vault_create(pqv_vault *v, const uint8_t *pass, size_t passlen, const struct pqv
      * does, and then everything it needs is there. */
     if ((rc = vault_store_keyfile(v, v->keyfile)) != 0)
         goto done;
+    /* Format 2: the first epoch, an empty base, roots the chain. */
+    if (config->version == 2) {
+        struct state st;
+        struct txn t;
+        memset(&st, 0, sizeof(st));
+        st.format = 2;
+        if (opt->state_dir != NULL && (v->state_dir = strdup(opt->state_dir)) == NULL) {
+            rc = PQV_E_NOMEM;
+            goto done;
+        }
+        if ((rc = txn_begin(v, &st, &t)) != 0)
+            goto done;
+        rc = txn_commit(&t, SEGMENT_BASE, NULL, 0, NULL, 0);
+        txn_free(&t);
+        if (rc != 0)
+            goto done;
+    }
     if ((rc = v->storage->ops->put(v->storage, CONFIG_NAME, text, textlen)) != 0 ||
         (rc = v->storage->ops->barrier(v->storage)) != 0)
         goto done;
@@ -73,6 +93,7 @@ vault_create(pqv_vault *v, const uint8_t *pass, size_t passlen, const struct pqv
     pqv_identity_fingerprint(id, fingerprint);
 
 done:
+    v->identity = NULL;
     pqv_identity_free(id);
     util_wipe(seed, sizeof(seed));
     util_wipe(config_key, sizeof(config_key));

@@ -53,6 +53,9 @@ dest_open(struct dest *d, const char *path, int create)
 void
 dest_close(struct dest *d)
 {
+    for (size_t i = 0; i < d->ndirs; i++)
+        close(d->dirs[i].fd);
+    free(d->dirs);
     for (size_t i = 0; i < d->ncleaned; i++)
         free(d->cleaned[i]);
     free(d->cleaned);
@@ -177,6 +180,59 @@ fail:
 }
 
 int
+dest_note_dir(struct dest *d, int dirfd)
+{
+    struct stat st;
+    struct dest_dir *grown;
+
+    if (fstat(dirfd, &st) != 0)
+        return error_errno(d->root, "stat", errno);
+    for (size_t i = 0; i < d->ndirs; i++)
+        if (d->dirs[i].dev == st.st_dev && d->dirs[i].ino == st.st_ino)
+            return 0;
+    if ((grown = realloc(d->dirs, (d->ndirs + 1) * sizeof(*grown))) == NULL)
+        return PQV_E_NOMEM;
+    d->dirs = grown;
+    if ((d->dirs[d->ndirs].fd = dup(dirfd)) < 0)
+        return error_errno(d->root, "dup", errno);
+    d->dirs[d->ndirs].dev = st.st_dev;
+    d->dirs[d->ndirs].ino = st.st_ino;
+    d->ndirs++;
+    return 0;
+}
+
+int
+dest_sync_dirs(struct dest *d)
+{
+    int rc = 0;
+
+    for (size_t i = 0; i < d->ndirs; i++) {
+        if (rc == 0)
+            rc = fsutil_fsync_dirfd(d->dirs[i].fd, d->root);
+        close(d->dirs[i].fd);
+    }
+    d->ndirs = 0;
+    return rc;
+}
+
+int
+dest_name_file(struct dest *d, struct dest_file *f, int force)
+{
+    int rc = 0;
+
+    if (!f->device) {
+        rc = durable_name(&f->tmp, f->base, force ? DURABLE_REPLACE : DURABLE_NOREPLACE);
+        f->fd = -1;
+        if (rc != 0)
+            error_subject(rc, f->display);
+        else
+            rc = dest_note_dir(d, f->dirfd);
+    }
+    dest_close_file(f);
+    return rc;
+}
+
+int
 dest_commit_file(struct dest_file *f, const struct durable_meta *meta, int force)
 {
     int rc;
@@ -240,6 +296,12 @@ dest_make_dir(struct dest *d, const char *rel)
 }
 
 int
+dest_open_dir(struct dest *d, const char *rel, int *fd)
+{
+    return fsutil_open_dirs(d->rootfd, d->root, rel, FSUTIL_NOCREATE, 0755, fd);
+}
+
+int
 dest_set_dir_meta(struct dest *d, const char *rel, const char *display,
     const struct durable_meta *meta)
 {
@@ -248,12 +310,113 @@ dest_set_dir_meta(struct dest *d, const char *rel, const char *display,
 
     if ((rc = fsutil_open_dirs(d->rootfd, d->root, rel, FSUTIL_NOCREATE, 0755, &fd)) != 0)
         return rc;
-    if (io_fchmod(fd, meta->mode & 07777, display) != 0)
+    if (meta->set_owner && io_fchown(fd, meta->uid, meta->gid, display) != 0)
+        rc = error_errno(display, "chown", errno);
+    else if (io_fchmod(fd, meta->mode & 07777, display) != 0)
         rc = error_errno(display, "chmod", errno);
     else if (io_futimens(fd, times, display) != 0)
         rc = error_errno(display, "set times", errno);
     else
         rc = fsutil_fsync_dirfd(fd, display); /* its mode and times */
     close(fd);
+    return rc;
+}
+
+/* open_parent(d, rel, display, create, dirfd, base): the directory of
+ * ${rel} (walked without following links) and its last component. */
+static int
+open_parent(struct dest *d, const char *rel, int create, int *dirfd, const char **base)
+{
+    char dir[4096];
+    int rc;
+
+    if ((rc = split(rel, dir, sizeof(dir), base)) != 0)
+        return rc;
+    return fsutil_open_dirs(d->rootfd, d->root, dir, create ? FSUTIL_CREATE_SYNC : FSUTIL_NOCREATE,
+        0755, dirfd);
+}
+
+/* in_the_way(dirfd, base, display, force): may ${base} be (re)placed? */
+static int
+in_the_way(int dirfd, const char *base, const char *display, int force)
+{
+    struct stat st;
+
+    if (fstatat(dirfd, base, &st, AT_SYMLINK_NOFOLLOW) != 0)
+        return errno == ENOENT ? 0 : error_errno(display, "stat", errno);
+    if (S_ISDIR(st.st_mode))
+        return error_set(PQV_E_EXISTS, display, "is a directory");
+    if (!S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode))
+        return error_set(PQV_E_EXISTS, display, "exists and is not a regular file");
+    if (!force)
+        return error_set(PQV_E_EXISTS, display, "%s",
+            S_ISLNK(st.st_mode) ? "exists (a symbolic link)" : "already exists");
+    return 0;
+}
+
+int
+dest_symlink(struct dest *d, const char *rel, const char *display, const char *target, int force,
+    const struct durable_meta *meta)
+{
+    char temp[DURABLE_TEMP_MAX];
+    struct timespec times[2];
+    const char *base;
+    uint8_t r[8];
+    char hex[17];
+    int dirfd, rc;
+
+    if ((rc = open_parent(d, rel, 1, &dirfd, &base)) != 0)
+        return rc;
+    if ((rc = in_the_way(dirfd, base, display, force)) != 0)
+        goto done;
+    /* Made under a temporary name, then renamed: an existing name is
+     * replaced (with force) at once or not at all. */
+    if ((rc = util_random(r, sizeof(r))) != 0)
+        goto done;
+    util_hex_encode(hex, r, sizeof(r));
+    snprintf(temp, sizeof(temp), ".%.200s.pqvault.tmp-%s", base, hex);
+    if (io_symlinkat(target, dirfd, temp, display) != 0) {
+        rc = error_errno(display, "symlink", errno);
+        goto done;
+    }
+    times[0] = times[1] = meta->mtime;
+    if (meta->set_owner && io_lchownat(dirfd, temp, meta->uid, meta->gid, display) != 0)
+        rc = error_errno(display, "chown", errno);
+    else if (io_lutimensat(dirfd, temp, times, display) != 0)
+        rc = error_errno(display, "set times", errno);
+    else if (io_renameat(dirfd, temp, dirfd, base, force ? 0 : RENAME_NOREPLACE, display) != 0)
+        rc = errno == EEXIST ? error_set(PQV_E_EXISTS, display, "already exists")
+                             : error_errno(display, "rename", errno);
+    if (rc != 0)
+        (void)unlinkat(dirfd, temp, 0);
+    else
+        rc = dest_note_dir(d, dirfd);
+done:
+    close(dirfd);
+    return rc;
+}
+
+int
+dest_hardlink(struct dest *d, const char *existing, const char *rel, const char *display, int force)
+{
+    const char *from_base, *base;
+    int from_dir, dirfd, rc;
+
+    if ((rc = open_parent(d, existing, 0, &from_dir, &from_base)) != 0)
+        return rc;
+    if ((rc = open_parent(d, rel, 1, &dirfd, &base)) != 0) {
+        close(from_dir);
+        return rc;
+    }
+    if ((rc = in_the_way(dirfd, base, display, force)) == 0) {
+        if (force)
+            (void)io_unlinkat(dirfd, base, 0, display);
+        if (io_linkat(from_dir, from_base, dirfd, base, display) != 0)
+            rc = error_errno(display, "link", errno);
+        else
+            rc = dest_note_dir(d, dirfd);
+    }
+    close(from_dir);
+    close(dirfd);
     return rc;
 }

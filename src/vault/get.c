@@ -1,97 +1,129 @@
 /*
- * get.c: restoring files and trees (pqv_vault_get, pqv_vault_get_fd).
+ * get.c: restoring files and trees (pqv_vault_get, pqv_vault_get_fd), from
+ * the catalogue's entries (state.c), format 1 or 2 alike.
  *
- * Objects are read and opened on the worker pool, a bounded window ahead;
- * the plaintext is written in order.  For a file, into a temporary file
- * beside the destination: only when every tag has verified is it given its
- * mode and mtime, fsynced and renamed to its name (without replacing an
- * existing file unless forced), and its directory fsynced.  No
- * unauthenticated or partial plaintext ever sits at the destination name.
+ * A file's extents are read and opened on the worker pool, a bounded window
+ * ahead, and written at their offsets (holes stay holes) into a temporary
+ * file beside the destination (dest.c).  Only when every tag has verified
+ * is it given its owner (as root), mode, times and extended attributes.
+ * Files are committed in batches: their temporaries synced concurrently,
+ * then renamed, then each directory that received names synced once; no
+ * name ever points at unsynced or unverified data (docs/DESIGN.md section
+ * 3).  Symbolic links are recreated (never followed); names that were hard
+ * links of one file become hard links again.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "util/fsutil.h"
+#include "util/io.h"
 #include "util/util.h"
 #include "vault/vault_internal.h"
 
+/* A batch: files written and verified, synced together, then named. */
+#define BATCH_FILES 64
+#define BATCH_BYTES (64u << 20)
 
 struct get_job {
     struct pool_job job;
     pqv_vault *v;
-    const struct record *r;
+    const struct entry *e;
     const uint8_t *file_key;
     uint32_t index;
-    uint8_t *plain;
-    size_t plain_len;
+    uint8_t *plain, *sealed, *scratch;
 };
 
 static void
 get_job_run(struct pool_job *pj)
 {
     struct get_job *job = (struct get_job *)pj;
-    const struct record *r = job->r;
-    char sname[STORAGE_NAME_MAX];
-    uint8_t *buf;
-    size_t len;
-    int rc;
 
-    object_storage_name(r->object_ids[job->index], sname);
-    rc = job->v->storage->ops->get(job->v->storage, sname, &buf, &len,
-        object_sealed_size(job->plain_len) + 1);
-    if (rc == PQV_E_NOTFOUND) {
-        /* NOTFOUND, not yet INTEGRITY: stream_current() first asks whether
-         * a writer replaced or removed the file while we read it. */
-        rc = error_set(PQV_E_NOTFOUND, NULL, "object %u (%s) is missing", job->index, sname);
-    } else if (rc == PQV_E_INTEGRITY) {
-        rc = error_set(PQV_E_INTEGRITY, NULL, "object %u (%s) has the wrong size", job->index, sname);
-    } else if (rc == 0) {
-        rc = object_open(r->entry.aead, job->file_key, r->object_ids[job->index], job->index, buf,
-            len, job->plain, job->plain_len);
-        if (rc == PQV_E_INTEGRITY) {
-            char why[PQV_ERROR_REASON_MAX];
-            snprintf(why, sizeof(why), "%s", pqv_error_last()->reason);
-            rc = error_set(rc, NULL, "object %u (%s): %s", job->index, sname, why);
-        }
-        free(buf);
-    }
-    job->job.rc = rc;
+    job->job.rc = pack_read_extent(job->v, job->e->suite, job->file_key, job->index,
+        &job->e->extents[job->index], job->plain, job->sealed, job->scratch);
 }
 
-/* Output of a restore: a descriptor and its name for messages. */
+/* Where plaintext goes: a file of ours (written at offsets), or a stream
+ * (standard output, a FIFO, a device: written in order, holes as zeros). */
 struct sink {
     int fd;
     const char *name;
+    int seekable;
+    int writeback;           /* start the write-back of each extent at once */
     uint64_t done, total;
     const struct pqv_get_options *opt;
-    int writeback;  /* 1: a file of ours, fsynced at the end: start the
-                     * write-back of each object's plaintext as soon as it is
-                     * written (sync_file_range), so that the disk works
-                     * while later objects are read and opened and the final
-                     * fsync (still the durability point) has little left */
 };
 
-/* stream_file(v, r, out): unwrap the file key and write the plaintext of
- * ${r} to ${out} in order, verifying every object. */
+/* write_zeros(out, n): a hole, on a stream. */
 static int
-stream_file(pqv_vault *v, const struct record *r, struct sink *out)
+write_zeros(struct sink *out, uint64_t n)
+{
+    static const uint8_t zeros[65536];
+
+    while (n > 0) {
+        size_t k = n > sizeof(zeros) ? sizeof(zeros) : (size_t)n;
+        int rc = fsutil_write_all(out->fd, zeros, k, out->name);
+        if (rc != 0)
+            return rc;
+        n -= k;
+    }
+    return 0;
+}
+
+/* put_extent(out, x, plain, pos): write one extent's plaintext. */
+static int
+put_extent(struct sink *out, const struct extent *x, const uint8_t *plain, uint64_t *pos)
+{
+    int rc;
+
+    if (out->seekable) {
+        const uint8_t *p = plain;
+        size_t left = x->plain_len;
+        uint64_t off = x->file_off;
+        while (left > 0) {
+            ssize_t n = io_pwrite(out->fd, p, left, off, out->name);
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n <= 0)
+                return error_errno(out->name, "write", n < 0 ? errno : EIO);
+            p += n;
+            off += (uint64_t)n;
+            left -= (size_t)n;
+        }
+        if (out->writeback)
+            (void)sync_file_range(out->fd, (off_t)x->file_off, (off_t)x->plain_len,
+                SYNC_FILE_RANGE_WRITE); /* advisory: errors surface at fsync */
+    } else {
+        if ((rc = write_zeros(out, x->file_off - *pos)) != 0 ||
+            (rc = fsutil_write_all(out->fd, plain, x->plain_len, out->name)) != 0)
+            return rc;
+    }
+    *pos = x->file_off + x->plain_len;
+    return 0;
+}
+
+/* stream_entry(v, st, e, out): the plaintext of ${e}, every extent
+ * verified, to ${out}. */
+static int
+stream_entry(pqv_vault *v, struct state *st, const struct entry *e, struct sink *out)
 {
     uint8_t file_key[PQV_FILE_KEY_BYTES];
     struct pool *pool = vault_pool(v);
     struct get_job *jobs = NULL;
-    size_t window, submitted = 0, retired = 0;
-    uint32_t n = r->entry.nobjects;
-    uint64_t offset = 0;
+    size_t window, submitted = 0, retired = 0, n = e->nextents;
+    uint64_t pos = 0;
     int rc, failed = 0;
 
     if (pool == NULL)
         return PQV_E_NOMEM;
-    if ((rc = record_unwrap_file_key(v, r, file_key)) != 0)
+    if ((rc = state_file_key(v, st, e, file_key)) != 0)
         return rc;
     window = pool_threads(pool) + WINDOW_EXTRA;
     if (window > n)
@@ -101,18 +133,17 @@ stream_file(pqv_vault *v, const struct record *r, struct sink *out)
         goto done;
     }
     while (retired < n) {
-        /* Keep the window full. */
         while (!failed && submitted < n && submitted - retired < window) {
             struct get_job *job = &jobs[submitted % window];
-            uint64_t left = r->entry.size - (uint64_t)submitted * PQV_OBJECT_MAX_PLAIN;
-            job->plain_len = left > PQV_OBJECT_MAX_PLAIN ? PQV_OBJECT_MAX_PLAIN : (size_t)left;
-            if (job->plain == NULL && (job->plain = malloc(PQV_OBJECT_MAX_PLAIN)) == NULL) {
+            if (job->plain == NULL && ((job->plain = malloc(PQV_OBJECT_MAX_PLAIN)) == NULL ||
+                    (job->sealed = malloc(pack_sealed_max())) == NULL ||
+                    (job->scratch = malloc(pack_scratch_size())) == NULL)) {
                 rc = PQV_E_NOMEM;
                 failed = 1;
                 break;
             }
             job->v = v;
-            job->r = r;
+            job->e = e;
             job->file_key = file_key;
             job->index = (uint32_t)submitted;
             job->job.run = get_job_run;
@@ -129,122 +160,299 @@ stream_file(pqv_vault *v, const struct record *r, struct sink *out)
             failed = 1;
         }
         if (!failed) {
-            if ((rc = fsutil_write_all(out->fd, job->plain, job->plain_len, out->name)) != 0)
+            if ((rc = put_extent(out, &e->extents[job->index], job->plain, &pos)) != 0)
                 failed = 1;
-            else if (out->writeback && job->plain_len > 0)
-                (void)sync_file_range(out->fd, (off_t)offset, (off_t)job->plain_len,
-                    SYNC_FILE_RANGE_WRITE); /* advisory: errors surface at fsync */
-            offset += job->plain_len;
-            out->done += job->plain_len;
+            out->done += e->extents[job->index].plain_len;
             if (out->opt->progress != NULL)
                 out->opt->progress(out->opt->progress_ctx, out->done, out->total);
         }
     }
+    /* A trailing hole. */
+    if (!failed) {
+        if (out->seekable) {
+            if (ftruncate(out->fd, (off_t)e->size) != 0)
+                rc = error_errno(out->name, "truncate", errno);
+        } else {
+            rc = write_zeros(out, e->size - pos);
+        }
+    }
 done:
-    /* The plaintext buffers are reused from object to object and wiped
-     * once here (not after every object: 4 MiB of wiping per object cost
-     * as much as the decryption). */
+    /* Buffers reused from extent to extent, wiped once here. */
     for (size_t i = 0; jobs != NULL && i < window; i++) {
         if (jobs[i].plain != NULL)
             util_wipe(jobs[i].plain, PQV_OBJECT_MAX_PLAIN);
+        if (jobs[i].scratch != NULL)
+            util_wipe(jobs[i].scratch, pack_scratch_size());
         free(jobs[i].plain);
+        free(jobs[i].sealed);
+        free(jobs[i].scratch);
     }
     free(jobs);
     util_wipe(file_key, sizeof(file_key));
     return rc;
 }
 
-/* same_objects(a, b): whether two records name the same objects. */
+/* same_data(a, b): whether two entries name the same data. */
 static int
-same_objects(const struct record *a, const struct record *b)
+same_data(const struct entry *a, const struct entry *b)
 {
-    return a->entry.nobjects == b->entry.nobjects &&
-        (a->entry.nobjects == 0 ||
-            memcmp(a->object_ids, b->object_ids, (size_t)a->entry.nobjects * OBJECT_ID_BYTES) == 0);
+    if (a->nextents != b->nextents || a->epoch != b->epoch)
+        return 0;
+    for (uint32_t i = 0; i < a->nextents; i++)
+        if (memcmp(a->extents[i].pack_id, b->extents[i].pack_id, PACK_ID_BYTES) != 0 ||
+            a->extents[i].pack_off != b->extents[i].pack_off)
+            return 0;
+    return 1;
 }
 
 /*
- * stream_current(v, r, out, fresh): stream_file, tolerating writers.  Readers
- * take no lock, so an add --force or rm may delete the objects of the record
- * we read before we reach them.  If an object is missing, read the record
- * again: if it is gone, the file was removed meanwhile (PQV_E_NOTFOUND); if
- * it names other objects, start again from it (it is then left in ${fresh},
- * whose metadata the caller must use); if it is the same, the object is
- * really missing (PQV_E_INTEGRITY).  Output is rewound for a retry, which
- * only a file allows (or a stream nothing was written to yet).
+ * stream_current(v, st, e, out, fresh): stream_entry, tolerating writers.
+ * Readers take no lock: a writer may replace or remove the file, and gc
+ * may repack or delete its data, while we read.  If data is missing, the
+ * state is read again: the file is gone (PQV_E_NOTFOUND), or changed (we
+ * start again from its new entry, left in ${fresh} for the caller), or the
+ * same (the data is really missing: PQV_E_INTEGRITY).  A retry rewinds the
+ * output, which only a file allows (or a stream nothing was written to).
  */
 static int
-stream_current(pqv_vault *v, const struct record *r, struct sink *out, struct record *fresh)
+stream_current(pqv_vault *v, struct state *st, const struct entry *e, struct sink *out,
+    struct entry *fresh, struct state *fresh_state)
 {
     struct error_saved first;
     int rc, tries;
 
-    rc = stream_file(v, r, out);
+    rc = stream_entry(v, st, e, out);
     for (tries = 0; rc == PQV_E_NOTFOUND && tries < 3; tries++) {
-        struct record now;
+        struct entry now;
         int rr;
 
         error_save(&first);
-        rr = record_read(v, r->entry.name, &now);
+        state_free(fresh_state);
+        if ((rr = vault_state(v, fresh_state, NULL)) != 0)
+            return rr;
+        rr = state_lookup(v, fresh_state, e->name, &now);
         if (rr == PQV_E_NOTFOUND)
-            return error_set(PQV_E_NOTFOUND, NULL, "removed while it was being read");
+            return error_set(PQV_E_NOTFOUND, e->name, "removed while it was being read");
         if (rr != 0)
             return rr;
-        if (same_objects(&now, r)) {
-            record_clear(&now);
+        if (same_data(&now, e)) {
+            entry_clear(&now);
             error_restore(&first);
             return error_subject(PQV_E_INTEGRITY, pqv_error_last()->subject);
         }
-        if (out->done > 0 && (ftruncate(out->fd, 0) != 0 || lseek(out->fd, 0, SEEK_SET) != 0)) {
-            record_clear(&now);
+        if (out->done > 0 && (!out->seekable || ftruncate(out->fd, 0) != 0)) {
+            entry_clear(&now);
             return error_set(PQV_E_IO, out->name, "replaced by another writer while being read");
         }
         out->done = 0;
-        out->total = now.entry.size;
-        record_clear(fresh);
+        out->total = now.size;
+        entry_clear(fresh);
         *fresh = now;
-        r = fresh;
-        rc = stream_file(v, r, out);
+        e = fresh;
+        rc = stream_entry(v, fresh_state, e, out);
     }
     if (rc == PQV_E_NOTFOUND)
         rc = error_subject(PQV_E_INTEGRITY, pqv_error_last()->subject);
     return rc;
 }
 
-/* restore_file(v, r, d, rel, display, opt, allow_device, progress):
- * restore ${r} at ${rel} below the destination ${d}. */
+/* ---- metadata ---- */
+
+/* owner_of(e, uid, gid): as root, the owner to restore: by name when the
+ * name exists here (as tar does), else by number; 0 when not root. */
 static int
-restore_file(pqv_vault *v, const struct record *r, struct dest *d, const char *rel,
-    const char *display, const struct pqv_get_options *opt, int allow_device,
-    struct sink *progress)
+owner_of(const struct entry *e, uid_t *uid, gid_t *gid)
 {
-    struct durable_meta meta;
+    char buf[4096];
+    struct passwd pw, *pwp = NULL;
+    struct group gr, *grp = NULL;
+
+    if (geteuid() != 0 || e->epoch == 0) /* (format 1 kept no owners) */
+        return 0;
+    *uid = e->uid;
+    *gid = e->gid;
+    if (e->user != NULL && getpwnam_r(e->user, &pw, buf, sizeof(buf), &pwp) == 0 && pwp != NULL)
+        *uid = pwp->pw_uid;
+    if (e->group != NULL && getgrnam_r(e->group, &gr, buf, sizeof(buf), &grp) == 0 && grp != NULL)
+        *gid = grp->gr_gid;
+    return 1;
+}
+
+static void
+entry_meta(const struct entry *e, struct durable_meta *m)
+{
+    memset(m, 0, sizeof(*m));
+    m->mode = e->perm & 07777;
+    m->mtime.tv_sec = e->mtime_sec;
+    m->mtime.tv_nsec = e->mtime_nsec;
+    m->set_owner = owner_of(e, &m->uid, &m->gid);
+}
+
+/* set_xattrs(fd, e, display, opt): user.* attributes always, the others
+ * (security., trusted., system.) as root only; a file system that takes
+ * none is reported, not an error. */
+static void
+set_xattrs(int fd, const struct entry *e, const char *display, const struct pqv_get_options *opt)
+{
+    for (size_t i = 0; i < e->nxattrs; i++) {
+        const struct xattr *x = &e->xattrs[i];
+        if (strncmp(x->name, "user.", 5) != 0 && geteuid() != 0)
+            continue;
+        if (io_fsetxattr(fd, x->name, x->value, x->len, display) != 0)
+            vault_report(opt->report, opt->report_ctx, PQV_REPORT_WARNING, display,
+                "extended attribute %s not restored: %s", x->name, strerror(errno));
+    }
+}
+
+/* ---- a restore: batches of files ---- */
+
+struct pending {
     struct dest_file f;
-    struct record fresh;
+    const struct entry *e;
+    struct entry fresh;          /* if it changed while read */
+    int done;                    /* nothing to name: only to report (in order) */
+};
+
+/* A name that was a hard link of a file restored earlier in this run. */
+struct hardlink {
+    uint64_t group;
+    char *first;                 /* where its first name was restored */
+};
+
+struct restore {
+    pqv_vault *v;
+    struct state *st;
+    struct state fresh_state;    /* read again when a writer raced */
+    struct dest d;
+    const struct pqv_get_options *opt;
+    struct sink progress;
+    struct pending batch[BATCH_FILES];
+    size_t nbatch;
+    uint64_t batch_bytes;
+    struct hardlink *links;
+    size_t nlinks;
+    struct { char *rel; char *display; uint64_t group; } *later;  /* hard links to make */
+    size_t nlater;
+    uint64_t failed;
+    int worst;
+    int single;                  /* one file: its failure is the call's, not reported */
+    struct error_saved first;
+};
+
+/* failure(r, subject, rc): report and count a failed entry. */
+static void
+failure(struct restore *r, const char *subject, int rc)
+{
+    const struct pqv_error *err = pqv_error_last();
+    const char *who = err->subject[0] != '\0' && strncmp(err->subject, r->d.root,
+        strlen(r->d.root)) == 0 ? err->subject : subject;
+
+    if (!r->single)
+        vault_report(r->opt->report, r->opt->report_ctx, PQV_REPORT_ERROR, who, "%s",
+            err->reason[0] != '\0' ? err->reason : pqv_strerror(rc));
+    else if (r->failed == 0)
+        error_save(&r->first);
+    r->failed++;
+    if (rc == PQV_E_INTEGRITY || r->worst == 0)
+        r->worst = rc;
+}
+
+struct sync_job {
+    struct pool_job job;
+    struct durable *tmp;
+};
+
+static void
+sync_job_run(struct pool_job *pj)
+{
+    struct sync_job *j = (struct sync_job *)pj;
+
+    j->job.rc = durable_sync(j->tmp);
+}
+
+/* flush(r): sync the batch's files concurrently, name them, sync their
+ * directories once. */
+static int
+flush(struct restore *r)
+{
+    struct sync_job jobs[BATCH_FILES];
+    struct pool *pool = vault_pool(r->v);
+    int rc = 0;
+
+    for (size_t i = 0; i < r->nbatch; i++) {
+        jobs[i].tmp = &r->batch[i].f.tmp;
+        jobs[i].job.run = sync_job_run;
+        if (!r->batch[i].f.device && !r->batch[i].done)
+            pool_submit(pool, &jobs[i].job);
+    }
+    for (size_t i = 0; i < r->nbatch; i++) {
+        struct pending *p = &r->batch[i];
+        int src;
+        if (p->done) {
+            vault_report(r->opt->report, r->opt->report_ctx, PQV_REPORT_INFO, p->e->name,
+                "restored");
+            continue;
+        }
+        src = p->f.device ? 0 : pool_wait(pool, &jobs[i].job);
+        if (src == 0)
+            src = dest_name_file(&r->d, &p->f, r->opt->force);
+        else
+            dest_close_file(&p->f);
+        if (src != 0)
+            failure(r, p->e->name, src);
+        else
+            vault_report(r->opt->report, r->opt->report_ctx, PQV_REPORT_INFO, p->e->name,
+                "restored");
+        entry_clear(&p->fresh);
+    }
+    r->nbatch = 0;
+    r->batch_bytes = 0;
+    if ((rc = dest_sync_dirs(&r->d)) != 0)
+        failure(r, r->d.root, rc);
+    return 0;
+}
+
+/* restore_file(r, e, rel, display, allow_device): write ${e} into a
+ * temporary at ${rel}, verified, with its attributes; queued for flush. */
+static int
+restore_file(struct restore *r, const struct entry *e, const char *rel, const char *display,
+    int allow_device)
+{
+    struct pending *p = &r->batch[r->nbatch];
+    struct durable_meta meta;
     int rc;
 
-    if ((rc = dest_open_file(&f, d, rel, display, opt->force, allow_device)) != 0)
+    memset(p, 0, sizeof(*p));
+    if ((rc = dest_open_file(&p->f, &r->d, rel, display, r->opt->force, allow_device)) != 0)
         return rc;
-    progress->fd = f.fd;
-    progress->name = display;
-    progress->writeback = !f.device;
-    memset(&fresh, 0, sizeof(fresh));
-    rc = stream_current(v, r, progress, &fresh);
-    progress->writeback = 0;
-    if (fresh.entry.name != NULL)
-        r = &fresh; /* replaced meanwhile: restore the new version's metadata */
+    r->progress.fd = p->f.fd;
+    r->progress.name = display;
+    r->progress.seekable = !p->f.device;
+    r->progress.writeback = !p->f.device && e->size >= (1u << 20);
+    rc = stream_current(r->v, r->st, e, &r->progress, &p->fresh, &r->fresh_state);
+    if (p->fresh.name != NULL)
+        e = &p->fresh; /* replaced meanwhile: restore the new version's attributes */
     if (rc != 0) {
-        dest_close_file(&f);
-        record_clear(&fresh);
+        dest_close_file(&p->f);
+        entry_clear(&p->fresh);
         return rc;
     }
     /* Every tag verified: now the file may become what it claims to be. */
-    meta.mode = r->entry.mode & 07777;
-    meta.mtime.tv_sec = r->entry.mtime_sec;
-    meta.mtime.tv_nsec = r->entry.mtime_nsec;
-    rc = dest_commit_file(&f, &meta, opt->force);
-    record_clear(&fresh);
-    return rc;
+    if (!p->f.device) {
+        set_xattrs(p->f.fd, e, display, r->opt);
+        entry_meta(e, &meta);
+        if ((rc = durable_set_meta(&p->f.tmp, &meta)) != 0) {
+            dest_close_file(&p->f);
+            entry_clear(&p->fresh);
+            return error_subject(rc, display);
+        }
+    }
+    p->e = e;
+    r->nbatch++;
+    r->batch_bytes += e->size;
+    if (r->nbatch == BATCH_FILES || r->batch_bytes >= BATCH_BYTES)
+        return flush(r);
+    return 0;
 }
 
 static int
@@ -257,128 +465,181 @@ join_path(char *out, size_t outlen, const char *dir, const char *name)
     return 0;
 }
 
+/* restore_one(r, e, rel, display, allow_device): one entry of any kind. */
+static int
+restore_one(struct restore *r, const struct entry *e, const char *rel, const char *display,
+    int allow_device)
+{
+    struct durable_meta meta;
+
+    switch (e->kind) {
+    case KIND_DIR:
+        return dest_make_dir(&r->d, rel);
+    case KIND_SYMLINK:
+        entry_meta(e, &meta);
+        return dest_symlink(&r->d, rel, display, e->target, r->opt->force, &meta);
+    default:
+        if (e->hlgroup != 0) {
+            /* Another name of a file restored in this run: linked after
+             * the files are named. */
+            for (size_t i = 0; i < r->nlinks; i++)
+                if (r->links[i].group == e->hlgroup) {
+                    void *grown = realloc(r->later, (r->nlater + 1) * sizeof(*r->later));
+                    if (grown == NULL)
+                        return PQV_E_NOMEM;
+                    r->later = grown;
+                    if ((r->later[r->nlater].rel = strdup(rel)) == NULL ||
+                        (r->later[r->nlater].display = strdup(display)) == NULL) {
+                        free(r->later[r->nlater].rel);
+                        return PQV_E_NOMEM;
+                    }
+                    r->later[r->nlater++].group = e->hlgroup;
+                    return 1; /* queued */
+                }
+            struct hardlink *grown = realloc(r->links, (r->nlinks + 1) * sizeof(*grown));
+            if (grown == NULL)
+                return PQV_E_NOMEM;
+            r->links = grown;
+            if ((r->links[r->nlinks].first = strdup(rel)) == NULL)
+                return PQV_E_NOMEM;
+            r->links[r->nlinks++].group = e->hlgroup;
+        }
+        return restore_file(r, e, rel, display, allow_device);
+    }
+}
+
+static void
+restore_free(struct restore *r)
+{
+    for (size_t i = 0; i < r->nbatch; i++) {
+        dest_close_file(&r->batch[i].f);
+        entry_clear(&r->batch[i].fresh);
+    }
+    for (size_t i = 0; i < r->nlinks; i++)
+        free(r->links[i].first);
+    free(r->links);
+    for (size_t i = 0; i < r->nlater; i++) {
+        free(r->later[i].rel);
+        free(r->later[i].display);
+    }
+    free(r->later);
+    state_free(&r->fresh_state);
+    dest_close(&r->d);
+}
+
+/* finish(r): the last batch, then the hard links. */
+static int
+finish(struct restore *r)
+{
+    int rc = flush(r);
+
+    for (size_t i = 0; rc == 0 && i < r->nlater; i++) {
+        const char *first = NULL;
+        for (size_t k = 0; k < r->nlinks && first == NULL; k++)
+            if (r->links[k].group == r->later[i].group)
+                first = r->links[k].first;
+        int lrc = dest_hardlink(&r->d, first, r->later[i].rel, r->later[i].display, r->opt->force);
+        if (lrc != 0)
+            failure(r, r->later[i].display, lrc);
+        else
+            vault_report(r->opt->report, r->opt->report_ctx, PQV_REPORT_INFO, r->later[i].rel,
+                "restored (hard link)");
+    }
+    if (rc == 0 && (rc = dest_sync_dirs(&r->d)) != 0)
+        failure(r, r->d.root, rc);
+    return rc;
+}
+
 static const struct pqv_get_options no_options = { 0, NULL, NULL, NULL, NULL };
 
-/* restore_tree(v, prefix, out, opt): every entry under ${prefix}. */
+/* restore_tree(r, prefix, out): every entry under ${prefix}. */
 static int
-restore_tree(pqv_vault *v, const char *prefix, const char *out, const struct pqv_get_options *opt)
+restore_tree(struct restore *r, const char *prefix, const char *out, uint64_t damaged)
 {
-    struct names_walk w = { opt->report, opt->report_ctx, NULL, NULL, NULL, NULL, NULL };
-    struct catalogue cat;
-    struct sink progress = { -1, NULL, 0, 0, opt, 0 };
-    struct dest d;
-    size_t matched = 0;
-    uint64_t damaged = 0, failed = 0;
-    int rc, worst = 0;
+    struct state *st = r->st;
+    size_t first = state_first_under(st, prefix), end = first;
+    int rc;
 
-    /* A damaged record is reported and the rest restored. */
-    w.damaged = &damaged;
-    if ((rc = catalogue_load(v, &cat, &w)) != 0)
+    while (end < st->n && names_under(st->entries[end].name, prefix)) {
+        r->progress.total += st->entries[end].size;
+        end++;
+    }
+    if (end == first)
+        return damaged > 0 ? error_set(PQV_E_INTEGRITY, NULL, "not found, and %llu damaged "
+            "record%s could not be examined", (unsigned long long)damaged, damaged == 1 ? "" : "s")
+                           : error_set(PQV_E_NOTFOUND, NULL, "not found");
+    if ((rc = dest_open(&r->d, out, 1)) != 0)
         return rc;
-    /* Name order: parents before children below, deepest first in reverse. */
-    catalogue_sort(&cat);
-    for (size_t i = 0; i < cat.n; i++) {
-        if (names_under(cat.records[i].entry.name, prefix)) {
-            matched++;
-            progress.total += cat.records[i].entry.size;
-        }
-    }
-    if (matched == 0) {
-        catalogue_free(&cat);
-        if (damaged > 0)
-            return error_set(PQV_E_INTEGRITY, NULL, "not found, and %llu damaged record%s "
-                "could not be examined", (unsigned long long)damaged, damaged == 1 ? "" : "s");
-        return error_set(PQV_E_NOTFOUND, NULL, "not found");
-    }
-    if ((rc = dest_open(&d, out, 1)) != 0) {
-        catalogue_free(&cat);
-        return rc;
-    }
     /* Refuse before writing anything if any destination file exists. */
-    for (size_t i = 0; i < cat.n && !opt->force; i++) {
-        const struct pqv_entry *e = &cat.records[i].entry;
+    for (size_t i = first; i < end && !r->opt->force; i++) {
+        const struct entry *e = &st->entries[i];
         char dest[4096];
-        if (e->type != PQV_ENTRY_FILE || !names_under(e->name, prefix))
+        if (e->kind == KIND_DIR)
             continue;
         if ((rc = join_path(dest, sizeof(dest), out, e->name)) != 0)
-            goto done;
-        if (dest_exists(&d, e->name)) {
-            rc = error_set(PQV_E_EXISTS, dest, "already exists");
-            goto done;
-        }
+            return rc;
+        if (dest_exists(&r->d, e->name))
+            return error_set(PQV_E_EXISTS, dest, "already exists");
     }
-    /* Files first (sorted by name, so parents come before children)... */
-    for (size_t i = 0; i < cat.n; i++) {
-        const struct pqv_entry *e = &cat.records[i].entry;
+    /* Everything in name order (parents before children)... */
+    for (size_t i = first; i < end; i++) {
+        const struct entry *e = &st->entries[i];
         char dest[4096];
-        if (!names_under(e->name, prefix))
-            continue;
         if ((rc = join_path(dest, sizeof(dest), out, e->name)) != 0)
-            goto done;
-        if (e->type == PQV_ENTRY_DIR)
-            rc = dest_make_dir(&d, e->name);
-        else
-            rc = restore_file(v, &cat.records[i], &d, e->name, dest, opt, 0, &progress);
+            return rc;
+        rc = restore_one(r, e, e->name, dest, 0);
         if (rc == PQV_E_NOMEM)
-            goto done;
-        if (rc != 0) {
-            /* Reported, and the rest restored (as tar and restic do); the
-             * worst failure decides the result. */
-            const struct pqv_error *err = pqv_error_last();
-            vault_report(opt->report, opt->report_ctx, PQV_REPORT_ERROR,
-                strncmp(err->subject, out, strlen(out)) == 0 ? err->subject : e->name, "%s",
-                err->reason[0] ? err->reason : pqv_strerror(rc));
-            failed++;
-            if (worst != PQV_E_INTEGRITY)
-                worst = rc;
+            return rc;
+        if (rc < 0) {
+            /* Reported, and the rest restored (as tar and restic do). */
+            failure(r, e->name, rc);
             continue;
         }
-        vault_report(opt->report, opt->report_ctx, PQV_REPORT_INFO, e->name, "restored");
+        if (rc == 0 && e->kind != KIND_FILE) {
+            /* Reported with the files around it, in name order. */
+            struct pending *p = &r->batch[r->nbatch++];
+            memset(p, 0, sizeof(*p));
+            p->f.fd = p->f.dirfd = -1;
+            p->f.tmp.fd = -1;
+            p->f.tmp.slot = -1;
+            p->done = 1;
+            p->e = e;
+            if (r->nbatch == BATCH_FILES && (rc = flush(r)) != 0)
+                return rc;
+        }
     }
-    /* ...then directory modes and times, deepest first, since creating a
+    if ((rc = finish(r)) != 0)
+        return rc;
+    /* ...then directories' attributes, deepest first, since creating a
      * file inside a directory changes its mtime. */
-    for (size_t i = cat.n; i-- > 0;) {
-        const struct pqv_entry *e = &cat.records[i].entry;
+    for (size_t i = end; i-- > first;) {
+        const struct entry *e = &st->entries[i];
         struct durable_meta meta;
         char dest[4096];
-        if (e->type != PQV_ENTRY_DIR || !names_under(e->name, prefix))
+        int fd;
+        if (e->kind != KIND_DIR || join_path(dest, sizeof(dest), out, e->name) != 0)
             continue;
-        if ((rc = join_path(dest, sizeof(dest), out, e->name)) != 0)
-            goto done;
-        meta.mode = e->mode & 07777;
-        meta.mtime.tv_sec = e->mtime_sec;
-        meta.mtime.tv_nsec = e->mtime_nsec;
-        if (dest_set_dir_meta(&d, e->name, dest, &meta) != 0) {
-            vault_report(opt->report, opt->report_ctx, PQV_REPORT_ERROR, dest, "%s",
-                pqv_error_last()->reason);
-            failed++;
-            if (worst == 0)
-                worst = pqv_error_last()->code;
+        if (e->nxattrs > 0 && dest_open_dir(&r->d, e->name, &fd) == 0) {
+            set_xattrs(fd, e, dest, r->opt);
+            close(fd);
         }
+        entry_meta(e, &meta);
+        if ((rc = dest_set_dir_meta(&r->d, e->name, dest, &meta)) != 0)
+            failure(r, dest, rc);
     }
-    rc = 0;
-    /* Exit 4 if anything failed its integrity check, else 1. */
-    if (damaged > 0 || worst == PQV_E_INTEGRITY)
-        worst = PQV_E_INTEGRITY;
-    else
-        worst = PQV_E_IO;
-    if (failed > 0 || damaged > 0)
-        rc = error_set(worst, NULL, "%llu entr%s not restored%s (reported above)",
-            (unsigned long long)(failed + damaged), failed + damaged == 1 ? "y" : "ies",
-            damaged > 0 ? ", damaged records among them" : "");
-done:
-    dest_close(&d);
-    catalogue_free(&cat);
-    return rc;
+    return 0;
 }
 
 int
 pqv_vault_get(pqv_vault *v, const char *name, const char *out, const struct pqv_get_options *opt)
 {
+    struct names_walk w = { NULL, NULL, NULL, NULL, NULL, NULL, NULL };
     char norm[PQV_NAME_MAX + 1], dest[4096];
-    struct sink progress = { -1, NULL, 0, 0, NULL, 0 };
-    struct record r;
-    struct stat st;
+    struct restore r;
+    struct state st;
+    struct entry one, *e = NULL;
+    uint64_t damaged = 0;
+    struct stat sb;
     int rc, out_is_dir;
 
     if ((rc = vault_require_unlocked(v)) != 0)
@@ -387,25 +648,43 @@ pqv_vault_get(pqv_vault *v, const char *name, const char *out, const struct pqv_
         return PQV_E_INVAL;
     if (opt == NULL)
         opt = &no_options;
-    progress.opt = opt;
     if ((rc = pqv_name_normalize(name, norm, sizeof(norm))) != 0)
         return rc;
     /* An existing directory, or a path ending in '/' (created). */
-    out_is_dir = out == NULL || (stat(out, &st) == 0 && S_ISDIR(st.st_mode)) ||
+    out_is_dir = out == NULL || (stat(out, &sb) == 0 && S_ISDIR(sb.st_mode)) ||
         (out[0] != '\0' && out[strlen(out) - 1] == '/');
-    rc = record_read(v, norm, &r);
-    if (rc == 0 && r.entry.type == PQV_ENTRY_FILE) {
-        struct dest d;
-        progress.total = r.entry.size;
+    w.report = opt->report;
+    w.report_ctx = opt->report_ctx;
+    w.damaged = &damaged;
+    if ((rc = vault_state(v, &st, &w)) != 0)
+        return rc;
+    /* One name is found without loading the catalogue; a tree needs it. */
+    memset(&one, 0, sizeof(one));
+    rc = state_lookup(v, &st, norm, &one);
+    if (rc == 0 && one.kind != KIND_DIR)
+        e = &one;
+    else if ((rc = rc == 0 || rc == PQV_E_NOTFOUND ? state_load_reporting(v, &st, &w) : rc) != 0) {
+        entry_clear(&one);
+        state_free(&st);
+        return rc;
+    }
+    memset(&r, 0, sizeof(r));
+    r.v = v;
+    r.st = &st;
+    r.opt = opt;
+    r.progress.opt = opt;
+    r.d.rootfd = -1;
+    if (e != NULL) {
+        r.single = 1;
+        r.progress.total = e->size;
         if (out_is_dir) {
             /* Into a directory: the stored name below it, walked without
              * following links. */
             const char *root = out != NULL ? out : ".";
             if ((rc = join_path(dest, sizeof(dest), root, norm)) == 0 &&
-                (rc = dest_open(&d, root, 1)) == 0) {
-                rc = restore_file(v, &r, &d, norm, dest, opt, 0, &progress);
-                dest_close(&d);
-            }
+                (rc = dest_open(&r.d, root, 1)) == 0 &&
+                (rc = restore_one(&r, e, norm, dest, 0)) >= 0)
+                rc = finish(&r);
         } else {
             /* To the path the user named: its directory is theirs (links
              * followed, created if missing); its last component is the
@@ -414,34 +693,41 @@ pqv_vault_get(pqv_vault *v, const char *name, const char *out, const struct pqv_
             const char *base = strrchr(out, '/');
             fsutil_dirname(out, dir, sizeof(dir));
             base = base != NULL ? base + 1 : out;
-            if (*base == '\0') {
+            if (*base == '\0')
                 rc = error_set(PQV_E_INVAL, out, "not a file name");
-            } else if ((rc = dest_open(&d, dir, 1)) == 0) {
-                rc = restore_file(v, &r, &d, base, out, opt, 1, &progress);
-                dest_close(&d);
-            }
+            else if ((rc = dest_open(&r.d, dir, 1)) == 0 &&
+                (rc = restore_one(&r, e, base, out, 1)) >= 0)
+                rc = finish(&r);
         }
-        if (rc == 0)
-            vault_report(opt->report, opt->report_ctx, PQV_REPORT_INFO, norm, "restored");
-        record_clear(&r);
-        return rc;
+        if (rc == 0 && r.failed > 0) {
+            error_restore(&r.first);
+            rc = r.worst;
+        }
+    } else {
+        if (out != NULL && !out_is_dir && stat(out, &sb) == 0)
+            rc = error_set(PQV_E_EXISTS, out, "exists and is not a directory");
+        else
+            rc = restore_tree(&r, norm, out != NULL ? out : ".", damaged);
+        /* Exit 4 if anything failed its integrity check, else 1. */
+        if (rc == 0 && (r.failed > 0 || damaged > 0))
+            rc = error_set(damaged > 0 || r.worst == PQV_E_INTEGRITY ? PQV_E_INTEGRITY : PQV_E_IO,
+                NULL, "%llu entr%s not restored%s (reported above)",
+                (unsigned long long)(r.failed + damaged), r.failed + damaged == 1 ? "y" : "ies",
+                damaged > 0 ? ", damaged records among them" : "");
     }
-    if (rc == 0)
-        record_clear(&r);
-    else if (rc != PQV_E_NOTFOUND)
-        return rc;
-    /* A directory, stored as such or only as a prefix of names. */
-    if (out != NULL && !out_is_dir && stat(out, &st) == 0)
-        return error_set(PQV_E_EXISTS, out, "exists and is not a directory");
-    return restore_tree(v, norm, out != NULL ? out : ".", opt);
+    restore_free(&r);
+    entry_clear(&one);
+    state_free(&st);
+    return rc;
 }
 
 int
 pqv_vault_get_fd(pqv_vault *v, const char *name, int fd, const struct pqv_get_options *opt)
 {
     char norm[PQV_NAME_MAX + 1];
-    struct sink sink = { fd, "standard output", 0, 0, NULL, 0 };
-    struct record r, fresh;
+    struct sink sink = { fd, "standard output", 0, 0, 0, 0, NULL };
+    struct state st, fresh_state;
+    struct entry e, fresh;
     int rc;
 
     if ((rc = vault_require_unlocked(v)) != 0)
@@ -453,16 +739,23 @@ pqv_vault_get_fd(pqv_vault *v, const char *name, int fd, const struct pqv_get_op
     sink.opt = opt;
     if ((rc = pqv_name_normalize(name, norm, sizeof(norm))) != 0)
         return rc;
-    if ((rc = record_read(v, norm, &r)) != 0)
+    if ((rc = vault_state(v, &st, NULL)) != 0)
         return rc;
-    if (r.entry.type != PQV_ENTRY_FILE) {
-        record_clear(&r);
-        return error_set(PQV_E_INVAL, NULL, "is a directory (cannot write a tree to a stream)");
+    if ((rc = state_lookup(v, &st, norm, &e)) != 0) {
+        state_free(&st);
+        return rc;
     }
-    sink.total = r.entry.size;
     memset(&fresh, 0, sizeof(fresh));
-    rc = stream_current(v, &r, &sink, &fresh);
-    record_clear(&fresh);
-    record_clear(&r);
+    memset(&fresh_state, 0, sizeof(fresh_state));
+    if (e.kind != KIND_FILE) {
+        rc = error_set(PQV_E_INVAL, norm, "is not a regular file (cannot write it to a stream)");
+    } else {
+        sink.total = e.size;
+        rc = stream_current(v, &st, &e, &sink, &fresh, &fresh_state);
+    }
+    entry_clear(&fresh);
+    entry_clear(&e);
+    state_free(&fresh_state);
+    state_free(&st);
     return rc;
 }

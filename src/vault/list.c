@@ -15,6 +15,9 @@ pqv_entry_clear(struct pqv_entry *e)
     if (e == NULL)
         return;
     free(e->name);
+    free(e->target);
+    free(e->user);
+    free(e->group);
     memset(e, 0, sizeof(*e));
 }
 
@@ -22,14 +25,38 @@ void
 pqv_entries_free(struct pqv_entry *entries, size_t n)
 {
     for (size_t i = 0; i < n; i++)
-        free(entries[i].name);
+        pqv_entry_clear(&entries[i]);
     free(entries);
 }
 
-static int
-compare_entries(const void *a, const void *b)
+int
+list_public_entry(const struct entry *e, struct pqv_entry *out)
 {
-    return strcmp(((const struct pqv_entry *)a)->name, ((const struct pqv_entry *)b)->name);
+    uint64_t stored = 0;
+
+    memset(out, 0, sizeof(*out));
+    out->type = e->kind == KIND_DIR ? PQV_ENTRY_DIR : e->kind == KIND_SYMLINK ? PQV_ENTRY_SYMLINK
+                                                                              : PQV_ENTRY_FILE;
+    out->size = e->kind == KIND_FILE ? e->size : e->kind == KIND_SYMLINK ? strlen(e->target) : 0;
+    out->mode = e->perm;
+    out->mtime_sec = e->mtime_sec;
+    out->mtime_nsec = e->mtime_nsec;
+    out->aead = e->kind == KIND_FILE ? e->suite : 0;
+    out->nobjects = e->nextents;
+    out->uid = e->uid;
+    out->gid = e->gid;
+    out->link_group = e->hlgroup;
+    for (uint32_t i = 0; i < e->nextents; i++)
+        stored += e->extents[i].plain_len;
+    out->holes = e->kind == KIND_FILE ? e->size - stored : 0;
+    if ((out->name = strdup(e->name)) == NULL ||
+        (e->target != NULL && (out->target = strdup(e->target)) == NULL) ||
+        (e->user != NULL && (out->user = strdup(e->user)) == NULL) ||
+        (e->group != NULL && (out->group = strdup(e->group)) == NULL)) {
+        pqv_entry_clear(out);
+        return PQV_E_NOMEM;
+    }
+    return 0;
 }
 
 int
@@ -37,9 +64,9 @@ pqv_vault_list(pqv_vault *v, const char *prefix, const struct pqv_list_options *
     struct pqv_entry **entries, size_t *n)
 {
     struct names_walk w = { NULL, NULL, NULL, NULL, NULL, NULL, NULL };
-    struct catalogue cat;
     char norm[PQV_NAME_MAX + 1] = "";
-    struct pqv_entry *out;
+    struct pqv_entry *out = NULL;
+    struct state st;
     uint64_t damaged = 0;
     size_t k = 0;
     int rc;
@@ -51,27 +78,33 @@ pqv_vault_list(pqv_vault *v, const char *prefix, const struct pqv_list_options *
     if (prefix != NULL && prefix[0] != '\0' &&
         (rc = pqv_name_normalize(prefix, norm, sizeof(norm))) != 0)
         return rc;
-    /* A damaged record is reported and the others listed. */
+    /* A damaged record (or block) is reported and the others listed. */
     if (opt != NULL) {
         w.report = opt->report;
         w.report_ctx = opt->report_ctx;
     }
     w.damaged = &damaged;
-    if ((rc = catalogue_load(v, &cat, &w)) != 0)
+    if ((rc = vault_state(v, &st, &w)) != 0)
         return rc;
-    if ((out = calloc(cat.n + 1, sizeof(*out))) == NULL) {
-        catalogue_free(&cat);
-        return PQV_E_NOMEM;
+    if ((rc = state_load_reporting(v, &st, &w)) != 0)
+        goto done;
+    if ((out = calloc(st.n + 1, sizeof(*out))) == NULL) {
+        rc = PQV_E_NOMEM;
+        goto done;
     }
-    for (size_t i = 0; i < cat.n; i++) {
-        if (!names_under(cat.records[i].entry.name, norm))
-            continue;
-        out[k] = cat.records[i].entry;
-        cat.records[i].entry.name = NULL; /* moved */
+    for (size_t i = state_first_under(&st, norm); i < st.n && names_under(st.entries[i].name, norm);
+         i++) {
+        if ((rc = list_public_entry(&st.entries[i], &out[k])) != 0)
+            goto done;
         k++;
     }
-    catalogue_free(&cat);
-    qsort(out, k, sizeof(*out), compare_entries);
+    rc = 0;
+done:
+    state_free(&st);
+    if (rc != 0) {
+        pqv_entries_free(out, k);
+        return rc;
+    }
     *entries = out;
     *n = k;
     if (damaged > 0)
@@ -84,7 +117,8 @@ int
 pqv_vault_lookup(pqv_vault *v, const char *name, struct pqv_entry *entry)
 {
     char norm[PQV_NAME_MAX + 1];
-    struct record r;
+    struct state st;
+    struct entry e;
     int rc;
 
     if ((rc = vault_require_unlocked(v)) != 0)
@@ -93,10 +127,12 @@ pqv_vault_lookup(pqv_vault *v, const char *name, struct pqv_entry *entry)
         return PQV_E_INVAL;
     if ((rc = pqv_name_normalize(name, norm, sizeof(norm))) != 0)
         return rc;
-    if ((rc = record_read(v, norm, &r)) != 0)
+    if ((rc = vault_state(v, &st, NULL)) != 0)
         return rc;
-    *entry = r.entry;
-    r.entry.name = NULL;
-    record_clear(&r);
-    return 0;
+    if ((rc = state_lookup(v, &st, norm, &e)) == 0) {
+        rc = list_public_entry(&e, entry);
+        entry_clear(&e);
+    }
+    state_free(&st);
+    return rc;
 }

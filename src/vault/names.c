@@ -120,17 +120,27 @@ int
 names_classify(const char *name, const char *kind, uint8_t *id, size_t idlen)
 {
     size_t k = strlen(kind);
+    /* Segments are few and named by epoch: not sharded. */
+    int sharded = strcmp(kind, "segments") != 0;
     const char *hex;
 
     if (strstr(name, PQV_STORAGE_TEMP_MARK) != NULL)
         return NAME_TEMPORARY;
-    /* "kind/xx/<hex>", the shard being the first two digits. */
-    if (strncmp(name, kind, k) != 0 || name[k] != '/' || strlen(name) != k + 4 + 2 * idlen ||
-        name[k + 3] != '/')
+    /* "kind/xx/<hex>", the shard being the first two digits; or
+     * "kind/<hex>". */
+    if (strncmp(name, kind, k) != 0 || name[k] != '/')
         return NAME_MALFORMED;
-    hex = name + k + 4;
-    if (hex[0] != name[k + 1] || hex[1] != name[k + 2])
-        return NAME_MALFORMED;
+    if (sharded) {
+        if (strlen(name) != k + 4 + 2 * idlen || name[k + 3] != '/')
+            return NAME_MALFORMED;
+        hex = name + k + 4;
+        if (hex[0] != name[k + 1] || hex[1] != name[k + 2])
+            return NAME_MALFORMED;
+    } else {
+        if (strlen(name) != k + 1 + 2 * idlen)
+            return NAME_MALFORMED;
+        hex = name + k + 1;
+    }
     /* Only the lowercase spelling the vault writes: an uppercase copy
      * would otherwise load as a second record or hide as an object. */
     for (size_t i = 0; i < 2 * idlen; i++)

@@ -147,29 +147,11 @@ done:
     return 0;
 }
 
-/* Bounds-checked reader over the decrypted body. */
-struct cursor {
-    const uint8_t *p, *end;
-    int bad;
-};
-
-static const uint8_t *
-take(struct cursor *c, size_t n)
-{
-    const uint8_t *q = c->p;
-
-    if (c->bad || (size_t)(c->end - c->p) < n) {
-        c->bad = 1;
-        return NULL;
-    }
-    c->p += n;
-    return q;
-}
-
+/* take_be(c, n): an n-byte big-endian integer (0 and bad if short). */
 static uint64_t
 take_be(struct cursor *c, size_t n)
 {
-    const uint8_t *q = take(c, n);
+    const uint8_t *q = cursor_take(c, n);
     uint64_t v = 0;
 
     for (size_t i = 0; q != NULL && i < n; i++)
@@ -181,17 +163,18 @@ take_be(struct cursor *c, size_t n)
 static int
 parse_body(const pqv_vault *v, const uint8_t *body, size_t len, struct record *r)
 {
-    struct cursor c = { body, body + len, 0 };
     struct pqv_entry *e = &r->entry;
+    struct cursor c;
     const uint8_t *q;
     size_t namelen;
 
+    cursor_init(&c, body, len);
     memset(r, 0, sizeof(*r));
     if (take_be(&c, 1) != BODY_VERSION)
         return error_set(PQV_E_UNSUPPORTED, NULL, "record body version not supported");
     e->type = (int)take_be(&c, 1);
     namelen = (size_t)take_be(&c, 2);
-    if ((q = take(&c, namelen)) == NULL || namelen == 0 || namelen > PQV_NAME_MAX ||
+    if ((q = cursor_take(&c, namelen)) == NULL || namelen == 0 || namelen > PQV_NAME_MAX ||
         memchr(q, '\0', namelen) != NULL)
         return error_set(PQV_E_INTEGRITY, NULL, "record has an invalid name");
     if ((e->name = malloc(namelen + 1)) == NULL)
@@ -233,14 +216,14 @@ parse_body(const pqv_vault *v, const uint8_t *body, size_t len, struct record *r
     if (e->nobjects > 0) {
         if ((r->object_ids = malloc((size_t)e->nobjects * OBJECT_ID_BYTES)) == NULL)
             goto nomem;
-        memcpy(r->object_ids, take(&c, (size_t)e->nobjects * OBJECT_ID_BYTES),
+        memcpy(r->object_ids, cursor_take(&c, (size_t)e->nobjects * OBJECT_ID_BYTES),
             (size_t)e->nobjects * OBJECT_ID_BYTES);
     }
     r->wrapped_len = (size_t)take_be(&c, 4);
     if (c.bad || r->wrapped_len != (e->type == PQV_ENTRY_FILE ? pqv_wrap_bytes(v->config.kem) : 0))
         goto bad;
     if (r->wrapped_len > 0) {
-        const uint8_t *w = take(&c, r->wrapped_len);
+        const uint8_t *w = cursor_take(&c, r->wrapped_len);
         if (w == NULL)
             goto bad; /* body ends inside the wrapped key */
         if ((r->wrapped = malloc(r->wrapped_len)) == NULL)

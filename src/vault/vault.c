@@ -120,6 +120,8 @@ keyfile_load(pqv_vault *v)
     if (rc != 0)
         return rc;
     rc = pqv_keyfile_parse(&v->keyfile, buf, len);
+    if (rc == 0)
+        rc = kdf_sha256(v->keyfile_hash, buf, len);
     free(buf);
     if (rc == PQV_E_INTEGRITY || rc == PQV_E_UNSUPPORTED) {
         error_subject(rc, v->keyfile_path);
@@ -138,6 +140,8 @@ vault_store_keyfile(pqv_vault *v, const pqv_keyfile *kf)
     if ((rc = pqv_keyfile_serialize(kf, &buf, &len)) != 0)
         return rc;
     rc = v->key_storage->ops->put(v->key_storage, v->key_name, buf, len);
+    if (rc == 0)
+        rc = kdf_sha256(v->keyfile_hash, buf, len);
     free(buf);
     if (rc == 0)
         rc = v->key_storage->ops->barrier(v->key_storage);
@@ -198,14 +202,15 @@ err:
     return rc;
 }
 
-/* vault_derive_keys(v): the symmetric keys of the catalogue and config. */
-static int
+int
 vault_derive_keys(pqv_vault *v, uint8_t config_key[32])
 {
     int rc;
 
     if ((rc = pqv_identity_derive_key(v->identity, "catalogue/names", v->names_key)) != 0 ||
         (rc = pqv_identity_derive_key(v->identity, "catalogue/records", v->records_key)) != 0 ||
+        (rc = pqv_identity_derive_key(v->identity, "catalogue/segments", v->segments_key)) != 0 ||
+        (rc = pqv_identity_derive_key(v->identity, "state", v->state_key)) != 0 ||
         (rc = pqv_identity_derive_key(v->identity, "config", config_key)) != 0)
         return rc;
     return 0;
@@ -332,6 +337,8 @@ err:
     util_wipe(v->seed, sizeof(v->seed));
     util_wipe(v->names_key, sizeof(v->names_key));
     util_wipe(v->records_key, sizeof(v->records_key));
+    util_wipe(v->segments_key, sizeof(v->segments_key));
+    util_wipe(v->state_key, sizeof(v->state_key));
     return rc;
 }
 
@@ -363,6 +370,7 @@ pqv_vault_close(pqv_vault *v)
     pqv_identity_free(v->identity);
     config_clear(&v->config);
     free(v->dir);
+    free(v->state_dir);
     free(v->keyfile_path);
     free(v->key_name);
     util_wipe(v, sizeof(*v));

@@ -20,6 +20,7 @@
 #include "pqvault/aead.h"
 #include "pqvault/storage.h"
 #include "pqvault/vault.h"
+#include "util/buf.h"
 #include "util/durable.h"
 #include "util/pool.h"
 
@@ -64,6 +65,10 @@ struct pqv_vault {
     uint8_t seed[PQV_SEED_BYTES];
     uint8_t names_key[32];       /* keyed hash of names */
     uint8_t records_key[32];     /* root of record keys */
+    uint8_t segments_key[32];    /* root of segment keys (format 2) */
+    uint8_t state_key[32];       /* MAC of the local state (format 2) */
+    uint8_t keyfile_hash[32];    /* SHA-256 of the key file as read or written */
+    char *state_dir;             /* local state directory (NULL: none kept) */
     int slot;                    /* slot that unlocked, -1 before */
     int locked;                  /* writer lock held */
     struct pool *pool;              /* created on first use */
@@ -86,8 +91,15 @@ int vault_new_local(pqv_vault **out, const char *dir, const char *keyfile, int c
  * over given storages (not owned). */
 int vault_new_over(pqv_vault **out, pqv_storage *storage, pqv_storage *key_storage,
     const char *key_name);
+/* vault_derive_keys(v, config_key): the catalogue's and config's keys. */
+int vault_derive_keys(pqv_vault *v, uint8_t config_key[32]);
 /* vault_store_keyfile(v, kf): write ${kf} atomically and durably. */
 int vault_store_keyfile(pqv_vault *v, const pqv_keyfile *kf);
+
+/* ---- list.c ---- */
+/* list_public_entry(e, out): the public form of an entry. */
+struct entry;
+int list_public_entry(const struct entry *e, struct pqv_entry *out);
 
 /* ---- config.c ---- */
 int config_parse(struct vault_config *c, const uint8_t *text, size_t len);
@@ -201,6 +213,272 @@ void catalogue_free(struct catalogue *cat);
 /* Sort the records by name (their storage names are dropped). */
 void catalogue_sort(struct catalogue *cat);
 
+/* ---- entry.c (format 2) ---- */
+#define PACK_ID_BYTES 16
+#define TAG_BYTES 16
+enum { KIND_FILE = 1, KIND_DIR = 2, KIND_SYMLINK = 3, KIND_REMOVED = 4 };
+enum { ENTRY_ORIGIN = 1, ENTRY_HLGROUP = 2, ENTRY_XATTRS = 4 };  /* entry flags */
+enum { EXTENT_ZSTD = 1 };                                         /* extent flags */
+enum { PACK_INTRODUCED = 1, PACK_V1_OBJECT = 2 };                 /* pack table flags */
+/* What e->key holds. */
+enum { KEY_NONE = 0, KEY_STORED = 1, KEY_CLEAR = 2, KEY_V1 = 3 };
+
+struct extent {
+    uint64_t file_off;
+    uint32_t plain_len;
+    uint32_t stored_len;
+    uint32_t pack_off;
+    uint8_t flags;               /* EXTENT_ZSTD */
+    uint8_t pack_id[PACK_ID_BYTES];
+    uint8_t pack_flags;          /* PACK_V1_OBJECT: a format-1 object */
+};
+
+struct xattr {
+    char *name;
+    uint8_t *value;
+    size_t len;
+};
+
+/* A catalogue entry (docs/FORMAT.md section 13). */
+struct entry {
+    char *name;
+    int kind;                    /* KIND_* */
+    uint32_t perm, uid, gid;
+    char *user, *group;          /* NULL: unknown */
+    int64_t mtime_sec;
+    uint32_t mtime_nsec;
+    int64_t ctime_sec;
+    uint32_t ctime_nsec;
+    uint64_t dev, ino;
+    char *origin;                /* an add's root: its absolute source path */
+    uint64_t hlgroup;            /* nonzero: one file with the others of the group */
+    struct xattr *xattrs;
+    size_t nxattrs;
+    int suite;                   /* files */
+    uint64_t size;
+    uint8_t key[PQV_FILE_KEY_BYTES];
+    int key_state;               /* KEY_*: what ${key} holds */
+    struct extent *extents;
+    uint32_t nextents;
+    char *target;                /* symbolic links */
+    uint64_t epoch;              /* the segment it came from; 0: a format-1 record */
+};
+
+struct seg_pack {
+    uint8_t id[PACK_ID_BYTES];
+    uint8_t flags;               /* PACK_* */
+    uint64_t size;               /* introduced packs */
+    uint8_t hash[32];
+};
+
+/* A segment's string and pack tables. */
+struct seg_tables {
+    char **strings;
+    size_t nstrings;
+    struct seg_pack *packs;
+    size_t npacks, cappacks;
+};
+
+void entry_clear(struct entry *e);
+/* entry_copy(dst, src): a deep copy. */
+int entry_copy(struct entry *dst, const struct entry *src);
+/* entry_encode(out, e, t, stored_key): append ${e} (its file key as
+ * ${stored_key}), adding its strings and packs to ${t}. */
+struct buf;
+struct cursor;
+int entry_encode(struct buf *out, const struct entry *e, struct seg_tables *t,
+    const uint8_t *stored_key);
+/* entry_decode(c, e, t): the next entry; PQV_E_INTEGRITY if malformed. */
+int entry_decode(struct cursor *c, struct entry *e, const struct seg_tables *t);
+/* seg_tables_pack(t, id, flags, index): the index of pack ${id} (added). */
+int seg_tables_pack(struct seg_tables *t, const uint8_t id[PACK_ID_BYTES], uint8_t flags,
+    uint64_t *index);
+void seg_tables_free(struct seg_tables *t);
+
+/* ---- segment.c (format 2) ---- */
+#define SEGMENT_HEADER_BYTES 72
+enum { SEGMENT_DELTA = 1, SEGMENT_BASE = 2 };
+
+struct seg_block {
+    uint8_t first[TAG_BYTES];    /* tag of its first entry */
+    uint64_t off, len;           /* after the head; sealed length */
+    uint64_t n;                  /* entries */
+};
+
+struct seg_history {
+    uint64_t epoch;
+    uint8_t chain[32];
+};
+
+/* An opened segment: header, head, and its sealed blocks. */
+struct segment {
+    uint64_t epoch;
+    int kind, suite;
+    uint8_t header[SEGMENT_HEADER_BYTES];
+    int64_t time;
+    uint64_t base;
+    uint8_t prev_chain[32], chain[32];
+    uint8_t keyfile_hash[32];
+    uint8_t (*superseded)[32];
+    size_t nsuperseded;
+    struct seg_history *history;     /* base: chain values of earlier epochs */
+    size_t nhistory;
+    uint8_t *wrap;                   /* the command key, wrapped (NULL: none) */
+    size_t wraplen;
+    struct seg_tables t;
+    struct seg_block *blocks;
+    size_t nblocks;
+    uint64_t nentries;
+    uint8_t *blockdata;              /* the sealed blocks */
+    uint64_t blocklen;
+    uint8_t key[32];                 /* K_seg */
+    int cmd_key_known;
+    uint8_t cmd_key[32];             /* unwrapped on first need */
+};
+
+/* What segment_build writes. */
+struct seg_params {
+    uint64_t epoch;
+    int kind;                        /* SEGMENT_DELTA or SEGMENT_BASE */
+    uint64_t base;
+    int64_t time;
+    const uint8_t *prev_chain;       /* chain(epoch - 1) */
+    const uint8_t *keyfile_hash;
+    const uint8_t (*superseded)[32];
+    size_t nsuperseded;
+    const struct seg_history *history;   /* base */
+    size_t nhistory;
+    const uint8_t *cmd_key;          /* NULL: no file entries */
+    const uint8_t *wrap;             /* its wrap */
+    size_t wraplen;
+    const struct seg_pack *introduced;   /* packs this command wrote */
+    size_t nintroduced;
+};
+
+void segment_name(uint64_t epoch, char out[STORAGE_NAME_MAX]);
+/* segment_tag(v, name, tag): tag(name). */
+int segment_tag(const pqv_vault *v, const char *name, uint8_t tag[TAG_BYTES]);
+/* segment_cmd_context(v, epoch, out): the wrap context of K_cmd; its length. */
+int segment_cmd_context(const pqv_vault *v, uint64_t epoch, uint8_t *out);
+/* segment_pad(cmd_key, tag, pad): pad(name). */
+int segment_pad(const uint8_t cmd_key[32], const uint8_t tag[TAG_BYTES], uint8_t pad[32]);
+/* segment_build(v, p, entries, n, out, chain): the segment's bytes in
+ * ${out}, and chain(epoch). */
+int segment_build(pqv_vault *v, const struct seg_params *p, struct entry *const *entries,
+    size_t n, struct buf *out, uint8_t chain[32]);
+/* segment_check_header(h, len, epoch, vault_id): the header's own checks. */
+int segment_check_header(const uint8_t *h, size_t len, uint64_t epoch, const uint8_t vault_id[16]);
+/* segment_open(v, epoch, blob, len, s): verify and parse segment ${epoch}. */
+int segment_open(pqv_vault *v, uint64_t epoch, const uint8_t *blob, size_t len, struct segment *s);
+/* segment_block(v, s, i, out, n): the entries of block ${i}, verified. */
+int segment_block(pqv_vault *v, const struct segment *s, size_t i, struct entry **out, size_t *n);
+void segment_free(struct segment *s);
+
+/* ---- state.c (format 2; format 1 seen through it) ---- */
+struct state {
+    int format;                  /* 1 or 2 */
+    uint64_t epoch, base;        /* newest epoch, its base (format 2) */
+    uint8_t chain[32];           /* chain(epoch) */
+    struct segment *segs;        /* base first, newest last */
+    size_t nsegs;
+    struct entry *entries;       /* every entry, sorted by name, once loaded */
+    size_t n;
+    int loaded;
+};
+/* state_open(v, st, w): the current state (format 2: heads and chain
+ * verified; format 1: every record loaded).  ${w} as for names_walk. */
+int state_open(pqv_vault *v, struct state *st, const struct names_walk *w);
+/* state_read_segment(v, epoch, s): read and open one segment. */
+int state_read_segment(pqv_vault *v, uint64_t epoch, struct segment *s);
+/* state_load(v, st): every entry (no KEM operation). */
+int state_load(pqv_vault *v, struct state *st);
+/* state_load_reporting(v, st, w): the same; with ${w} counting damage, a
+ * damaged block is reported and skipped instead of failing the load. */
+int state_load_reporting(pqv_vault *v, struct state *st, const struct names_walk *w);
+/* vault_state(v, st, w): state_open, then the key file and the local state
+ * checked against it (rollback, fork). */
+int vault_state(pqv_vault *v, struct state *st, const struct names_walk *w);
+/* state_lookup(v, st, name, out): the entry named ${name} (a copy). */
+int state_lookup(pqv_vault *v, struct state *st, const char *name, struct entry *out);
+/* state_find(st, name): in a loaded state; NULL if none. */
+const struct entry *state_find(const struct state *st, const char *name);
+/* state_first_under(st, prefix): index of the first loaded entry that is
+ * ${prefix} or below it (entries under a prefix are contiguous). */
+size_t state_first_under(const struct state *st, const char *prefix);
+/* state_segment(st, epoch): the segment of ${epoch} in the chain, or NULL. */
+const struct segment *state_segment(const struct state *st, uint64_t epoch);
+/* state_file_key(v, st, e, key): the clear file key of ${e}. */
+int state_file_key(pqv_vault *v, struct state *st, const struct entry *e,
+    uint8_t key[PQV_FILE_KEY_BYTES]);
+void state_free(struct state *st);
+
+/* ---- pack.c (format 2) ---- */
+#define PACK_HEADER_BYTES 8
+void pack_name(const uint8_t id[PACK_ID_BYTES], char out[STORAGE_NAME_MAX]);
+void pack_header(uint8_t header[PACK_HEADER_BYTES]);
+/* Room for a compressed extent, and for any sealed extent. */
+size_t pack_scratch_size(void);
+size_t pack_sealed_max(void);
+/* pack_seal_extent(suite, file_key, index, x, plain, compress, scratch,
+ * out): seal x->plain_len bytes at ${plain} as extent ${index} (compressed
+ * if ${compress} and it pays; x->flags and x->stored_len set) into ${out}
+ * (pack_sealed_max bytes); ${scratch} holds pack_scratch_size bytes. */
+int pack_seal_extent(int suite, const uint8_t file_key[PQV_FILE_KEY_BYTES], uint32_t index,
+    struct extent *x, const uint8_t *plain, int compress, uint8_t *scratch, uint8_t *out);
+/* pack_open_extent(...): verify and open a sealed extent into ${plain}. */
+int pack_open_extent(int suite, const uint8_t file_key[PQV_FILE_KEY_BYTES], uint32_t index,
+    const struct extent *x, const uint8_t *sealed, uint8_t *plain, uint8_t *scratch);
+/* pack_read_extent(v, suite, file_key, index, x, plain, sealed, scratch):
+ * read extent ${index} (from its pack, or its format-1 object) and open it. */
+int pack_read_extent(pqv_vault *v, int suite, const uint8_t file_key[PQV_FILE_KEY_BYTES],
+    uint32_t index, const struct extent *x, uint8_t *plain, uint8_t *sealed, uint8_t *scratch);
+
+/* ---- txn.c (format 2): one writing command, one epoch ---- */
+struct txn {
+    pqv_vault *v;
+    struct state *st;            /* what it builds on */
+    uint8_t cmd_key[32];         /* K_cmd, made with the first file key */
+    uint8_t *wrap;
+    size_t wraplen;
+    struct entry **entries;      /* new entries (owned) */
+    size_t n, cap;
+    struct seg_pack *introduced; /* packs written */
+    size_t nintroduced, capintro;
+    struct buf pack;             /* the pack being filled */
+    uint8_t pack_id[PACK_ID_BYTES];
+    void *jobs;                  /* packs being written */
+    size_t next_job;
+    int rc;                      /* first failure of a pack write */
+    uint64_t committed_epoch;
+    uint8_t committed_chain[32];
+};
+int txn_begin(pqv_vault *v, struct state *st, struct txn *t);
+/* txn_new_file_key(t, key): a fresh file key (and the command key). */
+int txn_new_file_key(struct txn *t, uint8_t key[PQV_FILE_KEY_BYTES]);
+/* txn_put_extent(t, sealed, x): append the sealed extent to the current
+ * pack (x->pack_id and x->pack_off set); a full pack is written. */
+int txn_put_extent(struct txn *t, const uint8_t *sealed, struct extent *x);
+int txn_flush_pack(struct txn *t);
+/* txn_add(t, e): a new entry (moved: ${e} is left empty). */
+int txn_add(struct txn *t, struct entry *e);
+/* txn_commit(t, kind, all, nall, history, nhistory): steps 2-4; a delta
+ * holds the added entries, a base ${all} (every entry of the state) and
+ * ${history}.  On failure before the commit point the packs are removed. */
+int txn_commit(struct txn *t, int kind, struct entry *const *all, size_t nall,
+    const struct seg_history *history, size_t nhistory);
+/* txn_abort(t): remove the packs written (best effort). */
+void txn_abort(struct txn *t);
+void txn_free(struct txn *t);
+
+/* ---- localstate.c (format 2) ---- */
+/* localstate_check(v, st, report, ctx): compare ${st} with the last state
+ * this machine saw: PQV_E_INTEGRITY for a rollback or a fork; a first
+ * contact is accepted (and reported), and recorded. */
+int localstate_check(pqv_vault *v, const struct state *st, pqv_report_fn report, void *ctx);
+/* localstate_record(v, epoch, chain): remember ${epoch} (no-op without a
+ * state directory). */
+int localstate_record(pqv_vault *v, uint64_t epoch, const uint8_t chain[32]);
+
 /* ---- source.c ---- */
 /* A file being added, read through one descriptor. */
 struct source {
@@ -225,9 +503,16 @@ void source_close(struct source *src);
 /* ---- dest.c ---- */
 /* Restore destinations (never following links below the directory the
  * user named). */
+struct dest_dir {
+    int fd;
+    dev_t dev;
+    ino_t ino;
+};
 struct dest {
     int rootfd;                 /* the directory the user named */
     char *root;                 /* its path */
+    struct dest_dir *dirs;      /* directories to sync (names given in them) */
+    size_t ndirs;
     char **cleaned;             /* directories already visited */
     size_t ncleaned;
 };
@@ -252,6 +537,24 @@ int dest_open_file(struct dest_file *f, struct dest *d, const char *rel, const c
 /* dest_commit_file(f, meta, force): mode and times, fsync, rename (over an
  * existing file only with ${force}), directory fsync; closes ${f}. */
 int dest_commit_file(struct dest_file *f, const struct durable_meta *meta, int force);
+/* dest_name_file(d, f, force): give the (synced) file its name (over an
+ * existing one only with ${force}); its directory is noted for
+ * dest_sync_dirs; closes ${f}. */
+int dest_name_file(struct dest *d, struct dest_file *f, int force);
+/* dest_note_dir(d, dirfd) / dest_sync_dirs(d): sync each directory that
+ * received names once. */
+int dest_note_dir(struct dest *d, int dirfd);
+int dest_sync_dirs(struct dest *d);
+/* dest_symlink(d, rel, display, target, force, meta): a symbolic link
+ * (never followed), with its own owner and times. */
+int dest_symlink(struct dest *d, const char *rel, const char *display, const char *target,
+    int force, const struct durable_meta *meta);
+/* dest_hardlink(d, existing, rel, display, force): ${rel} as another name
+ * of the restored file ${existing}. */
+int dest_hardlink(struct dest *d, const char *existing, const char *rel, const char *display,
+    int force);
+/* dest_open_dir(d, rel, fd): a restored directory (for its attributes). */
+int dest_open_dir(struct dest *d, const char *rel, int *fd);
 /* dest_close_file(f): abandon (the temporary is removed). */
 void dest_close_file(struct dest_file *f);
 /* dest_exists(d, rel): whether something is at ${rel} (not following). */

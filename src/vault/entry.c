@@ -1,0 +1,370 @@
+/*
+ * entry.c: catalogue entries of format 2 (docs/FORMAT.md section 13): the
+ * in-memory form, its encoding into a segment block and its strict
+ * decoding.  Strings and packs are referred to by index into the segment's
+ * string and pack tables (struct seg_tables), built while encoding.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/buf.h"
+#include "util/util.h"
+#include "vault/vault_internal.h"
+
+#define MAX_XATTRS 4096
+#define MAX_XATTR_VALUE (64u << 10)
+#define MAX_TARGET 4096
+
+void
+entry_clear(struct entry *e)
+{
+    if (e == NULL)
+        return;
+    free(e->name);
+    free(e->user);
+    free(e->group);
+    free(e->origin);
+    for (size_t i = 0; i < e->nxattrs; i++) {
+        free(e->xattrs[i].name);
+        free(e->xattrs[i].value);
+    }
+    free(e->xattrs);
+    free(e->extents);
+    free(e->target);
+    util_wipe(e->key, sizeof(e->key));
+    memset(e, 0, sizeof(*e));
+}
+
+/* dupstr(s): a copy, or NULL for NULL. */
+static int
+dupstr(char **out, const char *s)
+{
+    *out = NULL;
+    return s == NULL || (*out = strdup(s)) != NULL ? 0 : PQV_E_NOMEM;
+}
+
+int
+entry_copy(struct entry *dst, const struct entry *src)
+{
+    *dst = *src;
+    dst->name = dst->user = dst->group = dst->origin = dst->target = NULL;
+    dst->xattrs = NULL;
+    dst->nxattrs = 0;
+    dst->extents = NULL;
+    if (dupstr(&dst->name, src->name) != 0 || dupstr(&dst->user, src->user) != 0 ||
+        dupstr(&dst->group, src->group) != 0 || dupstr(&dst->origin, src->origin) != 0 ||
+        dupstr(&dst->target, src->target) != 0)
+        goto nomem;
+    if (src->nextents > 0) {
+        if ((dst->extents = malloc(src->nextents * sizeof(*dst->extents))) == NULL)
+            goto nomem;
+        memcpy(dst->extents, src->extents, src->nextents * sizeof(*dst->extents));
+    }
+    if (src->nxattrs > 0) {
+        if ((dst->xattrs = calloc(src->nxattrs, sizeof(*dst->xattrs))) == NULL)
+            goto nomem;
+        for (size_t i = 0; i < src->nxattrs; i++, dst->nxattrs++) {
+            if (dupstr(&dst->xattrs[i].name, src->xattrs[i].name) != 0 ||
+                (dst->xattrs[i].value = malloc(src->xattrs[i].len + 1)) == NULL)
+                goto nomem;
+            memcpy(dst->xattrs[i].value, src->xattrs[i].value, src->xattrs[i].len);
+            dst->xattrs[i].len = src->xattrs[i].len;
+        }
+    }
+    return 0;
+
+nomem:
+    entry_clear(dst);
+    return PQV_E_NOMEM;
+}
+
+/* ---- the string and pack tables of a segment ---- */
+
+void
+seg_tables_free(struct seg_tables *t)
+{
+    for (size_t i = 0; i < t->nstrings; i++)
+        free(t->strings[i]);
+    free(t->strings);
+    free(t->packs);
+    memset(t, 0, sizeof(*t));
+}
+
+/* string_index(t, s): the index + 1 of ${s} (added if new); 0 for NULL. */
+static int
+string_index(struct seg_tables *t, const char *s, uint64_t *out)
+{
+    *out = 0;
+    if (s == NULL)
+        return 0;
+    for (size_t i = 0; i < t->nstrings; i++)
+        if (strcmp(t->strings[i], s) == 0) {
+            *out = i + 1;
+            return 0;
+        }
+    char **grown = realloc(t->strings, (t->nstrings + 1) * sizeof(*grown));
+    if (grown == NULL)
+        return PQV_E_NOMEM;
+    t->strings = grown;
+    if ((t->strings[t->nstrings] = strdup(s)) == NULL)
+        return PQV_E_NOMEM;
+    *out = ++t->nstrings;
+    return 0;
+}
+
+int
+seg_tables_pack(struct seg_tables *t, const uint8_t id[PACK_ID_BYTES], uint8_t flags,
+    uint64_t *index)
+{
+    /* Most lookups are for the pack added last. */
+    for (size_t i = t->npacks; i-- > 0;)
+        if (memcmp(t->packs[i].id, id, PACK_ID_BYTES) == 0 &&
+            (t->packs[i].flags & PACK_V1_OBJECT) == (flags & PACK_V1_OBJECT)) {
+            *index = i;
+            return 0;
+        }
+    if (t->npacks == t->cappacks) {
+        size_t cap = t->cappacks ? 2 * t->cappacks : 64;
+        struct seg_pack *p = realloc(t->packs, cap * sizeof(*p));
+        if (p == NULL)
+            return PQV_E_NOMEM;
+        t->packs = p;
+        t->cappacks = cap;
+    }
+    memset(&t->packs[t->npacks], 0, sizeof(t->packs[t->npacks]));
+    memcpy(t->packs[t->npacks].id, id, PACK_ID_BYTES);
+    t->packs[t->npacks].flags = flags & PACK_V1_OBJECT;
+    *index = t->npacks++;
+    return 0;
+}
+
+/* ---- encoding ---- */
+
+int
+entry_encode(struct buf *out, const struct entry *e, struct seg_tables *t,
+    const uint8_t *stored_key)
+{
+    struct buf b = { NULL, 0, 0, 0 };
+    size_t namelen = strlen(e->name);
+    uint64_t user, group, flags = 0;
+    int rc;
+
+    buf_blob(&b, e->name, namelen);
+    buf_u8(&b, (uint8_t)e->kind);
+    if (e->kind == KIND_REMOVED)
+        goto done;
+    if ((rc = string_index(t, e->user, &user)) != 0 || (rc = string_index(t, e->group, &group)) != 0)
+        goto fail;
+    buf_varint(&b, e->perm & 07777);
+    buf_varint(&b, e->uid);
+    buf_varint(&b, e->gid);
+    buf_varint(&b, user);
+    buf_varint(&b, group);
+    buf_zigzag(&b, e->mtime_sec);
+    buf_varint(&b, e->mtime_nsec);
+    buf_zigzag(&b, e->ctime_sec);
+    buf_varint(&b, e->ctime_nsec);
+    buf_varint(&b, e->dev);
+    buf_varint(&b, e->ino);
+    flags = (e->origin != NULL ? ENTRY_ORIGIN : 0) | (e->hlgroup != 0 ? ENTRY_HLGROUP : 0) |
+        (e->nxattrs > 0 ? ENTRY_XATTRS : 0);
+    buf_varint(&b, flags);
+    if (e->origin != NULL)
+        buf_blob(&b, e->origin, strlen(e->origin));
+    if (e->hlgroup != 0)
+        buf_varint(&b, e->hlgroup);
+    if (e->nxattrs > 0) {
+        buf_varint(&b, e->nxattrs);
+        for (size_t i = 0; i < e->nxattrs; i++) {
+            uint64_t k;
+            if ((rc = string_index(t, e->xattrs[i].name, &k)) != 0)
+                goto fail;
+            buf_varint(&b, k);
+            buf_blob(&b, e->xattrs[i].value, e->xattrs[i].len);
+        }
+    }
+    if (e->kind == KIND_FILE) {
+        buf_u8(&b, (uint8_t)e->suite);
+        buf_varint(&b, e->size);
+        buf_bytes(&b, stored_key, PQV_FILE_KEY_BYTES);
+        buf_varint(&b, e->nextents);
+        for (uint32_t i = 0; i < e->nextents; i++) {
+            const struct extent *x = &e->extents[i];
+            uint64_t pack;
+            if ((rc = seg_tables_pack(t, x->pack_id, x->pack_flags, &pack)) != 0)
+                goto fail;
+            buf_varint(&b, x->file_off);
+            buf_varint(&b, x->plain_len);
+            buf_varint(&b, pack);
+            buf_varint(&b, x->pack_off);
+            buf_varint(&b, x->stored_len);
+            buf_u8(&b, x->flags);
+        }
+    } else if (e->kind == KIND_SYMLINK) {
+        buf_blob(&b, e->target, strlen(e->target));
+    }
+done:
+    if (b.nomem) {
+        rc = PQV_E_NOMEM;
+        goto fail;
+    }
+    buf_varint(out, b.len);
+    buf_bytes(out, b.p, b.len);
+    buf_wipe_free(&b);
+    return out->nomem ? PQV_E_NOMEM : 0;
+fail:
+    buf_wipe_free(&b);
+    return rc;
+}
+
+/* ---- decoding ---- */
+
+/* take_string(c, max, out): a length-prefixed string without NUL bytes. */
+static int
+take_string(struct cursor *c, size_t max, char **out)
+{
+    size_t n = (size_t)cursor_varint_max(c, max);
+    const uint8_t *p = cursor_take(c, n);
+
+    *out = NULL;
+    if (p == NULL || memchr(p, '\0', n) != NULL)
+        return PQV_E_INTEGRITY;
+    if ((*out = malloc(n + 1)) == NULL)
+        return PQV_E_NOMEM;
+    memcpy(*out, p, n);
+    (*out)[n] = '\0';
+    return 0;
+}
+
+/* table_string(t, index, out): string table entry index - 1 (0: none). */
+static int
+table_string(const struct seg_tables *t, uint64_t index, char **out)
+{
+    *out = NULL;
+    if (index == 0)
+        return 0;
+    if (index > t->nstrings)
+        return PQV_E_INTEGRITY;
+    return dupstr(out, t->strings[index - 1]);
+}
+
+int
+entry_decode(struct cursor *c, struct entry *e, const struct seg_tables *t)
+{
+    struct cursor in;
+    const uint8_t *body;
+    size_t len;
+    uint64_t flags, user, group;
+    int rc;
+
+    memset(e, 0, sizeof(*e));
+    len = (size_t)cursor_varint_max(c, 64u << 20);
+    if ((body = cursor_take(c, len)) == NULL)
+        return error_set(PQV_E_INTEGRITY, NULL, "entry is truncated");
+    cursor_init(&in, body, len);
+    if ((rc = take_string(&in, PQV_NAME_MAX, &e->name)) != 0)
+        goto bad;
+    {
+        /* Names are stored normalised: get joins them under its
+         * destination, so refuse anything else even when authentic. */
+        char norm[PQV_NAME_MAX + 1];
+        if (e->name[0] == '\0' || pqv_name_normalize(e->name, norm, sizeof(norm)) != 0 ||
+            strcmp(norm, e->name) != 0)
+            goto bad;
+    }
+    e->kind = cursor_u8(&in);
+    if (e->kind == KIND_REMOVED)
+        goto end;
+    if (e->kind != KIND_FILE && e->kind != KIND_DIR && e->kind != KIND_SYMLINK)
+        goto bad;
+    e->perm = (uint32_t)cursor_varint_max(&in, 07777);
+    e->uid = (uint32_t)cursor_varint_max(&in, UINT32_MAX);
+    e->gid = (uint32_t)cursor_varint_max(&in, UINT32_MAX);
+    user = cursor_varint(&in);
+    group = cursor_varint(&in);
+    e->mtime_sec = cursor_zigzag(&in);
+    e->mtime_nsec = (uint32_t)cursor_varint_max(&in, 999999999);
+    e->ctime_sec = cursor_zigzag(&in);
+    e->ctime_nsec = (uint32_t)cursor_varint_max(&in, 999999999);
+    e->dev = cursor_varint(&in);
+    e->ino = cursor_varint(&in);
+    flags = cursor_varint_max(&in, ENTRY_ORIGIN | ENTRY_HLGROUP | ENTRY_XATTRS);
+    if (in.bad)
+        goto bad;
+    if ((rc = table_string(t, user, &e->user)) != 0 || (rc = table_string(t, group, &e->group)) != 0)
+        goto bad;
+    if ((flags & ENTRY_ORIGIN) && (rc = take_string(&in, 4096, &e->origin)) != 0)
+        goto bad;
+    if ((flags & ENTRY_HLGROUP) && (e->hlgroup = cursor_varint(&in)) == 0)
+        goto bad;
+    if (flags & ENTRY_XATTRS) {
+        size_t n = (size_t)cursor_varint_max(&in, MAX_XATTRS);
+        if (n == 0 || (e->xattrs = calloc(n, sizeof(*e->xattrs))) == NULL)
+            goto bad_or_nomem;
+        for (size_t i = 0; i < n && !in.bad; i++, e->nxattrs++) {
+            struct xattr *x = &e->xattrs[i];
+            const uint8_t *v;
+            if ((rc = table_string(t, cursor_varint(&in), &x->name)) != 0 || x->name == NULL)
+                goto bad;
+            x->len = (size_t)cursor_varint_max(&in, MAX_XATTR_VALUE);
+            if ((v = cursor_take(&in, x->len)) == NULL || (x->value = malloc(x->len + 1)) == NULL)
+                goto bad_or_nomem;
+            memcpy(x->value, v, x->len);
+        }
+    }
+    if (e->kind == KIND_FILE) {
+        const uint8_t *k;
+        uint64_t end = 0;
+        e->suite = cursor_u8(&in);
+        e->size = cursor_varint(&in);
+        if ((k = cursor_take(&in, PQV_FILE_KEY_BYTES)) == NULL || pqv_aead_name(e->suite) == NULL)
+            goto bad;
+        memcpy(e->key, k, PQV_FILE_KEY_BYTES);
+        e->key_state = KEY_STORED;
+        /* Each extent takes at least 6 bytes: bounds the count. */
+        e->nextents = (uint32_t)cursor_varint_max(&in, cursor_left(&in) / 6);
+        if (in.bad)
+            goto bad;
+        if (e->nextents > 0 && (e->extents = calloc(e->nextents, sizeof(*e->extents))) == NULL)
+            goto nomem;
+        for (uint32_t i = 0; i < e->nextents; i++) {
+            struct extent *x = &e->extents[i];
+            uint64_t pack;
+            x->file_off = cursor_varint(&in);
+            x->plain_len = (uint32_t)cursor_varint_max(&in, PQV_OBJECT_MAX_PLAIN);
+            pack = cursor_varint(&in);
+            x->pack_off = (uint32_t)cursor_varint_max(&in, UINT32_MAX);
+            x->stored_len = (uint32_t)cursor_varint_max(&in, UINT32_MAX);
+            x->flags = cursor_u8(&in);
+            if (in.bad || pack >= t->npacks || (x->flags & ~EXTENT_ZSTD) != 0 ||
+                x->plain_len == 0 || x->file_off < end || x->file_off > e->size ||
+                e->size - x->file_off < x->plain_len)
+                goto bad;
+            end = x->file_off + x->plain_len;
+            memcpy(x->pack_id, t->packs[pack].id, PACK_ID_BYTES);
+            x->pack_flags = t->packs[pack].flags;
+            /* A format-1 object: uncompressed, its plaintext length fixed. */
+            if ((x->pack_flags & PACK_V1_OBJECT) && (x->flags != 0 ||
+                    x->stored_len != object_sealed_size(x->plain_len)))
+                goto bad;
+        }
+    } else if (e->kind == KIND_SYMLINK) {
+        if ((rc = take_string(&in, MAX_TARGET, &e->target)) != 0 || e->target[0] == '\0')
+            goto bad;
+    }
+end:
+    if (in.bad || cursor_left(&in) != 0)
+        goto bad;
+    return 0;
+
+bad_or_nomem:
+    if (!in.bad)
+        goto nomem;
+bad:
+    entry_clear(e);
+    return error_set(PQV_E_INTEGRITY, NULL, "entry is malformed");
+nomem:
+    entry_clear(e);
+    return PQV_E_NOMEM;
+}

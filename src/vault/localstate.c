@@ -1,0 +1,167 @@
+/*
+ * localstate.c: what this machine last saw of a vault (docs/FORMAT.md
+ * section 15), so that a storage which serves an older epoch (a rollback)
+ * or another history (a fork) is noticed: no peer of pqvault detects a
+ * rollback of the whole vault without state kept outside it.
+ *
+ * The file is small, MAC'd with a key from the seed, written atomically.
+ * Without a state directory (a library user who set none) nothing is kept.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "crypto/kdf.h"
+#include "util/durable.h"
+#include "util/fsutil.h"
+#include "util/util.h"
+#include "vault/vault_internal.h"
+
+#define STATE_MAX 1024
+
+struct local {
+    uint64_t epoch;
+    uint8_t chain[32];
+};
+
+/* state_path(v, out): the file of this vault in the state directory. */
+static int
+state_file(pqv_vault *v, char *out, size_t outlen)
+{
+    char id[2 * VAULT_ID_BYTES + 1];
+
+    util_hex_encode(id, v->config.vault_id, VAULT_ID_BYTES);
+    if (snprintf(out, outlen, "%s/%s", v->state_dir, id) >= (int)outlen)
+        return error_set(PQV_E_INVAL, v->state_dir, "path too long");
+    return 0;
+}
+
+/* render(v, l, out, len): the file's text, MAC'd. */
+static int
+render(pqv_vault *v, const struct local *l, char out[STATE_MAX], size_t *len)
+{
+    char id[2 * VAULT_ID_BYTES + 1], chain[65], mac[65];
+    uint8_t m[32];
+    int n, rc;
+
+    util_hex_encode(id, v->config.vault_id, VAULT_ID_BYTES);
+    util_hex_encode(chain, l->chain, 32);
+    n = snprintf(out, STATE_MAX, "pqvault-state 1\nvault %s\nepoch %llu\nchain %s\n", id,
+        (unsigned long long)l->epoch, chain);
+    if ((rc = kdf_hmac_sha256(m, v->state_key, 32, (const uint8_t *)out, (size_t)n)) != 0)
+        return rc;
+    util_hex_encode(mac, m, 32);
+    n += snprintf(out + n, STATE_MAX - (size_t)n, "mac %s\n", mac);
+    *len = (size_t)n;
+    return 0;
+}
+
+/* parse(v, text, len, l): strictly, and the MAC verified. */
+static int
+parse(pqv_vault *v, const char *text, size_t len, struct local *l)
+{
+    char again[STATE_MAX], id[2 * VAULT_ID_BYTES + 1], chain[65];
+    unsigned long long epoch;
+    size_t n;
+
+    util_hex_encode(id, v->config.vault_id, VAULT_ID_BYTES);
+    if (len >= STATE_MAX || memchr(text, '\0', len) != NULL ||
+        sscanf(text, "pqvault-state 1\nvault %*32[0-9a-f]\nepoch %llu\nchain %64[0-9a-f]\n", &epoch,
+            chain) != 2 || util_hex_decode(l->chain, 32, chain) != 0)
+        return PQV_E_INTEGRITY;
+    l->epoch = epoch;
+    /* Rendering again must give exactly these bytes, MAC included. */
+    if (render(v, l, again, &n) != 0 || n != len || !util_ct_equal(again, text, n))
+        return PQV_E_INTEGRITY;
+    return 0;
+}
+
+int
+localstate_record(pqv_vault *v, uint64_t epoch, const uint8_t chain[32])
+{
+    char path[4096], text[STATE_MAX];
+    struct local l;
+    size_t len;
+    int rc;
+
+    if (v->state_dir == NULL)
+        return 0;
+    l.epoch = epoch;
+    memcpy(l.chain, chain, 32);
+    if ((rc = render(v, &l, text, &len)) != 0 || (rc = state_file(v, path, sizeof(path))) != 0)
+        return rc;
+    if ((rc = fsutil_mkdirs(v->state_dir, 0700)) != 0)
+        return rc;
+    if ((rc = durable_write_file(AT_FDCWD, path, NULL, text, len, 0600, DURABLE_REPLACE)) != 0)
+        return rc;
+    return fsutil_fsync_dir(v->state_dir);
+}
+
+/* chain_at(st, epoch, out): chain(epoch) as the state knows it (a segment
+ * of the chain, or the base's history); 0 if it does not. */
+static int
+chain_at(const struct state *st, uint64_t epoch, uint8_t out[32])
+{
+    const struct segment *s = state_segment(st, epoch);
+
+    if (s != NULL) {
+        memcpy(out, s->chain, 32);
+        return 1;
+    }
+    if (st->nsegs > 0 && epoch + 1 == st->segs[0].epoch) {
+        memcpy(out, st->segs[0].prev_chain, 32);
+        return 1;
+    }
+    for (size_t i = 0; st->nsegs > 0 && i < st->segs[0].nhistory; i++)
+        if (st->segs[0].history[i].epoch == epoch) {
+            memcpy(out, st->segs[0].history[i].chain, 32);
+            return 1;
+        }
+    return 0;
+}
+
+int
+localstate_check(pqv_vault *v, const struct state *st, pqv_report_fn report, void *ctx)
+{
+    char path[4096];
+    uint8_t *text = NULL, known[32];
+    struct local l;
+    size_t len;
+    int rc;
+
+    if (v->state_dir == NULL || st->format != 2)
+        return 0;
+    if ((rc = state_file(v, path, sizeof(path))) != 0)
+        return rc;
+    rc = fsutil_read_file(AT_FDCWD, path, &text, &len, STATE_MAX);
+    if (rc == PQV_E_NOTFOUND) {
+        vault_report(report, ctx, PQV_REPORT_WARNING, NULL,
+            "first use of this vault on this machine: accepting its epoch %llu as current",
+            (unsigned long long)st->epoch);
+        return localstate_record(v, st->epoch, st->chain);
+    }
+    if (rc != 0)
+        return rc;
+    rc = parse(v, (const char *)text, len, &l);
+    free(text);
+    if (rc != 0)
+        return error_set(PQV_E_INTEGRITY, path, "local state is damaged (remove it to accept the "
+            "vault as it is)");
+    if (st->epoch < l.epoch)
+        return error_set(PQV_E_INTEGRITY, NULL, "rollback: the vault shows epoch %llu, but epoch "
+            "%llu was seen here before (an older copy of the vault is being served)",
+            (unsigned long long)st->epoch, (unsigned long long)l.epoch);
+    if (!chain_at(st, l.epoch, known))
+        return error_set(PQV_E_INTEGRITY, NULL, "fork: epoch %llu, seen here before, is not in "
+            "the vault's history", (unsigned long long)l.epoch);
+    if (!util_ct_equal(known, l.chain, 32))
+        return error_set(PQV_E_INTEGRITY, NULL, "fork: the vault's epoch %llu is not the one seen "
+            "here before (another history of the vault is being served)",
+            (unsigned long long)l.epoch);
+    if (st->epoch > l.epoch)
+        return localstate_record(v, st->epoch, st->chain);
+    return 0;
+}

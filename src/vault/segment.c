@@ -1,0 +1,533 @@
+/*
+ * segment.c: catalogue segments of format 2 (docs/FORMAT.md sections 10-12):
+ * building one from entries, and opening one: its header, its head (the
+ * chain, key-file hashes, command key, tables, block index) and, on demand,
+ * each block of entries.  Everything read is checked before it is used:
+ * lengths and counts are bounded by the head, which is authenticated first.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "crypto/kdf.h"
+#include "util/buf.h"
+#include "util/util.h"
+#include "vault/vault_internal.h"
+
+#define SEG_MAGIC "PQVS"
+#define SEG_VERSION 2
+#define HEAD_VERSION 1
+#define BLOCK_TARGET 65536
+
+static const char seg_label[] = "pqvault/v2/segment";
+static const char chain_label[] = "pqvault/v2/chain";
+static const char pad_label[] = "pqvault/v2/file-key";
+static const char cmd_label[] = "pqvault/v2/command-key";
+
+void
+segment_free(struct segment *s)
+{
+    if (s == NULL)
+        return;
+    free(s->superseded);
+    free(s->history);
+    free(s->wrap);
+    seg_tables_free(&s->t);
+    free(s->blocks);
+    free(s->blockdata);
+    util_wipe(s->key, sizeof(s->key));
+    util_wipe(s->cmd_key, sizeof(s->cmd_key));
+    memset(s, 0, sizeof(*s));
+}
+
+void
+segment_name(uint64_t epoch, char out[STORAGE_NAME_MAX])
+{
+    snprintf(out, STORAGE_NAME_MAX, "segments/%016llx", (unsigned long long)epoch);
+}
+
+int
+segment_tag(const pqv_vault *v, const char *name, uint8_t tag[TAG_BYTES])
+{
+    uint8_t h[NAME_HASH_BYTES];
+    int rc = names_hash(v, name, h);
+
+    memcpy(tag, h, TAG_BYTES);
+    return rc;
+}
+
+/* seg_key(v, salt, epoch, key): K_seg(E). */
+static int
+seg_key(const pqv_vault *v, const uint8_t salt[32], uint64_t epoch, uint8_t key[32])
+{
+    uint8_t info[sizeof(seg_label) - 1 + 8];
+
+    memcpy(info, seg_label, sizeof(seg_label) - 1);
+    util_store_be64(info + sizeof(seg_label) - 1, epoch);
+    return kdf_hkdf_sha256(key, 32, v->segments_key, 32, salt, 32, info, sizeof(info));
+}
+
+static void
+unit_nonce(uint64_t unit, uint8_t nonce[PQV_AEAD_NONCE_BYTES])
+{
+    memset(nonce, 0, PQV_AEAD_NONCE_BYTES);
+    util_store_be64(nonce + 4, unit);
+}
+
+/* chain_next(prev, header_and_head, len, out): chain(E). */
+static int
+chain_next(const uint8_t prev[32], const uint8_t *bytes, size_t len, uint8_t out[32])
+{
+    uint8_t h[32];
+    struct buf b = { NULL, 0, 0, 0 };
+    int rc;
+
+    if ((rc = kdf_sha256(h, bytes, len)) != 0)
+        return rc;
+    buf_bytes(&b, chain_label, sizeof(chain_label) - 1);
+    buf_bytes(&b, prev, 32);
+    buf_bytes(&b, h, 32);
+    rc = b.nomem ? PQV_E_NOMEM : kdf_sha256(out, b.p, b.len);
+    buf_wipe_free(&b);
+    return rc;
+}
+
+int
+segment_cmd_context(const pqv_vault *v, uint64_t epoch, uint8_t *out)
+{
+    size_t n = sizeof(cmd_label) - 1;
+
+    memcpy(out, cmd_label, n);
+    memcpy(out + n, v->config.vault_id, VAULT_ID_BYTES);
+    util_store_be64(out + n + VAULT_ID_BYTES, epoch);
+    return (int)(n + VAULT_ID_BYTES + 8);
+}
+
+int
+segment_pad(const uint8_t cmd_key[32], const uint8_t tag[TAG_BYTES], uint8_t pad[32])
+{
+    uint8_t info[sizeof(pad_label) - 1 + TAG_BYTES];
+
+    memcpy(info, pad_label, sizeof(pad_label) - 1);
+    memcpy(info + sizeof(pad_label) - 1, tag, TAG_BYTES);
+    return kdf_hkdf_expand_sha256(pad, 32, cmd_key, info, sizeof(info));
+}
+
+/* ---- building ---- */
+
+struct tagged {
+    uint8_t tag[TAG_BYTES];
+    const struct entry *e;
+};
+
+static int
+compare_tagged(const void *a, const void *b)
+{
+    return memcmp(((const struct tagged *)a)->tag, ((const struct tagged *)b)->tag, TAG_BYTES);
+}
+
+/* A block being built. */
+struct block_out {
+    uint8_t first[TAG_BYTES];
+    uint64_t n;
+    struct buf plain;
+};
+
+int
+segment_build(pqv_vault *v, const struct seg_params *p, struct entry *const *entries, size_t n,
+    struct buf *out, uint8_t chain[32])
+{
+    struct seg_tables t;
+    struct tagged *sorted = NULL;
+    struct block_out *blocks = NULL;
+    size_t nblocks = 0;
+    struct buf head = { NULL, 0, 0, 0 };
+    uint8_t header[SEGMENT_HEADER_BYTES], key[32], nonce[PQV_AEAD_NONCE_BYTES];
+    uint64_t off = 0;
+    int rc;
+
+    memset(&t, 0, sizeof(t));
+    memset(key, 0, sizeof(key));
+    if (n > 0 && (sorted = calloc(n, sizeof(*sorted))) == NULL)
+        return PQV_E_NOMEM;
+    for (size_t i = 0; i < n; i++) {
+        sorted[i].e = entries[i];
+        if ((rc = segment_tag(v, entries[i]->name, sorted[i].tag)) != 0)
+            goto done;
+    }
+    qsort(sorted, n, sizeof(*sorted), compare_tagged);
+    for (size_t i = 1; i < n; i++)
+        if (memcmp(sorted[i - 1].tag, sorted[i].tag, TAG_BYTES) == 0) {
+            rc = error_set(PQV_E_INVAL, sorted[i].e->name, "named twice in one segment");
+            goto done;
+        }
+    /* Entries into blocks of about 64 KiB. */
+    for (size_t i = 0; i < n; i++) {
+        const struct entry *e = sorted[i].e;
+        uint8_t stored[PQV_FILE_KEY_BYTES];
+        struct block_out *b;
+        if (nblocks == 0 || blocks[nblocks - 1].plain.len >= BLOCK_TARGET) {
+            struct block_out *grown = realloc(blocks, (nblocks + 1) * sizeof(*grown));
+            if (grown == NULL) {
+                rc = PQV_E_NOMEM;
+                goto done;
+            }
+            blocks = grown;
+            memset(&blocks[nblocks], 0, sizeof(blocks[nblocks]));
+            memcpy(blocks[nblocks].first, sorted[i].tag, TAG_BYTES);
+            nblocks++;
+        }
+        b = &blocks[nblocks - 1];
+        memset(stored, 0, sizeof(stored));
+        if (e->kind == KIND_FILE) {
+            uint8_t pad[32];
+            if (p->cmd_key == NULL || e->key_state != KEY_CLEAR) {
+                rc = error_set(PQV_E_INVAL, e->name, "file key not available");
+                goto done;
+            }
+            if ((rc = segment_pad(p->cmd_key, sorted[i].tag, pad)) != 0)
+                goto done;
+            for (size_t k = 0; k < sizeof(stored); k++)
+                stored[k] = e->key[k] ^ pad[k];
+            util_wipe(pad, sizeof(pad));
+        }
+        rc = entry_encode(&b->plain, e, &t, stored);
+        util_wipe(stored, sizeof(stored));
+        if (rc != 0)
+            goto done;
+        b->n++;
+    }
+    /* Introduced packs carry their size and hash. */
+    for (size_t i = 0; i < t.npacks; i++)
+        for (size_t k = 0; k < p->nintroduced; k++)
+            if (!(t.packs[i].flags & PACK_V1_OBJECT) &&
+                memcmp(t.packs[i].id, p->introduced[k].id, PACK_ID_BYTES) == 0) {
+                t.packs[i] = p->introduced[k];
+                t.packs[i].flags = PACK_INTRODUCED;
+            }
+
+    /* The head. */
+    buf_u8(&head, HEAD_VERSION);
+    buf_be64(&head, (uint64_t)p->time);
+    buf_varint(&head, p->base);
+    buf_bytes(&head, p->prev_chain, 32);
+    buf_bytes(&head, p->keyfile_hash, 32);
+    buf_varint(&head, p->nsuperseded);
+    for (size_t i = 0; i < p->nsuperseded; i++)
+        buf_bytes(&head, p->superseded[i], 32);
+    if (p->kind == SEGMENT_BASE) {
+        buf_varint(&head, p->nhistory);
+        for (size_t i = 0; i < p->nhistory; i++) {
+            buf_varint(&head, p->history[i].epoch);
+            buf_bytes(&head, p->history[i].chain, 32);
+        }
+    }
+    buf_blob(&head, p->wrap, p->wraplen);
+    buf_varint(&head, t.nstrings);
+    for (size_t i = 0; i < t.nstrings; i++)
+        buf_blob(&head, t.strings[i], strlen(t.strings[i]));
+    buf_varint(&head, t.npacks);
+    for (size_t i = 0; i < t.npacks; i++) {
+        buf_bytes(&head, t.packs[i].id, PACK_ID_BYTES);
+        buf_u8(&head, t.packs[i].flags);
+        if (t.packs[i].flags & PACK_INTRODUCED) {
+            buf_varint(&head, t.packs[i].size);
+            buf_bytes(&head, t.packs[i].hash, 32);
+        }
+    }
+    for (size_t i = 0; i < nblocks; i++) {
+        buf_bytes(&head, blocks[i].first, TAG_BYTES);
+        buf_varint(&head, off);
+        buf_varint(&head, blocks[i].plain.len + PQV_AEAD_TAG_BYTES);
+        buf_varint(&head, blocks[i].n);
+        off += blocks[i].plain.len + PQV_AEAD_TAG_BYTES;
+    }
+    buf_varint(&head, n);
+    if (head.nomem) {
+        rc = PQV_E_NOMEM;
+        goto done;
+    }
+
+    /* Header, sealed head, sealed blocks. */
+    memcpy(header, SEG_MAGIC, 4);
+    header[4] = SEG_VERSION;
+    header[5] = (uint8_t)p->kind;
+    header[6] = (uint8_t)v->config.aead;
+    header[7] = 0;
+    util_store_be64(header + 8, p->epoch);
+    memcpy(header + 16, v->config.vault_id, VAULT_ID_BYTES);
+    if ((rc = util_random(header + 32, 32)) != 0)
+        goto done;
+    if (head.len + PQV_AEAD_TAG_BYTES > UINT32_MAX || nblocks > UINT32_MAX) {
+        rc = error_set(PQV_E_INVAL, NULL, "segment too large");
+        goto done;
+    }
+    util_store_be32(header + 64, (uint32_t)(head.len + PQV_AEAD_TAG_BYTES));
+    util_store_be32(header + 68, (uint32_t)nblocks);
+    if ((rc = seg_key(v, header + 32, p->epoch, key)) != 0)
+        goto done;
+    out->len = 0;
+    buf_bytes(out, header, sizeof(header));
+    {
+        uint8_t *q = buf_reserve(out, head.len + PQV_AEAD_TAG_BYTES);
+        if (q == NULL) {
+            rc = PQV_E_NOMEM;
+            goto done;
+        }
+        unit_nonce(0, nonce);
+        if ((rc = pqv_aead_seal1(v->config.aead, key, nonce, header, sizeof(header), head.p,
+                 head.len, q)) != 0)
+            goto done;
+        out->len += head.len + PQV_AEAD_TAG_BYTES;
+    }
+    if ((rc = chain_next(p->prev_chain, out->p, out->len, chain)) != 0)
+        goto done;
+    for (size_t i = 0; i < nblocks; i++) {
+        uint8_t *q = buf_reserve(out, blocks[i].plain.len + PQV_AEAD_TAG_BYTES);
+        if (q == NULL) {
+            rc = PQV_E_NOMEM;
+            goto done;
+        }
+        unit_nonce(i + 1, nonce);
+        if ((rc = pqv_aead_seal1(v->config.aead, key, nonce, header, sizeof(header),
+                 blocks[i].plain.p, blocks[i].plain.len, q)) != 0)
+            goto done;
+        out->len += blocks[i].plain.len + PQV_AEAD_TAG_BYTES;
+    }
+    rc = out->nomem ? PQV_E_NOMEM : 0;
+done:
+    for (size_t i = 0; i < nblocks; i++)
+        buf_wipe_free(&blocks[i].plain);
+    free(blocks);
+    free(sorted);
+    buf_wipe_free(&head);
+    seg_tables_free(&t);
+    util_wipe(key, sizeof(key));
+    return rc;
+}
+
+/* ---- opening ---- */
+
+int
+segment_check_header(const uint8_t *h, size_t len, uint64_t epoch, const uint8_t vault_id[16])
+{
+    if (len < SEGMENT_HEADER_BYTES)
+        return error_set(PQV_E_INTEGRITY, NULL, "segment is truncated");
+    if (memcmp(h, SEG_MAGIC, 4) != 0)
+        return error_set(PQV_E_INTEGRITY, NULL, "segment has a bad magic number");
+    if (h[4] != SEG_VERSION)
+        return error_set(PQV_E_UNSUPPORTED, NULL, "segment version %u not supported", h[4]);
+    if ((h[5] != SEGMENT_DELTA && h[5] != SEGMENT_BASE) || pqv_aead_name(h[6]) == NULL || h[7] != 0)
+        return error_set(PQV_E_INTEGRITY, NULL, "segment header is malformed");
+    if (util_load_be64(h + 8) != epoch)
+        return error_set(PQV_E_INTEGRITY, NULL, "segment holds epoch %llu, not its own",
+            (unsigned long long)util_load_be64(h + 8));
+    if (vault_id != NULL && memcmp(h + 16, vault_id, VAULT_ID_BYTES) != 0)
+        return error_set(PQV_E_INTEGRITY, NULL, "segment belongs to another vault");
+    if (util_load_be32(h + 64) < PQV_AEAD_TAG_BYTES)
+        return error_set(PQV_E_INTEGRITY, NULL, "segment head is truncated");
+    return 0;
+}
+
+/* parse_head(s, plain, len): the head's fields into ${s}. */
+static int
+parse_head(struct segment *s, const uint8_t *plain, size_t len)
+{
+    struct cursor c;
+    const uint8_t *q;
+    uint64_t n, off = 0;
+
+    cursor_init(&c, plain, len);
+    if (cursor_u8(&c) != HEAD_VERSION)
+        return error_set(PQV_E_UNSUPPORTED, NULL, "segment head version not supported");
+    s->time = (int64_t)cursor_be64(&c);
+    s->base = cursor_varint(&c);
+    if ((q = cursor_take(&c, 32)) != NULL)
+        memcpy(s->prev_chain, q, 32);
+    if ((q = cursor_take(&c, 32)) != NULL)
+        memcpy(s->keyfile_hash, q, 32);
+    n = cursor_varint_max(&c, cursor_left(&c) / 32);
+    if (n > 0 && (s->superseded = malloc(n * 32)) == NULL)
+        return PQV_E_NOMEM;
+    for (; s->nsuperseded < n && (q = cursor_take(&c, 32)) != NULL; s->nsuperseded++)
+        memcpy(s->superseded[s->nsuperseded], q, 32);
+    if (s->kind == SEGMENT_BASE) {
+        n = cursor_varint_max(&c, cursor_left(&c) / 33);
+        if (n > 0 && (s->history = calloc(n, sizeof(*s->history))) == NULL)
+            return PQV_E_NOMEM;
+        for (; s->nhistory < n && !c.bad; s->nhistory++) {
+            s->history[s->nhistory].epoch = cursor_varint(&c);
+            if ((q = cursor_take(&c, 32)) != NULL)
+                memcpy(s->history[s->nhistory].chain, q, 32);
+            /* Ascending, and all before the base. */
+            if (s->history[s->nhistory].epoch >= s->epoch ||
+                (s->nhistory > 0 && s->history[s->nhistory].epoch <= s->history[s->nhistory - 1].epoch))
+                c.bad = 1;
+        }
+    }
+    n = cursor_varint_max(&c, 1u << 20);
+    if ((q = cursor_take(&c, n)) != NULL && n > 0) {
+        if ((s->wrap = malloc(n)) == NULL)
+            return PQV_E_NOMEM;
+        memcpy(s->wrap, q, n);
+        s->wraplen = n;
+    }
+    n = cursor_varint_max(&c, cursor_left(&c));
+    if (n > 0 && (s->t.strings = calloc(n, sizeof(char *))) == NULL)
+        return PQV_E_NOMEM;
+    for (; s->t.nstrings < n && !c.bad; s->t.nstrings++) {
+        uint64_t l = cursor_varint_max(&c, 255);
+        if ((q = cursor_take(&c, l)) == NULL || memchr(q, '\0', l) != NULL) {
+            c.bad = 1;
+            break;
+        }
+        if ((s->t.strings[s->t.nstrings] = malloc(l + 1)) == NULL)
+            return PQV_E_NOMEM;
+        memcpy(s->t.strings[s->t.nstrings], q, l);
+        s->t.strings[s->t.nstrings][l] = '\0';
+    }
+    n = cursor_varint_max(&c, cursor_left(&c) / (PACK_ID_BYTES + 1));
+    if (n > 0 && (s->t.packs = calloc(n, sizeof(*s->t.packs))) == NULL)
+        return PQV_E_NOMEM;
+    s->t.cappacks = n;
+    for (; s->t.npacks < n && !c.bad; s->t.npacks++) {
+        struct seg_pack *pk = &s->t.packs[s->t.npacks];
+        if ((q = cursor_take(&c, PACK_ID_BYTES)) != NULL)
+            memcpy(pk->id, q, PACK_ID_BYTES);
+        pk->flags = cursor_u8(&c);
+        if ((pk->flags & ~(PACK_INTRODUCED | PACK_V1_OBJECT)) != 0 ||
+            pk->flags == (PACK_INTRODUCED | PACK_V1_OBJECT))
+            c.bad = 1;
+        if (pk->flags & PACK_INTRODUCED) {
+            pk->size = cursor_varint(&c);
+            if ((q = cursor_take(&c, 32)) != NULL)
+                memcpy(pk->hash, q, 32);
+        }
+    }
+    if (s->nblocks > 0 && (s->blocks = calloc(s->nblocks, sizeof(*s->blocks))) == NULL)
+        return PQV_E_NOMEM;
+    for (size_t i = 0; i < s->nblocks && !c.bad; i++) {
+        struct seg_block *b = &s->blocks[i];
+        if ((q = cursor_take(&c, TAG_BYTES)) != NULL)
+            memcpy(b->first, q, TAG_BYTES);
+        b->off = cursor_varint(&c);
+        b->len = cursor_varint_max(&c, 1u << 30);
+        b->n = cursor_varint(&c);
+        /* Contiguous, in tag order, none empty. */
+        if (b->off != off || b->len <= PQV_AEAD_TAG_BYTES || b->n == 0 ||
+            (i > 0 && memcmp(s->blocks[i - 1].first, b->first, TAG_BYTES) >= 0))
+            c.bad = 1;
+        off += b->len;
+    }
+    s->blocklen = off;
+    s->nentries = cursor_varint(&c);
+    if (c.bad || cursor_left(&c) != 0 || (s->kind == SEGMENT_BASE ? s->base != s->epoch
+                                                                     : s->base >= s->epoch))
+        return error_set(PQV_E_INTEGRITY, NULL, "segment head is malformed");
+    return 0;
+}
+
+int
+segment_open(pqv_vault *v, uint64_t epoch, const uint8_t *blob, size_t len, struct segment *s)
+{
+    uint8_t nonce[PQV_AEAD_NONCE_BYTES], *plain = NULL;
+    size_t headlen;
+    uint64_t total = 0;
+    int rc;
+
+    memset(s, 0, sizeof(*s));
+    if ((rc = segment_check_header(blob, len, epoch, v->config.vault_id)) != 0)
+        return rc;
+    s->epoch = epoch;
+    s->kind = blob[5];
+    s->suite = blob[6];
+    memcpy(s->header, blob, SEGMENT_HEADER_BYTES);
+    headlen = util_load_be32(blob + 64);
+    s->nblocks = util_load_be32(blob + 68);
+    if (headlen > len - SEGMENT_HEADER_BYTES)
+        return error_set(PQV_E_INTEGRITY, NULL, "segment is truncated");
+    if ((rc = seg_key(v, blob + 32, epoch, s->key)) != 0)
+        return rc;
+    if ((plain = malloc(headlen)) == NULL)
+        return PQV_E_NOMEM;
+    unit_nonce(0, nonce);
+    rc = pqv_aead_open1(s->suite, s->key, nonce, blob, SEGMENT_HEADER_BYTES,
+        blob + SEGMENT_HEADER_BYTES, headlen, plain);
+    if (rc == PQV_E_INTEGRITY)
+        rc = error_set(rc, NULL, "segment failed authentication (corrupted, altered or moved)");
+    if (rc == 0)
+        rc = parse_head(s, plain, headlen - PQV_AEAD_TAG_BYTES);
+    util_wipe(plain, headlen);
+    free(plain);
+    if (rc == 0)
+        rc = chain_next(s->prev_chain, blob, SEGMENT_HEADER_BYTES + headlen, s->chain);
+    /* The blocks, and nothing after them. */
+    total = SEGMENT_HEADER_BYTES + (uint64_t)headlen + s->blocklen;
+    if (rc == 0 && total != len)
+        rc = error_set(PQV_E_INTEGRITY, NULL, "segment has %llu bytes, its head says %llu",
+            (unsigned long long)len, (unsigned long long)total);
+    if (rc == 0 && s->blocklen > 0) {
+        if ((s->blockdata = malloc(s->blocklen)) == NULL)
+            rc = PQV_E_NOMEM;
+        else
+            memcpy(s->blockdata, blob + SEGMENT_HEADER_BYTES + headlen, s->blocklen);
+    }
+    if (rc != 0)
+        segment_free(s);
+    return rc;
+}
+
+int
+segment_block(pqv_vault *v, const struct segment *s, size_t i, struct entry **out, size_t *n)
+{
+    const struct seg_block *b = &s->blocks[i];
+    uint8_t nonce[PQV_AEAD_NONCE_BYTES], *plain;
+    uint8_t prev[TAG_BYTES];
+    struct entry *es = NULL;
+    struct cursor c;
+    size_t plainlen = b->len - PQV_AEAD_TAG_BYTES, k = 0;
+    int rc;
+
+    if ((plain = malloc(plainlen + 1)) == NULL)
+        return PQV_E_NOMEM;
+    unit_nonce(i + 1, nonce);
+    rc = pqv_aead_open1(s->suite, s->key, nonce, s->header, SEGMENT_HEADER_BYTES,
+        s->blockdata + b->off, b->len, plain);
+    if (rc == PQV_E_INTEGRITY)
+        rc = error_set(rc, NULL, "segment block %zu failed authentication", i);
+    /* Each entry takes at least 3 bytes: bounds the count. */
+    if (rc == 0 && b->n > plainlen / 3)
+        rc = error_set(PQV_E_INTEGRITY, NULL, "segment block %zu is malformed", i);
+    if (rc == 0 && (es = calloc(b->n, sizeof(*es))) == NULL)
+        rc = PQV_E_NOMEM;
+    cursor_init(&c, plain, plainlen);
+    for (; rc == 0 && k < b->n; k++) {
+        uint8_t tag[TAG_BYTES];
+        if ((rc = entry_decode(&c, &es[k], &s->t)) != 0)
+            break;
+        es[k].epoch = s->epoch;
+        /* In tag order, starting with the index's first tag. */
+        if ((rc = segment_tag(v, es[k].name, tag)) != 0)
+            break;
+        if ((k == 0 && memcmp(tag, b->first, TAG_BYTES) != 0) ||
+            (k > 0 && memcmp(prev, tag, TAG_BYTES) >= 0)) {
+            rc = error_set(PQV_E_INTEGRITY, es[k].name, "out of order in its segment");
+            k++;
+            break;
+        }
+        memcpy(prev, tag, TAG_BYTES);
+    }
+    if (rc == 0 && cursor_left(&c) != 0)
+        rc = error_set(PQV_E_INTEGRITY, NULL, "segment block %zu has trailing bytes", i);
+    util_wipe(plain, plainlen);
+    free(plain);
+    if (rc != 0) {
+        for (size_t j = 0; j < k && es != NULL; j++)
+            entry_clear(&es[j]);
+        free(es);
+        return rc;
+    }
+    *out = es;
+    *n = k;
+    return 0;
+}

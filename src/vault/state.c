@@ -1,0 +1,518 @@
+/*
+ * state.c: the catalogue's current state.  Format 2 (docs/FORMAT.md
+ * section 11): the newest segment present, its chain verified back to its
+ * base, each delta overriding the base's entries in epoch order.  Format 1:
+ * every record, seen as entries whose extents are format-1 objects (so
+ * every reader of the vault is written once, for format 2).
+ *
+ * A name is found without decrypting the whole catalogue (binary search of
+ * each segment's block index, one block each); list and tree operations
+ * load every entry (no KEM operation either way).  File keys are recovered
+ * when data is read: one decapsulation per segment (its command key), or,
+ * for a format-1 entry, its record's wrapped key.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "crypto/kdf.h"
+#include "util/buf.h"
+#include "util/util.h"
+#include "vault/vault_internal.h"
+
+/* No segment is larger (a million entries take about 100 MiB). */
+#define MAX_SEGMENT_BYTES (2ull << 30)
+
+void
+state_free(struct state *st)
+{
+    if (st == NULL)
+        return;
+    for (size_t i = 0; i < st->nsegs; i++)
+        segment_free(&st->segs[i]);
+    free(st->segs);
+    for (size_t i = 0; i < st->n; i++)
+        entry_clear(&st->entries[i]);
+    free(st->entries);
+    memset(st, 0, sizeof(*st));
+}
+
+static int
+compare_by_name_newest(const void *a, const void *b)
+{
+    const struct entry *x = a, *y = b;
+    int c = strcmp(x->name, y->name);
+
+    if (c != 0)
+        return c;
+    return x->epoch > y->epoch ? -1 : x->epoch < y->epoch ? 1 : 0;
+}
+
+/* ---- format 1 as a state ---- */
+
+/* record_to_entry(r, e): a format-1 record as an entry (its extents are
+ * its objects; its key comes from its record when data is read). */
+static int
+record_to_entry(const struct record *r, struct entry *e)
+{
+    memset(e, 0, sizeof(*e));
+    if ((e->name = strdup(r->entry.name)) == NULL)
+        return PQV_E_NOMEM;
+    e->kind = r->entry.type == PQV_ENTRY_DIR ? KIND_DIR : KIND_FILE;
+    e->perm = r->entry.mode & 07777;
+    e->mtime_sec = r->entry.mtime_sec;
+    e->mtime_nsec = r->entry.mtime_nsec;
+    e->size = r->entry.size;
+    e->suite = r->entry.aead;
+    e->key_state = e->kind == KIND_FILE ? KEY_V1 : KEY_NONE;
+    if (r->entry.nobjects > 0 &&
+        (e->extents = calloc(r->entry.nobjects, sizeof(*e->extents))) == NULL) {
+        entry_clear(e);
+        return PQV_E_NOMEM;
+    }
+    for (uint32_t k = 0; k < r->entry.nobjects; k++, e->nextents++) {
+        struct extent *x = &e->extents[k];
+        x->file_off = (uint64_t)k * PQV_OBJECT_MAX_PLAIN;
+        x->plain_len = (uint32_t)object_plain_len(&r->entry, k);
+        x->stored_len = (uint32_t)object_sealed_size(x->plain_len);
+        memcpy(x->pack_id, r->object_ids[k], PACK_ID_BYTES);
+        x->pack_flags = PACK_V1_OBJECT;
+    }
+    return 0;
+}
+
+static int
+state_from_records(pqv_vault *v, struct state *st, const struct names_walk *w)
+{
+    struct catalogue cat;
+    int rc;
+
+    if ((rc = catalogue_load(v, &cat, w)) != 0)
+        return rc;
+    if (cat.n > 0 && (st->entries = calloc(cat.n, sizeof(*st->entries))) == NULL) {
+        catalogue_free(&cat);
+        return PQV_E_NOMEM;
+    }
+    for (size_t i = 0; i < cat.n && rc == 0; i++) {
+        if ((rc = record_to_entry(&cat.records[i], &st->entries[st->n])) == 0)
+            st->n++;
+    }
+    catalogue_free(&cat);
+    if (rc == 0) {
+        qsort(st->entries, st->n, sizeof(*st->entries), compare_by_name_newest);
+        st->loaded = 1;
+    }
+    return rc;
+}
+
+/* entry_from_record(v, name, out): one format-1 record, by its name. */
+static int
+entry_from_record(pqv_vault *v, const char *name, struct entry *out)
+{
+    struct record r;
+    int rc;
+
+    if ((rc = record_read(v, name, &r)) != 0)
+        return rc;
+    rc = record_to_entry(&r, out);
+    record_clear(&r);
+    return rc;
+}
+
+/* ---- format 2 ---- */
+
+struct newest {
+    uint64_t epoch;
+    int found;
+};
+
+static int
+find_newest(void *ctx, const char *name, const uint8_t *id, uint64_t size)
+{
+    struct newest *nw = ctx;
+    uint64_t e = util_load_be64(id);
+
+    (void)name;
+    (void)size;
+    if (!nw->found || e > nw->epoch)
+        nw->epoch = e;
+    nw->found = 1;
+    return 0;
+}
+
+int
+state_read_segment(pqv_vault *v, uint64_t epoch, struct segment *s)
+{
+    char sname[STORAGE_NAME_MAX];
+    uint8_t header[SEGMENT_HEADER_BYTES], *blob;
+    uint64_t size;
+    size_t len;
+    int rc;
+
+    segment_name(epoch, sname);
+    /* The header first: what it says bounds what is read next. */
+    if ((rc = v->storage->ops->stat(v->storage, sname, &size)) != 0)
+        return rc;
+    if (size < SEGMENT_HEADER_BYTES || size > MAX_SEGMENT_BYTES)
+        return error_set(PQV_E_INTEGRITY, sname, "impossible size (%llu bytes)",
+            (unsigned long long)size);
+    if ((rc = v->storage->ops->get_range(v->storage, sname, 0, header, sizeof(header))) != 0)
+        return rc;
+    if ((rc = segment_check_header(header, sizeof(header), epoch, v->config.vault_id)) != 0)
+        return error_subject(rc, sname);
+    if ((rc = v->storage->ops->get(v->storage, sname, &blob, &len, (size_t)size)) != 0)
+        return rc;
+    rc = segment_open(v, epoch, blob, len, s);
+    free(blob);
+    return rc != 0 ? error_subject(rc, sname) : 0;
+}
+
+/* check_chain(st): each delta continues the segment before it. */
+static int
+check_chain(struct state *st)
+{
+    const struct segment *base = &st->segs[0];
+
+    for (size_t i = 1; i < st->nsegs; i++) {
+        const struct segment *s = &st->segs[i];
+        if (s->kind != SEGMENT_DELTA || s->base != base->epoch ||
+            !util_ct_equal(s->prev_chain, st->segs[i - 1].chain, 32)) {
+            char sname[STORAGE_NAME_MAX];
+            segment_name(s->epoch, sname);
+            return error_set(PQV_E_INTEGRITY, sname, "does not continue epoch %llu (a segment "
+                "was replaced, or the vault forked)", (unsigned long long)st->segs[i - 1].epoch);
+        }
+    }
+    return 0;
+}
+
+int
+state_open(pqv_vault *v, struct state *st, const struct names_walk *w)
+{
+    struct newest nw = { 0, 0 };
+    uint64_t epoch;
+    int rc;
+
+    memset(st, 0, sizeof(*st));
+    st->format = v->config.version;
+    if (st->format == 1)
+        return 0; /* records are read by name, or all by state_load */
+    if ((rc = names_walk(v->storage, "segments", 8, w, find_newest, &nw)) != 0)
+        return rc;
+    if (!nw.found)
+        return error_set(PQV_E_INTEGRITY, "segments", "no catalogue segment (deleted?)");
+    /* From the newest back to its base. */
+    for (epoch = nw.epoch;; epoch--) {
+        struct segment s, *grown;
+        if ((rc = state_read_segment(v, epoch, &s)) != 0) {
+            if (rc == PQV_E_NOTFOUND) {
+                char sname[STORAGE_NAME_MAX];
+                segment_name(epoch, sname);
+                rc = error_set(PQV_E_INTEGRITY, sname, "is missing (epoch %llu needs it)",
+                    (unsigned long long)nw.epoch);
+            }
+            goto fail;
+        }
+        if ((grown = realloc(st->segs, (st->nsegs + 1) * sizeof(*grown))) == NULL) {
+            segment_free(&s);
+            rc = PQV_E_NOMEM;
+            goto fail;
+        }
+        st->segs = grown;
+        st->segs[st->nsegs++] = s;
+        if (s.kind == SEGMENT_BASE)
+            break;
+        if (epoch <= 1 || s.base >= epoch) {
+            rc = error_set(PQV_E_INTEGRITY, NULL, "catalogue chain has no base");
+            goto fail;
+        }
+    }
+    /* Oldest first. */
+    for (size_t i = 0; i < st->nsegs / 2; i++) {
+        struct segment t = st->segs[i];
+        st->segs[i] = st->segs[st->nsegs - 1 - i];
+        st->segs[st->nsegs - 1 - i] = t;
+    }
+    if ((rc = check_chain(st)) != 0)
+        goto fail;
+    st->epoch = nw.epoch;
+    st->base = st->segs[0].epoch;
+    memcpy(st->chain, st->segs[st->nsegs - 1].chain, 32);
+    return 0;
+
+fail:
+    state_free(st);
+    return rc;
+}
+
+const struct segment *
+state_segment(const struct state *st, uint64_t epoch)
+{
+    if (st->nsegs == 0 || epoch < st->segs[0].epoch || epoch > st->segs[st->nsegs - 1].epoch)
+        return NULL;
+    return &st->segs[epoch - st->segs[0].epoch];
+}
+
+/* find_block(s, tag): the block that would hold ${tag}, or -1. */
+static long
+find_block(const struct segment *s, const uint8_t tag[TAG_BYTES])
+{
+    size_t lo = 0, hi = s->nblocks;
+
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (memcmp(s->blocks[mid].first, tag, TAG_BYTES) <= 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return (long)lo - 1;
+}
+
+int
+state_lookup(pqv_vault *v, struct state *st, const char *name, struct entry *out)
+{
+    uint8_t tag[TAG_BYTES];
+    int rc;
+
+    if (st->loaded) {
+        const struct entry *e = state_find(st, name);
+        if (e == NULL)
+            return error_set(PQV_E_NOTFOUND, name, "not found");
+        return entry_copy(out, e);
+    }
+    if (st->format == 1)
+        return entry_from_record(v, name, out);
+    if ((rc = segment_tag(v, name, tag)) != 0)
+        return rc;
+    for (size_t i = st->nsegs; i-- > 0;) {
+        const struct segment *s = &st->segs[i];
+        long b = find_block(s, tag);
+        struct entry *es;
+        size_t n;
+        int found = -1;
+        if (b < 0)
+            continue;
+        if ((rc = segment_block(v, s, (size_t)b, &es, &n)) != 0)
+            return rc;
+        for (size_t k = 0; k < n; k++)
+            if (found < 0 && strcmp(es[k].name, name) == 0)
+                found = (int)k;
+        if (found >= 0)
+            *out = es[found];
+        for (size_t k = 0; k < n; k++)
+            if ((int)k != found)
+                entry_clear(&es[k]);
+        free(es);
+        if (found < 0)
+            continue;
+        if (out->kind == KIND_REMOVED) {
+            entry_clear(out);
+            break;
+        }
+        return 0;
+    }
+    return error_set(PQV_E_NOTFOUND, name, "not found");
+}
+
+int
+state_load(pqv_vault *v, struct state *st)
+{
+    return state_load_reporting(v, st, NULL);
+}
+
+int
+state_load_reporting(pqv_vault *v, struct state *st, const struct names_walk *w)
+{
+    struct entry *all = NULL;
+    size_t n = 0, cap = 0, k = 0;
+    int rc = 0;
+
+    if (st->loaded)
+        return 0;
+    if (st->format == 1)
+        return state_from_records(v, st, w);
+    for (size_t i = 0; i < st->nsegs && rc == 0; i++) {
+        const struct segment *s = &st->segs[i];
+        for (size_t b = 0; b < s->nblocks && rc == 0; b++) {
+            struct entry *es;
+            size_t m;
+            if ((rc = segment_block(v, s, b, &es, &m)) != 0) {
+                char sname[STORAGE_NAME_MAX];
+                /* A damaged block: its entries are lost, the others are
+                 * not (reported, when a caller counts damage). */
+                if (rc != PQV_E_INTEGRITY || w == NULL || w->damaged == NULL)
+                    break;
+                segment_name(s->epoch, sname);
+                (*w->damaged)++;
+                vault_report(w->report, w->report_ctx, PQV_REPORT_ERROR, sname, "%s",
+                    pqv_error_last()->reason);
+                rc = 0;
+                continue;
+            }
+            if (n + m > cap) {
+                size_t ncap = cap ? 2 * cap : 1024;
+                while (ncap < n + m)
+                    ncap *= 2;
+                struct entry *grown = realloc(all, ncap * sizeof(*grown));
+                if (grown == NULL) {
+                    for (size_t j = 0; j < m; j++)
+                        entry_clear(&es[j]);
+                    free(es);
+                    rc = PQV_E_NOMEM;
+                    break;
+                }
+                all = grown;
+                cap = ncap;
+            }
+            memcpy(all + n, es, m * sizeof(*es));
+            n += m;
+            free(es);
+        }
+    }
+    if (rc != 0) {
+        for (size_t i = 0; i < n; i++)
+            entry_clear(&all[i]);
+        free(all);
+        return rc;
+    }
+    /* Each name's newest entry wins; a removed one hides the name. */
+    qsort(all, n, sizeof(*all), compare_by_name_newest);
+    for (size_t i = 0; i < n;) {
+        size_t j = i + 1;
+        while (j < n && strcmp(all[j].name, all[i].name) == 0)
+            j++;
+        for (size_t t = i + 1; t < j; t++)
+            entry_clear(&all[t]);
+        if (all[i].kind == KIND_REMOVED)
+            entry_clear(&all[i]);
+        else
+            all[k++] = all[i];
+        i = j;
+    }
+    st->entries = all;
+    st->n = k;
+    st->loaded = 1;
+    return 0;
+}
+
+static int
+compare_entry_name(const void *key, const void *e)
+{
+    return strcmp(key, ((const struct entry *)e)->name);
+}
+
+const struct entry *
+state_find(const struct state *st, const char *name)
+{
+    return bsearch(name, st->entries, st->n, sizeof(*st->entries), compare_entry_name);
+}
+
+size_t
+state_first_under(const struct state *st, const char *prefix)
+{
+    size_t lo = 0, hi = st->n, len = strlen(prefix);
+
+    if (len == 0)
+        return 0;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        const char *m = st->entries[mid].name;
+        int c = strncmp(m, prefix, len);
+        if (c < 0 || (c == 0 && m[len] != '\0' && (unsigned char)m[len] < '/'))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+int
+state_file_key(pqv_vault *v, struct state *st, const struct entry *e,
+    uint8_t key[PQV_FILE_KEY_BYTES])
+{
+    struct segment *s;
+    uint8_t tag[TAG_BYTES], pad[32];
+    int rc;
+
+    if (e->key_state == KEY_CLEAR) {
+        memcpy(key, e->key, PQV_FILE_KEY_BYTES);
+        return 0;
+    }
+    if (e->key_state == KEY_V1) {
+        /* A format-1 record: its own wrapped key. */
+        struct record r;
+        memset(&r, 0, sizeof(r));
+        r.entry.name = e->name;
+        r.entry.nobjects = e->nextents;
+        if (e->nextents > 0 && (r.object_ids = malloc(e->nextents * OBJECT_ID_BYTES)) == NULL)
+            return PQV_E_NOMEM;
+        for (uint32_t i = 0; i < e->nextents; i++)
+            memcpy(r.object_ids[i], e->extents[i].pack_id, OBJECT_ID_BYTES);
+        rc = record_unwrap_file_key(v, &r, key);
+        free(r.object_ids);
+        return rc;
+    }
+    if (e->key_state != KEY_STORED || (s = (struct segment *)state_segment(st, e->epoch)) == NULL)
+        return error_set(PQV_E_INTEGRITY, e->name, "no file key");
+    if (!s->cmd_key_known) {
+        uint8_t ctx[64];
+        int ctxlen = segment_cmd_context(v, s->epoch, ctx);
+        if (s->wrap == NULL)
+            return error_set(PQV_E_INTEGRITY, e->name, "its segment holds no command key");
+        rc = pqv_unwrap(v->identity, s->wrap, s->wraplen, ctx, (size_t)ctxlen, s->cmd_key);
+        if (rc != 0)
+            return error_set(rc, e->name, "command key of epoch %llu does not unwrap",
+                (unsigned long long)s->epoch);
+        s->cmd_key_known = 1;
+    }
+    if ((rc = segment_tag(v, e->name, tag)) != 0 || (rc = segment_pad(s->cmd_key, tag, pad)) != 0)
+        return rc;
+    for (size_t i = 0; i < PQV_FILE_KEY_BYTES; i++)
+        key[i] = e->key[i] ^ pad[i];
+    util_wipe(pad, sizeof(pad));
+    return 0;
+}
+
+/* check_keyfile(v, st): the key file must not be one the vault's history
+ * has superseded (an old key file put back, with a passphrase that was
+ * changed or a slot that was cleared). */
+static int
+check_keyfile(pqv_vault *v, const struct state *st)
+{
+    const struct segment *last;
+
+    if (st->format != 2 || st->nsegs == 0)
+        return 0;
+    last = &st->segs[st->nsegs - 1];
+    if (util_ct_equal(last->keyfile_hash, v->keyfile_hash, 32))
+        return 0;
+    for (size_t i = 0; i < last->nsuperseded; i++)
+        if (util_ct_equal(last->superseded[i], v->keyfile_hash, 32))
+            return error_set(PQV_E_INTEGRITY, v->keyfile_path, "rollback: this key file was "
+                "replaced in epoch %llu or before; an old copy has been put back",
+                (unsigned long long)last->epoch);
+    for (size_t i = 0; i + 1 < st->nsegs; i++)
+        if (util_ct_equal(st->segs[i].keyfile_hash, v->keyfile_hash, 32))
+            return error_set(PQV_E_INTEGRITY, v->keyfile_path, "rollback: this key file was "
+                "replaced after epoch %llu; an old copy has been put back",
+                (unsigned long long)st->segs[i].epoch);
+    /* Unknown: a passwd or recover whose epoch was not written yet (the
+     * next writing command records it); it opened with the seed, so it is
+     * the owner's. */
+    return 0;
+}
+
+int
+vault_state(pqv_vault *v, struct state *st, const struct names_walk *w)
+{
+    int rc;
+
+    if ((rc = state_open(v, st, w)) != 0)
+        return rc;
+    if ((rc = check_keyfile(v, st)) != 0 ||
+        (rc = localstate_check(v, st, w != NULL ? w->report : NULL, w != NULL ? w->report_ctx : NULL)) != 0)
+        state_free(st);
+    return rc;
+}

@@ -1,0 +1,314 @@
+/*
+ * txn.c: a writing command of format 2 as one transaction, one epoch
+ * (docs/DESIGN.md section 3):
+ *   1. the command's data is sealed into packs, each written (temporary,
+ *      fsync, rename) on the worker pool as it fills;
+ *   2. one barrier: every pack durable;
+ *   3. its entries (new and changed names, removed ones) become segment N+1,
+ *      written create-only (a second writer cannot commit the same epoch):
+ *      the commit point;
+ *   4. one barrier: the epoch is durable; the local state records it.
+ * A failure or crash before step 3 leaves packs no segment refers to:
+ * leftovers that check reports and gc removes, never served.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "crypto/kdf.h"
+#include "util/buf.h"
+#include "util/util.h"
+#include "vault/vault_internal.h"
+
+/* Packs being written at once (each holds up to 4 MiB). */
+#define PACKS_IN_FLIGHT 4
+
+struct pack_job {
+    struct pool_job job;
+    pqv_vault *v;
+    struct buf data;
+    uint8_t id[PACK_ID_BYTES];
+    int busy;
+};
+
+static void
+pack_job_run(struct pool_job *pj)
+{
+    struct pack_job *j = (struct pack_job *)pj;
+    char sname[STORAGE_NAME_MAX];
+
+    pack_name(j->id, sname);
+    j->job.rc = j->v->storage->ops->put(j->v->storage, sname, j->data.p, j->data.len);
+}
+
+int
+txn_begin(pqv_vault *v, struct state *st, struct txn *t)
+{
+    memset(t, 0, sizeof(*t));
+    t->v = v;
+    t->st = st;
+    if ((t->jobs = calloc(PACKS_IN_FLIGHT, sizeof(struct pack_job))) == NULL)
+        return PQV_E_NOMEM;
+    return 0;
+}
+
+/* wait_job(t, j): wait for a pack put; remember the first failure. */
+static void
+wait_job(struct txn *t, struct pack_job *j)
+{
+    struct pool *pool = vault_pool(t->v);
+    int rc;
+
+    if (!j->busy)
+        return;
+    rc = pool_wait(pool, &j->job);
+    if (rc != 0 && t->rc == 0)
+        t->rc = rc;
+    j->busy = 0;
+    buf_wipe_free(&j->data);
+}
+
+static void
+wait_all(struct txn *t)
+{
+    struct pack_job *jobs = t->jobs;
+
+    for (size_t i = 0; jobs != NULL && i < PACKS_IN_FLIGHT; i++)
+        wait_job(t, &jobs[i]);
+}
+
+void
+txn_free(struct txn *t)
+{
+    wait_all(t);
+    for (size_t i = 0; i < t->n; i++) {
+        entry_clear(t->entries[i]);
+        free(t->entries[i]);
+    }
+    free(t->entries);
+    free(t->introduced);
+    free(t->jobs);
+    buf_wipe_free(&t->pack);
+    free(t->wrap);
+    util_wipe(t->cmd_key, sizeof(t->cmd_key));
+    memset(t, 0, sizeof(*t));
+}
+
+int
+txn_new_file_key(struct txn *t, uint8_t key[PQV_FILE_KEY_BYTES])
+{
+    int rc;
+
+    /* The command's key: one hybrid encapsulation, however many files. */
+    if (t->wrap == NULL) {
+        uint8_t ctx[64];
+        int ctxlen = segment_cmd_context(t->v, t->st->epoch + 1, ctx);
+        size_t len = pqv_wrap_bytes(t->v->config.kem);
+        if ((rc = util_random(t->cmd_key, sizeof(t->cmd_key))) != 0)
+            return rc;
+        if ((t->wrap = malloc(len)) == NULL)
+            return PQV_E_NOMEM;
+        if ((rc = pqv_wrap(t->v->identity, t->cmd_key, ctx, (size_t)ctxlen, t->wrap)) != 0) {
+            free(t->wrap);
+            t->wrap = NULL;
+            return rc;
+        }
+        t->wraplen = len;
+    }
+    return util_random(key, PQV_FILE_KEY_BYTES);
+}
+
+int
+txn_flush_pack(struct txn *t)
+{
+    struct pack_job *jobs = t->jobs, *j = NULL;
+    struct seg_pack *sp;
+    int rc;
+
+    if (t->pack.len == 0)
+        return t->rc;
+    /* A free slot (waiting for the oldest put if all are busy). */
+    for (size_t i = 0; i < PACKS_IN_FLIGHT && j == NULL; i++)
+        if (!jobs[i].busy)
+            j = &jobs[i];
+    if (j == NULL) {
+        j = &jobs[t->next_job];
+        wait_job(t, j);
+    }
+    t->next_job = (t->next_job + 1) % PACKS_IN_FLIGHT;
+    if (t->nintroduced == t->capintro) {
+        size_t cap = t->capintro ? 2 * t->capintro : 16;
+        struct seg_pack *grown = realloc(t->introduced, cap * sizeof(*grown));
+        if (grown == NULL)
+            return PQV_E_NOMEM;
+        t->introduced = grown;
+        t->capintro = cap;
+    }
+    sp = &t->introduced[t->nintroduced];
+    memset(sp, 0, sizeof(*sp));
+    memcpy(sp->id, t->pack_id, PACK_ID_BYTES);
+    sp->flags = PACK_INTRODUCED;
+    sp->size = t->pack.len;
+    if ((rc = kdf_sha256(sp->hash, t->pack.p, t->pack.len)) != 0)
+        return rc;
+    t->nintroduced++;
+    j->v = t->v;
+    j->data = t->pack;
+    memcpy(j->id, t->pack_id, PACK_ID_BYTES);
+    memset(&t->pack, 0, sizeof(t->pack));
+    j->job.run = pack_job_run;
+    j->busy = 1;
+    pool_submit(vault_pool(t->v), &j->job);
+    return t->rc;
+}
+
+int
+txn_put_extent(struct txn *t, const uint8_t *sealed, struct extent *x)
+{
+    int rc;
+
+    if (t->rc != 0)
+        return t->rc;
+    /* A pack holds at most 4 MiB of stored bytes (one extent aside). */
+    if (t->pack.len > PACK_HEADER_BYTES &&
+        t->pack.len - PACK_HEADER_BYTES + x->stored_len > PQV_OBJECT_MAX_PLAIN &&
+        (rc = txn_flush_pack(t)) != 0)
+        return rc;
+    if (t->pack.len == 0) {
+        uint8_t header[PACK_HEADER_BYTES];
+        if ((rc = util_random(t->pack_id, PACK_ID_BYTES)) != 0)
+            return rc;
+        pack_header(header);
+        buf_bytes(&t->pack, header, sizeof(header));
+    }
+    memcpy(x->pack_id, t->pack_id, PACK_ID_BYTES);
+    x->pack_flags = 0;
+    x->pack_off = (uint32_t)(t->pack.len - PACK_HEADER_BYTES);
+    buf_bytes(&t->pack, sealed, x->stored_len);
+    return t->pack.nomem ? PQV_E_NOMEM : 0;
+}
+
+int
+txn_add(struct txn *t, struct entry *e)
+{
+    struct entry **grown, *copy;
+
+    if (t->n == t->cap) {
+        size_t cap = t->cap ? 2 * t->cap : 64;
+        if ((grown = realloc(t->entries, cap * sizeof(*grown))) == NULL)
+            return PQV_E_NOMEM;
+        t->entries = grown;
+        t->cap = cap;
+    }
+    if ((copy = malloc(sizeof(*copy))) == NULL)
+        return PQV_E_NOMEM;
+    *copy = *e; /* moved */
+    memset(e, 0, sizeof(*e));
+    t->entries[t->n++] = copy;
+    return 0;
+}
+
+/* keyfile_hashes(t, p, list, n): the key file's hash, and the hashes of
+ * the key files this vault no longer accepts (carried from the newest
+ * segment, plus the one it recorded if the key file changed since). */
+static int
+keyfile_hashes(struct txn *t, struct seg_params *p, uint8_t (**list)[32], size_t *n)
+{
+    const struct segment *last = t->st->nsegs > 0 ? &t->st->segs[t->st->nsegs - 1] : NULL;
+    size_t k = last != NULL ? last->nsuperseded : 0;
+    int changed = last != NULL && !util_ct_equal(last->keyfile_hash, t->v->keyfile_hash, 32);
+
+    *list = NULL;
+    *n = 0;
+    if (k + (size_t)changed > 0 && (*list = malloc((k + 1) * 32)) == NULL)
+        return PQV_E_NOMEM;
+    if (k > 0 && last != NULL)
+        memcpy(*list, last->superseded, k * 32);
+    if (changed)
+        memcpy((*list)[k++], last->keyfile_hash, 32);
+    *n = k;
+    p->keyfile_hash = t->v->keyfile_hash;
+    p->superseded = (const uint8_t (*)[32]) * list;
+    p->nsuperseded = k;
+    return 0;
+}
+
+int
+txn_commit(struct txn *t, int kind, struct entry *const *all, size_t nall,
+    const struct seg_history *history, size_t nhistory)
+{
+    pqv_vault *v = t->v;
+    struct seg_params p;
+    struct buf seg = { NULL, 0, 0, 0 };
+    uint8_t (*superseded)[32] = NULL, chain[32], zero[32];
+    char sname[STORAGE_NAME_MAX];
+    size_t nsup;
+    int rc;
+
+    memset(zero, 0, sizeof(zero));
+    if ((rc = txn_flush_pack(t)) != 0)
+        goto fail;
+    wait_all(t);
+    if ((rc = t->rc) != 0 || (rc = v->storage->ops->barrier(v->storage)) != 0)
+        goto fail;
+    memset(&p, 0, sizeof(p));
+    p.epoch = t->st->epoch + 1;
+    p.kind = kind;
+    p.base = kind == SEGMENT_BASE ? p.epoch : t->st->base;
+    p.time = (int64_t)time(NULL);
+    p.prev_chain = t->st->epoch > 0 ? t->st->chain : zero;
+    if ((rc = keyfile_hashes(t, &p, &superseded, &nsup)) != 0)
+        goto fail;
+    p.history = history;
+    p.nhistory = nhistory;
+    p.cmd_key = t->wrap != NULL ? t->cmd_key : NULL;
+    p.wrap = t->wrap;
+    p.wraplen = t->wraplen;
+    p.introduced = t->introduced;
+    p.nintroduced = t->nintroduced;
+    if ((rc = segment_build(v, &p, kind == SEGMENT_BASE ? all : t->entries,
+             kind == SEGMENT_BASE ? nall : t->n, &seg, chain)) != 0)
+        goto fail;
+    segment_name(p.epoch, sname);
+    /* The commit point: create-only, so two writers cannot both commit
+     * this epoch (the loser fails here and leaves only leftovers). */
+    rc = v->storage->ops->put_new(v->storage, sname, seg.p, seg.len);
+    if (rc == PQV_E_EXISTS)
+        rc = error_set(PQV_E_LOCKED, sname, "another writer committed epoch %llu meanwhile",
+            (unsigned long long)p.epoch);
+    if (rc != 0)
+        goto fail;
+    if ((rc = v->storage->ops->barrier(v->storage)) != 0)
+        goto done; /* named, perhaps durable: not a failure to undo */
+    t->committed_epoch = p.epoch;
+    memcpy(t->committed_chain, chain, 32);
+    rc = localstate_record(v, p.epoch, chain);
+    goto done;
+
+fail:
+    txn_abort(t);
+done:
+    free(superseded);
+    buf_wipe_free(&seg);
+    return rc;
+}
+
+void
+txn_abort(struct txn *t)
+{
+    struct error_saved first;
+
+    error_save(&first);
+    wait_all(t);
+    /* Nothing refers to these packs: remove them now rather than leave
+     * them to gc (best effort). */
+    for (size_t i = 0; i < t->nintroduced; i++) {
+        char sname[STORAGE_NAME_MAX];
+        pack_name(t->introduced[i].id, sname);
+        (void)t->v->storage->ops->del(t->v->storage, sname);
+    }
+    t->nintroduced = 0;
+    (void)t->v->storage->ops->barrier(t->v->storage);
+    error_restore(&first);
+}

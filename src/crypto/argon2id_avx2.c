@@ -11,6 +11,7 @@
 #include <immintrin.h>
 
 #include "crypto/argon2id_internal.h"
+#include "util/util.h"
 
 #define SIMD_V __m256i
 #define SIMD_XOR(x, y) _mm256_xor_si256((x), (y))
@@ -34,12 +35,13 @@
 #include "crypto/argon2id_simd.h"
 
 void
-argon2id_avx2_fill_block(argon2id_block *out, const argon2id_block *prev,
-    const argon2id_block *ref, int xor_out, argon2id_early_fn *early, void *early_ctx)
+argon2id_avx2_fill_block_with(argon2id_scratch *restrict s, argon2id_block *out,
+    const argon2id_block *prev, const argon2id_block *ref, int xor_out,
+    argon2id_early_fn *early, void *early_ctx)
 {
     /* r: what is XORed into the result at the end (prev ^ ref, and the old
      * block in later passes); q: the state being permuted. */
-    __m256i r[32], q[32];
+    __m256i *restrict r = (__m256i *)s->r.v, *restrict q = (__m256i *)s->q.v;
     const __m256i *pv = (const __m256i *)prev->v;
     const __m256i *rv = (const __m256i *)ref->v;
     const __m256i *ov = (const __m256i *)out->v;
@@ -85,4 +87,14 @@ argon2id_avx2_fill_block(argon2id_block *out, const argon2id_block *prev,
 
     /* P on the columns, two columns (one register per row) at a time. */
     simd_columns(q, r, out, early, early_ctx);
+}
+
+void
+argon2id_avx2_fill_block(argon2id_block *out, const argon2id_block *prev,
+    const argon2id_block *ref, int xor_out, argon2id_early_fn *early, void *early_ctx)
+{
+    argon2id_scratch s;
+
+    argon2id_avx2_fill_block_with(&s, out, prev, ref, xor_out, early, early_ctx);
+    util_wipe(&s, sizeof(s));
 }

@@ -788,6 +788,64 @@ test_tree_get_in_name_order(void)
     pqv_vault_close(v);
 }
 
+/* ---- issue 9 (key file and passphrase items) ---- */
+
+/* cli(args, err): run the program (PQV_BIN, else build/pqvault) in the
+ * test directory with ${args} (a shell fragment), stderr to ${err}; its
+ * exit status, or -1. */
+static int
+cli(const char *args, const char *err)
+{
+    static char bin[600];
+    char cmd[1400];
+    int rc;
+
+    if (bin[0] == '\0') {
+        const char *b = getenv("PQV_BIN");
+        char cwd[400];
+        if (b != NULL)
+            snprintf(bin, sizeof(bin), "%s", b);
+        else if (getcwd(cwd, sizeof(cwd)) != NULL)
+            snprintf(bin, sizeof(bin), "%s/build/pqvault", cwd);
+    }
+    snprintf(cmd, sizeof(cmd), "%s 2>'%s' </dev/null >/dev/null", args, err);
+    setenv("PQV", bin, 1);
+    rc = sh("%s", cmd);
+    return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+/* An empty passphrase is refused before any Argon2id work; a key file
+ * whose passphrase ends in "\n" (what PQVAULT_PASSPHRASE="pw\n" set before
+ * every source dropped its line end) still opens from that variable, with
+ * a warning that says how to leave it behind, and from no other source. */
+static void
+test_empty_and_legacy_eol_passphrases(void)
+{
+    char dir[512], rec[PQV_RECOVERY_CHARS], fp[PQV_FINGERPRINT_CHARS];
+    struct pqv_init_options opt = { "FrodoKEM-640-SHAKE", 0, &cheap };
+    pqv_vault *v = NULL;
+
+    path_of(dir, sizeof(dir), "legacy");
+    REQUIRE(pqv_vault_create(dir, NULL, (const uint8_t *)"pw\n", 3, &opt, rec, fp) == 0);
+    REQUIRE(pqv_vault_open(&v, dir, NULL) == 0);
+    pqv_error_clear();
+    CHECK_EQ_INT(pqv_vault_unlock(v, (const uint8_t *)"", 0), PQV_E_INVAL);
+    CHECK(strstr(pqv_error_detail(), "empty passphrase") != NULL);
+    CHECK_EQ_INT(pqv_vault_unlock(v, (const uint8_t *)"pw\n", 3), 0);
+    pqv_vault_close(v);
+
+    CHECK_EQ_INT(cli("PQVAULT_PASSPHRASE='pw\n' \"$PQV\" -v legacy list", "legacy.err"), 0);
+    CHECK(sh("grep -q \"set the passphrase again with 'pqvault passwd'\" legacy.err%s", "") == 0);
+    CHECK(sh("printf 'pw\\n' >legacy.pass%s", "") == 0);
+    CHECK_EQ_INT(cli("\"$PQV\" -v legacy --passphrase-file legacy.pass list", "legacy.err"), 3);
+    CHECK_EQ_INT(cli("PQVAULT_PASSPHRASE=pw \"$PQV\" -v legacy list", "legacy.err"), 3);
+    /* passwd from that variable sets "pw" (the line end dropped) */
+    CHECK_EQ_INT(cli("PQVAULT_PASSPHRASE='pw\n' PQVAULT_NEW_PASSPHRASE='pw\n' \"$PQV\" -v legacy "
+        "passwd --kdf t=1,m=64,p=1", "legacy.err"), 0);
+    CHECK_EQ_INT(cli("\"$PQV\" -v legacy --passphrase-file legacy.pass list", "legacy.err"), 0);
+    CHECK(sh("! grep -q warning legacy.err%s", "") == 0);
+}
+
 static void
 setup(void)
 {
@@ -812,4 +870,4 @@ TEST_MAIN(test_setup, test_create_and_unlock, test_name_normalize, test_add_get_
     test_config_tamper, test_lock_exclusive, test_passwd_and_recover, test_gc_orphans,
     test_review_regressions, test_reader_races_writer, test_existing_shard_parent_synced,
     test_uppercase_copy_rejected, test_tree_get_in_name_order, test_get_new_dirs_durable,
-    test_teardown)
+    test_empty_and_legacy_eol_passphrases, test_teardown)

@@ -89,7 +89,9 @@ PQV_API int pqv_vault_open(pqv_vault **out, const char *dir, const char *keyfile
 
 /* pqv_vault_unlock(v, pass, passlen): unlock the key file (both slots at
  * once), derive the identity and verify the config's MAC.  PQV_E_AUTH for a
- * wrong passphrase or a key file of another vault. */
+ * wrong passphrase or a key file of another vault; PQV_E_INVAL for an empty
+ * passphrase (refused before any Argon2id work: create, passwd and recover
+ * never set one). */
 PQV_API int pqv_vault_unlock(pqv_vault *v, const uint8_t *pass, size_t passlen) PQV_WARN_UNUSED;
 
 /* pqv_vault_lock_writer(v, wait, holder, holderlen): take the exclusive

@@ -169,6 +169,9 @@ struct secret {
     char *buf;      /* NUL-terminated, locked in memory where allowed */
     size_t len;
     size_t cap;
+    char eol[2];    /* the line end read after it ("\n", "\r\n" or "\r"), */
+    size_t eol_len; /* which is not part of it */
+    int from_env;   /* it came from the environment */
 };
 
 #define SECRET_MAX 4096
@@ -176,13 +179,19 @@ struct secret {
 int secret_alloc(struct secret *s);
 void secret_free(struct secret *s);
 
+/* Every source is read alike: its first line, without one trailing "\n",
+ * "\r\n" or "\r" (kept in s->eol); for the environment, the whole value
+ * so read. */
+
 /* Read the unlock passphrase from g_cli.pass, then $PQVAULT_PASSPHRASE,
  * then the terminal (prompt).  *${from_tty} says whether it was prompted.
- * Returns an exit status (message printed on failure). */
+ * The caller refuses an empty one (s->len 0).  Returns an exit status
+ * (message printed on failure). */
 int read_passphrase(struct secret *s, const char *prompt, int *from_tty);
 /* Read a passphrase to set: from ${src} (kind PASS_NONE: then from the
  * environment variable ${env}, then the terminal, asked twice).  Empty
- * passphrases are refused.  Returns an exit status. */
+ * passphrases and passphrases with a line break inside (which no file or
+ * terminal could give back) are refused.  Returns an exit status. */
 int read_new_passphrase(struct secret *s, const struct pass_source *src,
     const char *env);
 /* Read a recovery code from ${file} (NULL: $PQVAULT_RECOVERY_CODE, then a

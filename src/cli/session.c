@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <openssl/crypto.h>
+
 #include "cli.h"
 
 static char *
@@ -82,6 +84,30 @@ open_vault(pqv_vault **v)
     return EXIT_OK;
 }
 
+/* unlock_with(v, s): unlock ${v} with ${s}; the library's code.  Before
+ * 0.2.1 a line end at the end of $PQVAULT_PASSPHRASE was part of the
+ * passphrase set with it (init, passwd, recover): a key file sealed that
+ * way opens only with it, so that is tried once more when the variable
+ * ended in one, with a word on how to leave it behind. */
+static int
+unlock_with(pqv_vault *v, struct secret *s)
+{
+    int lrc = pqv_vault_unlock(v, (const uint8_t *)s->buf, s->len);
+
+    if (lrc == PQV_E_AUTH && s->from_env && s->eol_len > 0 &&
+        s->len + s->eol_len < s->cap) {
+        memcpy(s->buf + s->len, s->eol, s->eol_len);
+        pqv_error_clear();
+        lrc = pqv_vault_unlock(v, (const uint8_t *)s->buf, s->len + s->eol_len);
+        OPENSSL_cleanse(s->buf + s->len, s->eol_len);
+        if (lrc == 0)
+            err_msg("warning: this key file's passphrase ends in the line end of "
+                "PQVAULT_PASSPHRASE (earlier versions kept it); no other source can give "
+                "it: set the passphrase again with 'pqvault passwd'");
+    }
+    return lrc;
+}
+
 int
 unlock_vault(pqv_vault *v)
 {
@@ -96,8 +122,17 @@ unlock_vault(pqv_vault *v)
         rc = read_passphrase(&s, prompt, &tty);
         if (rc != EXIT_OK)
             break;
+        /* Refused here, before any Argon2id: no key file slot holds an
+         * empty passphrase (init, passwd and recover refuse one). */
+        if (s.len == 0) {
+            err_msg("empty passphrase refused");
+            rc = EXIT_ERR;
+            if (tty && attempt < 2)
+                continue;
+            break;
+        }
         pqv_error_clear();
-        int lrc = pqv_vault_unlock(v, (const uint8_t *)s.buf, s.len);
+        int lrc = unlock_with(v, &s);
         if (lrc == 0) {
             rc = EXIT_OK;
             break;

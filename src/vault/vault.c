@@ -308,6 +308,10 @@ pqv_vault_unlock(pqv_vault *v, const uint8_t *pass, size_t passlen)
         return PQV_E_INVAL;
     if (v->identity != NULL)
         return 0;
+    /* No slot pqvault writes holds an empty passphrase: refused before
+     * any Argon2id work. */
+    if (passlen == 0)
+        return error_set(PQV_E_INVAL, NULL, "empty passphrase");
     if ((rc = pqv_keyfile_unlock(v->keyfile, pass, passlen, v->seed, &v->identity, &v->slot)) != 0)
         return rc;
     if (pqv_keyfile_kem(v->keyfile) != v->config.kem ||

@@ -91,8 +91,23 @@ PQV_API int pqv_vault_open(pqv_vault **out, const char *dir, const char *keyfile
  * once), derive the identity and verify the config's MAC.  PQV_E_AUTH for a
  * wrong passphrase or a key file of another vault; PQV_E_INVAL for an empty
  * passphrase (refused before any Argon2id work: create, passwd and recover
- * never set one). */
+ * never set one); PQV_E_LIMIT if no slot opened and a slot was not computed
+ * because its cost is above the vault's Argon2id limit
+ * (pqv_vault_set_kdf_limit; the reason names the slot and its cost). */
 PQV_API int pqv_vault_unlock(pqv_vault *v, const uint8_t *pass, size_t passlen) PQV_WARN_UNUSED;
+
+/* pqv_vault_set_kdf_limit(v, limit): the Argon2id cost pqv_vault_unlock
+ * computes for a key file slot (NULL: pqv_kdf_limit_default, 1 GiB and 16
+ * passes; see pqvault/keyfile.h).  A slot above it is not computed: when
+ * no slot within it opens, unlock fails with PQV_E_LIMIT, before any
+ * Argon2id work if every slot is above it.  Both slots are computed at
+ * once only while their memory together stays within limit->m_kib.
+ * PQV_E_INVAL for a zero field. */
+PQV_API int pqv_vault_set_kdf_limit(pqv_vault *v, const struct pqv_kdf_limit *limit) PQV_WARN_UNUSED;
+
+/* pqv_vault_keyfile(v): the key file read at open (its slots' costs:
+ * pqv_keyfile_slot_params), or NULL if there is none. */
+PQV_API const pqv_keyfile *pqv_vault_keyfile(const pqv_vault *v);
 
 /* pqv_vault_lock_writer(v, wait, holder, holderlen): take the exclusive
  * writer lock (local: flock, freed when the holder dies).  PQV_E_LOCKED with

@@ -49,6 +49,8 @@ struct cli {
     int wait;
     int force_hint;            /* lib_error: "already exists" may suggest --force */
     int keyfile_hint;          /* lib_error: "not found" is the key file */
+    struct pqv_kdf_limit kdf_limit; /* --kdf-limit (if have_kdf_limit) */
+    int have_kdf_limit;
 };
 
 extern struct cli g_cli;
@@ -75,7 +77,8 @@ enum opt_id {
     OPT_KEM, OPT_AEAD, OPT_KDF, OPT_SLOT, OPT_CLEAR, OPT_NEWFILE, OPT_NEWFD,
     OPT_RECFILE, OPT_VERSION,
     G_FIRST = 1000,
-    G_VAULT = G_FIRST, G_KEYFILE, G_PFILE, G_PFD, G_PCMD, G_QUIET, G_WAIT, G_HELP
+    G_VAULT = G_FIRST, G_KEYFILE, G_PFILE, G_PFD, G_PCMD, G_QUIET, G_WAIT, G_HELP,
+    G_KDFLIMIT
 };
 
 struct optdef {
@@ -130,6 +133,10 @@ int parse_uint(const char *s, unsigned long long max, unsigned long long *out);
 /* parse_kdf(s, out): strict "t=N,m=KIB,p=N" (any order, each at most once,
  * missing keys from the default); 0 or -1. */
 int parse_kdf(const char *s, struct pqv_kdf_params *out);
+/* parse_kdf_limit(s, out): strict "m=KIB,t=N" (any order, each at most
+ * once, missing keys from pqv_kdf_limit_default; m and t within the
+ * format's maxima); 0 or -1. */
+int parse_kdf_limit(const char *s, struct pqv_kdf_limit *out);
 
 /* ---- commands (cmd_*.c, speed.c, main.c) ---- */
 
@@ -156,7 +163,9 @@ int cmd_help(struct args *a);
 int resolve_location(void);
 /* open_vault(v): resolve and open; exit status (message printed). */
 int open_vault(pqv_vault **v);
-/* unlock_vault(v): read the passphrase and unlock; exit status. */
+/* unlock_vault(v): read the passphrase and unlock; exit status.  A key
+ * file slot above the Argon2id limit is reported with the --kdf-limit that
+ * would accept it. */
 int unlock_vault(pqv_vault *v);
 /* lock_vault(v): take the writer lock (waiting with --wait); exit status. */
 int lock_vault(pqv_vault *v);

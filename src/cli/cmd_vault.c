@@ -28,6 +28,22 @@ kdf_arg(const char *val, struct pqv_kdf_params *k)
     return EXIT_OK;
 }
 
+/* kdf_cost_warning(p, slot): a cost above what readers accept by default
+ * is allowed (up to the format's maximum), but every unlock with it will
+ * need --kdf-limit: say so before the work starts. */
+static void
+kdf_cost_warning(const struct pqv_kdf_params *p, int slot)
+{
+    if (pqv_kdf_within_limit(p, NULL))
+        return;
+    err_msg("warning: slot %d's Argon2id cost (m=%u KiB, t=%u) is above what readers "
+        "accept by default (m=%u KiB, t=%u): unlocking with this passphrase will need "
+        "--kdf-limit m=%u,t=%u", slot, (unsigned)p->m_kib, (unsigned)p->t_cost,
+        PQV_KDF_LIMIT_MKIB, PQV_KDF_LIMIT_T,
+        (unsigned)(p->m_kib > PQV_KDF_LIMIT_MKIB ? p->m_kib : PQV_KDF_LIMIT_MKIB),
+        (unsigned)(p->t_cost > PQV_KDF_LIMIT_T ? p->t_cost : PQV_KDF_LIMIT_T));
+}
+
 /* ---- init ---- */
 
 int
@@ -66,8 +82,10 @@ cmd_init(struct args *a)
             break;
         }
     }
-    if (have_kdf)
+    if (have_kdf) {
         opt.kdf = &kdf;
+        kdf_cost_warning(&kdf, 0);
+    }
     if ((rc = resolve_location()) != EXIT_OK)
         return rc;
 
@@ -152,6 +170,8 @@ cmd_passwd(struct args *a)
         return rc;
     if (slot < 0)
         slot = pqv_vault_slot(v) >= 0 ? pqv_vault_slot(v) : 0;
+    if (have_kdf && !clear)
+        kdf_cost_warning(&kdf, slot);
     char what[16];
     snprintf(what, sizeof(what), "slot %d", slot);
     if (clear) {
@@ -202,6 +222,8 @@ cmd_recover(struct args *a)
             break;
         }
     }
+    if (have_kdf)
+        kdf_cost_warning(&kdf, 0);
     if ((rc = resolve_location()) != EXIT_OK)
         return rc;
     /* Hold the writer lock if the vault can be opened at all (the key file

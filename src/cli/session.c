@@ -81,7 +81,34 @@ open_vault(pqv_vault **v)
         g_cli.keyfile_hint = 0;
         return rc;
     }
+    if (g_cli.have_kdf_limit && (rc = pqv_vault_set_kdf_limit(*v, &g_cli.kdf_limit)) != 0) {
+        rc = lib_error(NULL, rc);
+        pqv_vault_close(*v);
+        *v = NULL;
+        return rc;
+    }
     return EXIT_OK;
+}
+
+/* limit_error(v): report that the key file asks more Argon2id work than
+ * the limit allows, with the --kdf-limit that would accept it (the choice
+ * to trust that key file is the user's); exit status. */
+static int
+limit_error(pqv_vault *v)
+{
+    const pqv_keyfile *kf = pqv_vault_keyfile(v);
+    struct pqv_kdf_limit need = g_cli.have_kdf_limit ? g_cli.kdf_limit : pqv_kdf_limit_default;
+
+    for (int i = 0; kf != NULL && i < PQV_KEYFILE_SLOTS; i++) {
+        struct pqv_kdf_params p = pqv_keyfile_slot_params(kf, i);
+        if (p.m_kib > need.m_kib)
+            need.m_kib = p.m_kib;
+        if (p.t_cost > need.t_cost)
+            need.t_cost = p.t_cost;
+    }
+    err_msg("%s (if you trust this key file: --kdf-limit m=%u,t=%u)", pqv_error_detail(),
+        (unsigned)need.m_kib, (unsigned)need.t_cost);
+    return exit_status(PQV_E_LIMIT);
 }
 
 /* unlock_with(v, s): unlock ${v} with ${s}; the library's code.  Before
@@ -141,7 +168,7 @@ unlock_vault(pqv_vault *v)
             fprintf(stderr, "pqvault: wrong passphrase, try again\n");
             continue;
         }
-        rc = lib_error(NULL, lrc);
+        rc = lrc == PQV_E_LIMIT ? limit_error(v) : lib_error(NULL, lrc);
         break;
     }
     secret_free(&s);

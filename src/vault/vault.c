@@ -72,6 +72,23 @@ pqv_vault_slot(const pqv_vault *v)
     return v == NULL ? -1 : v->slot;
 }
 
+int
+pqv_vault_set_kdf_limit(pqv_vault *v, const struct pqv_kdf_limit *limit)
+{
+    if (v == NULL)
+        return PQV_E_INVAL;
+    if (limit != NULL && (limit->m_kib == 0 || limit->t_cost == 0))
+        return error_set(PQV_E_INVAL, NULL, "an Argon2id limit of zero accepts no slot");
+    v->kdf_limit = limit != NULL ? *limit : pqv_kdf_limit_default;
+    return 0;
+}
+
+const pqv_keyfile *
+pqv_vault_keyfile(const pqv_vault *v)
+{
+    return v == NULL ? NULL : v->keyfile;
+}
+
 /* key_location_open(v, dir, keyfile): where the key file lives: the vault's
  * own storage ("keyfile") by default, else a local storage rooted at the
  * directory of ${keyfile}. */
@@ -155,6 +172,7 @@ vault_new_over(pqv_vault **out, pqv_storage *storage, pqv_storage *key_storage, 
         return PQV_E_NOMEM;
     util_pin_memory(v, sizeof(*v)); /* holds the seed and catalogue keys */
     v->slot = -1;
+    v->kdf_limit = pqv_kdf_limit_default;
     v->storage = storage;
     v->key_storage = key_storage != NULL ? key_storage : storage;
     if ((v->key_name = strdup(key_name != NULL ? key_name : KEYFILE_NAME)) == NULL ||
@@ -178,6 +196,7 @@ vault_new_local(pqv_vault **out, const char *dir, const char *keyfile, int creat
         return PQV_E_NOMEM;
     util_pin_memory(v, sizeof(*v)); /* holds the seed and catalogue keys */
     v->slot = -1;
+    v->kdf_limit = pqv_kdf_limit_default;
     v->own_storage = 1;
     if ((v->dir = strdup(dir)) == NULL) {
         rc = PQV_E_NOMEM;
@@ -312,8 +331,12 @@ pqv_vault_unlock(pqv_vault *v, const uint8_t *pass, size_t passlen)
      * any Argon2id work. */
     if (passlen == 0)
         return error_set(PQV_E_INVAL, NULL, "empty passphrase");
-    if ((rc = pqv_keyfile_unlock(v->keyfile, pass, passlen, v->seed, &v->identity, &v->slot)) != 0)
+    if ((rc = pqv_keyfile_unlock_limited(v->keyfile, pass, passlen, &v->kdf_limit, v->seed,
+             &v->identity, &v->slot)) != 0) {
+        if (rc == PQV_E_LIMIT)
+            error_subject(rc, v->keyfile_path);
         return rc;
+    }
     if (pqv_keyfile_kem(v->keyfile) != v->config.kem ||
         !util_ct_equal(pqv_identity_public_hash(v->identity), v->config.identity_hash, 32)) {
         rc = config_identity_damaged(v)

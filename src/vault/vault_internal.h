@@ -65,6 +65,7 @@ struct pqv_vault {
     uint8_t records_key[32];     /* root of record keys */
     int slot;                    /* slot that unlocked, -1 before */
     int locked;                  /* writer lock held */
+    struct pqv_kdf_limit kdf_limit; /* what unlock computes (pqv_vault_set_kdf_limit) */
     struct pool *pool;              /* created on first use */
 };
 

@@ -846,6 +846,93 @@ test_empty_and_legacy_eol_passphrases(void)
     CHECK(sh("! grep -q warning legacy.err%s", "") == 0);
 }
 
+/* report callback counting warnings and errors */
+struct report_count {
+    int warnings, errors;
+    char last[600];
+};
+
+static void
+count_reports(void *ctx, int level, const char *subject, const char *message)
+{
+    struct report_count *c = ctx;
+
+    if (level == PQV_REPORT_WARNING)
+        c->warnings++;
+    if (level == PQV_REPORT_ERROR)
+        c->errors++;
+    snprintf(c->last, sizeof(c->last), "%s: %s", subject, message);
+}
+
+/* A vault opens for info and the keyless check without its key file
+ * (PQV_OPEN_KEYFILE_OPTIONAL); keyed use still needs it; info says what it
+ * verified and which slot opened. */
+static void
+test_open_without_keyfile_and_info(void)
+{
+    char dir[512], rec[PQV_RECOVERY_CHARS], fp[PQV_FINGERPRINT_CHARS];
+    struct pqv_init_options opt = { "FrodoKEM-640-SHAKE", 0, &cheap };
+    struct pqv_check_result res;
+    struct report_count rc = { 0, 0, "" };
+    struct pqv_check_options copt = { 0, count_reports, &rc };
+    struct pqv_error kerr;
+    struct pqv_info in;
+    pqv_vault *v = NULL;
+
+    path_of(dir, sizeof(dir), "nokey");
+    REQUIRE(pqv_vault_create(dir, NULL, PASS, &opt, rec, fp) == 0);
+    REQUIRE(pqv_vault_open(&v, dir, NULL) == 0);
+    CHECK_EQ_INT(pqv_vault_keyfile_status(v, &kerr), 0);
+    CHECK(pqv_vault_info(v, &in) == 0);
+    CHECK(!in.verified && in.opened_slot == -1 && in.keyfile_status == 0);
+    CHECK(pqv_vault_unlock(v, PASS) == 0);
+    CHECK(pqv_vault_info(v, &in) == 0);
+    CHECK(in.verified && in.opened_slot == 0);
+    CHECK(strcmp(in.fingerprint, fp) == 0);
+    pqv_vault_close(v);
+
+    CHECK(sh("mv nokey/keyfile nokey.kf%s", "") == 0);
+    CHECK_EQ_INT(pqv_vault_open(&v, dir, NULL), PQV_E_NOTFOUND);
+    CHECK_EQ_INT(pqv_vault_open_flags(&v, dir, NULL, 2), PQV_E_INVAL);
+    REQUIRE(pqv_vault_open_flags(&v, dir, NULL, PQV_OPEN_KEYFILE_OPTIONAL) == 0);
+    CHECK_EQ_INT(pqv_vault_keyfile_status(v, &kerr), PQV_E_NOTFOUND);
+    CHECK(strstr(kerr.reason, "key file not found") != NULL);
+    CHECK(pqv_vault_keyfile(v) == NULL);
+    CHECK(pqv_vault_info(v, &in) == 0);
+    CHECK(in.keyfile_status == PQV_E_NOTFOUND && !in.verified && in.slot_params[0].m_kib == 0);
+    CHECK(strcmp(in.fingerprint, fp) == 0);
+    CHECK(pqv_vault_check(v, &copt, &res) == 0);
+    CHECK_EQ_INT(rc.warnings, 1);
+    CHECK(strstr(rc.last, "key file not checked") != NULL);
+    pqv_error_clear();
+    CHECK_EQ_INT(pqv_vault_unlock(v, PASS), PQV_E_NOTFOUND);
+    CHECK(strstr(pqv_error_detail(), "key file not found") != NULL);
+    pqv_vault_close(v);
+
+    /* A key file in a directory that does not exist; a damaged one. */
+    char kf[600];
+    path_of(kf, sizeof(kf), "no/such/dir/keyfile");
+    CHECK_EQ_INT(pqv_vault_open(&v, dir, kf), PQV_E_NOTFOUND);
+    REQUIRE(pqv_vault_open_flags(&v, dir, kf, PQV_OPEN_KEYFILE_OPTIONAL) == 0);
+    CHECK_EQ_INT(pqv_vault_keyfile_status(v, NULL), PQV_E_NOTFOUND);
+    pqv_vault_close(v);
+    CHECK(sh("cp nokey.kf nokey/keyfile && printf 'X' | dd of=nokey/keyfile bs=1 seek=100 "
+        "conv=notrunc 2>/dev/null%s", "") == 0);
+    CHECK_EQ_INT(pqv_vault_open(&v, dir, NULL), PQV_E_INTEGRITY);
+    REQUIRE(pqv_vault_open_flags(&v, dir, NULL, PQV_OPEN_KEYFILE_OPTIONAL) == 0);
+    rc.warnings = rc.errors = 0;
+    CHECK_EQ_INT(pqv_vault_check(v, &copt, &res), PQV_E_INTEGRITY);
+    CHECK_EQ_INT(rc.errors, 1);
+    CHECK_EQ_INT(res.damaged, 1);
+    pqv_vault_close(v);
+    /* With the key file given where it is kept, everything as usual. */
+    path_of(kf, sizeof(kf), "nokey.kf");
+    REQUIRE(pqv_vault_open_flags(&v, dir, kf, PQV_OPEN_KEYFILE_OPTIONAL) == 0);
+    CHECK_EQ_INT(pqv_vault_keyfile_status(v, NULL), 0);
+    CHECK(pqv_vault_unlock(v, PASS) == 0);
+    pqv_vault_close(v);
+}
+
 static void
 setup(void)
 {
@@ -870,4 +957,4 @@ TEST_MAIN(test_setup, test_create_and_unlock, test_name_normalize, test_add_get_
     test_config_tamper, test_lock_exclusive, test_passwd_and_recover, test_gc_orphans,
     test_review_regressions, test_reader_races_writer, test_existing_shard_parent_synced,
     test_uppercase_copy_rejected, test_tree_get_in_name_order, test_get_new_dirs_durable,
-    test_empty_and_legacy_eol_passphrases, test_teardown)
+    test_empty_and_legacy_eol_passphrases, test_open_without_keyfile_and_info, test_teardown)

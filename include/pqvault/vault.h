@@ -84,8 +84,31 @@ PQV_API int pqv_vault_create(const char *dir, const char *keyfile, const uint8_t
 
 /* pqv_vault_open(out, dir, keyfile): open the vault in ${dir}: parse its
  * config and key file (${keyfile} NULL: ${dir}/keyfile).  No passphrase is
- * needed.  PQV_E_NOVAULT if there is no vault config at ${dir}. */
+ * needed.  PQV_E_NOVAULT if there is no vault config at ${dir};
+ * PQV_E_NOTFOUND if the key file is missing. */
 PQV_API int pqv_vault_open(pqv_vault **out, const char *dir, const char *keyfile) PQV_WARN_UNUSED;
+
+/* Flags of pqv_vault_open_flags. */
+#define PQV_OPEN_KEYFILE_OPTIONAL 1u
+
+/*
+ * pqv_vault_open_flags(out, dir, keyfile, flags): pqv_vault_open; with
+ * PQV_OPEN_KEYFILE_OPTIONAL a key file that is missing (or whose directory
+ * is), damaged or of an unsupported version does not fail the open: such
+ * a vault can be inspected (pqv_vault_info, pqv_vault_check without the
+ * key, which reports the key file) or unlocked with its recovery code
+ * (pqv_vault_unlock_recovery); pqv_vault_unlock fails with the key file's
+ * error, and pqv_vault_keyfile_status tells it.  Keyed commands keep
+ * pqv_vault_open, which fails without the key file.
+ */
+PQV_API int pqv_vault_open_flags(pqv_vault **out, const char *dir, const char *keyfile,
+    unsigned flags) PQV_WARN_UNUSED;
+
+/* pqv_vault_keyfile_status(v, err): 0 if the key file was read at open,
+ * else the code reading it gave (PQV_E_NOTFOUND: missing; PQV_E_INTEGRITY:
+ * damaged; PQV_E_UNSUPPORTED: another version), its subject and reason
+ * copied to *${err} if not NULL. */
+PQV_API int pqv_vault_keyfile_status(const pqv_vault *v, struct pqv_error *err);
 
 /* pqv_vault_unlock(v, pass, passlen): unlock the key file (both slots at
  * once), derive the identity and verify the config's MAC.  PQV_E_AUTH for a
@@ -235,7 +258,11 @@ PQV_API int pqv_vault_check(pqv_vault *v, const struct pqv_check_options *opt,
 PQV_API int pqv_vault_gc(pqv_vault *v, const struct pqv_check_options *opt,
     struct pqv_check_result *result) PQV_WARN_UNUSED;
 
-/* What info shows; available without unlocking. */
+/* What info shows; available without unlocking.  Without unlocking, the
+ * suites, fingerprint, vault id and creation time come from the config,
+ * whose MAC needs the key: they are what the storage says, unverified
+ * (an attacker with write access may have written them); once the vault
+ * is unlocked they are verified (config MAC, identity hash, key file KEM). */
 struct pqv_info {
     int format_version;
     char vault_id[33];
@@ -246,7 +273,11 @@ struct pqv_info {
     uint64_t records, record_bytes;
     uint64_t objects, object_bytes;
     uint64_t temporaries;
-    struct pqv_kdf_params slot_params[PQV_KEYFILE_SLOTS];
+    struct pqv_kdf_params slot_params[PQV_KEYFILE_SLOTS]; /* zero without a key file */
+    int keyfile_status;      /* pqv_vault_keyfile_status: 0 if the key file was read */
+    int verified;            /* 1 if unlocked: the config's fields above are verified */
+    int opened_slot;         /* the slot that unlocked, -1; an unused slot is random
+                                bytes, indistinguishable from a used one */
 };
 
 PQV_API int pqv_vault_info(pqv_vault *v, struct pqv_info *info) PQV_WARN_UNUSED;
@@ -280,6 +311,8 @@ PQV_API int pqv_vault_create_storage(pqv_storage *storage, pqv_storage *key_stor
     char fingerprint[PQV_FINGERPRINT_CHARS]) PQV_WARN_UNUSED;
 PQV_API int pqv_vault_open_storage(pqv_vault **out, pqv_storage *storage,
     pqv_storage *key_storage, const char *key_name) PQV_WARN_UNUSED;
+PQV_API int pqv_vault_open_storage_flags(pqv_vault **out, pqv_storage *storage,
+    pqv_storage *key_storage, const char *key_name, unsigned flags) PQV_WARN_UNUSED;
 PQV_API int pqv_vault_recover_storage(pqv_storage *storage, pqv_storage *key_storage,
     const char *key_name, const char *code, const uint8_t *pass, size_t passlen,
     const struct pqv_kdf_params *kdf) PQV_WARN_UNUSED;

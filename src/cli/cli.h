@@ -161,7 +161,9 @@ int cmd_help(struct args *a);
 
 /* resolve_location(): fill g_cli.vault_dir and g_cli.keyfile; exit status. */
 int resolve_location(void);
-/* open_vault(v): resolve and open; exit status (message printed). */
+/* open_vault(v): resolve and open for what needs no key (info, check
+ * --no-key): a missing, damaged or unsupported key file is no failure
+ * (PQV_OPEN_KEYFILE_OPTIONAL); exit status (message printed). */
 int open_vault(pqv_vault **v);
 /* unlock_vault(v): read the passphrase and unlock; exit status.  A key
  * file slot above the Argon2id limit is reported with the --kdf-limit that
@@ -169,7 +171,8 @@ int open_vault(pqv_vault **v);
 int unlock_vault(pqv_vault *v);
 /* lock_vault(v): take the writer lock (waiting with --wait); exit status. */
 int lock_vault(pqv_vault *v);
-/* session(v, writer): open, (lock,) unlock; exit status. */
+/* session(v, writer): open (the key file required), (lock,) unlock; exit
+ * status. */
 int session(pqv_vault **v, int writer);
 
 /* ---- passphrases (passphrase.c) ---- */

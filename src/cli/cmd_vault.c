@@ -272,6 +272,12 @@ out0:
 
 /* ---- info ---- */
 
+/* What a slot line says about use: an unused slot is random bytes of the
+ * same shape as a used one, so only the slot a passphrase opened is known
+ * to be in use. */
+#define SLOT_UNKNOWN "in use: unknown (unused slots are random bytes, " \
+    "indistinguishable from a used one by design)"
+
 int
 cmd_info(struct args *a)
 {
@@ -283,8 +289,18 @@ cmd_info(struct args *a)
         return no_operands(val);
     }
     pqv_vault *v;
+    /* Without the key file too: it may be kept elsewhere, or lost. */
     if ((rc = open_vault(&v)) != EXIT_OK)
         return rc;
+    struct pqv_error kerr;
+    int kstatus = pqv_vault_keyfile_status(v, &kerr);
+    /* With a passphrase source that asks nobody (never a prompt), verify
+     * what the config says by unlocking. */
+    if (kstatus == 0 && (g_cli.pass.kind != PASS_NONE || getenv("PQVAULT_PASSPHRASE") != NULL) &&
+        (rc = unlock_vault(v)) != EXIT_OK) {
+        pqv_vault_close(v);
+        return rc;
+    }
     struct pqv_info in;
     memset(&in, 0, sizeof(in));
     pqv_error_clear();
@@ -294,25 +310,45 @@ cmd_info(struct args *a)
         pqv_vault_close(v);
         return rc;
     }
+    const char *mark = in.verified ? " (verified)" : " (unverified: unlock to verify)";
     char created[64], rb[32], ob[32];
     format_local_time(created, sizeof(created), in.created, "%Y-%m-%d %H:%M:%S %z");
     format_bytes(rb, sizeof(rb), in.record_bytes);
     format_bytes(ob, sizeof(ob), in.object_bytes);
     printf("vault:           %s\n", g_cli.vault_dir);
     if (g_cli.keyfile)
-        printf("key file:        %s\n", g_cli.keyfile);
+        printf("key file:        %s", g_cli.keyfile);
     else
-        printf("key file:        %s/keyfile\n", g_cli.vault_dir);
+        printf("key file:        %s/keyfile", g_cli.vault_dir);
+    if (kstatus == PQV_E_NOTFOUND)
+        printf(" (not found: if it is kept elsewhere, name it with --keyfile; if it is "
+            "lost, 'pqvault recover' writes a new one from the recovery code)\n");
+    else if (kstatus != 0)
+        printf(" (%s: %s)\n", kstatus == PQV_E_UNSUPPORTED ? "unsupported" : "damaged",
+            kerr.reason[0] ? kerr.reason : pqv_strerror(kstatus));
+    else
+        printf("\n");
     printf("format version:  %d\n", in.format_version);
-    printf("vault id:        %s\n", in.vault_id);
-    printf("KEM:             %s\n", in.kem);
-    printf("default AEAD:    %s\n", in.aead);
-    printf("fingerprint:     %s\n", in.fingerprint);
-    printf("created:         %s\n", created);
-    for (int i = 0; i < PQV_KEYFILE_SLOTS; i++)
-        printf("slot %d:          Argon2id t=%u, m=%u KiB, p=%u\n", i,
-            (unsigned)in.slot_params[i].t_cost, (unsigned)in.slot_params[i].m_kib,
-            (unsigned)in.slot_params[i].lanes);
+    printf("vault id:        %s%s\n", in.vault_id, mark);
+    printf("KEM:             %s%s\n", in.kem, mark);
+    printf("default AEAD:    %s%s\n", in.aead, mark);
+    printf("fingerprint:     %s%s\n", in.fingerprint, mark);
+    printf("created:         %s%s\n", created, mark);
+    for (int i = 0; i < PQV_KEYFILE_SLOTS; i++) {
+        const struct pqv_kdf_params *p = &in.slot_params[i];
+        if (kstatus != 0) {
+            printf("slot %d:          unknown (no key file)\n", i);
+            continue;
+        }
+        printf("slot %d:          Argon2id t=%u, m=%u KiB, p=%u", i, (unsigned)p->t_cost,
+            (unsigned)p->m_kib, (unsigned)p->lanes);
+        if (!pqv_kdf_within_limit(p, g_cli.have_kdf_limit ? &g_cli.kdf_limit : NULL))
+            printf(", above the Argon2id limit (unlocking it needs --kdf-limit)");
+        if (in.opened_slot == i)
+            printf(" (opened by this passphrase)\n");
+        else
+            printf(", %s\n", SLOT_UNKNOWN);
+    }
     printf("records:         %llu (%s)\n", (unsigned long long)in.records, rb);
     printf("objects:         %llu (%s)\n", (unsigned long long)in.objects, ob);
     printf("temporaries:     %llu\n", (unsigned long long)in.temporaries);

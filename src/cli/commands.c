@@ -122,7 +122,10 @@ const struct command commands[] = {
       "  --kdf t=N,m=KIB,p=N   Argon2id cost of slot 0 (as for init)\n" },
     { "info", CMD_INFO, info_opts, "",
       "Show the vault's format version, id, suites, fingerprint, key slot\n"
-      "parameters and counts.  Needs no passphrase.\n" },
+      "parameters and counts.  Needs no passphrase and no key file: the config's\n"
+      "lines are then marked unverified.  With --passphrase-file, -fd, -command\n"
+      "or $PQVAULT_PASSPHRASE (never a prompt) it unlocks, verifies them and\n"
+      "names the slot the passphrase opened.\n" },
     { "speed", CMD_SPEED, speed_opts, "",
       "Measure the AEAD suites and the FrodoKEM parameter sets on this CPU\n"
       "and mark the choices of auto mode.  Needs no vault.\n" },

@@ -60,14 +60,16 @@ resolve_location(void)
     return EXIT_OK;
 }
 
-int
-open_vault(pqv_vault **v)
+/* open_with(v, flags): resolve the location and open with ${flags}; exit
+ * status (message printed). */
+static int
+open_with(pqv_vault **v, unsigned flags)
 {
     int rc = resolve_location();
     if (rc != EXIT_OK)
         return rc;
     pqv_error_clear();
-    rc = pqv_vault_open(v, g_cli.vault_dir, g_cli.keyfile);
+    rc = pqv_vault_open_flags(v, g_cli.vault_dir, g_cli.keyfile, flags);
     if (rc != 0) {
         *v = NULL;
         if (rc == PQV_E_NOVAULT) {
@@ -88,6 +90,12 @@ open_vault(pqv_vault **v)
         return rc;
     }
     return EXIT_OK;
+}
+
+int
+open_vault(pqv_vault **v)
+{
+    return open_with(v, PQV_OPEN_KEYFILE_OPTIONAL);
 }
 
 /* limit_error(v): report that the key file asks more Argon2id work than
@@ -196,7 +204,7 @@ lock_vault(pqv_vault *v)
 int
 session(pqv_vault **v, int writer)
 {
-    int rc = open_vault(v);
+    int rc = open_with(v, 0);
     if (rc != EXIT_OK)
         return rc;
     if (writer && (rc = lock_vault(*v)) != EXIT_OK)

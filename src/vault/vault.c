@@ -89,11 +89,13 @@ pqv_vault_keyfile(const pqv_vault *v)
     return v == NULL ? NULL : v->keyfile;
 }
 
-/* key_location_open(v, dir, keyfile): where the key file lives: the vault's
- * own storage ("keyfile") by default, else a local storage rooted at the
- * directory of ${keyfile}. */
+/* key_location_open(v, dir, keyfile, optional): where the key file lives:
+ * the vault's own storage ("keyfile") by default, else a local storage
+ * rooted at the directory of ${keyfile}.  A missing directory is, with
+ * ${optional}, a missing key file (v->key_storage NULL, v->keyfile_status
+ * PQV_E_NOTFOUND). */
 static int
-key_location_open(pqv_vault *v, const char *dir, const char *keyfile)
+key_location_open(pqv_vault *v, const char *dir, const char *keyfile, int optional)
 {
     char kdir[4096];
     const char *base;
@@ -117,7 +119,15 @@ key_location_open(pqv_vault *v, const char *dir, const char *keyfile)
         return PQV_E_NOMEM;
     if ((rc = pqv_storage_local_open(&v->key_storage, kdir, 0)) != 0) {
         v->key_storage = NULL;
-        return rc == PQV_E_NOVAULT ? error_set(PQV_E_NOTFOUND, kdir, "no such directory") : rc;
+        if (rc != PQV_E_NOVAULT)
+            return rc;
+        rc = error_set(PQV_E_NOTFOUND, kdir, "no such directory");
+        if (!optional)
+            return rc;
+        v->keyfile_status = rc;
+        error_save(&v->keyfile_error);
+        pqv_error_clear();
+        return 0;
     }
     v->own_key_storage = 1;
     return 0;
@@ -184,10 +194,10 @@ vault_new_over(pqv_vault **out, pqv_storage *storage, pqv_storage *key_storage, 
     return 0;
 }
 
-/* vault_new_local(out, dir, keyfile, create): a vault structure over the
- * local directory ${dir} (owned). */
-int
-vault_new_local(pqv_vault **out, const char *dir, const char *keyfile, int create)
+/* new_local(out, dir, keyfile, create, flags): vault_new_local, the key
+ * file's directory optional with PQV_OPEN_KEYFILE_OPTIONAL. */
+static int
+new_local(pqv_vault **out, const char *dir, const char *keyfile, int create, unsigned flags)
 {
     pqv_vault *v;
     int rc;
@@ -208,13 +218,21 @@ vault_new_local(pqv_vault **out, const char *dir, const char *keyfile, int creat
             error_set(rc, dir, "no vault here");
         goto err;
     }
-    if ((rc = key_location_open(v, dir, keyfile)) != 0)
+    if ((rc = key_location_open(v, dir, keyfile, (flags & PQV_OPEN_KEYFILE_OPTIONAL) != 0)) != 0)
         goto err;
     *out = v;
     return 0;
 err:
     pqv_vault_close(v);
     return rc;
+}
+
+/* vault_new_local(out, dir, keyfile, create): a vault structure over the
+ * local directory ${dir} (owned). */
+int
+vault_new_local(pqv_vault **out, const char *dir, const char *keyfile, int create)
+{
+    return new_local(out, dir, keyfile, create, 0);
 }
 
 /* vault_derive_keys(v): the symmetric keys of the catalogue and config. */
@@ -230,9 +248,18 @@ vault_derive_keys(pqv_vault *v, uint8_t config_key[32])
     return 0;
 }
 
-/* vault_load(v): read the config and key file of ${v}. */
+/* keyfile_optional(rc): whether a key file that failed to load with ${rc}
+ * may be absent for PQV_OPEN_KEYFILE_OPTIONAL: missing, damaged or of
+ * another version (not an I/O or memory failure). */
 static int
-vault_load(pqv_vault *v)
+keyfile_optional(int rc)
+{
+    return rc == PQV_E_NOTFOUND || rc == PQV_E_INTEGRITY || rc == PQV_E_UNSUPPORTED;
+}
+
+/* vault_load(v, flags): read the config and key file of ${v}. */
+static int
+vault_load(pqv_vault *v, unsigned flags)
 {
     uint8_t *text;
     size_t len;
@@ -249,24 +276,62 @@ vault_load(pqv_vault *v)
     free(text);
     if (rc != 0)
         return rc;
-    if ((rc = keyfile_load(v)) != 0)
-        return rc;
+    if (v->key_storage == NULL) {
+        /* Its directory is missing (key_location_open, optional). */
+        if (flags & PQV_OPEN_KEYFILE_OPTIONAL)
+            return 0;
+        error_restore(&v->keyfile_error);
+        return v->keyfile_status;
+    }
+    if ((rc = keyfile_load(v)) != 0) {
+        if (!(flags & PQV_OPEN_KEYFILE_OPTIONAL) || !keyfile_optional(rc))
+            return rc;
+        v->keyfile_status = rc;
+        error_save(&v->keyfile_error);
+        pqv_error_clear();
+        return 0;
+    }
     /* A key file whose KEM differs from the config's is told apart from a
      * damaged config at unlock (config_identity_damaged). */
     return 0;
 }
 
 int
-pqv_vault_open(pqv_vault **out, const char *dir, const char *keyfile)
+pqv_vault_open_flags(pqv_vault **out, const char *dir, const char *keyfile, unsigned flags)
 {
     pqv_vault *v;
     int rc;
 
-    if (out == NULL || dir == NULL)
+    if (out == NULL || dir == NULL || (flags & ~(unsigned)PQV_OPEN_KEYFILE_OPTIONAL) != 0)
         return PQV_E_INVAL;
-    if ((rc = vault_new_local(&v, dir, keyfile, 0)) != 0)
+    if ((rc = new_local(&v, dir, keyfile, 0, flags)) != 0)
         return rc;
-    if ((rc = vault_load(v)) != 0) {
+    if ((rc = vault_load(v, flags)) != 0) {
+        pqv_vault_close(v);
+        return rc;
+    }
+    *out = v;
+    return 0;
+}
+
+int
+pqv_vault_open(pqv_vault **out, const char *dir, const char *keyfile)
+{
+    return pqv_vault_open_flags(out, dir, keyfile, 0);
+}
+
+int
+pqv_vault_open_storage_flags(pqv_vault **out, pqv_storage *storage, pqv_storage *key_storage,
+    const char *key_name, unsigned flags)
+{
+    pqv_vault *v;
+    int rc;
+
+    if (out == NULL || storage == NULL || (flags & ~(unsigned)PQV_OPEN_KEYFILE_OPTIONAL) != 0)
+        return PQV_E_INVAL;
+    if ((rc = vault_new_over(&v, storage, key_storage, key_name)) != 0)
+        return rc;
+    if ((rc = vault_load(v, flags)) != 0) {
         pqv_vault_close(v);
         return rc;
     }
@@ -278,19 +343,21 @@ int
 pqv_vault_open_storage(pqv_vault **out, pqv_storage *storage, pqv_storage *key_storage,
     const char *key_name)
 {
-    pqv_vault *v;
-    int rc;
+    return pqv_vault_open_storage_flags(out, storage, key_storage, key_name, 0);
+}
 
-    if (out == NULL || storage == NULL)
+int
+pqv_vault_keyfile_status(const pqv_vault *v, struct pqv_error *err)
+{
+    if (v == NULL)
         return PQV_E_INVAL;
-    if ((rc = vault_new_over(&v, storage, key_storage, key_name)) != 0)
-        return rc;
-    if ((rc = vault_load(v)) != 0) {
-        pqv_vault_close(v);
-        return rc;
+    if (err != NULL) {
+        if (v->keyfile_status != 0)
+            *err = v->keyfile_error.e;
+        else
+            memset(err, 0, sizeof(*err));
     }
-    *out = v;
-    return 0;
+    return v->keyfile_status;
 }
 
 /* config_identity_damaged(v): whether the config, with this key file's
@@ -327,6 +394,11 @@ pqv_vault_unlock(pqv_vault *v, const uint8_t *pass, size_t passlen)
         return PQV_E_INVAL;
     if (v->identity != NULL)
         return 0;
+    if (v->keyfile == NULL) {
+        /* Opened without it (PQV_OPEN_KEYFILE_OPTIONAL): why, as it was. */
+        error_restore(&v->keyfile_error);
+        return v->keyfile_status;
+    }
     /* No slot pqvault writes holds an empty passphrase: refused before
      * any Argon2id work. */
     if (passlen == 0)

@@ -20,6 +20,7 @@
 #include "pqvault/storage.h"
 #include "pqvault/vault.h"
 #include "util/durable.h"
+#include "util/error.h"
 #include "util/pool.h"
 
 #define VAULT_ID_BYTES 16
@@ -66,6 +67,8 @@ struct pqv_vault {
     int slot;                    /* slot that unlocked, -1 before */
     int locked;                  /* writer lock held */
     struct pqv_kdf_limit kdf_limit; /* what unlock computes (pqv_vault_set_kdf_limit) */
+    int keyfile_status;          /* 0, or why there is no keyfile (PQV_OPEN_KEYFILE_OPTIONAL) */
+    struct error_saved keyfile_error; /* that failure, as it was reported */
     struct pool *pool;              /* created on first use */
 };
 

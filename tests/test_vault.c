@@ -933,6 +933,52 @@ test_open_without_keyfile_and_info(void)
     pqv_vault_close(v);
 }
 
+/* Recovery in two steps: the code is checked (checksum, this vault's)
+ * before anything needs a new passphrase; then the key file is written. */
+static void
+test_recover_in_two_steps(void)
+{
+    char dir[512], other[512], rec[PQV_RECOVERY_CHARS], rec2[PQV_RECOVERY_CHARS];
+    char fp[PQV_FINGERPRINT_CHARS], bad[PQV_RECOVERY_CHARS];
+    struct pqv_init_options opt = { "FrodoKEM-640-SHAKE", 0, &cheap };
+    pqv_vault *v = NULL;
+
+    path_of(dir, sizeof(dir), "rec2");
+    path_of(other, sizeof(other), "rec2-other");
+    REQUIRE(pqv_vault_create(dir, NULL, PASS, &opt, rec, fp) == 0);
+    REQUIRE(pqv_vault_create(other, NULL, PASS, &opt, rec2, fp) == 0);
+    memcpy(bad, rec, sizeof(bad));
+    bad[0] = bad[0] == 'A' ? 'B' : 'A';
+    CHECK(sh("rm rec2/keyfile%s", "") == 0);
+    REQUIRE(pqv_vault_open_flags(&v, dir, NULL, PQV_OPEN_KEYFILE_OPTIONAL) == 0);
+    pqv_error_clear();
+    CHECK_EQ_INT(pqv_vault_unlock_recovery(v, bad), PQV_E_AUTH);
+    CHECK(strstr(pqv_error_detail(), "checksum") != NULL);
+    CHECK_EQ_INT(pqv_vault_unlock_recovery(v, rec2), PQV_E_AUTH);
+    CHECK(strstr(pqv_error_detail(), "belongs to another vault") != NULL);
+    CHECK_EQ_INT(pqv_vault_recover_keyfile(v, PASS, &cheap), PQV_E_INVAL); /* not unlocked */
+    CHECK(pqv_vault_unlock_recovery(v, rec) == 0);
+    CHECK_EQ_INT(pqv_vault_slot(v), -1);
+    CHECK_EQ_INT(pqv_vault_recover_keyfile(v, PASS, &cheap), PQV_E_INVAL); /* no writer lock */
+    CHECK(pqv_vault_lock_writer(v, 0, NULL, 0) == 0);
+    CHECK_EQ_INT(pqv_vault_recover_keyfile(v, (const uint8_t *)"", 0, &cheap), PQV_E_INVAL);
+    CHECK(pqv_vault_recover_keyfile(v, (const uint8_t *)"recovered", 9, &cheap) == 0);
+    CHECK_EQ_INT(pqv_vault_keyfile_status(v, NULL), 0);
+    pqv_vault_close(v);
+    REQUIRE(pqv_vault_open(&v, dir, NULL) == 0);
+    CHECK_EQ_INT(pqv_vault_unlock(v, PASS), PQV_E_AUTH);
+    CHECK(pqv_vault_unlock(v, (const uint8_t *)"recovered", 9) == 0);
+    pqv_vault_close(v);
+    /* the convenience function over a damaged key file */
+    CHECK(sh("printf 'X' | dd of=rec2/keyfile bs=1 seek=90 conv=notrunc 2>/dev/null%s", "") == 0);
+    CHECK_EQ_INT(pqv_vault_open(&v, dir, NULL), PQV_E_INTEGRITY);
+    CHECK_EQ_INT(pqv_vault_recover(dir, NULL, rec2, PASS, &cheap), PQV_E_AUTH);
+    CHECK(pqv_vault_recover(dir, NULL, rec, PASS, &cheap) == 0);
+    REQUIRE(pqv_vault_open(&v, dir, NULL) == 0);
+    CHECK(pqv_vault_unlock(v, PASS) == 0);
+    pqv_vault_close(v);
+}
+
 static void
 setup(void)
 {
@@ -957,4 +1003,5 @@ TEST_MAIN(test_setup, test_create_and_unlock, test_name_normalize, test_add_get_
     test_config_tamper, test_lock_exclusive, test_passwd_and_recover, test_gc_orphans,
     test_review_regressions, test_reader_races_writer, test_existing_shard_parent_synced,
     test_uppercase_copy_rejected, test_tree_get_in_name_order, test_get_new_dirs_durable,
-    test_empty_and_legacy_eol_passphrases, test_open_without_keyfile_and_info, test_teardown)
+    test_empty_and_legacy_eol_passphrases, test_open_without_keyfile_and_info,
+    test_recover_in_two_steps, test_teardown)

@@ -292,9 +292,32 @@ PQV_API int pqv_vault_passwd(pqv_vault *v, int slot, const uint8_t *pass, size_t
  * (PQV_E_INVAL) for the slot that unlocked this session. */
 PQV_API int pqv_vault_clear_slot(pqv_vault *v, int slot) PQV_WARN_UNUSED;
 
-/* pqv_vault_recover(dir, keyfile, code, pass, passlen, kdf): write a new key
- * file for the vault in ${dir} from its recovery code, slot 0 sealed under
- * ${pass}.  PQV_E_AUTH if the code is invalid or belongs to another vault. */
+/*
+ * Recovery in two steps, so that a program can check the code before it
+ * asks for a new passphrase:
+ * pqv_vault_unlock_recovery(v, code): unlock ${v} with its recovery code
+ * instead of a passphrase: the code's checksum, the identity it derives
+ * against the config's identity hash, the config's MAC.  Needs no key file
+ * (open with PQV_OPEN_KEYFILE_OPTIONAL: it may be missing or damaged).
+ * PQV_E_AUTH (with the reason: checksum, length, character, or "belongs to
+ * another vault") if the code is not this vault's; PQV_E_INTEGRITY if the
+ * config fails its MAC.  The vault is then unlocked (pqv_vault_slot -1).
+ */
+PQV_API int pqv_vault_unlock_recovery(pqv_vault *v, const char *code) PQV_WARN_UNUSED;
+
+/* pqv_vault_recover_keyfile(v, pass, passlen, kdf): write a new key file
+ * for ${v} (unlocked, by its code or a passphrase; writer lock held): slot
+ * 0 sealed under ${pass} (${kdf} NULL: the default cost), slot 1 unused;
+ * it replaces any key file there atomically and durably.  PQV_E_INVAL for
+ * an empty passphrase (before any Argon2id work). */
+PQV_API int pqv_vault_recover_keyfile(pqv_vault *v, const uint8_t *pass, size_t passlen,
+    const struct pqv_kdf_params *kdf) PQV_WARN_UNUSED;
+
+/* pqv_vault_recover(dir, keyfile, code, pass, passlen, kdf): both steps on
+ * the vault in ${dir} (opened with PQV_OPEN_KEYFILE_OPTIONAL, writer lock
+ * taken without waiting): a new key file from its recovery code, slot 0
+ * sealed under ${pass}.  PQV_E_AUTH if the code is invalid or belongs to
+ * another vault; PQV_E_LOCKED if another writer holds the lock. */
 PQV_API int pqv_vault_recover(const char *dir, const char *keyfile, const char *code,
     const uint8_t *pass, size_t passlen,
     const struct pqv_kdf_params *kdf) PQV_WARN_UNUSED;

@@ -224,18 +224,13 @@ cmd_recover(struct args *a)
     }
     if (have_kdf)
         kdf_cost_warning(&kdf, 0);
-    if ((rc = resolve_location()) != EXIT_OK)
+    /* The key file may be missing or damaged: that is what recover is for. */
+    pqv_vault *v;
+    if ((rc = open_vault(&v)) != EXIT_OK)
         return rc;
-    /* Hold the writer lock if the vault can be opened at all (the key file
-     * may be missing: that is what recover is for). */
-    pqv_vault *v = NULL;
-    if (pqv_vault_open(&v, g_cli.vault_dir, g_cli.keyfile) == 0) {
-        if ((rc = lock_vault(v)) != EXIT_OK) {
-            pqv_vault_close(v);
-            return rc;
-        }
-    } else {
-        v = NULL;
+    if ((rc = lock_vault(v)) != EXIT_OK) {
+        pqv_vault_close(v);
+        return rc;
     }
     struct secret code, s;
     if ((rc = secret_alloc(&code)) != EXIT_OK)
@@ -244,16 +239,25 @@ cmd_recover(struct args *a)
         goto out1;
     if ((rc = read_recovery_code(&code, recfile)) != EXIT_OK)
         goto out2;
-    if ((rc = read_new_passphrase(&s, &g_cli.pass, "PQVAULT_PASSPHRASE")) != EXIT_OK)
-        goto out2;
+    /* The code first: a typo, or another vault's code, is reported before
+     * anyone is asked for a new passphrase. */
     pqv_error_clear();
-    int lrc = pqv_vault_recover(g_cli.vault_dir, g_cli.keyfile, code.buf,
-        (const uint8_t *)s.buf, s.len, have_kdf ? &kdf : NULL);
+    int lrc = pqv_vault_unlock_recovery(v, code.buf);
     if (lrc == PQV_E_AUTH) {
         const struct pqv_error *e = pqv_error_last();
         err_msg("invalid recovery code%s%s", e->reason[0] ? ": " : "", e->reason);
         rc = EXIT_AUTH;
+        goto out2;
     } else if (lrc != 0) {
+        rc = lib_error(g_cli.vault_dir, lrc);
+        goto out2;
+    }
+    secret_free(&code);
+    if ((rc = read_new_passphrase(&s, &g_cli.pass, "PQVAULT_PASSPHRASE")) != EXIT_OK)
+        goto out2;
+    pqv_error_clear();
+    lrc = pqv_vault_recover_keyfile(v, (const uint8_t *)s.buf, s.len, have_kdf ? &kdf : NULL);
+    if (lrc != 0) {
         rc = lib_error(g_cli.vault_dir, lrc);
     } else {
         rc = EXIT_OK;

@@ -435,6 +435,44 @@ err:
 }
 
 int
+pqv_vault_unlock_recovery(pqv_vault *v, const char *code)
+{
+    uint8_t config_key[32];
+    int rc;
+
+    if (v == NULL || code == NULL)
+        return PQV_E_INVAL;
+    if (v->identity != NULL)
+        return 0;
+    /* The code's checksum, then the identity it derives against the
+     * config's hash (whatever the key file says, if there is one), then
+     * the config's MAC under that identity. */
+    if ((rc = pqv_recovery_decode(code, v->seed)) != 0 ||
+        (rc = pqv_identity_derive(&v->identity, v->config.kem, v->seed)) != 0)
+        goto err;
+    if (!util_ct_equal(pqv_identity_public_hash(v->identity), v->config.identity_hash, 32)) {
+        rc = error_set(PQV_E_AUTH, NULL, "recovery code belongs to another vault");
+        goto err;
+    }
+    if ((rc = vault_derive_keys(v, config_key)) != 0)
+        goto err;
+    rc = config_verify_mac(&v->config, config_key);
+    util_wipe(config_key, sizeof(config_key));
+    if (rc != 0)
+        goto err;
+    v->slot = -1;
+    return 0;
+
+err:
+    pqv_identity_free(v->identity);
+    v->identity = NULL;
+    util_wipe(v->seed, sizeof(v->seed));
+    util_wipe(v->names_key, sizeof(v->names_key));
+    util_wipe(v->records_key, sizeof(v->records_key));
+    return rc;
+}
+
+int
 pqv_vault_lock_writer(pqv_vault *v, int wait, char *holder, size_t holderlen)
 {
     int rc;

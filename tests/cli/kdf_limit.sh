@@ -48,6 +48,9 @@ for c in "get f -o -" "add $T/f --name g" "rm f" "check" "gc" "passwd --kdf $KDF
     expect_status 1 pq $c
     expect_stderr_contains "cost above the limit"
 done
+# info shows the forged cost (no passphrase: nothing computed)
+expect_status 0 pqn info
+expect_stdout_contains "slot 0:          Argon2id t=64, m=4194304 KiB, p=1, above the Argon2id limit (unlocking it needs --kdf-limit)"
 # a raised limit that is still too low does not compute it either
 expect_status 1 pq --kdf-limit m=2097152,t=64 list
 expect_stderr_contains "limit (m=2097152 KiB, t=64)"

@@ -59,16 +59,16 @@ argon2id_avx2_fill_block_with(argon2id_scratch *restrict s, argon2id_block *out,
         c1 = _mm256_xor_si256(_mm256_load_si256(pv + k + 6), _mm256_load_si256(rv + k + 6));
         d1 = _mm256_xor_si256(_mm256_load_si256(pv + k + 7), _mm256_load_si256(rv + k + 7));
         if (xor_out) {
-            for (unsigned j = 0; j < 8; j++)
-                r[k + j] = _mm256_load_si256(ov + k + j);
-            r[k + 0] = _mm256_xor_si256(r[k + 0], a0);
-            r[k + 1] = _mm256_xor_si256(r[k + 1], b0);
-            r[k + 2] = _mm256_xor_si256(r[k + 2], c0);
-            r[k + 3] = _mm256_xor_si256(r[k + 3], d0);
-            r[k + 4] = _mm256_xor_si256(r[k + 4], a1);
-            r[k + 5] = _mm256_xor_si256(r[k + 5], b1);
-            r[k + 6] = _mm256_xor_si256(r[k + 6], c1);
-            r[k + 7] = _mm256_xor_si256(r[k + 7], d1);
+            /* Loaded and XORed in one step (a copy loop into r, now that r
+             * is the caller's scratch, became a memcpy call per row). */
+            r[k + 0] = _mm256_xor_si256(_mm256_load_si256(ov + k + 0), a0);
+            r[k + 1] = _mm256_xor_si256(_mm256_load_si256(ov + k + 1), b0);
+            r[k + 2] = _mm256_xor_si256(_mm256_load_si256(ov + k + 2), c0);
+            r[k + 3] = _mm256_xor_si256(_mm256_load_si256(ov + k + 3), d0);
+            r[k + 4] = _mm256_xor_si256(_mm256_load_si256(ov + k + 4), a1);
+            r[k + 5] = _mm256_xor_si256(_mm256_load_si256(ov + k + 5), b1);
+            r[k + 6] = _mm256_xor_si256(_mm256_load_si256(ov + k + 6), c1);
+            r[k + 7] = _mm256_xor_si256(_mm256_load_si256(ov + k + 7), d1);
         } else {
             r[k + 0] = a0; r[k + 1] = b0; r[k + 2] = c0; r[k + 3] = d0;
             r[k + 4] = a1; r[k + 5] = b1; r[k + 6] = c1; r[k + 7] = d1;

@@ -119,11 +119,11 @@ limit_error(pqv_vault *v)
     return exit_status(PQV_E_LIMIT);
 }
 
-/* unlock_with(v, s): unlock ${v} with ${s}; the library's code.  Before
- * 0.2.1 a line end at the end of $PQVAULT_PASSPHRASE was part of the
- * passphrase set with it (init, passwd, recover): a key file sealed that
- * way opens only with it, so that is tried once more when the variable
- * ended in one, with a word on how to leave it behind. */
+/* unlock_with(v, s): unlock ${v} with ${s}; the library's code.  Earlier
+ * versions kept a line end at the end of $PQVAULT_PASSPHRASE as part of
+ * the passphrase set with it (init, passwd, recover): a key file sealed
+ * that way opens only with it, so that is tried once more when the
+ * variable ended in one, with a word on how to leave it behind. */
 static int
 unlock_with(pqv_vault *v, struct secret *s)
 {

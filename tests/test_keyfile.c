@@ -12,6 +12,7 @@
 #include "pqvault/recovery.h"
 #include "util/util.h"
 #include "crypto/kdf.h"
+#include "keys/keyfile_internal.h"
 
 /* Recovery code of seed 00 01 .. 1f (format v1). */
 #define RECOVERY_SEED0 "000G-40R4-0M30-E209-185G-R38E-1W81-24GK-2GAH-C5RR-34D1-P70X-3RFK-6C3M"
@@ -356,7 +357,118 @@ test_recovery_typos_detected(void)
     CHECK_EQ_INT(pqv_recovery_decode("", back), PQV_E_AUTH);
 }
 
+/* ---- the reader's Argon2id limit (issue 9) ---- */
+
+/* Which slots an unlock computes, and whether at once. */
+static void
+test_kdf_plan(void)
+{
+    const struct pqv_kdf_params def = pqv_kdf_default;
+    const struct pqv_kdf_params big = { 64, 4u << 20, 4 }, t17 = { 17, 65536, 4 };
+    const struct pqv_kdf_params half = { 3, 600u << 10, 4 }, gib = { 16, 1u << 20, 4 };
+    const struct pqv_kdf_limit lim64 = { 65536, 3 }, lim32 = { 32768, 3 };
+    struct pqv_kdf_params p[2];
+    int run[2], conc;
+
+    p[0] = def, p[1] = def;     /* 2 x 64 MiB within 1 GiB: at once */
+    CHECK_EQ_INT(keyfile_plan(p, NULL, run, &conc), 2);
+    CHECK(run[0] && run[1] && conc);
+    p[0] = half, p[1] = half;   /* 2 x 600 MiB: each allowed, not together */
+    CHECK_EQ_INT(keyfile_plan(p, NULL, run, &conc), 2);
+    CHECK(run[0] && run[1] && !conc);
+    p[0] = gib, p[1] = def;     /* exactly at the limit, plus 64 MiB */
+    CHECK_EQ_INT(keyfile_plan(p, NULL, run, &conc), 2);
+    CHECK(run[0] && run[1] && !conc);
+    p[0] = def, p[1] = big;     /* 4 GiB, t=64: never computed */
+    CHECK_EQ_INT(keyfile_plan(p, NULL, run, &conc), 1);
+    CHECK(run[0] && !run[1] && conc);
+    p[0] = t17, p[1] = def;     /* t above 16 */
+    CHECK_EQ_INT(keyfile_plan(p, NULL, run, &conc), 1);
+    CHECK(!run[0] && run[1]);
+    p[0] = big, p[1] = big;
+    CHECK_EQ_INT(keyfile_plan(p, NULL, run, &conc), 0);
+    CHECK(!run[0] && !run[1]);
+    CHECK_EQ_INT(keyfile_plan(p, &(struct pqv_kdf_limit){ 4u << 20, 64 }, run, &conc), 2);
+    CHECK(run[0] && run[1] && !conc);
+    p[0] = def, p[1] = def;     /* a lower limit: each slot, one after the other */
+    CHECK_EQ_INT(keyfile_plan(p, &lim64, run, &conc), 2);
+    CHECK(run[0] && run[1] && !conc);
+    CHECK_EQ_INT(keyfile_plan(p, &lim32, run, &conc), 0);
+    CHECK(pqv_kdf_within_limit(&def, NULL) && pqv_kdf_within_limit(&gib, NULL));
+    CHECK(!pqv_kdf_within_limit(&t17, NULL) && !pqv_kdf_within_limit(&big, NULL));
+}
+
+/* set_slot_cost(buf, len, slot, t, m): forge a slot's cost (and fix the
+ * checksum, as a deliberate forger would). */
+static void
+set_slot_cost(uint8_t *buf, size_t len, int slot, uint32_t t, uint32_t m)
+{
+    uint8_t *p = buf + len - 32 - 2 * 92 + (size_t)slot * 92;
+
+    util_store_be32(p, t);
+    util_store_be32(p + 4, m);
+    fix_checksum(buf, len);
+}
+
+/* unlock_limited(buf, len, pass, passlen, limit, slot): parse and unlock. */
+static int
+unlock_limited(const uint8_t *buf, size_t len, const uint8_t *pass, size_t passlen,
+    const struct pqv_kdf_limit *limit, int *slot)
+{
+    pqv_keyfile *kf = NULL;
+    pqv_identity *id = NULL;
+    uint8_t seed[32];
+    int rc = pqv_keyfile_parse(&kf, buf, len);
+
+    if (rc != 0)
+        return rc;
+    rc = pqv_keyfile_unlock_limited(kf, pass, passlen, limit, seed, &id, slot);
+    pqv_identity_free(id);
+    pqv_keyfile_free(kf);
+    return rc;
+}
+
+/* A forged cost is refused (PQV_E_LIMIT, naming the slot and the cost)
+ * without computing it; the other slot still opens. */
+static void
+test_kdf_limit_forged_slots(void)
+{
+    uint8_t *buf = NULL, seed[32];
+    size_t len;
+    int slot = -1;
+
+    REQUIRE(make_keyfile(&buf, &len, seed) == 0);
+    /* Slot 1 asks 4 GiB and 64 passes: slot 0 opens, slot 1 is skipped
+     * (computing it would allocate 4 GiB and take minutes; tests/cli/
+     * kdf_limit.sh runs the program under an address-space limit). */
+    set_slot_cost(buf, len, 1, 64, 4u << 20);
+    CHECK_EQ_INT(unlock_limited(buf, len, P0, NULL, &slot), 0);
+    CHECK_EQ_INT(slot, 0);
+    pqv_error_clear();
+    CHECK_EQ_INT(unlock_limited(buf, len, P1, NULL, &slot), PQV_E_LIMIT);
+    CHECK(strstr(pqv_error_last()->reason, "wrong passphrase for slot 0") != NULL);
+    CHECK(strstr(pqv_error_last()->reason, "slot 1 (Argon2id m=4194304 KiB, t=64)") != NULL);
+    CHECK(strstr(pqv_error_last()->reason, "limit (m=1048576 KiB, t=16)") != NULL);
+    /* Both forged: refused before any Argon2id work. */
+    set_slot_cost(buf, len, 0, 64, 4u << 20);
+    pqv_error_clear();
+    CHECK_EQ_INT(unlock_limited(buf, len, P0, NULL, &slot), PQV_E_LIMIT);
+    CHECK(strstr(pqv_error_last()->reason, "slot 0 (Argon2id m=4194304 KiB, t=64) and slot 1") != NULL);
+    CHECK_EQ_INT(try_unlock(buf, len, P0, &slot), PQV_E_LIMIT);
+    free(buf);
+
+    /* A legitimate slot above the default limit opens with a raised one. */
+    REQUIRE(make_keyfile(&buf, &len, seed) == 0);
+    const struct pqv_kdf_limit low = { 32, 1 }, enough = { 64, 1 };
+    CHECK_EQ_INT(unlock_limited(buf, len, P1, &low, &slot), PQV_E_LIMIT);
+    CHECK_EQ_INT(unlock_limited(buf, len, P1, &enough, &slot), 0);
+    CHECK_EQ_INT(slot, 1);
+    CHECK_EQ_INT(unlock_limited(buf, len, (const uint8_t *)"wrong", 5, &enough, &slot), PQV_E_AUTH);
+    free(buf);
+}
+
 TEST_MAIN(test_create_unlock_both_slots, test_change_and_clear_slot,
     test_default_params_and_file, test_tampering_rejected,
     test_substituted_public_key, test_recovery_round_trip,
-    test_recovery_lenient_input, test_recovery_typos_detected)
+    test_recovery_lenient_input, test_recovery_typos_detected, test_kdf_plan,
+    test_kdf_limit_forged_slots)

@@ -791,6 +791,197 @@ test_tree_get_in_name_order(void)
     pqv_vault_close(v);
 }
 
+/* ---- issue 9 (key file and passphrase items) ---- */
+
+/* cli(args, err): run the program (PQV_BIN, else build/pqvault) in the
+ * test directory with ${args} (a shell fragment), stderr to ${err}; its
+ * exit status, or -1. */
+static int
+cli(const char *args, const char *err)
+{
+    static char bin[600];
+    char cmd[1400];
+    int rc;
+
+    if (bin[0] == '\0') {
+        const char *b = getenv("PQV_BIN");
+        char cwd[400];
+        if (b != NULL)
+            snprintf(bin, sizeof(bin), "%s", b);
+        else if (getcwd(cwd, sizeof(cwd)) != NULL)
+            snprintf(bin, sizeof(bin), "%s/build/pqvault", cwd);
+    }
+    snprintf(cmd, sizeof(cmd), "%s 2>'%s' </dev/null >/dev/null", args, err);
+    setenv("PQV", bin, 1);
+    rc = sh("%s", cmd);
+    return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+/* An empty passphrase is refused before any Argon2id work; a key file
+ * whose passphrase ends in "\n" (what PQVAULT_PASSPHRASE="pw\n" set before
+ * every source dropped its line end) still opens from that variable, with
+ * a warning that says how to leave it behind, and from no other source. */
+static void
+test_empty_and_legacy_eol_passphrases(void)
+{
+    char dir[512], rec[PQV_RECOVERY_CHARS], fp[PQV_FINGERPRINT_CHARS];
+    struct pqv_init_options opt = { "FrodoKEM-640-SHAKE", 0, &cheap, 0, NULL };
+    pqv_vault *v = NULL;
+
+    path_of(dir, sizeof(dir), "legacy");
+    REQUIRE(pqv_vault_create(dir, NULL, (const uint8_t *)"pw\n", 3, &opt, rec, fp) == 0);
+    REQUIRE(pqv_vault_open(&v, dir, NULL) == 0);
+    pqv_error_clear();
+    CHECK_EQ_INT(pqv_vault_unlock(v, (const uint8_t *)"", 0), PQV_E_INVAL);
+    CHECK(strstr(pqv_error_detail(), "empty passphrase") != NULL);
+    CHECK_EQ_INT(pqv_vault_unlock(v, (const uint8_t *)"pw\n", 3), 0);
+    pqv_vault_close(v);
+
+    CHECK_EQ_INT(cli("PQVAULT_PASSPHRASE='pw\n' \"$PQV\" -v legacy list", "legacy.err"), 0);
+    CHECK(sh("grep -q \"set the passphrase again with 'pqvault passwd'\" legacy.err%s", "") == 0);
+    CHECK(sh("printf 'pw\\n' >legacy.pass%s", "") == 0);
+    CHECK_EQ_INT(cli("\"$PQV\" -v legacy --passphrase-file legacy.pass list", "legacy.err"), 3);
+    CHECK_EQ_INT(cli("PQVAULT_PASSPHRASE=pw \"$PQV\" -v legacy list", "legacy.err"), 3);
+    /* passwd from that variable sets "pw" (the line end dropped) */
+    CHECK_EQ_INT(cli("PQVAULT_PASSPHRASE='pw\n' PQVAULT_NEW_PASSPHRASE='pw\n' \"$PQV\" -v legacy "
+        "passwd --kdf t=1,m=64,p=1", "legacy.err"), 0);
+    CHECK_EQ_INT(cli("\"$PQV\" -v legacy --passphrase-file legacy.pass list", "legacy.err"), 0);
+    CHECK(sh("! grep -q warning legacy.err%s", "") == 0);
+}
+
+/* report callback counting warnings and errors */
+struct report_count {
+    int warnings, errors;
+    char last[600];
+};
+
+static void
+count_reports(void *ctx, int level, const char *subject, const char *message)
+{
+    struct report_count *c = ctx;
+
+    if (level == PQV_REPORT_WARNING)
+        c->warnings++;
+    if (level == PQV_REPORT_ERROR)
+        c->errors++;
+    snprintf(c->last, sizeof(c->last), "%s: %s", subject, message);
+}
+
+/* A vault opens for info and the keyless check without its key file
+ * (PQV_OPEN_KEYFILE_OPTIONAL); keyed use still needs it; info says what it
+ * verified and which slot opened. */
+static void
+test_open_without_keyfile_and_info(void)
+{
+    char dir[512], rec[PQV_RECOVERY_CHARS], fp[PQV_FINGERPRINT_CHARS];
+    struct pqv_init_options opt = { "FrodoKEM-640-SHAKE", 0, &cheap, 0, NULL };
+    struct pqv_check_result res;
+    struct report_count rc = { 0, 0, "" };
+    struct pqv_check_options copt = { 0, count_reports, &rc };
+    struct pqv_error kerr;
+    struct pqv_info in;
+    pqv_vault *v = NULL;
+
+    path_of(dir, sizeof(dir), "nokey");
+    REQUIRE(pqv_vault_create(dir, NULL, PASS, &opt, rec, fp) == 0);
+    REQUIRE(pqv_vault_open(&v, dir, NULL) == 0);
+    CHECK_EQ_INT(pqv_vault_keyfile_status(v, &kerr), 0);
+    CHECK(pqv_vault_info(v, &in) == 0);
+    CHECK(!in.verified && in.opened_slot == -1 && in.keyfile_status == 0);
+    CHECK(pqv_vault_unlock(v, PASS) == 0);
+    CHECK(pqv_vault_info(v, &in) == 0);
+    CHECK(in.verified && in.opened_slot == 0);
+    CHECK(strcmp(in.fingerprint, fp) == 0);
+    pqv_vault_close(v);
+
+    CHECK(sh("mv nokey/keyfile nokey.kf%s", "") == 0);
+    CHECK_EQ_INT(pqv_vault_open(&v, dir, NULL), PQV_E_NOTFOUND);
+    CHECK_EQ_INT(pqv_vault_open_flags(&v, dir, NULL, 2), PQV_E_INVAL);
+    REQUIRE(pqv_vault_open_flags(&v, dir, NULL, PQV_OPEN_KEYFILE_OPTIONAL) == 0);
+    CHECK_EQ_INT(pqv_vault_keyfile_status(v, &kerr), PQV_E_NOTFOUND);
+    CHECK(strstr(kerr.reason, "key file not found") != NULL);
+    CHECK(pqv_vault_keyfile(v) == NULL);
+    CHECK(pqv_vault_info(v, &in) == 0);
+    CHECK(in.keyfile_status == PQV_E_NOTFOUND && !in.verified && in.slot_params[0].m_kib == 0);
+    CHECK(strcmp(in.fingerprint, fp) == 0);
+    CHECK(pqv_vault_check(v, &copt, &res) == 0);
+    CHECK_EQ_INT(rc.warnings, 1);
+    CHECK(strstr(rc.last, "key file not checked") != NULL);
+    pqv_error_clear();
+    CHECK_EQ_INT(pqv_vault_unlock(v, PASS), PQV_E_NOTFOUND);
+    CHECK(strstr(pqv_error_detail(), "key file not found") != NULL);
+    pqv_vault_close(v);
+
+    /* A key file in a directory that does not exist; a damaged one. */
+    char kf[600];
+    path_of(kf, sizeof(kf), "no/such/dir/keyfile");
+    CHECK_EQ_INT(pqv_vault_open(&v, dir, kf), PQV_E_NOTFOUND);
+    REQUIRE(pqv_vault_open_flags(&v, dir, kf, PQV_OPEN_KEYFILE_OPTIONAL) == 0);
+    CHECK_EQ_INT(pqv_vault_keyfile_status(v, NULL), PQV_E_NOTFOUND);
+    pqv_vault_close(v);
+    CHECK(sh("cp nokey.kf nokey/keyfile && printf 'X' | dd of=nokey/keyfile bs=1 seek=100 "
+        "conv=notrunc 2>/dev/null%s", "") == 0);
+    CHECK_EQ_INT(pqv_vault_open(&v, dir, NULL), PQV_E_INTEGRITY);
+    REQUIRE(pqv_vault_open_flags(&v, dir, NULL, PQV_OPEN_KEYFILE_OPTIONAL) == 0);
+    rc.warnings = rc.errors = 0;
+    CHECK_EQ_INT(pqv_vault_check(v, &copt, &res), PQV_E_INTEGRITY);
+    CHECK_EQ_INT(rc.errors, 1);
+    CHECK_EQ_INT(res.damaged, 1);
+    pqv_vault_close(v);
+    /* With the key file given where it is kept, everything as usual. */
+    path_of(kf, sizeof(kf), "nokey.kf");
+    REQUIRE(pqv_vault_open_flags(&v, dir, kf, PQV_OPEN_KEYFILE_OPTIONAL) == 0);
+    CHECK_EQ_INT(pqv_vault_keyfile_status(v, NULL), 0);
+    CHECK(pqv_vault_unlock(v, PASS) == 0);
+    pqv_vault_close(v);
+}
+
+/* Recovery in two steps: the code is checked (checksum, this vault's)
+ * before anything needs a new passphrase; then the key file is written. */
+static void
+test_recover_in_two_steps(void)
+{
+    char dir[512], other[512], rec[PQV_RECOVERY_CHARS], rec2[PQV_RECOVERY_CHARS];
+    char fp[PQV_FINGERPRINT_CHARS], bad[PQV_RECOVERY_CHARS];
+    struct pqv_init_options opt = { "FrodoKEM-640-SHAKE", 0, &cheap, 0, NULL };
+    pqv_vault *v = NULL;
+
+    path_of(dir, sizeof(dir), "rec2");
+    path_of(other, sizeof(other), "rec2-other");
+    REQUIRE(pqv_vault_create(dir, NULL, PASS, &opt, rec, fp) == 0);
+    REQUIRE(pqv_vault_create(other, NULL, PASS, &opt, rec2, fp) == 0);
+    memcpy(bad, rec, sizeof(bad));
+    bad[0] = bad[0] == 'A' ? 'B' : 'A';
+    CHECK(sh("rm rec2/keyfile%s", "") == 0);
+    REQUIRE(pqv_vault_open_flags(&v, dir, NULL, PQV_OPEN_KEYFILE_OPTIONAL) == 0);
+    pqv_error_clear();
+    CHECK_EQ_INT(pqv_vault_unlock_recovery(v, bad), PQV_E_AUTH);
+    CHECK(strstr(pqv_error_detail(), "checksum") != NULL);
+    CHECK_EQ_INT(pqv_vault_unlock_recovery(v, rec2), PQV_E_AUTH);
+    CHECK(strstr(pqv_error_detail(), "belongs to another vault") != NULL);
+    CHECK_EQ_INT(pqv_vault_recover_keyfile(v, PASS, &cheap), PQV_E_INVAL); /* not unlocked */
+    CHECK(pqv_vault_unlock_recovery(v, rec) == 0);
+    CHECK_EQ_INT(pqv_vault_slot(v), -1);
+    CHECK_EQ_INT(pqv_vault_recover_keyfile(v, PASS, &cheap), PQV_E_INVAL); /* no writer lock */
+    CHECK(pqv_vault_lock_writer(v, 0, NULL, 0) == 0);
+    CHECK_EQ_INT(pqv_vault_recover_keyfile(v, (const uint8_t *)"", 0, &cheap), PQV_E_INVAL);
+    CHECK(pqv_vault_recover_keyfile(v, (const uint8_t *)"recovered", 9, &cheap) == 0);
+    CHECK_EQ_INT(pqv_vault_keyfile_status(v, NULL), 0);
+    pqv_vault_close(v);
+    REQUIRE(pqv_vault_open(&v, dir, NULL) == 0);
+    CHECK_EQ_INT(pqv_vault_unlock(v, PASS), PQV_E_AUTH);
+    CHECK(pqv_vault_unlock(v, (const uint8_t *)"recovered", 9) == 0);
+    pqv_vault_close(v);
+    /* the convenience function over a damaged key file */
+    CHECK(sh("printf 'X' | dd of=rec2/keyfile bs=1 seek=90 conv=notrunc 2>/dev/null%s", "") == 0);
+    CHECK_EQ_INT(pqv_vault_open(&v, dir, NULL), PQV_E_INTEGRITY);
+    CHECK_EQ_INT(pqv_vault_recover(dir, NULL, rec2, PASS, &cheap), PQV_E_AUTH);
+    CHECK(pqv_vault_recover(dir, NULL, rec, PASS, &cheap) == 0);
+    REQUIRE(pqv_vault_open(&v, dir, NULL) == 0);
+    CHECK(pqv_vault_unlock(v, PASS) == 0);
+    pqv_vault_close(v);
+}
+
 static void
 setup(void)
 {
@@ -815,4 +1006,5 @@ TEST_MAIN(test_setup, test_create_and_unlock, test_name_normalize, test_add_get_
     test_config_tamper, test_lock_exclusive, test_passwd_and_recover, test_gc_orphans,
     test_review_regressions, test_reader_races_writer, test_existing_shard_parent_synced,
     test_uppercase_copy_rejected, test_tree_get_in_name_order, test_get_new_dirs_durable,
-    test_teardown)
+    test_empty_and_legacy_eol_passphrases, test_open_without_keyfile_and_info,
+    test_recover_in_two_steps, test_teardown)

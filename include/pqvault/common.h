@@ -45,7 +45,10 @@ enum pqv_error_code {
     PQV_E_LOCKED = -9,     /* vault locked by another writer */
     PQV_E_UNSUPPORTED = -10, /* unknown format version or algorithm */
     PQV_E_CRYPTO = -11,    /* internal failure of a crypto primitive */
-    PQV_E_NOSPACE = -12    /* no space left / quota exceeded */
+    PQV_E_NOSPACE = -12,   /* no space left / quota exceeded */
+    PQV_E_LIMIT = -13      /* exceeds a configured limit (a key file slot's
+                              Argon2id cost above what the reader accepts:
+                              pqv_vault_set_kdf_limit) */
 };
 
 /* pqv_strerror(err): a constant English description of ${err}. */

@@ -31,6 +31,30 @@ struct pqv_kdf_params {
 /* RFC 9106's second recommended option: t=3, m=64 MiB, p=4. */
 PQV_API extern const struct pqv_kdf_params pqv_kdf_default;
 
+/*
+ * What a reader computes.  A slot's Argon2id cost is chosen by whoever
+ * wrote the key file, and it is paid before anything is authenticated: a
+ * forged key file could otherwise make every unlock allocate and compute
+ * as much as the format allows (2 x 4 GiB, 64 passes).  A reader computes
+ * no slot above its limit; the default accepts 16 times the default cost
+ * in memory and 5 times in passes.  A legitimate slot above it (set with
+ * passwd --kdf) is opened by raising the limit.
+ */
+struct pqv_kdf_limit {
+    uint32_t m_kib;   /* memory of one slot, KiB */
+    uint32_t t_cost;  /* passes of one slot */
+};
+#define PQV_KDF_LIMIT_MKIB (1024u * 1024) /* 1 GiB */
+#define PQV_KDF_LIMIT_T 16u
+
+/* { PQV_KDF_LIMIT_MKIB, PQV_KDF_LIMIT_T } */
+PQV_API extern const struct pqv_kdf_limit pqv_kdf_limit_default;
+
+/* pqv_kdf_within_limit(p, limit): whether the cost ${p} is within
+ * ${limit} (NULL: pqv_kdf_limit_default). */
+PQV_API int pqv_kdf_within_limit(const struct pqv_kdf_params *p,
+    const struct pqv_kdf_limit *limit);
+
 /* No key file is larger: readers refuse more before parsing. */
 #define PQV_KEYFILE_MAX_BYTES (1u << 20)
 
@@ -57,12 +81,26 @@ PQV_API int pqv_keyfile_serialize(const pqv_keyfile *kf, uint8_t **buf, size_t *
 PQV_API int pqv_keyfile_load(const char *path, pqv_keyfile **out) PQV_WARN_UNUSED;
 PQV_API int pqv_keyfile_save(const char *path, const pqv_keyfile *kf) PQV_WARN_UNUSED;
 
-/* pqv_keyfile_unlock(kf, pass, passlen, seed, id, slot): compute both slots
- * concurrently, accept whichever opens, re-derive the identity from the seed
- * and check it against the key file's public part.  On success ${seed} holds
- * the seed, *${id} the identity and *${slot} (if not NULL) the slot that
- * opened.  PQV_E_AUTH for a wrong passphrase, PQV_E_INTEGRITY if the public
- * part does not match the seed. */
+/*
+ * pqv_keyfile_unlock_limited(kf, pass, passlen, limit, seed, id, slot):
+ * compute every slot whose cost is within ${limit} (NULL:
+ * pqv_kdf_limit_default), accept whichever opens, re-derive the identity
+ * from the seed and check it against the key file's public part.  The
+ * slots computed run at once while their memory together stays within
+ * limit->m_kib, else one after the other, so that one unlock never holds
+ * more than the limit.  On success ${seed} holds the seed, *${id} the
+ * identity and *${slot} (if not NULL) the slot that opened.  PQV_E_AUTH
+ * for a wrong passphrase; PQV_E_LIMIT (before any Argon2id work if no slot
+ * is within it) if no slot opened and some slot was not computed because
+ * of ${limit}: the reason names the slot, its cost and the limit;
+ * PQV_E_INTEGRITY if the public part does not match the seed.
+ */
+PQV_API int pqv_keyfile_unlock_limited(const pqv_keyfile *kf, const uint8_t *pass,
+    size_t passlen, const struct pqv_kdf_limit *limit, uint8_t seed[PQV_SEED_BYTES],
+    pqv_identity **id, int *slot) PQV_WARN_UNUSED;
+
+/* pqv_keyfile_unlock(kf, pass, passlen, seed, id, slot):
+ * pqv_keyfile_unlock_limited with the default limit. */
 PQV_API int pqv_keyfile_unlock(const pqv_keyfile *kf, const uint8_t *pass, size_t passlen,
     uint8_t seed[PQV_SEED_BYTES], pqv_identity **id, int *slot) PQV_WARN_UNUSED;
 

@@ -92,13 +92,53 @@ PQV_API int pqv_vault_create(const char *dir, const char *keyfile, const uint8_t
 
 /* pqv_vault_open(out, dir, keyfile): open the vault in ${dir}: parse its
  * config and key file (${keyfile} NULL: ${dir}/keyfile).  No passphrase is
- * needed.  PQV_E_NOVAULT if there is no vault config at ${dir}. */
+ * needed.  PQV_E_NOVAULT if there is no vault config at ${dir};
+ * PQV_E_NOTFOUND if the key file is missing. */
 PQV_API int pqv_vault_open(pqv_vault **out, const char *dir, const char *keyfile) PQV_WARN_UNUSED;
+
+/* Flags of pqv_vault_open_flags. */
+#define PQV_OPEN_KEYFILE_OPTIONAL 1u
+
+/*
+ * pqv_vault_open_flags(out, dir, keyfile, flags): pqv_vault_open; with
+ * PQV_OPEN_KEYFILE_OPTIONAL a key file that is missing (or whose directory
+ * is), damaged or of an unsupported version does not fail the open: such
+ * a vault can be inspected (pqv_vault_info, pqv_vault_check without the
+ * key, which reports the key file) or unlocked with its recovery code
+ * (pqv_vault_unlock_recovery); pqv_vault_unlock fails with the key file's
+ * error, and pqv_vault_keyfile_status tells it.  Keyed commands keep
+ * pqv_vault_open, which fails without the key file.
+ */
+PQV_API int pqv_vault_open_flags(pqv_vault **out, const char *dir, const char *keyfile,
+    unsigned flags) PQV_WARN_UNUSED;
+
+/* pqv_vault_keyfile_status(v, err): 0 if the key file was read at open,
+ * else the code reading it gave (PQV_E_NOTFOUND: missing; PQV_E_INTEGRITY:
+ * damaged; PQV_E_UNSUPPORTED: another version), its subject and reason
+ * copied to *${err} if not NULL. */
+PQV_API int pqv_vault_keyfile_status(const pqv_vault *v, struct pqv_error *err);
 
 /* pqv_vault_unlock(v, pass, passlen): unlock the key file (both slots at
  * once), derive the identity and verify the config's MAC.  PQV_E_AUTH for a
- * wrong passphrase or a key file of another vault. */
+ * wrong passphrase or a key file of another vault; PQV_E_INVAL for an empty
+ * passphrase (refused before any Argon2id work: create, passwd and recover
+ * never set one); PQV_E_LIMIT if no slot opened and a slot was not computed
+ * because its cost is above the vault's Argon2id limit
+ * (pqv_vault_set_kdf_limit; the reason names the slot and its cost). */
 PQV_API int pqv_vault_unlock(pqv_vault *v, const uint8_t *pass, size_t passlen) PQV_WARN_UNUSED;
+
+/* pqv_vault_set_kdf_limit(v, limit): the Argon2id cost pqv_vault_unlock
+ * computes for a key file slot (NULL: pqv_kdf_limit_default, 1 GiB and 16
+ * passes; see pqvault/keyfile.h).  A slot above it is not computed: when
+ * no slot within it opens, unlock fails with PQV_E_LIMIT, before any
+ * Argon2id work if every slot is above it.  Both slots are computed at
+ * once only while their memory together stays within limit->m_kib.
+ * PQV_E_INVAL for a zero field. */
+PQV_API int pqv_vault_set_kdf_limit(pqv_vault *v, const struct pqv_kdf_limit *limit) PQV_WARN_UNUSED;
+
+/* pqv_vault_keyfile(v): the key file read at open (its slots' costs:
+ * pqv_keyfile_slot_params), or NULL if there is none. */
+PQV_API const pqv_keyfile *pqv_vault_keyfile(const pqv_vault *v);
 
 /* pqv_vault_lock_writer(v, wait, holder, holderlen): take the exclusive
  * writer lock (local: flock, freed when the holder dies).  PQV_E_LOCKED with
@@ -237,7 +277,11 @@ PQV_API int pqv_vault_check(pqv_vault *v, const struct pqv_check_options *opt,
 PQV_API int pqv_vault_gc(pqv_vault *v, const struct pqv_check_options *opt,
     struct pqv_check_result *result) PQV_WARN_UNUSED;
 
-/* What info shows; available without unlocking. */
+/* What info shows; available without unlocking.  Without unlocking, the
+ * suites, fingerprint, vault id and creation time come from the config,
+ * whose MAC needs the key: they are what the storage says, unverified
+ * (an attacker with write access may have written them); once the vault
+ * is unlocked they are verified (config MAC, identity hash, key file KEM). */
 struct pqv_info {
     int format_version;
     char vault_id[33];
@@ -248,7 +292,11 @@ struct pqv_info {
     uint64_t records, record_bytes;
     uint64_t objects, object_bytes;
     uint64_t temporaries;
-    struct pqv_kdf_params slot_params[PQV_KEYFILE_SLOTS];
+    struct pqv_kdf_params slot_params[PQV_KEYFILE_SLOTS]; /* zero without a key file */
+    int keyfile_status;      /* pqv_vault_keyfile_status: 0 if the key file was read */
+    int verified;            /* 1 if unlocked: the config's fields above are verified */
+    int opened_slot;         /* the slot that unlocked, -1; an unused slot is random
+                                bytes, indistinguishable from a used one */
 };
 
 PQV_API int pqv_vault_info(pqv_vault *v, struct pqv_info *info) PQV_WARN_UNUSED;
@@ -263,9 +311,32 @@ PQV_API int pqv_vault_passwd(pqv_vault *v, int slot, const uint8_t *pass, size_t
  * (PQV_E_INVAL) for the slot that unlocked this session. */
 PQV_API int pqv_vault_clear_slot(pqv_vault *v, int slot) PQV_WARN_UNUSED;
 
-/* pqv_vault_recover(dir, keyfile, code, pass, passlen, kdf): write a new key
- * file for the vault in ${dir} from its recovery code, slot 0 sealed under
- * ${pass}.  PQV_E_AUTH if the code is invalid or belongs to another vault. */
+/*
+ * Recovery in two steps, so that a program can check the code before it
+ * asks for a new passphrase:
+ * pqv_vault_unlock_recovery(v, code): unlock ${v} with its recovery code
+ * instead of a passphrase: the code's checksum, the identity it derives
+ * against the config's identity hash, the config's MAC.  Needs no key file
+ * (open with PQV_OPEN_KEYFILE_OPTIONAL: it may be missing or damaged).
+ * PQV_E_AUTH (with the reason: checksum, length, character, or "belongs to
+ * another vault") if the code is not this vault's; PQV_E_INTEGRITY if the
+ * config fails its MAC.  The vault is then unlocked (pqv_vault_slot -1).
+ */
+PQV_API int pqv_vault_unlock_recovery(pqv_vault *v, const char *code) PQV_WARN_UNUSED;
+
+/* pqv_vault_recover_keyfile(v, pass, passlen, kdf): write a new key file
+ * for ${v} (unlocked, by its code or a passphrase; writer lock held): slot
+ * 0 sealed under ${pass} (${kdf} NULL: the default cost), slot 1 unused;
+ * it replaces any key file there atomically and durably.  PQV_E_INVAL for
+ * an empty passphrase (before any Argon2id work). */
+PQV_API int pqv_vault_recover_keyfile(pqv_vault *v, const uint8_t *pass, size_t passlen,
+    const struct pqv_kdf_params *kdf) PQV_WARN_UNUSED;
+
+/* pqv_vault_recover(dir, keyfile, code, pass, passlen, kdf): both steps on
+ * the vault in ${dir} (opened with PQV_OPEN_KEYFILE_OPTIONAL, writer lock
+ * taken without waiting): a new key file from its recovery code, slot 0
+ * sealed under ${pass}.  PQV_E_AUTH if the code is invalid or belongs to
+ * another vault; PQV_E_LOCKED if another writer holds the lock. */
 PQV_API int pqv_vault_recover(const char *dir, const char *keyfile, const char *code,
     const uint8_t *pass, size_t passlen,
     const struct pqv_kdf_params *kdf) PQV_WARN_UNUSED;
@@ -282,6 +353,8 @@ PQV_API int pqv_vault_create_storage(pqv_storage *storage, pqv_storage *key_stor
     char fingerprint[PQV_FINGERPRINT_CHARS]) PQV_WARN_UNUSED;
 PQV_API int pqv_vault_open_storage(pqv_vault **out, pqv_storage *storage,
     pqv_storage *key_storage, const char *key_name) PQV_WARN_UNUSED;
+PQV_API int pqv_vault_open_storage_flags(pqv_vault **out, pqv_storage *storage,
+    pqv_storage *key_storage, const char *key_name, unsigned flags) PQV_WARN_UNUSED;
 PQV_API int pqv_vault_recover_storage(pqv_storage *storage, pqv_storage *key_storage,
     const char *key_name, const char *code, const uint8_t *pass, size_t passlen,
     const struct pqv_kdf_params *kdf) PQV_WARN_UNUSED;

@@ -82,6 +82,42 @@ parse_kdf(const char *s, struct pqv_kdf_params *out)
     return 0;
 }
 
+int
+parse_kdf_limit(const char *s, struct pqv_kdf_limit *out)
+{
+    struct pqv_kdf_limit k = pqv_kdf_limit_default;
+    int seen_t = 0, seen_m = 0;
+    const char *p = s;
+    if (s == NULL || *s == '\0')
+        return -1;
+    for (;;) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        char item[64];
+        unsigned long long v;
+        if (len < 3 || len >= sizeof(item) || p[1] != '=')
+            return -1;
+        memcpy(item, p + 2, len - 2);
+        item[len - 2] = '\0';
+        if (parse_uint(item, 0xffffffffull, &v) != 0)
+            return -1;
+        if (p[0] == 't' && !seen_t++)
+            k.t_cost = (uint32_t)v;
+        else if (p[0] == 'm' && !seen_m++)
+            k.m_kib = (uint32_t)v;
+        else
+            return -1;
+        if (!end)
+            break;
+        p = end + 1;
+    }
+    if (k.t_cost < 1 || k.t_cost > PQV_ARGON2_MAX_T || k.m_kib < PQV_ARGON2_MIN_MKIB ||
+        k.m_kib > PQV_ARGON2_MAX_MKIB)
+        return -1;
+    *out = k;
+    return 0;
+}
+
 /* arg_error(a, fmt, ...): record a usage error for the caller to print;
  * returns ARG_ERROR. */
 static int
@@ -149,6 +185,13 @@ apply_global(struct args *a, int id, const char *val)
         return 0;
     case G_HELP:
         return ARG_HELP;
+    case G_KDFLIMIT:
+        if (parse_kdf_limit(val, &g->kdf_limit) != 0)
+            return arg_error(a, "--kdf-limit: invalid '%s' (expected m=KIB,t=N with "
+                "%u<=m<=%u, 1<=t<=%u)", val, PQV_ARGON2_MIN_MKIB, PQV_ARGON2_MAX_MKIB,
+                PQV_ARGON2_MAX_T);
+        g->have_kdf_limit = 1;
+        return 0;
     }
     return arg_error(a, "internal: unknown global option");
 }

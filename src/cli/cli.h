@@ -49,6 +49,8 @@ struct cli {
     int wait;
     int force_hint;            /* lib_error: "already exists" may suggest --force */
     int keyfile_hint;          /* lib_error: "not found" is the key file */
+    struct pqv_kdf_limit kdf_limit; /* --kdf-limit (if have_kdf_limit) */
+    int have_kdf_limit;
 };
 
 extern struct cli g_cli;
@@ -75,7 +77,8 @@ enum opt_id {
     OPT_KEM, OPT_AEAD, OPT_KDF, OPT_SLOT, OPT_CLEAR, OPT_NEWFILE, OPT_NEWFD,
     OPT_RECFILE, OPT_VERSION,
     G_FIRST = 1000,
-    G_VAULT = G_FIRST, G_KEYFILE, G_PFILE, G_PFD, G_PCMD, G_QUIET, G_WAIT, G_HELP
+    G_VAULT = G_FIRST, G_KEYFILE, G_PFILE, G_PFD, G_PCMD, G_QUIET, G_WAIT, G_HELP,
+    G_KDFLIMIT
 };
 
 struct optdef {
@@ -130,6 +133,10 @@ int parse_uint(const char *s, unsigned long long max, unsigned long long *out);
 /* parse_kdf(s, out): strict "t=N,m=KIB,p=N" (any order, each at most once,
  * missing keys from the default); 0 or -1. */
 int parse_kdf(const char *s, struct pqv_kdf_params *out);
+/* parse_kdf_limit(s, out): strict "m=KIB,t=N" (any order, each at most
+ * once, missing keys from pqv_kdf_limit_default; m and t within the
+ * format's maxima); 0 or -1. */
+int parse_kdf_limit(const char *s, struct pqv_kdf_limit *out);
 
 /* ---- commands (cmd_*.c, speed.c, main.c) ---- */
 
@@ -154,13 +161,18 @@ int cmd_help(struct args *a);
 
 /* resolve_location(): fill g_cli.vault_dir and g_cli.keyfile; exit status. */
 int resolve_location(void);
-/* open_vault(v): resolve and open; exit status (message printed). */
+/* open_vault(v): resolve and open for what needs no key (info, check
+ * --no-key): a missing, damaged or unsupported key file is no failure
+ * (PQV_OPEN_KEYFILE_OPTIONAL); exit status (message printed). */
 int open_vault(pqv_vault **v);
-/* unlock_vault(v): read the passphrase and unlock; exit status. */
+/* unlock_vault(v): read the passphrase and unlock; exit status.  A key
+ * file slot above the Argon2id limit is reported with the --kdf-limit that
+ * would accept it. */
 int unlock_vault(pqv_vault *v);
 /* lock_vault(v): take the writer lock (waiting with --wait); exit status. */
 int lock_vault(pqv_vault *v);
-/* session(v, writer): open, (lock,) unlock; exit status. */
+/* session(v, writer): open (the key file required), (lock,) unlock; exit
+ * status. */
 int session(pqv_vault **v, int writer);
 
 /* ---- passphrases (passphrase.c) ---- */
@@ -169,6 +181,9 @@ struct secret {
     char *buf;      /* NUL-terminated, locked in memory where allowed */
     size_t len;
     size_t cap;
+    char eol[2];    /* the line end read after it ("\n", "\r\n" or "\r"), */
+    size_t eol_len; /* which is not part of it */
+    int from_env;   /* it came from the environment */
 };
 
 #define SECRET_MAX 4096
@@ -176,13 +191,19 @@ struct secret {
 int secret_alloc(struct secret *s);
 void secret_free(struct secret *s);
 
+/* Every source is read alike: its first line, without one trailing "\n",
+ * "\r\n" or "\r" (kept in s->eol); for the environment, the whole value
+ * so read. */
+
 /* Read the unlock passphrase from g_cli.pass, then $PQVAULT_PASSPHRASE,
  * then the terminal (prompt).  *${from_tty} says whether it was prompted.
- * Returns an exit status (message printed on failure). */
+ * The caller refuses an empty one (s->len 0).  Returns an exit status
+ * (message printed on failure). */
 int read_passphrase(struct secret *s, const char *prompt, int *from_tty);
 /* Read a passphrase to set: from ${src} (kind PASS_NONE: then from the
  * environment variable ${env}, then the terminal, asked twice).  Empty
- * passphrases are refused.  Returns an exit status. */
+ * passphrases and passphrases with a line break inside (which no file or
+ * terminal could give back) are refused.  Returns an exit status. */
 int read_new_passphrase(struct secret *s, const struct pass_source *src,
     const char *env);
 /* Read a recovery code from ${file} (NULL: $PQVAULT_RECOVERY_CODE, then a

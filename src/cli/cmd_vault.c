@@ -28,6 +28,22 @@ kdf_arg(const char *val, struct pqv_kdf_params *k)
     return EXIT_OK;
 }
 
+/* kdf_cost_warning(p, slot): a cost above what readers accept by default
+ * is allowed (up to the format's maximum), but every unlock with it will
+ * need --kdf-limit: say so before the work starts. */
+static void
+kdf_cost_warning(const struct pqv_kdf_params *p, int slot)
+{
+    if (pqv_kdf_within_limit(p, NULL))
+        return;
+    err_msg("warning: slot %d's Argon2id cost (m=%u KiB, t=%u) is above what readers "
+        "accept by default (m=%u KiB, t=%u): unlocking with this passphrase will need "
+        "--kdf-limit m=%u,t=%u", slot, (unsigned)p->m_kib, (unsigned)p->t_cost,
+        PQV_KDF_LIMIT_MKIB, PQV_KDF_LIMIT_T,
+        (unsigned)(p->m_kib > PQV_KDF_LIMIT_MKIB ? p->m_kib : PQV_KDF_LIMIT_MKIB),
+        (unsigned)(p->t_cost > PQV_KDF_LIMIT_T ? p->t_cost : PQV_KDF_LIMIT_T));
+}
+
 /* ---- init ---- */
 
 int
@@ -66,8 +82,10 @@ cmd_init(struct args *a)
             break;
         }
     }
-    if (have_kdf)
+    if (have_kdf) {
         opt.kdf = &kdf;
+        kdf_cost_warning(&kdf, 0);
+    }
     if ((rc = resolve_location()) != EXIT_OK)
         return rc;
 
@@ -152,6 +170,8 @@ cmd_passwd(struct args *a)
         return rc;
     if (slot < 0)
         slot = pqv_vault_slot(v) >= 0 ? pqv_vault_slot(v) : 0;
+    if (have_kdf && !clear)
+        kdf_cost_warning(&kdf, slot);
     char what[16];
     snprintf(what, sizeof(what), "slot %d", slot);
     if (clear) {
@@ -202,18 +222,15 @@ cmd_recover(struct args *a)
             break;
         }
     }
-    if ((rc = resolve_location()) != EXIT_OK)
+    if (have_kdf)
+        kdf_cost_warning(&kdf, 0);
+    /* The key file may be missing or damaged: that is what recover is for. */
+    pqv_vault *v;
+    if ((rc = open_vault(&v)) != EXIT_OK)
         return rc;
-    /* Hold the writer lock if the vault can be opened at all (the key file
-     * may be missing: that is what recover is for). */
-    pqv_vault *v = NULL;
-    if (pqv_vault_open(&v, g_cli.vault_dir, g_cli.keyfile) == 0) {
-        if ((rc = lock_vault(v)) != EXIT_OK) {
-            pqv_vault_close(v);
-            return rc;
-        }
-    } else {
-        v = NULL;
+    if ((rc = lock_vault(v)) != EXIT_OK) {
+        pqv_vault_close(v);
+        return rc;
     }
     struct secret code, s;
     if ((rc = secret_alloc(&code)) != EXIT_OK)
@@ -222,16 +239,25 @@ cmd_recover(struct args *a)
         goto out1;
     if ((rc = read_recovery_code(&code, recfile)) != EXIT_OK)
         goto out2;
-    if ((rc = read_new_passphrase(&s, &g_cli.pass, "PQVAULT_PASSPHRASE")) != EXIT_OK)
-        goto out2;
+    /* The code first: a typo, or another vault's code, is reported before
+     * anyone is asked for a new passphrase. */
     pqv_error_clear();
-    int lrc = pqv_vault_recover(g_cli.vault_dir, g_cli.keyfile, code.buf,
-        (const uint8_t *)s.buf, s.len, have_kdf ? &kdf : NULL);
+    int lrc = pqv_vault_unlock_recovery(v, code.buf);
     if (lrc == PQV_E_AUTH) {
         const struct pqv_error *e = pqv_error_last();
         err_msg("invalid recovery code%s%s", e->reason[0] ? ": " : "", e->reason);
         rc = EXIT_AUTH;
+        goto out2;
     } else if (lrc != 0) {
+        rc = lib_error(g_cli.vault_dir, lrc);
+        goto out2;
+    }
+    secret_free(&code);
+    if ((rc = read_new_passphrase(&s, &g_cli.pass, "PQVAULT_PASSPHRASE")) != EXIT_OK)
+        goto out2;
+    pqv_error_clear();
+    lrc = pqv_vault_recover_keyfile(v, (const uint8_t *)s.buf, s.len, have_kdf ? &kdf : NULL);
+    if (lrc != 0) {
         rc = lib_error(g_cli.vault_dir, lrc);
     } else {
         rc = EXIT_OK;
@@ -250,6 +276,12 @@ out0:
 
 /* ---- info ---- */
 
+/* What a slot line says about use: an unused slot is random bytes of the
+ * same shape as a used one, so only the slot a passphrase opened is known
+ * to be in use. */
+#define SLOT_UNKNOWN "in use: unknown (unused slots are random bytes, " \
+    "indistinguishable from a used one by design)"
+
 int
 cmd_info(struct args *a)
 {
@@ -261,8 +293,18 @@ cmd_info(struct args *a)
         return no_operands(val);
     }
     pqv_vault *v;
+    /* Without the key file too: it may be kept elsewhere, or lost. */
     if ((rc = open_vault(&v)) != EXIT_OK)
         return rc;
+    struct pqv_error kerr;
+    int kstatus = pqv_vault_keyfile_status(v, &kerr);
+    /* With a passphrase source that asks nobody (never a prompt), verify
+     * what the config says by unlocking. */
+    if (kstatus == 0 && (g_cli.pass.kind != PASS_NONE || getenv("PQVAULT_PASSPHRASE") != NULL) &&
+        (rc = unlock_vault(v)) != EXIT_OK) {
+        pqv_vault_close(v);
+        return rc;
+    }
     struct pqv_info in;
     memset(&in, 0, sizeof(in));
     pqv_error_clear();
@@ -272,25 +314,45 @@ cmd_info(struct args *a)
         pqv_vault_close(v);
         return rc;
     }
+    const char *mark = in.verified ? " (verified)" : " (unverified: unlock to verify)";
     char created[64], rb[32], ob[32];
     format_local_time(created, sizeof(created), in.created, "%Y-%m-%d %H:%M:%S %z");
     format_bytes(rb, sizeof(rb), in.record_bytes);
     format_bytes(ob, sizeof(ob), in.object_bytes);
     printf("vault:           %s\n", g_cli.vault_dir);
     if (g_cli.keyfile)
-        printf("key file:        %s\n", g_cli.keyfile);
+        printf("key file:        %s", g_cli.keyfile);
     else
-        printf("key file:        %s/keyfile\n", g_cli.vault_dir);
+        printf("key file:        %s/keyfile", g_cli.vault_dir);
+    if (kstatus == PQV_E_NOTFOUND)
+        printf(" (not found: if it is kept elsewhere, name it with --keyfile; if it is "
+            "lost, 'pqvault recover' writes a new one from the recovery code)\n");
+    else if (kstatus != 0)
+        printf(" (%s: %s)\n", kstatus == PQV_E_UNSUPPORTED ? "unsupported" : "damaged",
+            kerr.reason[0] ? kerr.reason : pqv_strerror(kstatus));
+    else
+        printf("\n");
     printf("format version:  %d\n", in.format_version);
-    printf("vault id:        %s\n", in.vault_id);
-    printf("KEM:             %s\n", in.kem);
-    printf("default AEAD:    %s\n", in.aead);
-    printf("fingerprint:     %s\n", in.fingerprint);
-    printf("created:         %s\n", created);
-    for (int i = 0; i < PQV_KEYFILE_SLOTS; i++)
-        printf("slot %d:          Argon2id t=%u, m=%u KiB, p=%u\n", i,
-            (unsigned)in.slot_params[i].t_cost, (unsigned)in.slot_params[i].m_kib,
-            (unsigned)in.slot_params[i].lanes);
+    printf("vault id:        %s%s\n", in.vault_id, mark);
+    printf("KEM:             %s%s\n", in.kem, mark);
+    printf("default AEAD:    %s%s\n", in.aead, mark);
+    printf("fingerprint:     %s%s\n", in.fingerprint, mark);
+    printf("created:         %s%s\n", created, mark);
+    for (int i = 0; i < PQV_KEYFILE_SLOTS; i++) {
+        const struct pqv_kdf_params *p = &in.slot_params[i];
+        if (kstatus != 0) {
+            printf("slot %d:          unknown (no key file)\n", i);
+            continue;
+        }
+        printf("slot %d:          Argon2id t=%u, m=%u KiB, p=%u", i, (unsigned)p->t_cost,
+            (unsigned)p->m_kib, (unsigned)p->lanes);
+        if (!pqv_kdf_within_limit(p, g_cli.have_kdf_limit ? &g_cli.kdf_limit : NULL))
+            printf(", above the Argon2id limit (unlocking it needs --kdf-limit)");
+        if (in.opened_slot == i)
+            printf(" (opened by this passphrase)\n");
+        else
+            printf(", %s\n", SLOT_UNKNOWN);
+    }
     printf("records:         %llu (%s)\n", (unsigned long long)in.records, rb);
     printf("objects:         %llu (%s)\n", (unsigned long long)in.objects, ob);
     printf("temporaries:     %llu\n", (unsigned long long)in.temporaries);

@@ -17,6 +17,7 @@ const struct optdef global_opts[] = {
     { "passphrase-command", 0, 1, G_PCMD },
     { "quiet", 'q', 0, G_QUIET },
     { "wait", 0, 0, G_WAIT },
+    { "kdf-limit", 0, 1, G_KDFLIMIT },
     { "help", 'h', 0, G_HELP },
     { NULL, 0, 0, 0 }
 };
@@ -76,7 +77,8 @@ const struct command commands[] = {
       "                    default: FrodoKEM-976-AES with AES instructions,\n"
       "                    FrodoKEM-976-SHAKE otherwise\n"
       "  --aead NAME       default AEAD: AES-256-GCM, ChaCha20-Poly1305 or auto\n"
-      "  --kdf t=N,m=KIB,p=N  Argon2id cost of slot 0 (default t=3,m=65536,p=4)\n" },
+      "  --kdf t=N,m=KIB,p=N  Argon2id cost of slot 0 (default t=3,m=65536,p=4;\n"
+      "                    above m=1048576 or t=16 unlocking needs --kdf-limit)\n" },
     { "add", CMD_ADD, add_opts, "PATH... [--name NAME] [--force]",
       "Store files and directories (recursively).  '-' reads standard input\n"
       "and needs --name.  Symbolic links, devices, sockets and FIFOs are\n"
@@ -108,18 +110,22 @@ const struct command commands[] = {
       "$PQVAULT_NEW_PASSPHRASE or the terminal (asked twice).\n"
       "  --slot 0|1        the slot to write\n"
       "  --clear           make --slot unused instead (not the slot that unlocked)\n"
-      "  --kdf t=N,m=KIB,p=N  Argon2id cost of the slot (default t=3,m=65536,p=4)\n"
+      "  --kdf t=N,m=KIB,p=N  Argon2id cost of the slot (default t=3,m=65536,p=4;\n"
+      "                    above m=1048576 or t=16 unlocking needs --kdf-limit)\n"
       "  --new-passphrase-file FILE, --new-passphrase-fd N  source of the new one\n" },
     { "recover", CMD_RECOVER, recover_opts, "[--recovery-file FILE] [--kdf t=N,m=KIB,p=N]",
       "Write a new key file from the recovery code, slot 0 sealed under a new\n"
       "passphrase (from the passphrase sources; asked twice on the terminal).\n"
       "The code comes from --recovery-file, $PQVAULT_RECOVERY_CODE or the\n"
-      "terminal.\n"
+      "terminal, and is checked before the new passphrase is asked for.\n"
       "  --recovery-file FILE  read the recovery code from FILE\n"
-      "  --kdf t=N,m=KIB,p=N   Argon2id cost of slot 0\n" },
+      "  --kdf t=N,m=KIB,p=N   Argon2id cost of slot 0 (as for init)\n" },
     { "info", CMD_INFO, info_opts, "",
       "Show the vault's format version, id, suites, fingerprint, key slot\n"
-      "parameters and counts.  Needs no passphrase.\n" },
+      "parameters and counts.  Needs no passphrase and no key file: the config's\n"
+      "lines are then marked unverified.  With --passphrase-file, -fd, -command\n"
+      "or $PQVAULT_PASSPHRASE (never a prompt) it unlocks, verifies them and\n"
+      "names the slot the passphrase opened.\n" },
     { "speed", CMD_SPEED, speed_opts, "",
       "Measure the AEAD suites and the FrodoKEM parameter sets on this CPU\n"
       "and mark the choices of auto mode.  Needs no vault.\n" },
@@ -153,6 +159,7 @@ commands_print_general_help(FILE *f)
     fprintf(f,
         "usage: pqvault [-v VAULT] [--keyfile FILE] [--passphrase-file FILE |\n"
         "               --passphrase-fd N | --passphrase-command CMD] [-q] [--wait]\n"
+        "               [--kdf-limit m=KIB,t=N]\n"
         "               COMMAND [ARGS...]\n\n"
         "pqvault keeps files encrypted at rest with post-quantum hybrid keys.\n\n"
         "Commands:\n");
@@ -170,6 +177,9 @@ commands_print_general_help(FILE *f)
         "                              (else $PQVAULT_PASSPHRASE, else a prompt)\n"
         "  -q, --quiet                 no progress bar or informational messages\n"
         "  --wait                      wait for another writer's lock\n"
+        "  --kdf-limit m=KIB,t=N       compute key file slots up to this Argon2id cost\n"
+        "                              (default m=1048576,t=16: a forged key file\n"
+        "                              cannot make an unlock cost more)\n"
         "  -h, --help                  this help ('pqvault help COMMAND': a command's)\n"
         "  --version                   print the version\n\n"
         "Exit status: 0 success, 1 error, 2 usage, 3 wrong passphrase or recovery\n"

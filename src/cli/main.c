@@ -120,6 +120,7 @@ exit_status(int rc)
     case PQV_E_INTEGRITY: return EXIT_INTEGRITY;
     case PQV_E_NOVAULT: return EXIT_NOVAULT;
     case PQV_E_LOCKED: return EXIT_LOCKED;
+    case PQV_E_LIMIT: return EXIT_ERR; /* a cost to accept, not damage */
     default: return EXIT_ERR;
     }
 }

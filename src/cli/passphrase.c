@@ -33,6 +33,8 @@ secret_alloc(struct secret *s)
     (void)madvise(p, SECRET_MAX, MADV_DONTDUMP);
     memset(p, 0, SECRET_MAX);
     s->buf = p;
+    s->eol_len = 0;
+    s->from_env = 0;
     return EXIT_OK;
 }
 
@@ -48,22 +50,45 @@ secret_free(struct secret *s)
     s->len = 0;
 }
 
+/* end_line(s, lf): ${s} was read up to a "\n" (${lf} 1) or to the end of
+ * its input: drop a "\r" before that point too, and keep what was dropped
+ * in s->eol.  The one rule for every source: one "\n", "\r\n" or "\r"
+ * ending the line is not part of the passphrase. */
+static void
+end_line(struct secret *s, int lf)
+{
+    int cr = s->len > 0 && s->buf[s->len - 1] == '\r';
+
+    if (cr)
+        s->buf[--s->len] = '\0';
+    s->eol_len = 0;
+    if (cr)
+        s->eol[s->eol_len++] = '\r';
+    if (lf)
+        s->eol[s->eol_len++] = '\n';
+}
+
+/* strip_eol(s): end_line for a value read whole (the environment). */
 static void
 strip_eol(struct secret *s)
 {
-    if (s->len > 0 && s->buf[s->len - 1] == '\n')
+    int lf = s->len > 0 && s->buf[s->len - 1] == '\n';
+
+    if (lf)
         s->buf[--s->len] = '\0';
-    if (s->len > 0 && s->buf[s->len - 1] == '\r')
-        s->buf[--s->len] = '\0';
+    end_line(s, lf);
 }
 
-/* Read one line (up to and without "\n") from ${fd} a byte at a time, so
- * nothing past the line is consumed.  Returns 0, or -1 with errno, or -2
- * when the line is too long. */
+/* Read one line (up to "\n") from ${fd} a byte at a time, so nothing past
+ * the line is consumed; its line end is dropped (end_line).  Returns 0, or
+ * -1 with errno, or -2 when the line is too long. */
 static int
 read_line_fd(int fd, struct secret *s)
 {
+    int lf = 0;
+
     s->len = 0;
+    s->from_env = 0;
     for (;;) {
         char c;
         ssize_t n = read(fd, &c, 1);
@@ -72,15 +97,18 @@ read_line_fd(int fd, struct secret *s)
                 continue;
             return -1;
         }
-        if (n == 0 || c == '\n')
+        if (n == 0)
             break;
+        if (c == '\n') {
+            lf = 1;
+            break;
+        }
         if (s->len + 1 >= s->cap)
             return -2;
         s->buf[s->len++] = c;
     }
     s->buf[s->len] = '\0';
-    if (s->len > 0 && s->buf[s->len - 1] == '\r')
-        s->buf[--s->len] = '\0';
+    end_line(s, lf);
     return 0;
 }
 
@@ -208,6 +236,8 @@ take_env(const char *env, struct secret *s, int *found)
     s->len = n;
     OPENSSL_cleanse((char *)v, n);
     unsetenv(env);
+    strip_eol(s);
+    s->from_env = 1;
     return EXIT_OK;
 }
 
@@ -327,11 +357,20 @@ read_passphrase(struct secret *s, const char *prompt, int *from_tty)
     return EXIT_OK;
 }
 
+/* refuse_new(s): whether ${s} may be set as a passphrase: not empty, and
+ * no line break inside (a file, a command or the terminal gives its
+ * first line only: such a passphrase could only ever be entered through
+ * the environment). */
 static int
-refuse_empty(struct secret *s)
+refuse_new(struct secret *s)
 {
     if (s->len == 0) {
         err_msg("empty passphrase refused");
+        return EXIT_ERR;
+    }
+    if (memchr(s->buf, '\n', s->len) != NULL) {
+        err_msg("passphrase with a line break refused (a file or terminal gives its "
+            "first line only)");
         return EXIT_ERR;
     }
     return EXIT_OK;
@@ -345,12 +384,12 @@ read_new_passphrase(struct secret *s, const struct pass_source *src,
     if (src->kind != PASS_NONE) {
         if ((rc = read_from_source(src, s)) != EXIT_OK)
             return rc;
-        return refuse_empty(s);
+        return refuse_new(s);
     }
     if ((rc = take_env(env, s, &found)) != EXIT_OK)
         return rc;
     if (found)
-        return refuse_empty(s);
+        return refuse_new(s);
     struct secret again;
     if ((rc = secret_alloc(&again)) != EXIT_OK)
         return rc;

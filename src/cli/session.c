@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <openssl/crypto.h>
+
 #include "cli.h"
 
 static char *
@@ -58,14 +60,16 @@ resolve_location(void)
     return EXIT_OK;
 }
 
-int
-open_vault(pqv_vault **v)
+/* open_with(v, flags): resolve the location and open with ${flags}; exit
+ * status (message printed). */
+static int
+open_with(pqv_vault **v, unsigned flags)
 {
     int rc = resolve_location();
     if (rc != EXIT_OK)
         return rc;
     pqv_error_clear();
-    rc = pqv_vault_open(v, g_cli.vault_dir, g_cli.keyfile);
+    rc = pqv_vault_open_flags(v, g_cli.vault_dir, g_cli.keyfile, flags);
     if (rc != 0) {
         *v = NULL;
         if (rc == PQV_E_NOVAULT) {
@@ -79,7 +83,64 @@ open_vault(pqv_vault **v)
         g_cli.keyfile_hint = 0;
         return rc;
     }
+    if (g_cli.have_kdf_limit && (rc = pqv_vault_set_kdf_limit(*v, &g_cli.kdf_limit)) != 0) {
+        rc = lib_error(NULL, rc);
+        pqv_vault_close(*v);
+        *v = NULL;
+        return rc;
+    }
     return EXIT_OK;
+}
+
+int
+open_vault(pqv_vault **v)
+{
+    return open_with(v, PQV_OPEN_KEYFILE_OPTIONAL);
+}
+
+/* limit_error(v): report that the key file asks more Argon2id work than
+ * the limit allows, with the --kdf-limit that would accept it (the choice
+ * to trust that key file is the user's); exit status. */
+static int
+limit_error(pqv_vault *v)
+{
+    const pqv_keyfile *kf = pqv_vault_keyfile(v);
+    struct pqv_kdf_limit need = g_cli.have_kdf_limit ? g_cli.kdf_limit : pqv_kdf_limit_default;
+
+    for (int i = 0; kf != NULL && i < PQV_KEYFILE_SLOTS; i++) {
+        struct pqv_kdf_params p = pqv_keyfile_slot_params(kf, i);
+        if (p.m_kib > need.m_kib)
+            need.m_kib = p.m_kib;
+        if (p.t_cost > need.t_cost)
+            need.t_cost = p.t_cost;
+    }
+    err_msg("%s (if you trust this key file: --kdf-limit m=%u,t=%u)", pqv_error_detail(),
+        (unsigned)need.m_kib, (unsigned)need.t_cost);
+    return exit_status(PQV_E_LIMIT);
+}
+
+/* unlock_with(v, s): unlock ${v} with ${s}; the library's code.  Earlier
+ * versions kept a line end at the end of $PQVAULT_PASSPHRASE as part of
+ * the passphrase set with it (init, passwd, recover): a key file sealed
+ * that way opens only with it, so that is tried once more when the
+ * variable ended in one, with a word on how to leave it behind. */
+static int
+unlock_with(pqv_vault *v, struct secret *s)
+{
+    int lrc = pqv_vault_unlock(v, (const uint8_t *)s->buf, s->len);
+
+    if (lrc == PQV_E_AUTH && s->from_env && s->eol_len > 0 &&
+        s->len + s->eol_len < s->cap) {
+        memcpy(s->buf + s->len, s->eol, s->eol_len);
+        pqv_error_clear();
+        lrc = pqv_vault_unlock(v, (const uint8_t *)s->buf, s->len + s->eol_len);
+        OPENSSL_cleanse(s->buf + s->len, s->eol_len);
+        if (lrc == 0)
+            err_msg("warning: this key file's passphrase ends in the line end of "
+                "PQVAULT_PASSPHRASE (earlier versions kept it); no other source can give "
+                "it: set the passphrase again with 'pqvault passwd'");
+    }
+    return lrc;
 }
 
 int
@@ -96,8 +157,17 @@ unlock_vault(pqv_vault *v)
         rc = read_passphrase(&s, prompt, &tty);
         if (rc != EXIT_OK)
             break;
+        /* Refused here, before any Argon2id: no key file slot holds an
+         * empty passphrase (init, passwd and recover refuse one). */
+        if (s.len == 0) {
+            err_msg("empty passphrase refused");
+            rc = EXIT_ERR;
+            if (tty && attempt < 2)
+                continue;
+            break;
+        }
         pqv_error_clear();
-        int lrc = pqv_vault_unlock(v, (const uint8_t *)s.buf, s.len);
+        int lrc = unlock_with(v, &s);
         if (lrc == 0) {
             rc = EXIT_OK;
             break;
@@ -106,7 +176,7 @@ unlock_vault(pqv_vault *v)
             fprintf(stderr, "pqvault: wrong passphrase, try again\n");
             continue;
         }
-        rc = lib_error(NULL, lrc);
+        rc = lrc == PQV_E_LIMIT ? limit_error(v) : lib_error(NULL, lrc);
         break;
     }
     secret_free(&s);
@@ -134,7 +204,7 @@ lock_vault(pqv_vault *v)
 int
 session(pqv_vault **v, int writer)
 {
-    int rc = open_vault(v);
+    int rc = open_with(v, 0);
     if (rc != EXIT_OK)
         return rc;
     if (writer && (rc = lock_vault(*v)) != EXIT_OK)

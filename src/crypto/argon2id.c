@@ -78,12 +78,13 @@ fblamka(uint64_t x, uint64_t y)
     } while (0)
 
 void
-argon2id_fill_block_portable(argon2id_block *out, const argon2id_block *prev,
-    const argon2id_block *ref, int xor_out, argon2id_early_fn *early, void *early_ctx)
+argon2id_fill_block_portable_with(argon2id_scratch *restrict s, argon2id_block *out,
+    const argon2id_block *prev, const argon2id_block *ref, int xor_out,
+    argon2id_early_fn *early, void *early_ctx)
 {
     /* r = prev XOR ref is both P's input and (XORed with the old block in
      * later passes) what is added back at the end. */
-    uint64_t r[ARGON2ID_BLOCK_WORDS], q[ARGON2ID_BLOCK_WORDS];
+    uint64_t *restrict r = s->r.v, *restrict q = s->q.v;
 
     for (unsigned k = 0; k < ARGON2ID_BLOCK_WORDS; k++) {
         q[k] = prev->v[k] ^ ref->v[k];
@@ -106,6 +107,16 @@ argon2id_fill_block_portable(argon2id_block *out, const argon2id_block *prev,
     }
     for (unsigned k = 0; k < ARGON2ID_BLOCK_WORDS; k++)
         out->v[k] = q[k] ^ r[k];
+}
+
+void
+argon2id_fill_block_portable(argon2id_block *out, const argon2id_block *prev,
+    const argon2id_block *ref, int xor_out, argon2id_early_fn *early, void *early_ctx)
+{
+    argon2id_scratch s;
+
+    argon2id_fill_block_portable_with(&s, out, prev, ref, xor_out, early, early_ctx);
+    util_wipe(&s, sizeof(s));
 }
 
 /* ------------------------------------------------------------------------ */
@@ -233,7 +244,7 @@ struct argon2_instance {
     uint32_t lanes;
     uint32_t lane_length;    /* q = m' / p */
     uint32_t segment_length; /* q / 4 */
-    argon2id_kernel_fn *fill;
+    argon2id_scratch_kernel_fn *fill;
     struct phase_barrier barrier;
     unsigned workers;        /* valid once the start barrier has opened */
 };
@@ -247,19 +258,20 @@ struct argon2_worker {
 static const argon2id_block zero_block;
 
 /*
- * next_addresses(inst, address, input): advance the counter in ${input} and
- * set ${address} = G(0, G(0, input)), the next 128 pseudo-random values of
- * data-independent indexing (RFC 9106, section 3.4.1.2).
+ * next_addresses(inst, scratch, address, input): advance the counter in
+ * ${input} and set ${address} = G(0, G(0, input)), the next 128
+ * pseudo-random values of data-independent indexing (RFC 9106, section
+ * 3.4.1.2).
  */
 static void
-next_addresses(const struct argon2_instance *inst, argon2id_block *address,
-    argon2id_block *input)
+next_addresses(const struct argon2_instance *inst, argon2id_scratch *scratch,
+    argon2id_block *address, argon2id_block *input)
 {
     argon2id_block tmp;
 
     input->v[6]++;
-    inst->fill(&tmp, &zero_block, input, 0, NULL, NULL);
-    inst->fill(address, &zero_block, &tmp, 0, NULL, NULL);
+    inst->fill(scratch, &tmp, &zero_block, input, 0, NULL, NULL);
+    inst->fill(scratch, address, &zero_block, &tmp, 0, NULL, NULL);
 }
 
 /*
@@ -364,11 +376,11 @@ first_index(uint32_t pass, uint32_t slice)
     return (pass == 0 && slice == 0) ? 2 : 0;
 }
 
-/* segment_begin(c, inst, pass, lane, slice): position ${c} at the first
- * block of segment (${lane}, ${slice}) of ${pass}. */
+/* segment_begin(c, scratch, inst, pass, lane, slice): position ${c} at the
+ * first block of segment (${lane}, ${slice}) of ${pass}. */
 static void
-segment_begin(struct segment_cursor *c, const struct argon2_instance *inst, uint32_t pass,
-    uint32_t lane, uint32_t slice)
+segment_begin(struct segment_cursor *c, argon2id_scratch *scratch,
+    const struct argon2_instance *inst, uint32_t pass, uint32_t lane, uint32_t slice)
 {
     const uint32_t q = inst->lane_length;
     const uint32_t first = first_index(pass, slice);
@@ -387,14 +399,14 @@ segment_begin(struct segment_cursor *c, const struct argon2_instance *inst, uint
         c->input.v[4] = inst->passes;
         c->input.v[5] = ARGON2_TYPE_ID;
         if (first != 0)
-            next_addresses(inst, &c->address, &c->input);
+            next_addresses(inst, scratch, &c->address, &c->input);
     }
 }
 
-/* segment_fill_block(c, i): compute the block at index ${i} of the segment
- * (the cursor's next block) and advance. */
+/* segment_fill_block(c, scratch, i): compute the block at index ${i} of the
+ * segment (the cursor's next block) and advance. */
 static void
-segment_fill_block(struct segment_cursor *c, uint32_t i)
+segment_fill_block(struct segment_cursor *c, argon2id_scratch *scratch, uint32_t i)
 {
     const struct argon2_instance *inst = c->hint.inst;
     const uint32_t pass = c->hint.pass, lane = c->hint.lane, slice = c->hint.slice;
@@ -403,7 +415,7 @@ segment_fill_block(struct segment_cursor *c, uint32_t i)
 
     if (c->data_independent) {
         if (i % ARGON2_ADDRESSES_PER_BLOCK == 0)
-            next_addresses(inst, &c->address, &c->input);
+            next_addresses(inst, scratch, &c->address, &c->input);
         ref = locate_reference(inst, pass, lane, slice, i,
             c->address.v[i % ARGON2_ADDRESSES_PER_BLOCK]);
         /* The next address is already known: fetch its block now. */
@@ -411,13 +423,13 @@ segment_fill_block(struct segment_cursor *c, uint32_t i)
         if (next < sl && next % ARGON2_ADDRESSES_PER_BLOCK != 0)
             prefetch_block(locate_reference(inst, pass, lane, slice, next,
                 c->address.v[next % ARGON2_ADDRESSES_PER_BLOCK]));
-        inst->fill(&c->lane_base[c->col], &c->lane_base[c->prev_col], ref, pass != 0, NULL,
-            NULL);
+        inst->fill(scratch, &c->lane_base[c->col], &c->lane_base[c->prev_col], ref, pass != 0,
+            NULL, NULL);
     } else {
         ref = locate_reference(inst, pass, lane, slice, i, c->lane_base[c->prev_col].v[0]);
         c->hint.index = i + 1;
-        inst->fill(&c->lane_base[c->col], &c->lane_base[c->prev_col], ref, pass != 0,
-            i + 1 < sl ? prefetch_next_reference : NULL, &c->hint);
+        inst->fill(scratch, &c->lane_base[c->col], &c->lane_base[c->prev_col], ref,
+            pass != 0, i + 1 < sl ? prefetch_next_reference : NULL, &c->hint);
     }
     c->prev_col = c->col++;
 }
@@ -432,17 +444,21 @@ fill_slice_lanes(const struct argon2_instance *inst, uint32_t pass, uint32_t sli
     uint32_t lane0, uint32_t stride)
 {
     struct segment_cursor cursors[LANES_IN_LOCKSTEP];
+    argon2id_scratch scratch;
     const uint32_t first = first_index(pass, slice);
 
     for (uint32_t lane = lane0; lane < inst->lanes;) {
         unsigned n = 0;
         for (; n < LANES_IN_LOCKSTEP && lane < inst->lanes; n++, lane += stride)
-            segment_begin(&cursors[n], inst, pass, lane, slice);
+            segment_begin(&cursors[n], &scratch, inst, pass, lane, slice);
         for (uint32_t i = first; i < inst->segment_length; i++)
             for (unsigned k = 0; k < n; k++)
-                segment_fill_block(&cursors[k], i);
+                segment_fill_block(&cursors[k], &scratch, i);
     }
-    /* Addresses are not secret, but the cursors are cheap to clear. */
+    /* The kernel's temporaries (secret), once per segment rather than once
+     * per block (see argon2id_scratch); addresses are not secret, but the
+     * cursors are cheap to clear. */
+    util_wipe(&scratch, sizeof(scratch));
     util_wipe(cursors, sizeof(cursors));
 }
 
@@ -522,14 +538,14 @@ fill_memory(struct argon2_instance *inst, uint32_t threads)
 /* The kernels, fastest first. */
 static const struct {
     const char *name;
-    argon2id_kernel_fn *fill;
+    argon2id_scratch_kernel_fn *fill;
     int (*usable)(void);
 } kernels[] = {
 #if defined(__x86_64__) || defined(__i386__)
-    { "avx512", argon2id_avx512_fill_block, cpu_has_avx512 },
-    { "avx2", argon2id_avx2_fill_block, cpu_has_avx2 },
+    { "avx512", argon2id_avx512_fill_block_with, cpu_has_avx512 },
+    { "avx2", argon2id_avx2_fill_block_with, cpu_has_avx2 },
 #endif
-    { "portable", argon2id_fill_block_portable, NULL },
+    { "portable", argon2id_fill_block_portable_with, NULL },
 };
 #define KERNEL_COUNT (sizeof(kernels) / sizeof(kernels[0]))
 

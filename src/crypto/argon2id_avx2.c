@@ -11,6 +11,7 @@
 #include <immintrin.h>
 
 #include "crypto/argon2id_internal.h"
+#include "util/util.h"
 
 #define SIMD_V __m256i
 #define SIMD_XOR(x, y) _mm256_xor_si256((x), (y))
@@ -34,12 +35,13 @@
 #include "crypto/argon2id_simd.h"
 
 void
-argon2id_avx2_fill_block(argon2id_block *out, const argon2id_block *prev,
-    const argon2id_block *ref, int xor_out, argon2id_early_fn *early, void *early_ctx)
+argon2id_avx2_fill_block_with(argon2id_scratch *restrict s, argon2id_block *out,
+    const argon2id_block *prev, const argon2id_block *ref, int xor_out,
+    argon2id_early_fn *early, void *early_ctx)
 {
     /* r: what is XORed into the result at the end (prev ^ ref, and the old
      * block in later passes); q: the state being permuted. */
-    __m256i r[32], q[32];
+    __m256i *restrict r = (__m256i *)s->r.v, *restrict q = (__m256i *)s->q.v;
     const __m256i *pv = (const __m256i *)prev->v;
     const __m256i *rv = (const __m256i *)ref->v;
     const __m256i *ov = (const __m256i *)out->v;
@@ -57,16 +59,16 @@ argon2id_avx2_fill_block(argon2id_block *out, const argon2id_block *prev,
         c1 = _mm256_xor_si256(_mm256_load_si256(pv + k + 6), _mm256_load_si256(rv + k + 6));
         d1 = _mm256_xor_si256(_mm256_load_si256(pv + k + 7), _mm256_load_si256(rv + k + 7));
         if (xor_out) {
-            for (unsigned j = 0; j < 8; j++)
-                r[k + j] = _mm256_load_si256(ov + k + j);
-            r[k + 0] = _mm256_xor_si256(r[k + 0], a0);
-            r[k + 1] = _mm256_xor_si256(r[k + 1], b0);
-            r[k + 2] = _mm256_xor_si256(r[k + 2], c0);
-            r[k + 3] = _mm256_xor_si256(r[k + 3], d0);
-            r[k + 4] = _mm256_xor_si256(r[k + 4], a1);
-            r[k + 5] = _mm256_xor_si256(r[k + 5], b1);
-            r[k + 6] = _mm256_xor_si256(r[k + 6], c1);
-            r[k + 7] = _mm256_xor_si256(r[k + 7], d1);
+            /* Loaded and XORed in one step (a copy loop into r, now that r
+             * is the caller's scratch, became a memcpy call per row). */
+            r[k + 0] = _mm256_xor_si256(_mm256_load_si256(ov + k + 0), a0);
+            r[k + 1] = _mm256_xor_si256(_mm256_load_si256(ov + k + 1), b0);
+            r[k + 2] = _mm256_xor_si256(_mm256_load_si256(ov + k + 2), c0);
+            r[k + 3] = _mm256_xor_si256(_mm256_load_si256(ov + k + 3), d0);
+            r[k + 4] = _mm256_xor_si256(_mm256_load_si256(ov + k + 4), a1);
+            r[k + 5] = _mm256_xor_si256(_mm256_load_si256(ov + k + 5), b1);
+            r[k + 6] = _mm256_xor_si256(_mm256_load_si256(ov + k + 6), c1);
+            r[k + 7] = _mm256_xor_si256(_mm256_load_si256(ov + k + 7), d1);
         } else {
             r[k + 0] = a0; r[k + 1] = b0; r[k + 2] = c0; r[k + 3] = d0;
             r[k + 4] = a1; r[k + 5] = b1; r[k + 6] = c1; r[k + 7] = d1;
@@ -85,4 +87,14 @@ argon2id_avx2_fill_block(argon2id_block *out, const argon2id_block *prev,
 
     /* P on the columns, two columns (one register per row) at a time. */
     simd_columns(q, r, out, early, early_ctx);
+}
+
+void
+argon2id_avx2_fill_block(argon2id_block *out, const argon2id_block *prev,
+    const argon2id_block *ref, int xor_out, argon2id_early_fn *early, void *early_ctx)
+{
+    argon2id_scratch s;
+
+    argon2id_avx2_fill_block_with(&s, out, prev, ref, xor_out, early, early_ctx);
+    util_wipe(&s, sizeof(s));
 }

@@ -14,6 +14,7 @@
 #include <immintrin.h>
 
 #include "crypto/argon2id_internal.h"
+#include "util/util.h"
 
 #define SIMD_V __m512i
 #define SIMD_XOR(x, y) _mm512_xor_si512((x), (y))
@@ -36,12 +37,13 @@
 #define HIGHS(x, y) _mm512_shuffle_i64x2((x), (y), _MM_SHUFFLE(3, 2, 3, 2))
 
 void
-argon2id_avx512_fill_block(argon2id_block *out, const argon2id_block *prev,
-    const argon2id_block *ref, int xor_out, argon2id_early_fn *early, void *early_ctx)
+argon2id_avx512_fill_block_with(argon2id_scratch *restrict s, argon2id_block *out,
+    const argon2id_block *prev, const argon2id_block *ref, int xor_out,
+    argon2id_early_fn *early, void *early_ctx)
 {
     /* r: prev ^ ref (^ old out), added back at the end; q: P's state.
      * Register n holds words 8n..8n+7, so row n is registers 2n, 2n+1. */
-    __m512i r[16], q[16];
+    __m512i *restrict r = (__m512i *)s->r.v, *restrict q = (__m512i *)s->q.v;
     const __m512i *pv = (const __m512i *)prev->v;
     const __m512i *rv = (const __m512i *)ref->v;
     const __m512i *ov = (const __m512i *)out->v;
@@ -68,4 +70,14 @@ argon2id_avx512_fill_block(argon2id_block *out, const argon2id_block *prev,
 
     /* Columns 4h..4h+3: register 2n + h of every row n. */
     simd_columns(q, r, out, early, early_ctx);
+}
+
+void
+argon2id_avx512_fill_block(argon2id_block *out, const argon2id_block *prev,
+    const argon2id_block *ref, int xor_out, argon2id_early_fn *early, void *early_ctx)
+{
+    argon2id_scratch s;
+
+    argon2id_avx512_fill_block_with(&s, out, prev, ref, xor_out, early, early_ctx);
+    util_wipe(&s, sizeof(s));
 }

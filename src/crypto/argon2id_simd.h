@@ -90,7 +90,7 @@ fblamka(SIMD_V x, SIMD_V y)
  * gets word 0 as soon as it is final, after the first step.
  */
 static inline void
-simd_columns(const SIMD_V *q, const SIMD_V *r, argon2id_block *out,
+simd_columns(const SIMD_V *restrict q, const SIMD_V *restrict r, argon2id_block *restrict out,
     argon2id_early_fn *early, void *early_ctx)
 {
     SIMD_V *ov = (SIMD_V *)out->v;

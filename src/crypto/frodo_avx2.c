@@ -42,10 +42,11 @@ frodo_avx2_rows_dot(uint16_t *out, const uint16_t *rows, size_t nrows,
     const uint16_t *s0 = st, *s1 = st + n, *s2 = st + 2 * n, *s3 = st + 3 * n,
                    *s4 = st + 4 * n, *s5 = st + 5 * n, *s6 = st + 6 * n,
                    *s7 = st + 7 * n;
+    /* Partial sums of products with S (secret): wiped once at the end. */
+    __m256i acc[FRODO_NBAR];
 
     for (size_t r = 0; r < nrows; r++) {
         const uint16_t *a = rows + r * n;
-        __m256i acc[FRODO_NBAR];
         __m256i c0 = _mm256_setzero_si256(), c1 = c0, c2 = c0, c3 = c0,
                 c4 = c0, c5 = c0, c6 = c0, c7 = c0;
         for (size_t j = 0; j < n; j += 16) {
@@ -68,6 +69,7 @@ frodo_avx2_rows_dot(uint16_t *out, const uint16_t *rows, size_t nrows,
         __m128i *o = (__m128i *)(out + r * FRODO_NBAR);
         _mm_storeu_si128(o, _mm_add_epi16(_mm_loadu_si128(o), hsum8(acc)));
     }
+    util_wipe(acc, sizeof(acc));
 }
 
 /* out[k] += sum_r coef[k*nrows + r] * rows[r] for k < 8 (see the generic

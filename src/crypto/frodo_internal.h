@@ -10,7 +10,10 @@
  * usual promotion of uint16_t to int cannot overflow a signed int.
  *
  * Nothing here branches on or indexes with matrix contents, so the kernels
- * are constant time with respect to the secret operands.
+ * are constant time with respect to the secret operands.  Their stack
+ * temporaries hold secret values (samples, partial sums of products with
+ * S or S'): each kernel declares them once and wipes them before it
+ * returns (once per call, not once per row: the cost stays negligible).
  */
 #ifndef PQV_FRODO_INTERNAL_H
 #define PQV_FRODO_INTERNAL_H
@@ -18,6 +21,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+
+#include "util/util.h"
 
 /* Number of columns (j) processed per inner step: every n is a multiple. */
 #define FRODO_LANES 16
@@ -62,10 +67,13 @@ static inline void
 frodo_sample_generic(uint16_t *w, size_t count, const uint16_t *cdf,
     size_t cdf_len)
 {
+    uint16_t t[FRODO_LANES], e[FRODO_LANES];
+
     for (size_t i = 0; i < count; i += FRODO_LANES) {
-        uint16_t t[FRODO_LANES], e[FRODO_LANES] = { 0 };
-        for (size_t l = 0; l < FRODO_LANES; l++)
+        for (size_t l = 0; l < FRODO_LANES; l++) {
             t[l] = (uint16_t)(w[i + l] >> 1);
+            e[l] = 0;
+        }
         for (size_t z = 0; z < cdf_len; z++) {
             uint16_t c = cdf[z];
             for (size_t l = 0; l < FRODO_LANES; l++)
@@ -76,6 +84,8 @@ frodo_sample_generic(uint16_t *w, size_t count, const uint16_t *cdf,
             w[i + l] = (uint16_t)((e[l] ^ sign) - sign);
         }
     }
+    util_wipe(t, sizeof(t));
+    util_wipe(e, sizeof(e));
 }
 
 /*
@@ -89,13 +99,15 @@ static inline void
 frodo_rows_dot_generic(uint16_t *out, const uint16_t *rows, size_t nrows,
     size_t n, const uint16_t *st)
 {
+    /* Lane-wise partial sums with a fixed trip count: the shape the
+     * vectoriser turns into one vector register. */
+    uint16_t acc[FRODO_LANES];
+
     for (size_t r = 0; r < nrows; r++) {
         const uint16_t *a = rows + r * n;
         for (size_t k = 0; k < FRODO_NBAR; k++) {
             const uint16_t *s = st + k * n;
-            /* Lane-wise partial sums with a fixed trip count: the shape
-             * the vectoriser turns into one vector register. */
-            uint16_t acc[FRODO_LANES] = { 0 };
+            memset(acc, 0, sizeof(acc));
             for (size_t j = 0; j < n; j += FRODO_LANES)
                 for (size_t l = 0; l < FRODO_LANES; l++)
                     acc[l] = (uint16_t)(acc[l] + (uint32_t)a[j + l] * s[j + l]);
@@ -105,6 +117,7 @@ frodo_rows_dot_generic(uint16_t *out, const uint16_t *rows, size_t nrows,
             out[r * FRODO_NBAR + k] = sum;
         }
     }
+    util_wipe(acc, sizeof(acc));
 }
 
 /*
@@ -118,9 +131,10 @@ static inline void
 frodo_cols_axpy_generic(uint16_t *out, const uint16_t *coef,
     const uint16_t *rows, size_t nrows, size_t n)
 {
+    uint16_t acc[FRODO_LANES];
+
     for (size_t j = 0; j < n; j += FRODO_LANES) {
         for (size_t k = 0; k < FRODO_NBAR; k++) {
-            uint16_t acc[FRODO_LANES];
             memcpy(acc, out + k * n + j, sizeof(acc));
             for (size_t r = 0; r < nrows; r++) {
                 uint32_t c = coef[k * nrows + r];
@@ -131,6 +145,7 @@ frodo_cols_axpy_generic(uint16_t *out, const uint16_t *coef,
             memcpy(out + k * n + j, acc, sizeof(acc));
         }
     }
+    util_wipe(acc, sizeof(acc));
 }
 
 #endif

@@ -19,10 +19,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "crypto/kdf.h"
+#include "keys/keyfile_internal.h"
 #include "pqvault/aead.h"
 #include "pqvault/argon2id.h"
 #include "util/durable.h"
@@ -38,6 +40,7 @@
 #define TRAILER_BYTES 32
 
 const struct pqv_kdf_params pqv_kdf_default = { 3, 65536, 4 };
+const struct pqv_kdf_limit pqv_kdf_limit_default = { PQV_KDF_LIMIT_MKIB, PQV_KDF_LIMIT_T };
 
 struct pqv_keyfile {
     const pqv_frodo *kem;
@@ -85,6 +88,34 @@ params_valid(const struct pqv_kdf_params *p)
         p->lanes >= 1 && p->lanes <= PQV_ARGON2_MAX_LANES &&
         p->m_kib >= 8 * p->lanes && p->m_kib >= PQV_ARGON2_MIN_MKIB &&
         p->m_kib <= PQV_ARGON2_MAX_MKIB;
+}
+
+int
+pqv_kdf_within_limit(const struct pqv_kdf_params *p, const struct pqv_kdf_limit *limit)
+{
+    if (limit == NULL)
+        limit = &pqv_kdf_limit_default;
+    return p != NULL && p->m_kib <= limit->m_kib && p->t_cost <= limit->t_cost;
+}
+
+int
+keyfile_plan(const struct pqv_kdf_params p[PQV_KEYFILE_SLOTS], const struct pqv_kdf_limit *limit,
+    int run[PQV_KEYFILE_SLOTS], int *concurrent)
+{
+    uint64_t memory = 0;
+    int n = 0;
+
+    if (limit == NULL)
+        limit = &pqv_kdf_limit_default;
+    for (int i = 0; i < PQV_KEYFILE_SLOTS; i++) {
+        run[i] = pqv_kdf_within_limit(&p[i], limit);
+        if (run[i]) {
+            memory += p[i].m_kib;
+            n++;
+        }
+    }
+    *concurrent = memory <= limit->m_kib;
+    return n;
 }
 
 /* slot_ad(kf, index, slot, adlen): header || index || slot parameters. */
@@ -356,34 +387,81 @@ slot_job_run(void *arg)
     return NULL;
 }
 
+/* limit_error(kf, run, limit): PQV_E_LIMIT naming the slots not computed
+ * (run[i] 0), their cost and ${limit}, and the slots computed in vain. */
+static int
+limit_error(const pqv_keyfile *kf, const int run[PQV_KEYFILE_SLOTS],
+    const struct pqv_kdf_limit *limit)
+{
+    char skipped[160] = "", tried[32] = "";
+    size_t ns = 0, nt = 0;
+
+    for (int i = 0; i < PQV_KEYFILE_SLOTS; i++) {
+        struct pqv_kdf_params p = slot_params(kf->slots[i]);
+        int n;
+        if (run[i])
+            n = snprintf(tried + nt, sizeof(tried) - nt, "%s%d", nt > 0 ? " and " : "", i);
+        else
+            n = snprintf(skipped + ns, sizeof(skipped) - ns, "%sslot %d (Argon2id m=%u KiB, t=%u)",
+                ns > 0 ? " and " : "", i, p.m_kib, p.t_cost);
+        if (n > 0 && run[i] && (size_t)n < sizeof(tried) - nt)
+            nt += (size_t)n;
+        else if (n > 0 && !run[i] && (size_t)n < sizeof(skipped) - ns)
+            ns += (size_t)n;
+    }
+    return error_set(PQV_E_LIMIT, NULL, "%s%s%s%s: cost above the limit (m=%u KiB, t=%u), "
+        "not computed", nt > 0 ? "wrong passphrase for slot " : "", tried, nt > 0 ? "; " : "",
+        skipped, limit->m_kib, limit->t_cost);
+}
+
 int
-pqv_keyfile_unlock(const pqv_keyfile *kf, const uint8_t *pass, size_t passlen,
-    uint8_t seed[PQV_SEED_BYTES], pqv_identity **id, int *slot)
+pqv_keyfile_unlock_limited(const pqv_keyfile *kf, const uint8_t *pass, size_t passlen,
+    const struct pqv_kdf_limit *limit, uint8_t seed[PQV_SEED_BYTES], pqv_identity **id, int *slot)
 {
     struct slot_job jobs[PQV_KEYFILE_SLOTS];
-    pthread_t thread;
-    int started, opened = -1, rc;
+    struct pqv_kdf_params params[PQV_KEYFILE_SLOTS];
+    int run[PQV_KEYFILE_SLOTS], concurrent, computed;
+    int opened = -1, rc;
     size_t publen;
 
     if (kf == NULL || (pass == NULL && passlen > 0) || seed == NULL || id == NULL)
         return PQV_E_INVAL;
+    if (limit == NULL)
+        limit = &pqv_kdf_limit_default;
     for (int i = 0; i < PQV_KEYFILE_SLOTS; i++) {
+        params[i] = slot_params(kf->slots[i]);
         jobs[i].kf = kf;
         jobs[i].index = i;
         jobs[i].pass = pass;
         jobs[i].passlen = passlen;
-        jobs[i].threads = slot_params(kf->slots[i]).lanes;
+        jobs[i].threads = params[i].lanes;
         jobs[i].rc = PQV_E_AUTH;
     }
-    /* Both slots at once: slot 1 in a second thread, slot 0 here. */
-    started = pthread_create(&thread, NULL, slot_job_run, &jobs[1]) == 0;
-    slot_job_run(&jobs[0]);
-    if (started)
-        pthread_join(thread, NULL);
-    else
-        slot_job_run(&jobs[1]);
+    /* Decided before any Argon2id work: a slot above the limit is never
+     * computed, and the others at once only within the limit's memory. */
+    computed = keyfile_plan(params, limit, run, &concurrent);
+    if (computed == 0)
+        return limit_error(kf, run, limit);
+    if (concurrent && computed == PQV_KEYFILE_SLOTS) {
+        /* Both slots at once: slot 1 in a second thread, slot 0 here. */
+        pthread_t thread;
+        int started = pthread_create(&thread, NULL, slot_job_run, &jobs[1]) == 0;
+        slot_job_run(&jobs[0]);
+        if (started)
+            pthread_join(thread, NULL);
+        else
+            slot_job_run(&jobs[1]);
+    } else {
+        /* Every computed slot even once one has opened: the time does not
+         * tell which slot a passphrase opens. */
+        for (int i = 0; i < PQV_KEYFILE_SLOTS; i++)
+            if (run[i])
+                slot_job_run(&jobs[i]);
+    }
 
     for (int i = 0; i < PQV_KEYFILE_SLOTS; i++) {
+        if (!run[i])
+            continue;
         if (jobs[i].rc == 0 && opened < 0) {
             opened = i;
             memcpy(seed, jobs[i].seed, PQV_SEED_BYTES);
@@ -399,7 +477,8 @@ pqv_keyfile_unlock(const pqv_keyfile *kf, const uint8_t *pass, size_t passlen,
     for (int i = 0; i < PQV_KEYFILE_SLOTS; i++)
         util_wipe(jobs[i].seed, PQV_SEED_BYTES);
     if (opened < 0)
-        return error_set(PQV_E_AUTH, NULL, "wrong passphrase");
+        return computed < PQV_KEYFILE_SLOTS ? limit_error(kf, run, limit)
+                                            : error_set(PQV_E_AUTH, NULL, "wrong passphrase");
 
     /* The seed is the truth: the public part must be the one it derives. */
     if ((rc = pqv_identity_derive(id, kf->kem, seed)) != 0)
@@ -418,6 +497,13 @@ pqv_keyfile_unlock(const pqv_keyfile *kf, const uint8_t *pass, size_t passlen,
 fail:
     util_wipe(seed, PQV_SEED_BYTES);
     return rc;
+}
+
+int
+pqv_keyfile_unlock(const pqv_keyfile *kf, const uint8_t *pass, size_t passlen,
+    uint8_t seed[PQV_SEED_BYTES], pqv_identity **id, int *slot)
+{
+    return pqv_keyfile_unlock_limited(kf, pass, passlen, NULL, seed, id, slot);
 }
 
 void

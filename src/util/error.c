@@ -119,6 +119,7 @@ pqv_strerror(int err)
     case PQV_E_UNSUPPORTED: return "unsupported format or algorithm";
     case PQV_E_CRYPTO: return "cryptographic library failure";
     case PQV_E_NOSPACE: return "no space left on device";
+    case PQV_E_LIMIT: return "exceeds a configured limit";
     default: return "unknown error";
     }
 }

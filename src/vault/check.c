@@ -307,14 +307,35 @@ check_object_size(void *ctx, const char *name, const uint8_t *id, uint64_t size)
 /* check_without_key(v, report, ctx, res): what can be verified without the
  * seed: the config and key file parsed at open, every record's header and
  * length, every object's name and a size that some plaintext seals to, and
- * leftover temporaries.  Orphans and missing objects need the catalogue. */
+ * leftover temporaries.  Orphans and missing objects need the catalogue.
+ * A vault opened without its key file (PQV_OPEN_KEYFILE_OPTIONAL) is
+ * checked all the same: a missing key file (kept elsewhere, or lost) or
+ * one of another version is reported as not checked, a damaged one as
+ * damage. */
 static int
 check_without_key(pqv_vault *v, pqv_report_fn report, void *report_ctx,
     struct pqv_check_result *res)
 {
     struct names_walk w = { report, report_ctx, &res->damaged, &res->temporaries, NULL, NULL, NULL };
     struct nokey_ctx c = { v, &w, res };
+    struct pqv_error kerr;
     int rc;
+
+    switch (pqv_vault_keyfile_status(v, &kerr)) {
+    case 0:
+        break;
+    case PQV_E_INTEGRITY:
+        res->damaged++;
+        vault_report(report, report_ctx, PQV_REPORT_ERROR, v->keyfile_path, "%s", kerr.reason);
+        break;
+    default:
+        vault_report(report, report_ctx, PQV_REPORT_WARNING, v->keyfile_path,
+            "key file not checked: %s%s%s", kerr.subject[0] != '\0' &&
+            strcmp(kerr.subject, v->keyfile_path) != 0 ? kerr.subject : "",
+            kerr.subject[0] != '\0' && strcmp(kerr.subject, v->keyfile_path) != 0 ? ": " : "",
+            kerr.reason[0] != '\0' ? kerr.reason : pqv_strerror(kerr.code));
+        break;
+    }
 
     if ((rc = names_walk(v->storage, "records", NAME_HASH_BYTES, &w, check_record_header, &c)) != 0 ||
         (rc = names_walk(v->storage, "objects", OBJECT_ID_BYTES, &w, check_object_size, &c)) != 0)

@@ -1,5 +1,5 @@
 /*
- * info.c: what a vault says about itself without a passphrase.
+ * info.c: what a vault says about itself (verified only once unlocked).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,8 +42,13 @@ pqv_vault_info(pqv_vault *v, struct pqv_info *info)
     snprintf(info->aead, sizeof(info->aead), "%s", pqv_aead_name(v->config.aead));
     info->created = v->config.created;
     pqv_fingerprint_from_hash(v->config.identity_hash, info->fingerprint);
-    for (int i = 0; i < PQV_KEYFILE_SLOTS; i++)
+    for (int i = 0; v->keyfile != NULL && i < PQV_KEYFILE_SLOTS; i++)
         info->slot_params[i] = pqv_keyfile_slot_params(v->keyfile, i);
+    info->keyfile_status = v->keyfile_status;
+    /* Unlocking checked the identity against the config's hash, the key
+     * file's KEM against the config's, and the config's MAC. */
+    info->verified = v->identity != NULL;
+    info->opened_slot = v->slot;
     if ((rc = v->storage->ops->list(v->storage, "records", count_blob, &records)) != 0 ||
         (rc = v->storage->ops->list(v->storage, "objects", count_blob, &objects)) != 0)
         return rc;

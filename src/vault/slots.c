@@ -42,50 +42,53 @@ pqv_vault_clear_slot(pqv_vault *v, int slot)
     return vault_store_keyfile(v, v->keyfile);
 }
 
-/* vault_recover(v, code, pass, passlen, kdf): a new key file for ${v}. */
-static int
-vault_recover(pqv_vault *v, const char *code, const uint8_t *pass, size_t passlen,
+int
+pqv_vault_recover_keyfile(pqv_vault *v, const uint8_t *pass, size_t passlen,
     const struct pqv_kdf_params *kdf)
 {
-    pqv_identity *id = NULL;
     pqv_keyfile *kf = NULL;
-    uint8_t seed[PQV_SEED_BYTES], config_key[32];
-    uint8_t *text = NULL;
-    size_t len;
+    int rc;
+
+    if ((rc = vault_require_writer(v)) != 0)
+        return rc;
+    if (pass == NULL && passlen > 0)
+        return PQV_E_INVAL;
+    if (passlen == 0)
+        return error_set(PQV_E_INVAL, NULL, "empty passphrase");
+    if (v->key_storage == NULL) {
+        /* The key file's directory is missing (opened with
+         * PQV_OPEN_KEYFILE_OPTIONAL): nowhere to write. */
+        error_restore(&v->keyfile_error);
+        return v->keyfile_status;
+    }
+    if ((rc = pqv_keyfile_create(&kf, v->identity, v->seed, pass, passlen, kdf)) != 0)
+        return rc;
+    if ((rc = vault_store_keyfile(v, kf)) != 0) {
+        pqv_keyfile_free(kf);
+        return rc;
+    }
+    pqv_keyfile_free(v->keyfile);
+    v->keyfile = kf;
+    v->keyfile_status = 0;
+    return 0;
+}
+
+/* recover(v, code, pass, passlen, kdf): the convenience functions' work on
+ * a vault opened with PQV_OPEN_KEYFILE_OPTIONAL. */
+static int
+recover(pqv_vault *v, const char *code, const uint8_t *pass, size_t passlen,
+    const struct pqv_kdf_params *kdf)
+{
     int rc;
 
     if (code == NULL || (pass == NULL && passlen > 0))
         return PQV_E_INVAL;
     if (passlen == 0)
         return error_set(PQV_E_INVAL, NULL, "empty passphrase");
-    rc = v->storage->ops->get(v->storage, CONFIG_NAME, &text, &len, MAX_CONFIG_BYTES);
-    if (rc == PQV_E_NOTFOUND)
-        rc = error_set(PQV_E_NOVAULT, v->dir, "no vault here (no config)");
-    if (rc != 0)
-        goto done;
-    if ((rc = config_parse(&v->config, text, len)) != 0)
-        goto done;
-    if ((rc = pqv_recovery_decode(code, seed)) != 0)
-        goto done;
-    if ((rc = pqv_identity_derive(&id, v->config.kem, seed)) != 0)
-        goto done;
-    if (!util_ct_equal(pqv_identity_public_hash(id), v->config.identity_hash, 32)) {
-        rc = error_set(PQV_E_AUTH, NULL, "recovery code belongs to another vault");
-        goto done;
-    }
-    if ((rc = pqv_identity_derive_key(id, "config", config_key)) != 0 ||
-        (rc = config_verify_mac(&v->config, config_key)) != 0)
-        goto done;
-    if ((rc = pqv_keyfile_create(&kf, id, seed, pass, passlen, kdf)) != 0)
-        goto done;
-    rc = vault_store_keyfile(v, kf);
-done:
-    pqv_keyfile_free(kf);
-    pqv_identity_free(id);
-    util_wipe(seed, sizeof(seed));
-    util_wipe(config_key, sizeof(config_key));
-    free(text);
-    return rc;
+    if ((rc = pqv_vault_unlock_recovery(v, code)) != 0 ||
+        (rc = pqv_vault_lock_writer(v, 0, NULL, 0)) != 0)
+        return rc;
+    return pqv_vault_recover_keyfile(v, pass, passlen, kdf);
 }
 
 int
@@ -97,9 +100,9 @@ pqv_vault_recover(const char *dir, const char *keyfile, const char *code, const 
 
     if (dir == NULL)
         return PQV_E_INVAL;
-    if ((rc = vault_new_local(&v, dir, keyfile, 0)) != 0)
+    if ((rc = pqv_vault_open_flags(&v, dir, keyfile, PQV_OPEN_KEYFILE_OPTIONAL)) != 0)
         return rc;
-    rc = vault_recover(v, code, pass, passlen, kdf);
+    rc = recover(v, code, pass, passlen, kdf);
     pqv_vault_close(v);
     return rc;
 }
@@ -113,9 +116,10 @@ pqv_vault_recover_storage(pqv_storage *storage, pqv_storage *key_storage, const 
 
     if (storage == NULL)
         return PQV_E_INVAL;
-    if ((rc = vault_new_over(&v, storage, key_storage, key_name)) != 0)
+    if ((rc = pqv_vault_open_storage_flags(&v, storage, key_storage, key_name,
+             PQV_OPEN_KEYFILE_OPTIONAL)) != 0)
         return rc;
-    rc = vault_recover(v, code, pass, passlen, kdf);
+    rc = recover(v, code, pass, passlen, kdf);
     pqv_vault_close(v);
     return rc;
 }

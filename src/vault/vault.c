@@ -72,11 +72,30 @@ pqv_vault_slot(const pqv_vault *v)
     return v == NULL ? -1 : v->slot;
 }
 
-/* key_location_open(v, dir, keyfile): where the key file lives: the vault's
- * own storage ("keyfile") by default, else a local storage rooted at the
- * directory of ${keyfile}. */
+int
+pqv_vault_set_kdf_limit(pqv_vault *v, const struct pqv_kdf_limit *limit)
+{
+    if (v == NULL)
+        return PQV_E_INVAL;
+    if (limit != NULL && (limit->m_kib == 0 || limit->t_cost == 0))
+        return error_set(PQV_E_INVAL, NULL, "an Argon2id limit of zero accepts no slot");
+    v->kdf_limit = limit != NULL ? *limit : pqv_kdf_limit_default;
+    return 0;
+}
+
+const pqv_keyfile *
+pqv_vault_keyfile(const pqv_vault *v)
+{
+    return v == NULL ? NULL : v->keyfile;
+}
+
+/* key_location_open(v, dir, keyfile, optional): where the key file lives:
+ * the vault's own storage ("keyfile") by default, else a local storage
+ * rooted at the directory of ${keyfile}.  A missing directory is, with
+ * ${optional}, a missing key file (v->key_storage NULL, v->keyfile_status
+ * PQV_E_NOTFOUND). */
 static int
-key_location_open(pqv_vault *v, const char *dir, const char *keyfile)
+key_location_open(pqv_vault *v, const char *dir, const char *keyfile, int optional)
 {
     char kdir[4096];
     const char *base;
@@ -100,7 +119,15 @@ key_location_open(pqv_vault *v, const char *dir, const char *keyfile)
         return PQV_E_NOMEM;
     if ((rc = pqv_storage_local_open(&v->key_storage, kdir, 0)) != 0) {
         v->key_storage = NULL;
-        return rc == PQV_E_NOVAULT ? error_set(PQV_E_NOTFOUND, kdir, "no such directory") : rc;
+        if (rc != PQV_E_NOVAULT)
+            return rc;
+        rc = error_set(PQV_E_NOTFOUND, kdir, "no such directory");
+        if (!optional)
+            return rc;
+        v->keyfile_status = rc;
+        error_save(&v->keyfile_error);
+        pqv_error_clear();
+        return 0;
     }
     v->own_key_storage = 1;
     return 0;
@@ -159,6 +186,7 @@ vault_new_over(pqv_vault **out, pqv_storage *storage, pqv_storage *key_storage, 
         return PQV_E_NOMEM;
     util_pin_memory(v, sizeof(*v)); /* holds the seed and catalogue keys */
     v->slot = -1;
+    v->kdf_limit = pqv_kdf_limit_default;
     v->storage = storage;
     v->key_storage = key_storage != NULL ? key_storage : storage;
     if ((v->key_name = strdup(key_name != NULL ? key_name : KEYFILE_NAME)) == NULL ||
@@ -170,10 +198,10 @@ vault_new_over(pqv_vault **out, pqv_storage *storage, pqv_storage *key_storage, 
     return 0;
 }
 
-/* vault_new_local(out, dir, keyfile, create): a vault structure over the
- * local directory ${dir} (owned). */
-int
-vault_new_local(pqv_vault **out, const char *dir, const char *keyfile, int create)
+/* new_local(out, dir, keyfile, create, flags): vault_new_local, the key
+ * file's directory optional with PQV_OPEN_KEYFILE_OPTIONAL. */
+static int
+new_local(pqv_vault **out, const char *dir, const char *keyfile, int create, unsigned flags)
 {
     pqv_vault *v;
     int rc;
@@ -182,6 +210,7 @@ vault_new_local(pqv_vault **out, const char *dir, const char *keyfile, int creat
         return PQV_E_NOMEM;
     util_pin_memory(v, sizeof(*v)); /* holds the seed and catalogue keys */
     v->slot = -1;
+    v->kdf_limit = pqv_kdf_limit_default;
     v->own_storage = 1;
     if ((v->dir = strdup(dir)) == NULL) {
         rc = PQV_E_NOMEM;
@@ -193,7 +222,7 @@ vault_new_local(pqv_vault **out, const char *dir, const char *keyfile, int creat
             error_set(rc, dir, "no vault here");
         goto err;
     }
-    if ((rc = key_location_open(v, dir, keyfile)) != 0)
+    if ((rc = key_location_open(v, dir, keyfile, (flags & PQV_OPEN_KEYFILE_OPTIONAL) != 0)) != 0)
         goto err;
     *out = v;
     return 0;
@@ -202,6 +231,15 @@ err:
     return rc;
 }
 
+/* vault_new_local(out, dir, keyfile, create): a vault structure over the
+ * local directory ${dir} (owned). */
+int
+vault_new_local(pqv_vault **out, const char *dir, const char *keyfile, int create)
+{
+    return new_local(out, dir, keyfile, create, 0);
+}
+
+/* vault_derive_keys(v): the symmetric keys of the catalogue and config. */
 int
 vault_derive_keys(pqv_vault *v, uint8_t config_key[32])
 {
@@ -216,9 +254,18 @@ vault_derive_keys(pqv_vault *v, uint8_t config_key[32])
     return 0;
 }
 
-/* vault_load(v): read the config and key file of ${v}. */
+/* keyfile_optional(rc): whether a key file that failed to load with ${rc}
+ * may be absent for PQV_OPEN_KEYFILE_OPTIONAL: missing, damaged or of
+ * another version (not an I/O or memory failure). */
 static int
-vault_load(pqv_vault *v)
+keyfile_optional(int rc)
+{
+    return rc == PQV_E_NOTFOUND || rc == PQV_E_INTEGRITY || rc == PQV_E_UNSUPPORTED;
+}
+
+/* vault_load(v, flags): read the config and key file of ${v}. */
+static int
+vault_load(pqv_vault *v, unsigned flags)
 {
     uint8_t *text;
     size_t len;
@@ -235,24 +282,62 @@ vault_load(pqv_vault *v)
     free(text);
     if (rc != 0)
         return rc;
-    if ((rc = keyfile_load(v)) != 0)
-        return rc;
+    if (v->key_storage == NULL) {
+        /* Its directory is missing (key_location_open, optional). */
+        if (flags & PQV_OPEN_KEYFILE_OPTIONAL)
+            return 0;
+        error_restore(&v->keyfile_error);
+        return v->keyfile_status;
+    }
+    if ((rc = keyfile_load(v)) != 0) {
+        if (!(flags & PQV_OPEN_KEYFILE_OPTIONAL) || !keyfile_optional(rc))
+            return rc;
+        v->keyfile_status = rc;
+        error_save(&v->keyfile_error);
+        pqv_error_clear();
+        return 0;
+    }
     /* A key file whose KEM differs from the config's is told apart from a
      * damaged config at unlock (config_identity_damaged). */
     return 0;
 }
 
 int
-pqv_vault_open(pqv_vault **out, const char *dir, const char *keyfile)
+pqv_vault_open_flags(pqv_vault **out, const char *dir, const char *keyfile, unsigned flags)
 {
     pqv_vault *v;
     int rc;
 
-    if (out == NULL || dir == NULL)
+    if (out == NULL || dir == NULL || (flags & ~(unsigned)PQV_OPEN_KEYFILE_OPTIONAL) != 0)
         return PQV_E_INVAL;
-    if ((rc = vault_new_local(&v, dir, keyfile, 0)) != 0)
+    if ((rc = new_local(&v, dir, keyfile, 0, flags)) != 0)
         return rc;
-    if ((rc = vault_load(v)) != 0) {
+    if ((rc = vault_load(v, flags)) != 0) {
+        pqv_vault_close(v);
+        return rc;
+    }
+    *out = v;
+    return 0;
+}
+
+int
+pqv_vault_open(pqv_vault **out, const char *dir, const char *keyfile)
+{
+    return pqv_vault_open_flags(out, dir, keyfile, 0);
+}
+
+int
+pqv_vault_open_storage_flags(pqv_vault **out, pqv_storage *storage, pqv_storage *key_storage,
+    const char *key_name, unsigned flags)
+{
+    pqv_vault *v;
+    int rc;
+
+    if (out == NULL || storage == NULL || (flags & ~(unsigned)PQV_OPEN_KEYFILE_OPTIONAL) != 0)
+        return PQV_E_INVAL;
+    if ((rc = vault_new_over(&v, storage, key_storage, key_name)) != 0)
+        return rc;
+    if ((rc = vault_load(v, flags)) != 0) {
         pqv_vault_close(v);
         return rc;
     }
@@ -264,19 +349,21 @@ int
 pqv_vault_open_storage(pqv_vault **out, pqv_storage *storage, pqv_storage *key_storage,
     const char *key_name)
 {
-    pqv_vault *v;
-    int rc;
+    return pqv_vault_open_storage_flags(out, storage, key_storage, key_name, 0);
+}
 
-    if (out == NULL || storage == NULL)
+int
+pqv_vault_keyfile_status(const pqv_vault *v, struct pqv_error *err)
+{
+    if (v == NULL)
         return PQV_E_INVAL;
-    if ((rc = vault_new_over(&v, storage, key_storage, key_name)) != 0)
-        return rc;
-    if ((rc = vault_load(v)) != 0) {
-        pqv_vault_close(v);
-        return rc;
+    if (err != NULL) {
+        if (v->keyfile_status != 0)
+            *err = v->keyfile_error.e;
+        else
+            memset(err, 0, sizeof(*err));
     }
-    *out = v;
-    return 0;
+    return v->keyfile_status;
 }
 
 /* config_identity_damaged(v): whether the config, with this key file's
@@ -313,8 +400,21 @@ pqv_vault_unlock(pqv_vault *v, const uint8_t *pass, size_t passlen)
         return PQV_E_INVAL;
     if (v->identity != NULL)
         return 0;
-    if ((rc = pqv_keyfile_unlock(v->keyfile, pass, passlen, v->seed, &v->identity, &v->slot)) != 0)
+    if (v->keyfile == NULL) {
+        /* Opened without it (PQV_OPEN_KEYFILE_OPTIONAL): why, as it was. */
+        error_restore(&v->keyfile_error);
+        return v->keyfile_status;
+    }
+    /* No slot pqvault writes holds an empty passphrase: refused before
+     * any Argon2id work. */
+    if (passlen == 0)
+        return error_set(PQV_E_INVAL, NULL, "empty passphrase");
+    if ((rc = pqv_keyfile_unlock_limited(v->keyfile, pass, passlen, &v->kdf_limit, v->seed,
+             &v->identity, &v->slot)) != 0) {
+        if (rc == PQV_E_LIMIT)
+            error_subject(rc, v->keyfile_path);
         return rc;
+    }
     if (pqv_keyfile_kem(v->keyfile) != v->config.kem ||
         !util_ct_equal(pqv_identity_public_hash(v->identity), v->config.identity_hash, 32)) {
         rc = config_identity_damaged(v)
@@ -339,6 +439,44 @@ err:
     util_wipe(v->records_key, sizeof(v->records_key));
     util_wipe(v->segments_key, sizeof(v->segments_key));
     util_wipe(v->state_key, sizeof(v->state_key));
+    return rc;
+}
+
+int
+pqv_vault_unlock_recovery(pqv_vault *v, const char *code)
+{
+    uint8_t config_key[32];
+    int rc;
+
+    if (v == NULL || code == NULL)
+        return PQV_E_INVAL;
+    if (v->identity != NULL)
+        return 0;
+    /* The code's checksum, then the identity it derives against the
+     * config's hash (whatever the key file says, if there is one), then
+     * the config's MAC under that identity. */
+    if ((rc = pqv_recovery_decode(code, v->seed)) != 0 ||
+        (rc = pqv_identity_derive(&v->identity, v->config.kem, v->seed)) != 0)
+        goto err;
+    if (!util_ct_equal(pqv_identity_public_hash(v->identity), v->config.identity_hash, 32)) {
+        rc = error_set(PQV_E_AUTH, NULL, "recovery code belongs to another vault");
+        goto err;
+    }
+    if ((rc = vault_derive_keys(v, config_key)) != 0)
+        goto err;
+    rc = config_verify_mac(&v->config, config_key);
+    util_wipe(config_key, sizeof(config_key));
+    if (rc != 0)
+        goto err;
+    v->slot = -1;
+    return 0;
+
+err:
+    pqv_identity_free(v->identity);
+    v->identity = NULL;
+    util_wipe(v->seed, sizeof(v->seed));
+    util_wipe(v->names_key, sizeof(v->names_key));
+    util_wipe(v->records_key, sizeof(v->records_key));
     return rc;
 }
 

@@ -22,6 +22,7 @@
 #include "pqvault/vault.h"
 #include "util/buf.h"
 #include "util/durable.h"
+#include "util/error.h"
 #include "util/pool.h"
 
 #define VAULT_ID_BYTES 16
@@ -71,6 +72,9 @@ struct pqv_vault {
     char *state_dir;             /* local state directory (NULL: none kept) */
     int slot;                    /* slot that unlocked, -1 before */
     int locked;                  /* writer lock held */
+    struct pqv_kdf_limit kdf_limit; /* what unlock computes (pqv_vault_set_kdf_limit) */
+    int keyfile_status;          /* 0, or why there is no keyfile (PQV_OPEN_KEYFILE_OPTIONAL) */
+    struct error_saved keyfile_error; /* that failure, as it was reported */
     struct pool *pool;              /* created on first use */
 };
 

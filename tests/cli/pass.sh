@@ -49,7 +49,9 @@ for c in "get f -o -" "add $T/f --name g" "rm f" "check" "gc" "passwd" "list"; d
     # shellcheck disable=SC2086
     expect_status 3 pqn --passphrase-file "$T/wrong" $c
 done
-expect_status 0 pqn --passphrase-file "$T/wrong" info
+# info with a passphrase source unlocks to verify the config (info_verify.sh)
+expect_status 3 pqn --passphrase-file "$T/wrong" info
+expect_status 0 pqn info
 
 # ---- passwd ----
 printf 'second person\n' >"$T/p1"

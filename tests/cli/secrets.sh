@@ -12,22 +12,22 @@ printf '%s\n' "$SECRET_PASS" >"$PF"
 init_vault --kem FrodoKEM-640-SHAKE || finish
 
 # (a)-(c): a writer blocked on a slow stdin, unlocked from the environment.
+# feed_past_pipe FD: write more than a pipe holds (64 KiB) to FD, which
+# returns only once the reader has read from its standard input: "add -"
+# reads it only after unlocking and taking the writer lock, and then
+# blocks waiting for the rest.  No polling, no sleeps.
+feed_past_pipe() {
+    yes 'first part' | head -c 131072 >&"$1"
+}
 mkfifo "$T/fifo"
 PQVAULT_PASSPHRASE="$SECRET_PASS" "$PQV" -v "$V" -q add - --name piped <"$T/fifo" \
     >"$T/bg.out" 2>"$T/bg.err" &
 pid=$!
 BG_PIDS=$pid
 exec 7>"$T/fifo"           # open the writer end: the process starts
-printf 'first part\n' >&7
-# Wait until it has unlocked (it then holds the lock and reads stdin).
-i=0
-while [ $i -lt 100 ]; do
-    if [ -r "/proc/$pid/status" ] && ls -l "/proc/$pid/fd" 2>/dev/null | grep -q "$V/lock"; then
-        break
-    fi
-    sleep 0.05
-    i=$((i + 1))
-done
+feed_past_pipe 7
+check_ok "the blocked add holds the writer lock while it reads stdin" \
+    sh -c 'ls -l "/proc/$1/fd" | grep -q "$2/lock"' sh "$pid" "$V"
 if [ -r "/proc/$pid/environ" ] || [ "$(id -u)" = 0 ]; then
     # /proc/PID/environ shows the process's initial environment block: the
     # variable is unset (children do not inherit it) and its value wiped in
@@ -47,34 +47,46 @@ core=$(awk '/^Max core file size/ { print $5 " " $6 }' "/proc/$pid/limits")
 check_ok "core dumps disabled (Max core file size: $core)" test "$core" = "0 0"
 # Not dumpable: the kernel then gives a process's /proc/PID files to root
 # instead of its user.  As root that tells nothing, so run a second blocked
-# pqvault as an unprivileged user (nobody) and look at its files.
+# pqvault as an unprivileged user (nobody) and look at its files.  That
+# user must reach the program and its vault whatever the permissions of
+# the checkout (a clone in a private directory, mode 0700, is common): the
+# binary is copied into a fresh directory under /tmp that nobody may enter
+# and run, and nobody's vault is created in a directory of its own there.
 if [ "$(id -u)" != 0 ]; then
     owner=$(stat -c %u "/proc/$pid/environ" 2>/dev/null)
-    check_ok "process not dumpable (/proc/PID/environ owned by root)" test "$owner" = 0
+    check_ok "process not dumpable (/proc/PID/environ owned by root, not uid $(id -u))" \
+        test "$owner" = 0
 else
     NB=$(mktemp -d /tmp/pqv-nobody.XXXXXX)
-    chmod 755 "$NB"
-    chown 65534:65534 "$NB"
+    cp "$PQV" "$NB/pqvault"
+    chmod 755 "$NB" "$NB/pqvault"
+    mkdir "$NB/home"
+    chown 65534:65534 "$NB/home"
+    chmod 700 "$NB/home"
     mkfifo "$NB/fifo"
-    chmod 666 "$NB/fifo"
-    setpriv --reuid=65534 --regid=65534 --clear-groups \
-        env PQVAULT_PASSPHRASE=nobody-pass "$PQV" -v "$NB/vault" -q init --kdf "$KDF" >/dev/null 2>&1
-    setpriv --reuid=65534 --regid=65534 --clear-groups \
-        env PQVAULT_PASSPHRASE=nobody-pass "$PQV" -v "$NB/vault" -q add - --name x <"$NB/fifo" \
-        >/dev/null 2>&1 &
-    npid=$!
-    exec 8>"$NB/fifo"
-    i=0
-    while [ $i -lt 100 ] && ! ls -l "/proc/$npid/fd" 2>/dev/null | grep -q "$NB/vault/lock"; do
-        sleep 0.05
-        i=$((i + 1))
-    done
-    owner=$(stat -c %u "/proc/$npid/environ" 2>/dev/null)
-    puid=$(awk '/^Uid:/ { print $2 }' "/proc/$npid/status" 2>/dev/null)
-    check_ok "process not dumpable: running as uid $puid, its /proc files belong to uid $owner" \
-        test "$puid" = 65534 -a "$owner" = 0
-    exec 8>&-
-    wait $npid
+    as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
+    if ! as_nobody "$NB/pqvault" --version >/dev/null 2>"$ERR"; then
+        fail "nobody cannot run a copy of the program in $NB (is /tmp mounted noexec?)"
+    elif ! as_nobody env PQVAULT_PASSPHRASE=nobody-pass "$NB/pqvault" -v "$NB/home/vault" -q \
+        init --kdf "$KDF" >/dev/null 2>"$ERR"; then
+        fail "nobody cannot create a vault in $NB/home"
+    else
+        # setpriv, env and pqvault exec each other: one process, $!.
+        setpriv --reuid=65534 --regid=65534 --clear-groups \
+            env PQVAULT_PASSPHRASE=nobody-pass "$NB/pqvault" -v "$NB/home/vault" -q \
+            add - --name x <"$NB/fifo" >/dev/null 2>&1 &
+        npid=$!
+        exec 8>"$NB/fifo"
+        feed_past_pipe 8
+        owner=$(stat -c %u "/proc/$npid/environ" 2>/dev/null)
+        puid=$(awk '/^Uid:/ { print $2 }' "/proc/$npid/status" 2>/dev/null)
+        check_ok "process not dumpable: running as uid $puid, its /proc files belong to uid $owner" \
+            test "$puid" = 65534 -a "$owner" = 0
+        exec 8>&-
+        wait $npid
+        st=$?
+        check_ok "nobody's blocked add completed (exit $st)" test "$st" -eq 0
+    fi
     rm -rf "$NB"
 fi
 if tr '\0' ' ' <"/proc/$pid/cmdline" | grep -qF "$SECRET_PASS"; then

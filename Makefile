@@ -21,7 +21,7 @@ endif
 CFLAGS ?= $(OPT) -g
 WARN = -Wall -Wextra -Werror -Wshadow -Wpointer-arith -Wstrict-prototypes -Wmissing-prototypes
 ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) -Iinclude -Isrc -pthread $(SANFLAGS) $(CFLAGS)
-LDLIBS = -lcrypto -largon2 -lpthread
+LDLIBS = -lcrypto -largon2 -lcurl -lexpat -lpthread
 ALL_LDFLAGS = -pthread $(SANFLAGS) $(LDFLAGS)
 
 LIB_SRCS = $(sort $(wildcard src/util/*.c src/crypto/*.c src/keys/*.c src/storage/*.c src/vault/*.c))

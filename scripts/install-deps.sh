@@ -4,6 +4,8 @@
 set -eu
 PACKAGES="build-essential clang libssl-dev libargon2-dev pkg-config valgrind python3 libclang-rt-14-dev strace e2fsprogs"
 missing=""
+# The S3 backend links libcurl (OpenSSL flavour) and expat.
+PACKAGES="$PACKAGES libcurl4-openssl-dev libexpat1-dev"
 for p in $PACKAGES; do
     dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
 done

@@ -676,6 +676,8 @@ s3_http_request(s3_http *h, const struct s3_req *req, struct s3_resp *resp)
     }
     for (;;) {
         resp_reset(resp);
+        if (req->before_attempt != NULL && (rc = req->before_attempt(req->ctx)) != 0)
+            break;
         resp->attempts++;
         pthread_mutex_lock(&h->mu);
         h->stats.requests++;

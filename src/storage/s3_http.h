@@ -44,6 +44,12 @@ struct s3_req {
                                          bytes (more: too_large); without
                                          either it is discarded */
     size_t max_body;
+    /* Called before each attempt (NULL: none); a non-zero return (a
+     * PQV_E_* code, detail set) ends the request with it.  The writer
+     * lease uses it so that no retry of a write starts after the lease
+     * ran out. */
+    int (*before_attempt)(void *ctx);
+    void *ctx;
 };
 
 struct s3_resp {

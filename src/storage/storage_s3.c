@@ -58,11 +58,23 @@ struct s3_storage {
     char etag[80];                    /* of our lease object, unquoted */
     int quote_etag;                   /* the server wants If-Match quoted */
     uint64_t serial;
-    int64_t last_ok_ms;               /* monotonic ms before the last good write */
+    int64_t last_ok_ms;               /* boot_ms() before the last good write */
     pthread_t renewer;
 };
 
 /* ---- small helpers ---- */
+
+/* boot_ms(): milliseconds on CLOCK_BOOTTIME, which keeps counting while
+ * the machine is suspended (CLOCK_MONOTONIC does not): a lease's time runs
+ * on the server while this host sleeps. */
+static int64_t
+boot_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_BOOTTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
 
 static int64_t
 mono_ms(void)
@@ -144,7 +156,8 @@ fail(const struct s3_storage *s, const char *name, int rc, const struct s3_resp 
     else
         err = PQV_E_IO;
     if (err == PQV_E_NOVAULT)
-        return pqv_set_error(err, "s3://%s: no such bucket (HTTP 404 NoSuchBucket)", s->bucket);
+        return pqv_set_error(err, "%s: bucket %s does not exist (HTTP 404 NoSuchBucket)",
+            s->url, s->bucket);
     return pqv_set_error(err, "%s/%s: HTTP %ld %s%s%.100s%s", s->url, name, r->status, code,
         r->err.message[0] ? ": " : "", r->err.message, tries);
 }
@@ -158,7 +171,22 @@ lease_valid_locked(const struct s3_storage *s)
 
     if (margin > 2000)
         margin = 2000;
-    return !s->lost && mono_ms() < s->last_ok_ms + (int64_t)s->lease_seconds * 1000 - margin;
+    return !s->lost && boot_ms() < s->last_ok_ms + (int64_t)s->lease_seconds * 1000 - margin;
+}
+
+/* lease_check_locked(s, name): PQV_E_LOCKED if this writer took the
+ * lease and has lost it (taken over, or not renewed in time). */
+static int
+lease_check_locked(struct s3_storage *s, const char *name)
+{
+    if (!s->locked || lease_valid_locked(s))
+        return 0;
+    if (!s->lost) {
+        s->lost = 1;
+        snprintf(s->lost_why, sizeof(s->lost_why), "not renewed in time");
+    }
+    return pqv_set_error(PQV_E_LOCKED, "%s/%s: writer lease lost (%s): refusing to write",
+        s->url, name, s->lost_why);
 }
 
 /* write_begin(s, name): count a write in flight, unless this writer held
@@ -166,20 +194,31 @@ lease_valid_locked(const struct s3_storage *s)
 static int
 write_begin(struct s3_storage *s, const char *name)
 {
-    int rc = 0;
+    int rc;
 
     pthread_mutex_lock(&s->mu);
-    if (s->locked && !lease_valid_locked(s)) {
-        if (!s->lost) {
-            s->lost = 1;
-            snprintf(s->lost_why, sizeof(s->lost_why), "not renewed in time");
-        }
-        rc = pqv_set_error(PQV_E_LOCKED, "%s/%s: writer lease lost (%s): refusing to write",
-            s->url, name, s->lost_why);
-    } else {
+    if ((rc = lease_check_locked(s, name)) == 0)
         s->writes++;
-    }
     pthread_mutex_unlock(&s->mu);
+    return rc;
+}
+
+struct write_ctx {
+    struct s3_storage *s;
+    const char *name;
+};
+
+/* before_write(ctx): the lease check again before each attempt of a write
+ * (retries may come seconds later). */
+static int
+before_write(void *ctx)
+{
+    struct write_ctx *w = ctx;
+    int rc;
+
+    pthread_mutex_lock(&w->s->mu);
+    rc = lease_check_locked(w->s, w->name);
+    pthread_mutex_unlock(&w->s->mu);
     return rc;
 }
 
@@ -194,15 +233,19 @@ write_end(struct s3_storage *s)
 
 /* ---- the operations ---- */
 
-/* do_put(s, name, key, data, len, cond, etag_out): one PUT of ${data} with
- * the conditional header ${cond} (NULL: none); the response in ${r}. */
+/* do_put(s, name, key, data, len, cond, r): one PUT of ${data} to ${key}
+ * (blob ${name}) with the conditional header ${cond} (NULL: none); the
+ * response in ${r}. */
 static int
-do_put(struct s3_storage *s, const char *key, const uint8_t *data, size_t len,
+do_put(struct s3_storage *s, const char *name, const char *key, const uint8_t *data, size_t len,
     const struct s3_header *cond, struct s3_resp *r)
 {
+    struct write_ctx w = { s, name };
     struct s3_req req;
 
     memset(&req, 0, sizeof(req));
+    req.before_attempt = before_write;
+    req.ctx = &w;
     req.method = "PUT";
     req.key = key;
     req.headers = cond;
@@ -238,7 +281,7 @@ s3_put(pqv_storage *st, const char *name, const uint8_t *data, size_t len)
         return rc;
     if ((rc = write_begin(s, name)) != 0)
         return rc;
-    rc = do_put(s, key, data, len, NULL, &r);
+    rc = do_put(s, name, key, data, len, NULL, &r);
     write_end(s);
     if (rc != 0 || r.status != 200)
         rc = fail(s, name, rc, &r);
@@ -282,7 +325,7 @@ s3_put_new(pqv_storage *st, const char *name, const uint8_t *data, size_t len)
         return rc;
     if ((rc = write_begin(s, name)) != 0)
         return rc;
-    rc = do_put(s, key, data, len, &cond, &r);
+    rc = do_put(s, name, key, data, len, &cond, &r);
     if (rc == 0 && r.status == 412) {
         /* Exists: ours (a retry after a lost reply, a duplicated request)
          * if it holds exactly these bytes. */
@@ -490,6 +533,7 @@ static int
 s3_del(pqv_storage *st, const char *name)
 {
     struct s3_storage *s = (struct s3_storage *)st;
+    struct write_ctx w = { s, name };
     char key[1200];
     struct s3_req req;
     struct s3_resp r;
@@ -505,6 +549,8 @@ s3_del(pqv_storage *st, const char *name)
     memset(&req, 0, sizeof(req));
     req.method = "DELETE";
     req.key = key;
+    req.before_attempt = before_write;
+    req.ctx = &w;
     rc = s3_http_request(s->http, &req, &r);
     write_end(s);
     if (rc != 0 || (r.status != 204 && r.status != 200 && r.status != 404))
@@ -604,7 +650,7 @@ cond_put(struct s3_storage *s, const char *key, const char *text, size_t len, co
 
     if (etag == NULL) {
         h = (struct s3_header){ "If-None-Match", "*" };
-        return do_put(s, key, (const uint8_t *)text, len, &h, r);
+        return do_put(s, LEASE_NAME, key, (const uint8_t *)text, len, &h, r);
     }
     for (int tries = 0; tries < 2; tries++) {
         struct s3_req hreq;
@@ -612,7 +658,7 @@ cond_put(struct s3_storage *s, const char *key, const char *text, size_t len, co
         char cur[80];
         snprintf(quoted, sizeof(quoted), "\"%s\"", etag);
         h = (struct s3_header){ "If-Match", s->quote_etag ? quoted : etag };
-        rc = do_put(s, key, (const uint8_t *)text, len, &h, r);
+        rc = do_put(s, LEASE_NAME, key, (const uint8_t *)text, len, &h, r);
         if (rc != 0 || r->status != 412 || tries == 1)
             return rc;
         memset(&hreq, 0, sizeof(hreq));
@@ -648,7 +694,7 @@ lease_renew(struct s3_storage *s)
     pthread_mutex_unlock(&s->mu);
     (void)object_key(s, LEASE_NAME, key, sizeof(key));
     len = lease_text(s, serial, text, sizeof(text));
-    t0 = mono_ms();
+    t0 = boot_ms();
     rc = cond_put(s, key, text, len, etag, &r);
     if (rc == 0 && r.status == 412) {
         /* Our own renewal whose reply was lost, or a takeover. */
@@ -705,9 +751,11 @@ renewer(void *arg)
     pthread_mutex_lock(&s->mu);
     next = s->last_ok_ms + interval;
     while (!s->stop && !s->lost) {
+        int64_t now = boot_ms();
         int rc;
-        abs_deadline(next, &ts);
-        if (mono_ms() < next) {
+        if (now < next) {
+            /* The condition variable runs on CLOCK_MONOTONIC. */
+            abs_deadline(mono_ms() + (next - now), &ts);
             (void)pthread_cond_timedwait(&s->cond, &s->mu, &ts);
             continue;
         }
@@ -723,7 +771,7 @@ renewer(void *arg)
             snprintf(s->lost_why, sizeof(s->lost_why), "could not renew: %.120s",
                 pqv_error_detail());
         } else {
-            next = mono_ms() + (interval < 1000 ? interval : 1000);
+            next = boot_ms() + (interval < 1000 ? interval : 1000);
         }
     }
     pthread_mutex_unlock(&s->mu);
@@ -758,7 +806,7 @@ s3_lock(pqv_storage *st, int wait, char *holder, size_t holderlen)
 
         if (round == 1000)
             return pqv_set_error(PQV_E_IO, "%s/%s: lease does not settle", s->url, LEASE_NAME);
-        t0 = mono_ms();
+        t0 = boot_ms();
         rc = cond_put(s, key, text, len, NULL, &r);
         if (rc == 0 && r.status == 200)
             break;
@@ -799,7 +847,7 @@ s3_lock(pqv_storage *st, int wait, char *holder, size_t holderlen)
         if (left <= 0) {
             /* Expired: take it over, unless someone else does first. */
             cond_etag = etag;
-            t0 = mono_ms();
+            t0 = boot_ms();
             rc = cond_put(s, key, text, len, cond_etag, &r);
             if (rc == 0 && r.status == 200)
                 break;

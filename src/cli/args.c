@@ -13,7 +13,8 @@
 #include "pqvault/argon2id.h"
 
 enum {
-    G_VAULT = 1001, G_KEYFILE, G_PFILE, G_PFD, G_PCMD, G_QUIET, G_WAIT, G_HELP
+    G_VAULT = 1001, G_KEYFILE, G_PFILE, G_PFD, G_PCMD, G_QUIET, G_WAIT, G_HELP,
+    G_S3_ENDPOINT, G_S3_CA_FILE
 };
 
 static const struct optdef global_defs[] = {
@@ -25,6 +26,8 @@ static const struct optdef global_defs[] = {
     { "quiet", 'q', 0, G_QUIET },
     { "wait", 0, 0, G_WAIT },
     { "help", 'h', 0, G_HELP },
+    { "s3-endpoint", 0, 1, G_S3_ENDPOINT },
+    { "s3-ca-file", 0, 1, G_S3_CA_FILE },
     { NULL, 0, 0, 0 }
 };
 
@@ -128,6 +131,16 @@ static int apply_global(int id, const char *val)
         return set_pass_source(PASS_FD, val, "--passphrase-fd");
     case G_PCMD:
         return set_pass_source(PASS_COMMAND, val, "--passphrase-command");
+    case G_S3_ENDPOINT:
+        if (strncmp(val, "https://", 8) != 0 && strncmp(val, "http://", 7) != 0)
+            return usage_error("--s3-endpoint: '%s' is not an http:// or https:// URL", val);
+        g_cli.s3_endpoint = val;
+        return 0;
+    case G_S3_CA_FILE:
+        if (*val == '\0')
+            return usage_error("--s3-ca-file: empty file name");
+        g_cli.s3_ca_file = val;
+        return 0;
     case G_QUIET:
         g_cli.quiet = 1;
         return 0;

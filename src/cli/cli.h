@@ -44,6 +44,8 @@ struct cli {
     const char *cmd;           /* command name, for messages */
     const char *vault_opt;     /* -v */
     const char *keyfile_opt;   /* --keyfile */
+    const char *s3_endpoint;   /* --s3-endpoint */
+    const char *s3_ca_file;    /* --s3-ca-file */
     char *vault_dir;           /* resolved vault directory (malloc'd) */
     const char *keyfile;       /* resolved key file or NULL (the default) */
     struct pass_source pass;
@@ -134,6 +136,23 @@ int unlock_vault(pqv_vault *v);
 int lock_vault(pqv_vault *v);
 /* session(v, writer): open, (lock,) unlock; exit status. */
 int session(pqv_vault **v, int writer);
+
+/* ---- vault location (location.c) ---- */
+
+/* location_is_s3(): whether the resolved location is an s3:// URL. */
+int location_is_s3(void);
+/* location_vault_open / _create / _recover: pqv_vault_open, pqv_vault_create
+ * and pqv_vault_recover for the resolved location: a local directory, or an
+ * s3:// URL whose storages (the bucket, and --keyfile's directory) are
+ * opened once and kept until location_close().  Library return codes. */
+int location_vault_open(pqv_vault **v);
+int location_vault_create(const uint8_t *pass, size_t passlen,
+    const struct pqv_init_options *opt, char recovery[PQV_RECOVERY_CHARS],
+    char fingerprint[PQV_FINGERPRINT_CHARS]);
+int location_vault_recover(const char *code, const uint8_t *pass, size_t passlen,
+    const struct pqv_kdf_params *kdf);
+/* location_close(): close the storages (after every pqv_vault_close). */
+void location_close(void);
 
 /* ---- passphrases (passphrase.c) ---- */
 

@@ -109,7 +109,7 @@ int cmd_init(struct args *a)
         opt.kdf = &kdf;
     if ((rc = resolve_location()) != EXIT_OK)
         return rc;
-    if ((rc = make_parents(g_cli.vault_dir)) != EXIT_OK)
+    if (!location_is_s3() && (rc = make_parents(g_cli.vault_dir)) != EXIT_OK)
         return rc;
 
     struct secret s;
@@ -122,8 +122,7 @@ int cmd_init(struct args *a)
     char recovery[PQV_RECOVERY_CHARS];
     char fp[PQV_FINGERPRINT_CHARS];
     pqv_error_clear();
-    int lrc = pqv_vault_create(g_cli.vault_dir, g_cli.keyfile,
-        (const uint8_t *)s.buf, s.len, &opt, recovery, fp);
+    int lrc = location_vault_create((const uint8_t *)s.buf, s.len, &opt, recovery, fp);
     secret_free(&s);
     if (lrc != 0)
         return lib_error(g_cli.vault_dir, lrc);
@@ -255,7 +254,7 @@ int cmd_recover(struct args *a)
     /* Hold the writer lock if the vault can be opened at all (the key file
      * may be missing: that is what recover is for). */
     pqv_vault *v = NULL;
-    if (pqv_vault_open(&v, g_cli.vault_dir, g_cli.keyfile) == 0) {
+    if (location_vault_open(&v) == 0) {
         if ((rc = lock_vault(v)) != EXIT_OK) {
             pqv_vault_close(v);
             return rc;
@@ -273,8 +272,8 @@ int cmd_recover(struct args *a)
     if ((rc = read_new_passphrase(&s, &g_cli.pass, "PQVAULT_PASSPHRASE")) != EXIT_OK)
         goto out2;
     pqv_error_clear();
-    int lrc = pqv_vault_recover(g_cli.vault_dir, g_cli.keyfile, code.buf,
-        (const uint8_t *)s.buf, s.len, have_kdf ? &kdf : NULL);
+    int lrc = location_vault_recover(code.buf, (const uint8_t *)s.buf, s.len,
+        have_kdf ? &kdf : NULL);
     if (lrc == PQV_E_AUTH) {
         const char *d = pqv_error_detail();
         err_msg("invalid recovery code%s%s", d && *d ? ": " : "", d ? d : "");

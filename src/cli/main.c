@@ -104,7 +104,9 @@ static void print_general_help(FILE *f)
         fprintf(f, "  %-8s %s\n", c->name, c->usage);
     fprintf(f,
         "\nGlobal options:\n"
-        "  -v, --vault DIR             vault directory (default $PQVAULT_DIR, else\n"
+        "  -v, --vault DIR|s3://BUCKET[/PREFIX]\n"
+        "                              vault directory or S3 location (default\n"
+        "                              $PQVAULT_DIR, else\n"
         "                              ${XDG_DATA_HOME:-$HOME/.local/share}/pqvault)\n"
         "  --keyfile FILE              key file (default $PQVAULT_KEYFILE, else\n"
         "                              VAULT/keyfile)\n"
@@ -112,6 +114,12 @@ static void print_general_help(FILE *f)
         "  --passphrase-fd N           passphrase: read from descriptor N\n"
         "  --passphrase-command CMD    passphrase: first line of CMD's output\n"
         "                              (else $PQVAULT_PASSPHRASE, else a prompt)\n"
+        "  --s3-endpoint URL           S3 endpoint (default $AWS_ENDPOINT_URL, else AWS\n"
+        "                              in $AWS_REGION); credentials from\n"
+        "                              $AWS_ACCESS_KEY_ID/$AWS_SECRET_ACCESS_KEY or\n"
+        "                              ~/.aws/credentials ($AWS_PROFILE)\n"
+        "  --s3-ca-file FILE           CA bundle for an https:// endpoint (default\n"
+        "                              $AWS_CA_BUNDLE, else the system's)\n"
         "  -q, --quiet                 no progress bar or informational messages\n"
         "  --wait                      wait for another writer's lock\n"
         "  -h, --help                  this help ('pqvault help COMMAND': a command's)\n"
@@ -301,6 +309,7 @@ int main(int argc, char **argv)
         if (status == EXIT_OK)
             status = EXIT_ERR;
     }
+    location_close();
     free(g_cli.vault_dir);
     return status;
 }

@@ -62,12 +62,16 @@ int open_vault(pqv_vault **v)
     if (rc != EXIT_OK)
         return rc;
     pqv_error_clear();
-    rc = pqv_vault_open(v, g_cli.vault_dir, g_cli.keyfile);
+    rc = location_vault_open(v);
     if (rc != 0) {
         *v = NULL;
         if (rc == PQV_E_NOVAULT) {
-            err_msg("%s: no vault at this location (create one with "
-                "'pqvault init')", g_cli.vault_dir);
+            const char *d = pqv_error_detail();
+            if (location_is_s3() && strstr(d, "bucket") != NULL)
+                err_msg("%s", d); /* the bucket itself is missing */
+            else
+                err_msg("%s: no vault at this location (create one with "
+                    "'pqvault init')", g_cli.vault_dir);
             return EXIT_NOVAULT;
         }
         return lib_error(rc == PQV_E_NOTFOUND && g_cli.keyfile ? g_cli.keyfile

@@ -2,12 +2,23 @@
 # Installs the Debian 12 packages pqvault needs to build, test and
 # benchmark.  Run as root (or through sudo).  Safe to run again.
 set -eu
-PACKAGES="build-essential clang libssl-dev libargon2-dev pkg-config valgrind python3 libclang-rt-14-dev strace e2fsprogs"
+# Build and test tools; libcurl + expat for the S3 backend; a single-node
+# Ceph (mon, memstore OSD, radosgw) that tests/s3/rgw.sh starts as a real S3
+# server; curl signs the harness's own requests; python3 modules for other
+# tests; rclone and restic (Debian 12 main) for the S3 benchmark comparison.
+PACKAGES="build-essential clang libssl-dev libargon2-dev pkg-config valgrind python3 libclang-rt-14-dev strace e2fsprogs
+curl libcurl4-openssl-dev libexpat1-dev
+ceph-mon ceph-osd radosgw ceph-common
+python3-cryptography python3-numpy
+rclone restic"
 missing=""
 # The S3 backend links libcurl (OpenSSL flavour) and expat.
 PACKAGES="$PACKAGES libcurl4-openssl-dev libexpat1-dev"
 for p in $PACKAGES; do
-    dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
+    case $(dpkg-query -W -f='${Status}' "$p" 2>/dev/null) in
+    "install ok installed") ;;
+    *) missing="$missing $p" ;;
+    esac
 done
 if [ -n "$missing" ]; then
     SUDO=""

@@ -12,8 +12,6 @@ ceph-mon ceph-osd radosgw ceph-common
 python3-cryptography python3-numpy
 rclone restic"
 missing=""
-# The S3 backend links libcurl (OpenSSL flavour) and expat.
-PACKAGES="$PACKAGES libcurl4-openssl-dev libexpat1-dev"
 for p in $PACKAGES; do
     case $(dpkg-query -W -f='${Status}' "$p" 2>/dev/null) in
     "install ok installed") ;;

@@ -69,6 +69,13 @@ $(BUILD)/tests/test_crash: tests/test_crash.c tests/crashsim.c tests/crashsim.h 
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Itests -o $@ tests/test_crash.c tests/crashsim.c $(LIB) $(ALL_LDFLAGS) $(LDLIBS)
 
+# The S3 tests' driver of the storage backend (needs a server: started by
+# tests/cli/s3_*.sh, not by run.sh).
+S3_LIVE = $(BUILD)/tests/s3_live
+$(S3_LIVE): tests/s3_live.c $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ tests/s3_live.c $(LIB) $(ALL_LDFLAGS) $(LDLIBS)
+
 $(BUILD)/tests/test_faults: tests/vaultcheck.h tests/vault_fixture.h
 $(BUILD)/tests/test_corruption: tests/vault_fixture.h
 
@@ -76,9 +83,9 @@ $(BUILD)/bench/%: bench/%.c $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(LIB) $(ALL_LDFLAGS) $(LDLIBS)
 
-check-tests: $(TEST_BINS) $(BIN)
+check-tests: $(TEST_BINS) $(BIN) $(S3_LIVE)
 
-test: $(TEST_BINS) $(BIN)
+test: $(TEST_BINS) $(BIN) $(S3_LIVE)
 	BUILD=$(BUILD) PQV_SAN=$(SAN) sh tests/run.sh
 
 # Everything CI runs: the suite plain (gcc), under ASan+UBSan, built with
@@ -86,7 +93,7 @@ test: $(TEST_BINS) $(BIN)
 check:
 	sh tests/check.sh
 
-clang-build: $(LIB) $(BIN) $(TEST_BINS)
+clang-build: $(LIB) $(BIN) $(TEST_BINS) $(S3_LIVE)
 
 ct: $(LIB)
 	sh tests/ct/run.sh

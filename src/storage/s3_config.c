@@ -421,8 +421,15 @@ credentials_from_file(struct pqv_s3_config *c)
     if (rc == PQV_E_NOTFOUND)
         return pqv_set_error(PQV_E_INVAL, "no S3 credentials: %.100s has no "
             "aws_access_key_id and aws_secret_access_key in [%.40s]", file, profile);
-    if (rc != 0)
-        return pqv_set_error(rc, "%.100s: %.140s", file, pqv_error_detail());
+    if (rc != 0) {
+        /* "credentials file: line 3: ..." becomes "FILE: line 3: ...". */
+        char why[160];
+        const char *d = pqv_error_detail();
+        if (strncmp(d, "credentials file: ", 18) == 0)
+            d += 18;
+        snprintf(why, sizeof(why), "%s", d);
+        return pqv_set_error(rc, "%.90s: %s", file, why);
+    }
     return 0;
 }
 

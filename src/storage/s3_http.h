@@ -98,6 +98,10 @@ struct s3_http_stats {
 };
 void s3_http_stats(s3_http *h, struct s3_http_stats *st);
 
+/* s3_storage_stats(s, st): the counters of S3 storage ${s} (storage_s3.c);
+ * PQV_E_INVAL if ${s} is another backend. */
+int s3_storage_stats(pqv_storage *s, struct s3_http_stats *st);
+
 /* s3_http_parse_date(s, t): an HTTP date ("Sun, 06 Nov 1994 08:49:37 GMT")
  * as seconds since the epoch.  0 or -1. */
 int s3_http_parse_date(const char *s, int64_t *t);

@@ -976,6 +976,15 @@ static const struct pqv_storage_ops s3_ops = {
     .close = s3_close,
 };
 
+int
+s3_storage_stats(pqv_storage *st, struct s3_http_stats *stats)
+{
+    if (st == NULL || st->ops != &s3_ops)
+        return PQV_E_INVAL;
+    s3_http_stats(((struct s3_storage *)st)->http, stats);
+    return 0;
+}
+
 /* probe(s): one listing request: does the bucket exist, do the
  * credentials work? */
 static int

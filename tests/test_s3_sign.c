@@ -687,17 +687,17 @@ test_xml_list_malformed(void)
         LIST_HEAD "<Contents><Size>1</Size></Contents></ListBucketResult>",
         LIST_HEAD "<Contents><Key>a</Key><Size>12a</Size></Contents></ListBucketResult>",
         LIST_HEAD "<Contents><Key>a</Key><Size>-1</Size></Contents></ListBucketResult>",
-        LIST_HEAD "<Contents><Key>a</Key><Size>18446744073709551616</Size></Contents>"
-            "</ListBucketResult>",
+        (LIST_HEAD "<Contents><Key>a</Key><Size>18446744073709551616</Size></Contents>"
+            "</ListBucketResult>"),
         LIST_HEAD "<Contents><Key></Key><Size>1</Size></Contents></ListBucketResult>",
         LIST_HEAD "<Contents><Key>a</Key><Size>1</Size></Contents></ListBucketResultX>",
-        "<?xml version=\"1.0\"?><!DOCTYPE lolz [<!ENTITY lol \"lol\">"
+        ("<?xml version=\"1.0\"?><!DOCTYPE lolz [<!ENTITY lol \"lol\">"
             "<!ENTITY lol2 \"&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;\">]>"
             "<ListBucketResult><Contents><Key>&lol2;</Key><Size>1</Size></Contents>"
-            "</ListBucketResult>",
+            "</ListBucketResult>"),
         "<!DOCTYPE x SYSTEM \"file:///etc/passwd\"><ListBucketResult></ListBucketResult>",
-        "<ListBucketResult><a><b><c><d><e><f><g><h><i>x</i></h></g></f></e></d></c></b></a>"
-            "</ListBucketResult>",
+        ("<ListBucketResult><a><b><c><d><e><f><g><h><i>x</i></h></g></f></e></d></c></b></a>"
+            "</ListBucketResult>"),
     };
     struct s3_list_page pg;
     char *doc;

@@ -3,6 +3,8 @@
  */
 #include "storage/s3_http.h"
 
+#ifndef PQV_NO_S3 /* (make static builds without libcurl: no S3 backend) */
+
 #include <curl/curl.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -633,7 +635,7 @@ attempt_once(s3_http *h, CURL *c, const struct s3_req *req, const char *payload_
 
     if (code != CURLE_OK) {
         const char *why = errbuf[0] != '\0' ? errbuf : curl_easy_strerror(code);
-        snprintf(resp->transport, sizeof(resp->transport), "%s", why);
+        snprintf(resp->transport, sizeof(resp->transport), "%.159s", why);
         /* (curl's messages name hosts and ports, never headers.) */
     }
     if (a.errbody != NULL) {
@@ -753,3 +755,7 @@ s3_http_parse_date(const char *s, int64_t *t)
     *t = (int64_t)r;
     return 0;
 }
+
+#else
+typedef int s3_http_not_built;
+#endif

@@ -20,6 +20,8 @@
  */
 #include "pqvault/storage.h"
 
+#ifndef PQV_NO_S3 /* (make static builds without libcurl: no S3 backend) */
+
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -1080,3 +1082,29 @@ err:
     s3_close(&s->base);
     return rc;
 }
+
+#else
+
+#include "storage/s3_http.h"
+#include "util/util.h"
+
+int
+s3_storage_stats(pqv_storage *st, struct s3_http_stats *stats)
+{
+    (void)st;
+    (void)stats;
+    return PQV_E_INVAL;
+}
+
+int
+pqv_storage_s3_open(pqv_storage **out, const char *url, const struct pqv_s3_config *cfg,
+    int create)
+{
+    (void)cfg;
+    (void)create;
+    if (out != NULL)
+        *out = NULL;
+    return pqv_set_error(PQV_E_UNSUPPORTED, "%.200s: this pqvault was built without S3 support "
+        "(no libcurl in a static build)", url != NULL ? url : "s3://");
+}
+#endif

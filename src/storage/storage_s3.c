@@ -801,12 +801,13 @@ s3_lock(pqv_storage *st, int wait, char *holder, size_t holderlen)
         return 0;
     (void)object_key(s, LEASE_NAME, key, sizeof(key));
     len = lease_text(s, 0, text, sizeof(text));
-    for (unsigned round = 0;; round++) {
+    for (unsigned races = 0;; races++) {
         struct lease_info li;
         int64_t now, lm, left;
         const char *cond_etag = NULL;
 
-        if (round == 1000)
+        /* (Rounds that lost a race, not those that waited for a holder.) */
+        if (races == 1000)
             return pqv_set_error(PQV_E_IO, "%s/%s: lease does not settle", s->url, LEASE_NAME);
         t0 = boot_ms();
         rc = cond_put(s, key, text, len, NULL, &r);
@@ -875,6 +876,7 @@ s3_lock(pqv_storage *st, int wait, char *holder, size_t holderlen)
             struct timespec ts = { left < 5 ? (time_t)left : 5, 0 };
             while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
                 ;
+            races--;
         }
     }
     pthread_mutex_lock(&s->mu);

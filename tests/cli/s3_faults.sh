@@ -70,7 +70,7 @@ check_ok "the lease is released" test "$(s3_status GET "/$B/$RUN/lock")" = 404
 rm -f "$T/pfifo"
 mkfifo "$T/pfifo"
 step "action=reset-after method=PUT path=/lock every=2 times=4"
-env PQVAULT_S3_LEASE_SECONDS=2 "$PQV" --s3-endpoint "$PX" -v "$URL" --passphrase-file "$T/pfifo" \
+env PQVAULT_S3_LEASE_SECONDS=4 "$PQV" --s3-endpoint "$PX" -v "$URL" --passphrase-file "$T/pfifo" \
     add "$T/tree/small" --name renewed >/dev/null 2>"$T/holder.err" &
 holder=$!
 BG_PIDS=$holder

@@ -54,8 +54,8 @@ check_ok "the lease is deleted when its holder ends" lease_absent
 expect_status 0 pqs rm x
 
 # ---- renewed while the holder runs ----
-start_holder PQVAULT_S3_LEASE_SECONDS=2
-wait_until "the holder takes a 2 s lease" lease_has "duration 2"
+start_holder PQVAULT_S3_LEASE_SECONDS=4
+wait_until "the holder takes a 4 s lease" lease_has "duration 4"
 wait_until "the lease is renewed twice" lease_has "serial 2"
 expect_status 6 pqs add "$T/x" --name y
 expect_stderr_contains "(pid $holder on "
@@ -99,7 +99,7 @@ check_ok "--wait: the lease is released after" lease_absent
 # ---- a holder stopped past its lease may not write ----
 rm -f "$T/hfifo"
 mkfifo "$T/hfifo"
-env PQVAULT_S3_LEASE_SECONDS=2 "$LIVE" "$URL" hold <"$T/hfifo" >"$T/hold.out" 2>&1 &
+env PQVAULT_S3_LEASE_SECONDS=3 "$LIVE" "$URL" hold <"$T/hfifo" >"$T/hold.out" 2>&1 &
 driver=$!
 BG_PIDS="$driver"
 exec 7>"$T/hfifo"

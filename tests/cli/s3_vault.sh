@@ -146,6 +146,68 @@ expect_stderr_contains "(after 6 attempts)"
 expect_one_error_line
 expect_status 1 "$PQV" --s3-endpoint "https://127.0.0.1:$PQV_RGW_PORT" -v "$URL" list
 expect_stderr_contains "$URL"
+# ---- HTTPS: the certificate is verified unless a CA file vouches for it ----
+# A TLS front for the RGW (python3 ssl, a self-signed certificate for
+# 127.0.0.1): bytes pass through, so the signatures stay valid.
+cat >"$T/tls.py" <<'PY'
+import socket, ssl, sys, threading
+cert, key, upstream, portfile = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+ctx.load_cert_chain(cert, key)
+ls = socket.socket()
+ls.bind(("127.0.0.1", 0))
+ls.listen(32)
+with open(portfile + ".tmp", "w") as f:
+    f.write(str(ls.getsockname()[1]))
+import os
+os.rename(portfile + ".tmp", portfile)
+def pipe(a, b):
+    try:
+        while True:
+            d = a.recv(65536)
+            if not d:
+                break
+            b.sendall(d)
+    except OSError:
+        pass
+    for s in (a, b):
+        try:
+            s.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+def handle(c):
+    try:
+        t = ctx.wrap_socket(c, server_side=True)
+    except (OSError, ssl.SSLError):
+        c.close()
+        return
+    u = socket.create_connection(("127.0.0.1", upstream))
+    threading.Thread(target=pipe, args=(t, u), daemon=True).start()
+    pipe(u, t)
+while True:
+    c, _ = ls.accept()
+    threading.Thread(target=handle, args=(c,), daemon=True).start()
+PY
+if openssl req -x509 -newkey rsa:2048 -nodes -keyout "$T/tls.key" -out "$T/tls.crt" -days 2 \
+        -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 >/dev/null 2>&1; then
+    python3 "$T/tls.py" "$T/tls.crt" "$T/tls.key" "$PQV_RGW_PORT" "$T/tls.port" 2>/dev/null &
+    BG_PIDS="$BG_PIDS $!"
+    if wait_until "the TLS front listens" test -s "$T/tls.port"; then
+        TLS=https://127.0.0.1:$(cat "$T/tls.port")
+        expect_status 1 "$PQV" --s3-endpoint "$TLS" -v "$URL" --passphrase-file "$PF" list
+        expect_stderr_contains "certificate"
+        expect_one_error_line
+        expect_status 0 "$PQV" --s3-endpoint "$TLS" --s3-ca-file "$T/tls.crt" -v "$URL" \
+            --passphrase-file "$PF" get tree/one -o -
+        expect_stdout_contains "one"
+        expect_status 0 env AWS_CA_BUNDLE="$T/tls.crt" AWS_ENDPOINT_URL="$TLS" "$PQV" -v "$URL" \
+            --passphrase-file "$PF" add "$T/tree/one" --name over-tls
+        expect_status 1 "$PQV" --s3-endpoint "$TLS" --s3-ca-file "$T/nonexistent.pem" -v "$URL" list
+    fi
+else
+    echo "# SKIP - openssl cannot make a test certificate"
+fi
+
 expect_status 0 "$PQV" --help
 expect_stdout_contains "--s3-endpoint URL"
 expect_stdout_contains "--s3-ca-file FILE"

@@ -133,9 +133,10 @@ fail(const struct s3_storage *s, const char *name, int rc, const struct s3_resp 
         snprintf(tries, sizeof(tries), " (after %u attempts)", r->attempts);
     if (rc == PQV_E_INTEGRITY && r->too_large)
         return pqv_set_error(PQV_E_INTEGRITY, "%s/%s: larger than expected", s->url, name);
+    if (rc != 0 && r->transport[0] == '\0')
+        return rc; /* failed before any attempt (lease lost, ...): detail set */
     if (rc != 0)
-        return pqv_set_error(rc == PQV_E_IO ? PQV_E_IO : rc, "%s/%s: %s%s", s->url, name,
-            r->transport[0] ? r->transport : "request failed", tries);
+        return pqv_set_error(rc, "%s/%s: %s%s", s->url, name, r->transport, tries);
     if (code[0] == '\0') {
         /* HEAD replies have no body: name the status. */
         switch (r->status) {

@@ -97,6 +97,66 @@ struct pqv_storage {
  * parent directory synced).  PQV_E_NOVAULT if ${dir} does not exist. */
 PQV_API int pqv_storage_local_open(pqv_storage **out, const char *dir, int create) PQV_WARN_UNUSED;
 
+/*
+ * The S3-compatible backend (see docs/S3.md).  A vault lives under
+ * "s3://BUCKET/PREFIX": blob NAME is the object PREFIX/NAME, the writer lock
+ * is the lease object PREFIX/lock.  Requests are signed with AWS Signature
+ * Version 4, sent over HTTPS (HTTP only for an http:// endpoint), run in
+ * parallel over reused connections and retried with backoff when the
+ * failure is transient.
+ */
+struct pqv_s3_config {
+    char *endpoint;        /* "https://host[:port]"; NULL: AWS in ${region} */
+    char *region;          /* e.g. "us-east-1" */
+    char *access_key;
+    char *secret_key;      /* wiped by pqv_s3_config_clear */
+    char *session_token;   /* NULL if none; wiped too */
+    char *ca_file;         /* CA bundle; NULL: the system's */
+    int path_style;        /* 1: http://host/BUCKET/KEY, 0: http://BUCKET.host/KEY,
+                              -1: path style for an explicit endpoint */
+    unsigned lease_seconds;   /* writer lease; 0: PQV_S3_LEASE_DEFAULT */
+    unsigned max_attempts;    /* per request; 0: PQV_S3_ATTEMPTS_DEFAULT */
+    unsigned retry_base_ms;   /* first backoff; 0: PQV_S3_RETRY_BASE_DEFAULT */
+};
+
+#define PQV_S3_LEASE_DEFAULT 60
+#define PQV_S3_LEASE_MIN 2
+#define PQV_S3_LEASE_MAX 3600
+#define PQV_S3_ATTEMPTS_DEFAULT 6
+#define PQV_S3_RETRY_BASE_DEFAULT 100
+
+/* pqv_s3_is_url(location): whether ${location} starts with "s3://". */
+PQV_API int pqv_s3_is_url(const char *location);
+
+/*
+ * pqv_s3_config_from_env(c, endpoint_opt, ca_opt): fill ${c} from
+ * ${endpoint_opt} (else $AWS_ENDPOINT_URL_S3, else $AWS_ENDPOINT_URL, else
+ * AWS), $AWS_REGION / $AWS_DEFAULT_REGION (else us-east-1), the
+ * credentials $AWS_ACCESS_KEY_ID, $AWS_SECRET_ACCESS_KEY and
+ * $AWS_SESSION_TOKEN, or else profile $AWS_PROFILE (else "default") of
+ * $AWS_SHARED_CREDENTIALS_FILE (else ~/.aws/credentials), and the CA
+ * bundle ${ca_opt} (else $AWS_CA_BUNDLE).  Messages never quote a secret.
+ * PQV_E_INVAL with a detail if something is missing or malformed.  Clear
+ * ${c} with pqv_s3_config_clear, also after a failure.
+ */
+PQV_API int pqv_s3_config_from_env(struct pqv_s3_config *c, const char *endpoint_opt,
+    const char *ca_opt) PQV_WARN_UNUSED;
+
+/* pqv_s3_config_clear(c): wipe the secrets of ${c}, free its strings. */
+PQV_API void pqv_s3_config_clear(struct pqv_s3_config *c);
+
+/*
+ * pqv_storage_s3_open(out, url, cfg, create): the S3 backend for ${url}
+ * ("s3://BUCKET" or "s3://BUCKET/PREFIX"), with a copy of ${cfg}.  The
+ * bucket is checked with one listing request: PQV_E_NOVAULT if it does not
+ * exist (NoSuchBucket; buckets are never created), PQV_E_IO naming the
+ * status and S3 error code for any other refusal (AccessDenied,
+ * SignatureDoesNotMatch, ...), PQV_E_INVAL for a malformed URL.
+ * ${create} is accepted for symmetry with the local backend.
+ */
+PQV_API int pqv_storage_s3_open(pqv_storage **out, const char *url, const struct pqv_s3_config *cfg,
+    int create) PQV_WARN_UNUSED;
+
 #ifdef __cplusplus
 }
 #endif

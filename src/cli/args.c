@@ -177,6 +177,16 @@ apply_global(struct args *a, int id, const char *val)
         return set_pass_source(a, PASS_FD, val, "--passphrase-fd");
     case G_PCMD:
         return set_pass_source(a, PASS_COMMAND, val, "--passphrase-command");
+    case G_S3_ENDPOINT:
+        if (strncmp(val, "https://", 8) != 0 && strncmp(val, "http://", 7) != 0)
+            return arg_error(a, "--s3-endpoint: '%s' is not an http:// or https:// URL", val);
+        g->s3_endpoint = val;
+        return 0;
+    case G_S3_CA_FILE:
+        if (*val == '\0')
+            return arg_error(a, "--s3-ca-file: empty file name");
+        g->s3_ca_file = val;
+        return 0;
     case G_QUIET:
         g->quiet = 1;
         return 0;

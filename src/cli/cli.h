@@ -42,6 +42,8 @@ struct cli {
     const char *cmd;           /* command name, for messages */
     const char *vault_opt;     /* -v */
     const char *keyfile_opt;   /* --keyfile */
+    const char *s3_endpoint;   /* --s3-endpoint */
+    const char *s3_ca_file;    /* --s3-ca-file */
     char *vault_dir;           /* resolved vault directory (malloc'd) */
     const char *keyfile;       /* resolved key file or NULL (the default) */
     struct pass_source pass;
@@ -78,7 +80,7 @@ enum opt_id {
     OPT_RECFILE, OPT_VERSION,
     G_FIRST = 1000,
     G_VAULT = G_FIRST, G_KEYFILE, G_PFILE, G_PFD, G_PCMD, G_QUIET, G_WAIT, G_HELP,
-    G_KDFLIMIT
+    G_KDFLIMIT, G_S3_ENDPOINT, G_S3_CA_FILE
 };
 
 struct optdef {
@@ -174,6 +176,23 @@ int lock_vault(pqv_vault *v);
 /* session(v, writer): open (the key file required), (lock,) unlock; exit
  * status. */
 int session(pqv_vault **v, int writer);
+
+/* ---- vault location (location.c) ---- */
+
+/* location_is_s3(): whether the resolved location is an s3:// URL. */
+int location_is_s3(void);
+/* location_vault_open(v, flags, storage_failed) / location_vault_create:
+ * pqv_vault_open_flags and pqv_vault_create for the resolved location: a
+ * local directory, or an s3:// URL whose storages (the bucket, and
+ * --keyfile's directory) are opened once and kept until location_close().
+ * *${storage_failed} says the storage itself could not be opened (a
+ * missing bucket).  Library return codes. */
+int location_vault_open(pqv_vault **v, unsigned flags, int *storage_failed);
+int location_vault_create(const uint8_t *pass, size_t passlen,
+    const struct pqv_init_options *opt, char recovery[PQV_RECOVERY_CHARS],
+    char fingerprint[PQV_FINGERPRINT_CHARS]);
+/* location_close(): close the storages (after every pqv_vault_close). */
+void location_close(void);
 
 /* ---- passphrases (passphrase.c) ---- */
 

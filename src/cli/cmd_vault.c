@@ -99,8 +99,7 @@ cmd_init(struct args *a)
     char recovery[PQV_RECOVERY_CHARS];
     char fp[PQV_FINGERPRINT_CHARS];
     pqv_error_clear();
-    int lrc = pqv_vault_create(g_cli.vault_dir, g_cli.keyfile,
-        (const uint8_t *)s.buf, s.len, &opt, recovery, fp);
+    int lrc = location_vault_create((const uint8_t *)s.buf, s.len, &opt, recovery, fp);
     secret_free(&s);
     if (lrc != 0)
         return lib_error(g_cli.vault_dir, lrc);

@@ -19,6 +19,8 @@ const struct optdef global_opts[] = {
     { "wait", 0, 0, G_WAIT },
     { "kdf-limit", 0, 1, G_KDFLIMIT },
     { "help", 'h', 0, G_HELP },
+    { "s3-endpoint", 0, 1, G_S3_ENDPOINT },
+    { "s3-ca-file", 0, 1, G_S3_CA_FILE },
     { NULL, 0, 0, 0 }
 };
 
@@ -167,7 +169,9 @@ commands_print_general_help(FILE *f)
         fprintf(f, "  %-8s %s\n", c->name, c->usage);
     fprintf(f,
         "\nGlobal options:\n"
-        "  -v, --vault DIR             vault directory (default $PQVAULT_DIR, else\n"
+        "  -v, --vault DIR|s3://BUCKET[/PREFIX]\n"
+        "                              vault directory or S3 location (default\n"
+        "                              $PQVAULT_DIR, else\n"
         "                              ${XDG_DATA_HOME:-$HOME/.local/share}/pqvault)\n"
         "  --keyfile FILE              key file (default $PQVAULT_KEYFILE, else\n"
         "                              VAULT/keyfile)\n"
@@ -175,6 +179,12 @@ commands_print_general_help(FILE *f)
         "  --passphrase-fd N           passphrase: read from descriptor N\n"
         "  --passphrase-command CMD    passphrase: first line of CMD's output\n"
         "                              (else $PQVAULT_PASSPHRASE, else a prompt)\n"
+        "  --s3-endpoint URL           S3 endpoint (default $AWS_ENDPOINT_URL, else AWS\n"
+        "                              in $AWS_REGION); credentials from\n"
+        "                              $AWS_ACCESS_KEY_ID/$AWS_SECRET_ACCESS_KEY or\n"
+        "                              ~/.aws/credentials ($AWS_PROFILE)\n"
+        "  --s3-ca-file FILE           CA bundle for an https:// endpoint (default\n"
+        "                              $AWS_CA_BUNDLE, else the system's)\n"
         "  -q, --quiet                 no progress bar or informational messages\n"
         "  --wait                      wait for another writer's lock\n"
         "  --kdf-limit m=KIB,t=N       compute key file slots up to this Argon2id cost\n"

@@ -261,6 +261,7 @@ main(int argc, char **argv)
         if (status == EXIT_OK)
             status = EXIT_ERR;
     }
+    location_close();
     free(g_cli.vault_dir);
     return status;
 }

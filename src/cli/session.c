@@ -69,9 +69,12 @@ open_with(pqv_vault **v, unsigned flags)
     if (rc != EXIT_OK)
         return rc;
     pqv_error_clear();
-    rc = pqv_vault_open_flags(v, g_cli.vault_dir, g_cli.keyfile, flags);
+    int storage_failed;
+    rc = location_vault_open(v, flags, &storage_failed);
     if (rc != 0) {
         *v = NULL;
+        if (rc == PQV_E_NOVAULT && storage_failed)
+            return lib_error(NULL, rc); /* the bucket itself is missing */
         if (rc == PQV_E_NOVAULT) {
             err_msg("%s: no vault at this location (create one with "
                 "'pqvault init')", g_cli.vault_dir);

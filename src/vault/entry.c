@@ -82,7 +82,7 @@ nomem:
 /* ---- the string and pack tables of a segment ---- */
 
 void
-seg_tables_free(struct seg_tables *t)
+entry_tables_free(struct seg_tables *t)
 {
     for (size_t i = 0; i < t->nstrings; i++)
         free(t->strings[i]);
@@ -114,7 +114,7 @@ string_index(struct seg_tables *t, const char *s, uint64_t *out)
 }
 
 int
-seg_tables_pack(struct seg_tables *t, const uint8_t id[PACK_ID_BYTES], uint8_t flags,
+entry_tables_pack(struct seg_tables *t, const uint8_t id[PACK_ID_BYTES], uint8_t flags,
     uint64_t *index)
 {
     /* Most lookups are for the pack added last. */
@@ -192,7 +192,7 @@ entry_encode(struct buf *out, const struct entry *e, struct seg_tables *t,
         for (uint32_t i = 0; i < e->nextents; i++) {
             const struct extent *x = &e->extents[i];
             uint64_t pack;
-            if ((rc = seg_tables_pack(t, x->pack_id, x->pack_flags, &pack)) != 0)
+            if ((rc = entry_tables_pack(t, x->pack_id, x->pack_flags, &pack)) != 0)
                 goto fail;
             buf_varint(&b, x->file_off);
             buf_varint(&b, x->plain_len);

@@ -29,8 +29,8 @@
 #include "vault/vault_internal.h"
 
 /* A batch: files written and verified, synced together, then named. */
-#define BATCH_FILES 64
-#define BATCH_BYTES (64u << 20)
+#define RESTORE_BATCH_FILES 64
+#define RESTORE_BATCH_BYTES (64u << 20)
 
 struct get_job {
     struct pool_job job;
@@ -228,7 +228,7 @@ stream_current(pqv_vault *v, struct state *st, const struct entry *e, struct sin
 
         error_save(&first);
         state_free(fresh_state);
-        if ((rr = vault_state(v, fresh_state, NULL)) != 0)
+        if ((rr = state_current(v, fresh_state, NULL)) != 0)
             return rr;
         rr = state_lookup(v, fresh_state, e->name, &now);
         if (rr == PQV_E_NOTFOUND)
@@ -326,7 +326,7 @@ struct restore {
     struct dest d;
     const struct pqv_get_options *opt;
     struct sink progress;
-    struct pending batch[BATCH_FILES];
+    struct pending batch[RESTORE_BATCH_FILES];
     size_t nbatch;
     uint64_t batch_bytes;
     struct hardlink *links;
@@ -375,7 +375,7 @@ sync_job_run(struct pool_job *pj)
 static int
 flush(struct restore *r)
 {
-    struct sync_job jobs[BATCH_FILES];
+    struct sync_job jobs[RESTORE_BATCH_FILES];
     struct pool *pool = vault_pool(r->v);
     int rc = 0;
 
@@ -450,7 +450,7 @@ restore_file(struct restore *r, const struct entry *e, const char *rel, const ch
     p->e = e;
     r->nbatch++;
     r->batch_bytes += e->size;
-    if (r->nbatch == BATCH_FILES || r->batch_bytes >= BATCH_BYTES)
+    if (r->nbatch == RESTORE_BATCH_FILES || r->batch_bytes >= RESTORE_BATCH_BYTES)
         return flush(r);
     return 0;
 }
@@ -604,7 +604,7 @@ restore_tree(struct restore *r, const char *prefix, const char *out, uint64_t da
             p->f.tmp.slot = -1;
             p->done = 1;
             p->e = e;
-            if (r->nbatch == BATCH_FILES && (rc = flush(r)) != 0)
+            if (r->nbatch == RESTORE_BATCH_FILES && (rc = flush(r)) != 0)
                 return rc;
         }
     }
@@ -656,7 +656,7 @@ pqv_vault_get(pqv_vault *v, const char *name, const char *out, const struct pqv_
     w.report = opt->report;
     w.report_ctx = opt->report_ctx;
     w.damaged = &damaged;
-    if ((rc = vault_state(v, &st, &w)) != 0)
+    if ((rc = state_current(v, &st, &w)) != 0)
         return rc;
     /* One name is found without loading the catalogue; a tree needs it. */
     memset(&one, 0, sizeof(one));
@@ -739,7 +739,7 @@ pqv_vault_get_fd(pqv_vault *v, const char *name, int fd, const struct pqv_get_op
     sink.opt = opt;
     if ((rc = pqv_name_normalize(name, norm, sizeof(norm))) != 0)
         return rc;
-    if ((rc = vault_state(v, &st, NULL)) != 0)
+    if ((rc = state_current(v, &st, NULL)) != 0)
         return rc;
     if ((rc = state_lookup(v, &st, norm, &e)) != 0) {
         state_free(&st);

@@ -84,7 +84,7 @@ pqv_vault_list(pqv_vault *v, const char *prefix, const struct pqv_list_options *
         w.report_ctx = opt->report_ctx;
     }
     w.damaged = &damaged;
-    if ((rc = vault_state(v, &st, &w)) != 0)
+    if ((rc = state_current(v, &st, &w)) != 0)
         return rc;
     if ((rc = state_load_reporting(v, &st, &w)) != 0)
         goto done;
@@ -127,7 +127,7 @@ pqv_vault_lookup(pqv_vault *v, const char *name, struct pqv_entry *entry)
         return PQV_E_INVAL;
     if ((rc = pqv_name_normalize(name, norm, sizeof(norm))) != 0)
         return rc;
-    if ((rc = vault_state(v, &st, NULL)) != 0)
+    if ((rc = state_current(v, &st, NULL)) != 0)
         return rc;
     if ((rc = state_lookup(v, &st, norm, &e)) == 0) {
         rc = list_public_entry(&e, entry);

@@ -32,7 +32,7 @@ segment_free(struct segment *s)
     free(s->superseded);
     free(s->history);
     free(s->wrap);
-    seg_tables_free(&s->t);
+    entry_tables_free(&s->t);
     free(s->blocks);
     free(s->blockdata);
     util_wipe(s->key, sizeof(s->key));
@@ -301,7 +301,7 @@ done:
     free(blocks);
     free(sorted);
     buf_wipe_free(&head);
-    seg_tables_free(&t);
+    entry_tables_free(&t);
     util_wipe(key, sizeof(key));
     return rc;
 }

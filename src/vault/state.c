@@ -505,7 +505,7 @@ check_keyfile(pqv_vault *v, const struct state *st)
 }
 
 int
-vault_state(pqv_vault *v, struct state *st, const struct names_walk *w)
+state_current(pqv_vault *v, struct state *st, const struct names_walk *w)
 {
     int rc;
 

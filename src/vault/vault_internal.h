@@ -294,10 +294,10 @@ int entry_encode(struct buf *out, const struct entry *e, struct seg_tables *t,
     const uint8_t *stored_key);
 /* entry_decode(c, e, t): the next entry; PQV_E_INTEGRITY if malformed. */
 int entry_decode(struct cursor *c, struct entry *e, const struct seg_tables *t);
-/* seg_tables_pack(t, id, flags, index): the index of pack ${id} (added). */
-int seg_tables_pack(struct seg_tables *t, const uint8_t id[PACK_ID_BYTES], uint8_t flags,
+/* entry_tables_pack(t, id, flags, index): the index of pack ${id} (added). */
+int entry_tables_pack(struct seg_tables *t, const uint8_t id[PACK_ID_BYTES], uint8_t flags,
     uint64_t *index);
-void seg_tables_free(struct seg_tables *t);
+void entry_tables_free(struct seg_tables *t);
 
 /* ---- segment.c (format 2) ---- */
 #define SEGMENT_HEADER_BYTES 72
@@ -399,9 +399,9 @@ int state_load(pqv_vault *v, struct state *st);
 /* state_load_reporting(v, st, w): the same; with ${w} counting damage, a
  * damaged block is reported and skipped instead of failing the load. */
 int state_load_reporting(pqv_vault *v, struct state *st, const struct names_walk *w);
-/* vault_state(v, st, w): state_open, then the key file and the local state
+/* state_current(v, st, w): state_open, then the key file and the local state
  * checked against it (rollback, fork). */
-int vault_state(pqv_vault *v, struct state *st, const struct names_walk *w);
+int state_current(pqv_vault *v, struct state *st, const struct names_walk *w);
 /* state_lookup(v, st, name, out): the entry named ${name} (a copy). */
 int state_lookup(pqv_vault *v, struct state *st, const char *name, struct entry *out);
 /* state_find(st, name): in a loaded state; NULL if none. */

@@ -1,0 +1,1108 @@
+/*
+ * storage_s3.c: the S3-compatible storage backend (see pqvault/storage.h
+ * and docs/S3.md).
+ *
+ * Blob NAME is the object PREFIX/NAME of the bucket.  put is one PUT
+ * (atomic and durable when it returns); put_new adds If-None-Match: *, and
+ * a 412 is checked by reading the object back (a retry whose first attempt
+ * succeeded with its reply lost, or a duplicated request, finds its own
+ * bytes there and succeeds); get, get_range and stat are GET, ranged GET
+ * and HEAD; list is ListObjectsV2 page by page; del is HEAD then DELETE (S3
+ * says nothing about absent keys); barrier waits until no put or del is in
+ * flight.
+ *
+ * The writer lock is a lease: the object PREFIX/lock, created with
+ * If-None-Match: *, renewed by a thread every third of its duration with
+ * If-Match on its ETag, taken over (If-Match again) only once the server's
+ * own Date is past the object's Last-Modified plus its duration.  A writer
+ * that cannot renew in time, or finds the lease taken over, refuses every
+ * later put, del and barrier with PQV_E_LOCKED.
+ */
+#include "pqvault/storage.h"
+
+#ifndef PQV_NO_S3 /* (make static builds without libcurl: no S3 backend) */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "storage/s3_config.h"
+#include "storage/s3_http.h"
+#include "storage/s3_xml.h"
+#include "util/util.h"
+
+#define LEASE_NAME "lock"
+#define LEASE_BODY_MAX 1024
+#define LIST_PAGE_KEYS "1000"
+
+struct s3_storage {
+    pqv_storage base;
+    s3_http *http;
+    char bucket[S3_BUCKET_MAX];
+    char prefix[S3_PREFIX_MAX];       /* "" or "a/b" (no final '/') */
+    char url[S3_BUCKET_MAX + S3_PREFIX_MAX + 8];
+
+    pthread_mutex_t mu;
+    pthread_cond_t cond;              /* CLOCK_MONOTONIC */
+    unsigned writes;                  /* puts and dels in flight */
+
+    /* The lease, under mu. */
+    unsigned lease_seconds;
+    int locked, lost, stop, renewer_running;
+    char lost_why[160];
+    char token[33];
+    char holder[128];                 /* ours: "pid N on HOST" */
+    char etag[80];                    /* of our lease object, unquoted */
+    int quote_etag;                   /* the server wants If-Match quoted */
+    uint64_t serial;
+    int64_t last_ok_ms;               /* boot_ms() before the last good write */
+    pthread_t renewer;
+};
+
+/* ---- small helpers ---- */
+
+/* boot_ms(): milliseconds on CLOCK_BOOTTIME, which keeps counting while
+ * the machine is suspended (CLOCK_MONOTONIC does not): a lease's time runs
+ * on the server while this host sleeps. */
+static int64_t
+boot_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_BOOTTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int64_t
+mono_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* object_key(s, name, key): "PREFIX/NAME" (or NAME), after checking that
+ * ${name} is a relative name without "." or ".." components. */
+static int
+object_key(const struct s3_storage *s, const char *name, char *key, size_t keylen)
+{
+    size_t n = strlen(name);
+    int w;
+
+    if (n == 0 || name[0] == '/' || strstr(name, "..") != NULL || n > 512)
+        return error_set(PQV_E_INVAL, name, "invalid storage name");
+    w = snprintf(key, keylen, "%s%s%s", s->prefix, s->prefix[0] ? "/" : "", name);
+    if (w < 0 || (size_t)w >= keylen)
+        return error_set(PQV_E_INVAL, name, "name too long");
+    return 0;
+}
+
+/* unquote(etag, out): the ETag without its quotes. */
+static void
+unquote(const char *etag, char *out, size_t outlen)
+{
+    size_t n = strlen(etag);
+
+    if (n >= 2 && etag[0] == '"' && etag[n - 1] == '"') {
+        etag++;
+        n -= 2;
+    }
+    if (n >= outlen)
+        n = outlen - 1;
+    memcpy(out, etag, n);
+    out[n] = '\0';
+}
+
+/* fail(s, name, rc, r): the error of a request about ${name} that ended
+ * with ${rc} (transport) or the non-2xx response ${r}: the message names
+ * the blob, the HTTP status and the S3 error code. */
+static int
+fail(const struct s3_storage *s, const char *name, int rc, const struct s3_resp *r)
+{
+    char tries[32] = "";
+    const char *code = r->err.code;
+    int err;
+
+    if (r->attempts > 1)
+        snprintf(tries, sizeof(tries), " (after %u attempts)", r->attempts);
+    if (rc == PQV_E_INTEGRITY && r->too_large)
+        return error_set(PQV_E_INTEGRITY, NULL, "%s/%s: larger than expected", s->url, name);
+    if (rc != 0 && r->transport[0] == '\0')
+        return rc; /* failed before any attempt (lease lost, ...): detail set */
+    if (rc != 0)
+        return error_set(rc, NULL, "%s/%s: %s%s", s->url, name, r->transport, tries);
+    if (code[0] == '\0') {
+        /* HEAD replies have no body: name the status. */
+        switch (r->status) {
+        case 403: code = "Forbidden"; break;
+        case 404: code = "NotFound"; break;
+        case 412: code = "PreconditionFailed"; break;
+        case 416: code = "InvalidRange"; break;
+        default: code = "(no error code)"; break;
+        }
+    }
+    if (r->status == 404)
+        err = strcmp(code, "NoSuchBucket") == 0 ? PQV_E_NOVAULT : PQV_E_NOTFOUND;
+    else if (r->status == 412)
+        err = PQV_E_EXISTS;
+    else if (r->status == 416)
+        err = PQV_E_INTEGRITY;
+    else if (strcmp(code, "QuotaExceeded") == 0 || strcmp(code, "EntityTooLarge") == 0 ||
+        r->status == 507)
+        err = PQV_E_NOSPACE;
+    else
+        err = PQV_E_IO;
+    if (err == PQV_E_NOVAULT)
+        return error_set(err, s->url, "bucket %s does not exist (HTTP 404 NoSuchBucket)", s->bucket);
+    return error_set(err, NULL, "%s/%s: HTTP %ld %s%s%.100s%s", s->url, name, r->status, code, r->err.message[0] ? ": " : "", r->err.message, tries);
+}
+
+/* ---- writes in flight and the lease's validity ---- */
+
+static int
+lease_valid_locked(const struct s3_storage *s)
+{
+    int64_t margin = (int64_t)s->lease_seconds * 100; /* a tenth */
+
+    if (margin > 2000)
+        margin = 2000;
+    return !s->lost && boot_ms() < s->last_ok_ms + (int64_t)s->lease_seconds * 1000 - margin;
+}
+
+/* lease_check_locked(s, name): PQV_E_LOCKED if this writer took the
+ * lease and has lost it (taken over, or not renewed in time). */
+static int
+lease_check_locked(struct s3_storage *s, const char *name)
+{
+    if (!s->locked || lease_valid_locked(s))
+        return 0;
+    if (!s->lost) {
+        s->lost = 1;
+        snprintf(s->lost_why, sizeof(s->lost_why), "not renewed in time");
+    }
+    return error_set(PQV_E_LOCKED, NULL, "%s/%s: writer lease lost (%s): refusing to write", s->url, name, s->lost_why);
+}
+
+/* write_begin(s, name): count a write in flight, unless this writer held
+ * the lease and lost it. */
+static int
+write_begin(struct s3_storage *s, const char *name)
+{
+    int rc;
+
+    pthread_mutex_lock(&s->mu);
+    if ((rc = lease_check_locked(s, name)) == 0)
+        s->writes++;
+    pthread_mutex_unlock(&s->mu);
+    return rc;
+}
+
+struct write_ctx {
+    struct s3_storage *s;
+    const char *name;
+};
+
+/* before_write(ctx): the lease check again before each attempt of a write
+ * (retries may come seconds later). */
+static int
+before_write(void *ctx)
+{
+    struct write_ctx *w = ctx;
+    int rc;
+
+    pthread_mutex_lock(&w->s->mu);
+    rc = lease_check_locked(w->s, w->name);
+    pthread_mutex_unlock(&w->s->mu);
+    return rc;
+}
+
+static void
+write_end(struct s3_storage *s)
+{
+    pthread_mutex_lock(&s->mu);
+    if (--s->writes == 0)
+        pthread_cond_broadcast(&s->cond);
+    pthread_mutex_unlock(&s->mu);
+}
+
+/* ---- the operations ---- */
+
+/* do_put(s, name, key, data, len, cond, r): one PUT of ${data} to ${key}
+ * (blob ${name}) with the conditional header ${cond} (NULL: none); the
+ * response in ${r}. */
+static int
+do_put(struct s3_storage *s, const char *name, const char *key, const uint8_t *data, size_t len,
+    const struct s3_header *cond, struct s3_resp *r)
+{
+    struct write_ctx w = { s, name };
+    struct s3_req req;
+
+    memset(&req, 0, sizeof(req));
+    req.before_attempt = before_write;
+    req.ctx = &w;
+    req.method = "PUT";
+    req.key = key;
+    req.headers = cond;
+    req.nheaders = cond != NULL;
+    req.body = data;
+    req.body_len = len;
+    return s3_http_request(s->http, &req, r);
+}
+
+/* do_get(s, key, maxlen, r): GET the object ${key} into r->body. */
+static int
+do_get(struct s3_storage *s, const char *key, size_t maxlen, struct s3_resp *r)
+{
+    struct s3_req req;
+
+    memset(&req, 0, sizeof(req));
+    req.method = "GET";
+    req.key = key;
+    req.want_body = 1;
+    req.max_body = maxlen;
+    return s3_http_request(s->http, &req, r);
+}
+
+static int
+s3_put(pqv_storage *st, const char *name, const uint8_t *data, size_t len)
+{
+    struct s3_storage *s = (struct s3_storage *)st;
+    char key[1200];
+    struct s3_resp r;
+    int rc;
+
+    if ((rc = object_key(s, name, key, sizeof(key))) != 0)
+        return rc;
+    if ((rc = write_begin(s, name)) != 0)
+        return rc;
+    rc = do_put(s, name, key, data, len, NULL, &r);
+    write_end(s);
+    if (rc != 0 || r.status != 200)
+        rc = fail(s, name, rc, &r);
+    s3_http_resp_clear(&r);
+    return rc;
+}
+
+/* same_content(s, key, data, len): 1 if the object ${key} holds exactly
+ * ${data}, 0 if not (or absent), negative on error. */
+static int
+same_content(struct s3_storage *s, const char *name, const char *key, const uint8_t *data,
+    size_t len)
+{
+    struct s3_resp r;
+    int rc = do_get(s, key, len, &r);
+
+    if (rc == PQV_E_INTEGRITY && r.too_large)
+        rc = 0; /* longer: not ours */
+    else if (rc != 0)
+        rc = fail(s, name, rc, &r);
+    else if (r.status == 404)
+        rc = 0;
+    else if (r.status != 200)
+        rc = fail(s, name, 0, &r);
+    else
+        rc = r.body_len == len && (len == 0 || memcmp(r.body, data, len) == 0);
+    s3_http_resp_clear(&r);
+    return rc;
+}
+
+static int
+s3_put_new(pqv_storage *st, const char *name, const uint8_t *data, size_t len)
+{
+    struct s3_storage *s = (struct s3_storage *)st;
+    const struct s3_header cond = { "If-None-Match", "*" };
+    char key[1200];
+    struct s3_resp r;
+    int rc;
+
+    if ((rc = object_key(s, name, key, sizeof(key))) != 0)
+        return rc;
+    if ((rc = write_begin(s, name)) != 0)
+        return rc;
+    rc = do_put(s, name, key, data, len, &cond, &r);
+    if (rc == 0 && r.status == 412) {
+        /* Exists: ours (a retry after a lost reply, a duplicated request)
+         * if it holds exactly these bytes. */
+        rc = same_content(s, name, key, data, len);
+        if (rc == 0)
+            rc = error_set(PQV_E_EXISTS, NULL, "%s/%s: already exists", s->url, name);
+        else if (rc == 1)
+            rc = 0;
+    } else if (rc != 0 || r.status != 200) {
+        rc = fail(s, name, rc, &r);
+    }
+    write_end(s);
+    s3_http_resp_clear(&r);
+    return rc;
+}
+
+static int
+s3_get(pqv_storage *st, const char *name, uint8_t **data, size_t *len, size_t maxlen)
+{
+    struct s3_storage *s = (struct s3_storage *)st;
+    char key[1200];
+    struct s3_resp r;
+    int rc;
+
+    *data = NULL;
+    *len = 0;
+    if ((rc = object_key(s, name, key, sizeof(key))) != 0)
+        return rc;
+    rc = do_get(s, key, maxlen, &r);
+    if (rc == 0 && r.status == 200) {
+        if (r.body == NULL && (r.body = malloc(1)) == NULL) {
+            rc = PQV_E_NOMEM;
+        } else {
+            *data = r.body;
+            *len = r.body_len;
+            r.body = NULL;
+        }
+    } else if (rc == PQV_E_INTEGRITY && r.too_large) {
+        rc = error_set(PQV_E_INTEGRITY, NULL, "%s/%s: larger than %zu bytes", s->url, name, maxlen);
+    } else {
+        rc = fail(s, name, rc, &r);
+    }
+    s3_http_resp_clear(&r);
+    return rc;
+}
+
+static int
+s3_stat(pqv_storage *st, const char *name, uint64_t *size)
+{
+    struct s3_storage *s = (struct s3_storage *)st;
+    char key[1200];
+    struct s3_req req;
+    struct s3_resp r;
+    int rc;
+
+    if ((rc = object_key(s, name, key, sizeof(key))) != 0)
+        return rc;
+    memset(&req, 0, sizeof(req));
+    req.method = "HEAD";
+    req.key = key;
+    rc = s3_http_request(s->http, &req, &r);
+    if (rc == 0 && r.status == 200 && r.have_length) {
+        if (size != NULL)
+            *size = r.content_length;
+    } else if (rc == 0 && r.status == 200) {
+        rc = error_set(PQV_E_IO, NULL, "%s/%s: HEAD without Content-Length", s->url, name);
+    } else {
+        rc = fail(s, name, rc, &r);
+    }
+    s3_http_resp_clear(&r);
+    return rc;
+}
+
+static int
+s3_get_range(pqv_storage *st, const char *name, uint64_t offset, uint8_t *buf, size_t len)
+{
+    struct s3_storage *s = (struct s3_storage *)st;
+    char key[1200], range[64];
+    struct s3_header h = { "Range", range };
+    struct s3_req req;
+    struct s3_resp r;
+    uint64_t size;
+    int rc;
+
+    if (len == 0) {
+        if ((rc = s3_stat(st, name, &size)) != 0)
+            return rc;
+        if (size < offset)
+            return error_set(PQV_E_INTEGRITY, NULL, "%s/%s: shorter than expected", s->url, name);
+        return 0;
+    }
+    if ((rc = object_key(s, name, key, sizeof(key))) != 0)
+        return rc;
+    if (offset > UINT64_MAX - len)
+        return error_set(PQV_E_INVAL, name, "range out of bounds");
+    snprintf(range, sizeof(range), "bytes=%" PRIu64 "-%" PRIu64, offset, offset + len - 1);
+    memset(&req, 0, sizeof(req));
+    req.method = "GET";
+    req.key = key;
+    req.headers = &h;
+    req.nheaders = 1;
+    req.dest = buf;
+    req.dest_len = len;
+    rc = s3_http_request(s->http, &req, &r);
+    if (rc == 0 && (r.status == 206 || (r.status == 200 && offset == 0))) {
+        if (r.body_len != len)
+            rc = error_set(PQV_E_INTEGRITY, NULL, "%s/%s: shorter than expected", s->url, name);
+    } else if (rc == 0 && r.status == 416) {
+        rc = error_set(PQV_E_INTEGRITY, NULL, "%s/%s: shorter than expected", s->url, name);
+    } else if (rc == 0 && r.status == 200) {
+        rc = error_set(PQV_E_IO, NULL, "%s/%s: the server ignored the Range header", s->url, name);
+    } else if (rc == PQV_E_INTEGRITY && r.too_large && r.status == 200) {
+        rc = error_set(PQV_E_IO, NULL, "%s/%s: the server ignored the Range header", s->url, name);
+    } else {
+        rc = fail(s, name, rc, &r);
+    }
+    s3_http_resp_clear(&r);
+    return rc;
+}
+
+/* list_page(s, full, delim, token, page): one ListObjectsV2 request. */
+static int
+list_page(struct s3_storage *s, const char *what, const char *full, int delim, const char *token,
+    struct s3_list_page *page)
+{
+    struct s3_param q[5];
+    struct s3_req req;
+    struct s3_resp r;
+    size_t nq = 0;
+    int rc;
+
+    q[nq++] = (struct s3_param){ "list-type", "2" };
+    q[nq++] = (struct s3_param){ "max-keys", LIST_PAGE_KEYS };
+    q[nq++] = (struct s3_param){ "prefix", full };
+    if (delim)
+        q[nq++] = (struct s3_param){ "delimiter", "/" };
+    if (token != NULL)
+        q[nq++] = (struct s3_param){ "continuation-token", token };
+    memset(&req, 0, sizeof(req));
+    req.method = "GET";
+    req.query = q;
+    req.nquery = nq;
+    req.want_body = 1;
+    req.max_body = S3_XML_MAX_DOC;
+    rc = s3_http_request(s->http, &req, &r);
+    if (rc == 0 && r.status == 200) {
+        if ((rc = s3_xml_parse_list((const char *)r.body, r.body_len, page)) != 0)
+            rc = error_set(rc, NULL, "%s/%s: %s", s->url, what, pqv_error_detail());
+    } else {
+        rc = fail(s, what, rc, &r);
+    }
+    s3_http_resp_clear(&r);
+    return rc;
+}
+
+static int
+s3_list(pqv_storage *st, const char *prefix, pqv_storage_list_fn fn, void *ctx)
+{
+    struct s3_storage *s = (struct s3_storage *)st;
+    char full[1200], *token = NULL;
+    size_t n = strlen(prefix), root = strlen(s->prefix) + (s->prefix[0] ? 1 : 0);
+    int rc = 0, top = n == 0, more;
+    int w;
+
+    /* Prefixes are "directories" here too: "records" lists records/... */
+    if (n > 0 && prefix[n - 1] == '/')
+        n--;
+    w = snprintf(full, sizeof(full), "%s%s%.*s%s", s->prefix, s->prefix[0] ? "/" : "", (int)n,
+        prefix, n > 0 ? "/" : "");
+    if (w < 0 || (size_t)w >= sizeof(full) || (n > 0 && (prefix[0] == '/' ||
+        strstr(prefix, "..") != NULL)))
+        return error_set(PQV_E_INVAL, prefix, "invalid storage prefix");
+    for (;;) {
+        struct s3_list_page page;
+        if ((rc = list_page(s, top ? "" : prefix, full, top, token, &page)) != 0)
+            break;
+        for (size_t i = 0; i < page.n && rc == 0; i++) {
+            const char *key = page.entries[i].key, *name;
+            if (strncmp(key, full, (size_t)w) != 0 || strlen(key) <= root)
+                continue; /* not ours: a server bug, skip it */
+            name = key + root;
+            if (name[strlen(name) - 1] == '/')
+                continue; /* a "directory" marker, not a blob */
+            if (top && strcmp(name, LEASE_NAME) == 0)
+                continue; /* the lease is not a blob */
+            rc = fn(ctx, name, page.entries[i].size);
+        }
+        more = rc == 0 && page.truncated;
+        if (more) {
+            if (token != NULL && strcmp(token, page.next_token) == 0)
+                rc = error_set(PQV_E_IO, s->url, "listing does not advance");
+            free(token);
+            token = page.next_token;
+            page.next_token = NULL;
+        }
+        s3_xml_list_page_clear(&page);
+        if (rc != 0 || !more)
+            break;
+    }
+    free(token);
+    return rc;
+}
+
+static int
+s3_del(pqv_storage *st, const char *name)
+{
+    struct s3_storage *s = (struct s3_storage *)st;
+    struct write_ctx w = { s, name };
+    char key[1200];
+    struct s3_req req;
+    struct s3_resp r;
+    int rc;
+
+    /* DELETE answers 204 for absent keys too; the contract says NOTFOUND. */
+    if ((rc = s3_stat(st, name, NULL)) != 0)
+        return rc;
+    if ((rc = object_key(s, name, key, sizeof(key))) != 0)
+        return rc;
+    if ((rc = write_begin(s, name)) != 0)
+        return rc;
+    memset(&req, 0, sizeof(req));
+    req.method = "DELETE";
+    req.key = key;
+    req.before_attempt = before_write;
+    req.ctx = &w;
+    rc = s3_http_request(s->http, &req, &r);
+    write_end(s);
+    if (rc != 0 || (r.status != 204 && r.status != 200 && r.status != 404))
+        rc = fail(s, name, rc, &r);
+    s3_http_resp_clear(&r);
+    return rc;
+}
+
+static int
+s3_barrier(pqv_storage *st)
+{
+    struct s3_storage *s = (struct s3_storage *)st;
+    int rc = 0;
+
+    /* A PUT is durable when it returns: wait for those in flight. */
+    pthread_mutex_lock(&s->mu);
+    while (s->writes > 0)
+        pthread_cond_wait(&s->cond, &s->mu);
+    if (s->locked && !lease_valid_locked(s)) {
+        if (!s->lost) {
+            s->lost = 1;
+            snprintf(s->lost_why, sizeof(s->lost_why), "not renewed in time");
+        }
+        rc = error_set(PQV_E_LOCKED, s->url, "writer lease lost (%s)", s->lost_why);
+    }
+    pthread_mutex_unlock(&s->mu);
+    return rc;
+}
+
+/* ---- the lease ---- */
+
+/* lease_text(s, serial, out): the lease object's body. */
+static size_t
+lease_text(const struct s3_storage *s, uint64_t serial, char *out, size_t outlen)
+{
+    int n = snprintf(out, outlen,
+        "pqvault-lease 1\nholder %s\ntoken %s\nduration %u\nserial %" PRIu64 "\n", s->holder,
+        s->token, s->lease_seconds, serial);
+
+    return n < 0 ? 0 : (size_t)n >= outlen ? outlen - 1 : (size_t)n;
+}
+
+struct lease_info {
+    char holder[128];
+    char token[33];
+    unsigned duration;
+};
+
+/* lease_parse(text, len, li): 0 if ${text} is a lease object. */
+static int
+lease_parse(const uint8_t *text, size_t len, struct lease_info *li)
+{
+    char buf[LEASE_BODY_MAX + 1], *line, *save = NULL;
+    int first = 1;
+
+    memset(li, 0, sizeof(*li));
+    if (len > LEASE_BODY_MAX || memchr(text, '\0', len) != NULL)
+        return -1;
+    memcpy(buf, text, len);
+    buf[len] = '\0';
+    for (line = strtok_r(buf, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
+        if (first) {
+            if (strcmp(line, "pqvault-lease 1") != 0)
+                return -1;
+            first = 0;
+        } else if (strncmp(line, "holder ", 7) == 0) {
+            snprintf(li->holder, sizeof(li->holder), "%s", line + 7);
+        } else if (strncmp(line, "token ", 6) == 0) {
+            snprintf(li->token, sizeof(li->token), "%s", line + 6);
+        } else if (strncmp(line, "duration ", 9) == 0) {
+            char *end;
+            unsigned long d = strtoul(line + 9, &end, 10);
+            if (*end != '\0' || d < 1 || d > PQV_S3_LEASE_MAX)
+                return -1;
+            li->duration = (unsigned)d;
+        }
+    }
+    if (first || li->duration == 0 || li->holder[0] == '\0')
+        return -1;
+    for (char *p = li->holder; *p; p++)
+        if ((unsigned char)*p < 0x20 || *p == 0x7f)
+            *p = '?';
+    return 0;
+}
+
+/* cond_put(s, text, len, etag, r): PUT the lease with If-Match on ${etag}
+ * (unquoted first: RGW compares it as sent; quoted if this server was seen
+ * to want it), or If-None-Match: * when ${etag} is NULL.  On a 412 whose
+ * object still carries ${etag}, the form was wrong: try the other once. */
+static int
+cond_put(struct s3_storage *s, const char *key, const char *text, size_t len, const char *etag,
+    struct s3_resp *r)
+{
+    char quoted[84];
+    struct s3_header h;
+    int rc;
+
+    if (etag == NULL) {
+        h = (struct s3_header){ "If-None-Match", "*" };
+        return do_put(s, LEASE_NAME, key, (const uint8_t *)text, len, &h, r);
+    }
+    for (int tries = 0; tries < 2; tries++) {
+        struct s3_req hreq;
+        struct s3_resp hr;
+        char cur[80];
+        snprintf(quoted, sizeof(quoted), "\"%s\"", etag);
+        h = (struct s3_header){ "If-Match", s->quote_etag ? quoted : etag };
+        rc = do_put(s, LEASE_NAME, key, (const uint8_t *)text, len, &h, r);
+        if (rc != 0 || r->status != 412 || tries == 1)
+            return rc;
+        memset(&hreq, 0, sizeof(hreq));
+        hreq.method = "HEAD";
+        hreq.key = key;
+        if (s3_http_request(s->http, &hreq, &hr) != 0 || hr.status != 200)
+            return rc;
+        unquote(hr.etag, cur, sizeof(cur));
+        s3_http_resp_clear(&hr);
+        if (strcmp(cur, etag) != 0)
+            return rc; /* changed for real */
+        s->quote_etag = !s->quote_etag;
+        s3_http_resp_clear(r);
+    }
+    return rc;
+}
+
+/* lease_renew(s): one renewal.  0, PQV_E_LOCKED if the lease was taken
+ * over (s->lost_why says by whom), or another error (retried later). */
+static int
+lease_renew(struct s3_storage *s)
+{
+    char key[S3_PREFIX_MAX + 8], text[LEASE_BODY_MAX], etag[80];
+    struct s3_resp r;
+    uint64_t serial;
+    int64_t t0;
+    size_t len;
+    int rc;
+
+    pthread_mutex_lock(&s->mu);
+    serial = s->serial + 1;
+    snprintf(etag, sizeof(etag), "%s", s->etag);
+    pthread_mutex_unlock(&s->mu);
+    (void)object_key(s, LEASE_NAME, key, sizeof(key));
+    len = lease_text(s, serial, text, sizeof(text));
+    t0 = boot_ms();
+    rc = cond_put(s, key, text, len, etag, &r);
+    if (rc == 0 && r.status == 412) {
+        /* Our own renewal whose reply was lost, or a takeover. */
+        struct lease_info li;
+        s3_http_resp_clear(&r);
+        rc = do_get(s, key, LEASE_BODY_MAX, &r);
+        if (rc == 0 && r.status == 200 && r.body_len == len && memcmp(r.body, text, len) == 0) {
+            /* ours: r carries its ETag */
+        } else if (rc == 0 && (r.status == 200 || r.status == 404)) {
+            pthread_mutex_lock(&s->mu);
+            if (r.status == 200 && lease_parse(r.body, r.body_len, &li) == 0)
+                snprintf(s->lost_why, sizeof(s->lost_why), "taken over by %.100s", li.holder);
+            else
+                snprintf(s->lost_why, sizeof(s->lost_why), "lease object %s",
+                    r.status == 404 ? "deleted" : "replaced");
+            pthread_mutex_unlock(&s->mu);
+            s3_http_resp_clear(&r);
+            return PQV_E_LOCKED;
+        } else {
+            rc = fail(s, LEASE_NAME, rc, &r);
+            s3_http_resp_clear(&r);
+            return rc != 0 ? rc : PQV_E_IO;
+        }
+    } else if (rc != 0 || r.status != 200) {
+        rc = fail(s, LEASE_NAME, rc, &r);
+        s3_http_resp_clear(&r);
+        return rc;
+    }
+    pthread_mutex_lock(&s->mu);
+    unquote(r.etag, s->etag, sizeof(s->etag));
+    s->serial = serial;
+    s->last_ok_ms = t0;
+    pthread_mutex_unlock(&s->mu);
+    s3_http_resp_clear(&r);
+    return 0;
+}
+
+static void
+abs_deadline(int64_t mono_deadline_ms, struct timespec *ts)
+{
+    ts->tv_sec = (time_t)(mono_deadline_ms / 1000);
+    ts->tv_nsec = (long)(mono_deadline_ms % 1000) * 1000000L;
+}
+
+/* renewer(arg): renew every third of the lease until told to stop; give
+ * up (lost) when taken over or when the lease ran out locally. */
+static void *
+renewer(void *arg)
+{
+    struct s3_storage *s = arg;
+    int64_t interval = (int64_t)s->lease_seconds * 1000 / 3, next;
+    struct timespec ts;
+
+    pthread_mutex_lock(&s->mu);
+    next = s->last_ok_ms + interval;
+    while (!s->stop && !s->lost) {
+        int64_t now = boot_ms();
+        int rc;
+        if (now < next) {
+            /* The condition variable runs on CLOCK_MONOTONIC. */
+            abs_deadline(mono_ms() + (next - now), &ts);
+            (void)pthread_cond_timedwait(&s->cond, &s->mu, &ts);
+            continue;
+        }
+        pthread_mutex_unlock(&s->mu);
+        rc = lease_renew(s);
+        pthread_mutex_lock(&s->mu);
+        if (rc == 0) {
+            next = s->last_ok_ms + interval;
+        } else if (rc == PQV_E_LOCKED) {
+            s->lost = 1;
+        } else if (!lease_valid_locked(s)) {
+            s->lost = 1;
+            snprintf(s->lost_why, sizeof(s->lost_why), "could not renew: %.120s",
+                pqv_error_detail());
+        } else {
+            next = boot_ms() + (interval < 1000 ? interval : 1000);
+        }
+    }
+    pthread_mutex_unlock(&s->mu);
+    return NULL;
+}
+
+static void s3_unlock(pqv_storage *st);
+
+static int
+s3_lock(pqv_storage *st, int wait, char *holder, size_t holderlen)
+{
+    struct s3_storage *s = (struct s3_storage *)st;
+    char key[S3_PREFIX_MAX + 8], text[LEASE_BODY_MAX], etag[80];
+    struct s3_resp r;
+    size_t len;
+    int64_t t0;
+    int rc;
+
+    if (holder != NULL && holderlen > 0)
+        holder[0] = '\0';
+    pthread_mutex_lock(&s->mu);
+    rc = s->locked;
+    pthread_mutex_unlock(&s->mu);
+    if (rc)
+        return 0;
+    (void)object_key(s, LEASE_NAME, key, sizeof(key));
+    len = lease_text(s, 0, text, sizeof(text));
+    for (unsigned races = 0;; races++) {
+        struct lease_info li;
+        int64_t now, lm, left;
+        const char *cond_etag = NULL;
+
+        /* (Rounds that lost a race, not those that waited for a holder.) */
+        if (races == 1000)
+            return error_set(PQV_E_IO, NULL, "%s/%s: lease does not settle", s->url, LEASE_NAME);
+        t0 = boot_ms();
+        rc = cond_put(s, key, text, len, NULL, &r);
+        if (rc == 0 && r.status == 200)
+            break;
+        if (rc != 0 || r.status != 412) {
+            rc = fail(s, LEASE_NAME, rc, &r);
+            s3_http_resp_clear(&r);
+            return rc;
+        }
+        s3_http_resp_clear(&r);
+        /* Held (or ours, if a reply was lost): read it. */
+        rc = do_get(s, key, LEASE_BODY_MAX, &r);
+        if (rc == 0 && r.status == 404) {
+            s3_http_resp_clear(&r);
+            continue; /* released meanwhile */
+        }
+        if (rc != 0 || r.status != 200) {
+            rc = fail(s, LEASE_NAME, rc, &r);
+            s3_http_resp_clear(&r);
+            return rc;
+        }
+        if (r.body_len == len && memcmp(r.body, text, len) == 0)
+            break; /* our own create, its reply lost */
+        if (lease_parse(r.body, r.body_len, &li) != 0) {
+            snprintf(li.holder, sizeof(li.holder), "an unreadable lease object");
+            li.duration = PQV_S3_LEASE_DEFAULT;
+        }
+        if (s3_http_parse_date(r.date, &now) != 0 ||
+            s3_http_parse_date(r.last_modified, &lm) != 0) {
+            s3_http_resp_clear(&r);
+            return error_set(PQV_E_IO, NULL, "%s/%s: no Date or Last-Modified in the reply", s->url, LEASE_NAME);
+        }
+        /* Both times are the server's, to the second: one more second
+         * covers the rounding. */
+        left = lm + (int64_t)li.duration + 1 - now;
+        unquote(r.etag, etag, sizeof(etag));
+        s3_http_resp_clear(&r);
+        if (left <= 0) {
+            /* Expired: take it over, unless someone else does first. */
+            cond_etag = etag;
+            t0 = boot_ms();
+            rc = cond_put(s, key, text, len, cond_etag, &r);
+            if (rc == 0 && r.status == 200)
+                break;
+            if (rc != 0 || r.status != 412) {
+                rc = fail(s, LEASE_NAME, rc, &r);
+                s3_http_resp_clear(&r);
+                return rc;
+            }
+            s3_http_resp_clear(&r);
+            continue;
+        }
+        if (!wait) {
+            if (holder != NULL && holderlen > 0)
+                snprintf(holder, holderlen, "%s, lease expires in %" PRId64 " s", li.holder,
+                    left);
+            return error_set(PQV_E_LOCKED,
+                "vault is locked by another writer (%.100s, lease expires in %" PRId64 " s)",
+                li.holder, left);
+        }
+        {
+            /* --wait: sleep until the lease could have expired (or was
+             * released), a few seconds at most. */
+            struct timespec ts = { left < 5 ? (time_t)left : 5, 0 };
+            while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+                ;
+            races--;
+        }
+    }
+    pthread_mutex_lock(&s->mu);
+    unquote(r.etag, s->etag, sizeof(s->etag));
+    s3_http_resp_clear(&r);
+    s->serial = 0;
+    s->last_ok_ms = t0;
+    s->locked = 1;
+    s->lost = 0;
+    s->stop = 0;
+    s->lost_why[0] = '\0';
+    if (s->etag[0] == '\0') {
+        /* A create whose reply was lost: the ETag comes from a HEAD. */
+        struct s3_req hreq;
+        struct s3_resp hr;
+        pthread_mutex_unlock(&s->mu);
+        memset(&hreq, 0, sizeof(hreq));
+        hreq.method = "HEAD";
+        hreq.key = key;
+        if (s3_http_request(s->http, &hreq, &hr) == 0 && hr.status == 200)
+            unquote(hr.etag, etag, sizeof(etag));
+        else
+            etag[0] = '\0';
+        s3_http_resp_clear(&hr);
+        pthread_mutex_lock(&s->mu);
+        snprintf(s->etag, sizeof(s->etag), "%s", etag);
+    }
+    rc = pthread_create(&s->renewer, NULL, renewer, s);
+    s->renewer_running = rc == 0;
+    pthread_mutex_unlock(&s->mu);
+    if (rc != 0) {
+        s3_unlock(st);
+        return error_set(PQV_E_NOMEM, s->url, "cannot start the lease renewal thread");
+    }
+    return 0;
+}
+
+static void
+s3_unlock(pqv_storage *st)
+{
+    struct s3_storage *s = (struct s3_storage *)st;
+    char key[S3_PREFIX_MAX + 8];
+    int valid, running;
+
+    pthread_mutex_lock(&s->mu);
+    if (!s->locked) {
+        pthread_mutex_unlock(&s->mu);
+        return;
+    }
+    s->stop = 1;
+    pthread_cond_broadcast(&s->cond);
+    running = s->renewer_running;
+    s->renewer_running = 0;
+    pthread_mutex_unlock(&s->mu);
+    if (running)
+        pthread_join(s->renewer, NULL);
+    pthread_mutex_lock(&s->mu);
+    /* While the lease is valid by our clock, nobody can have taken it
+     * over (the server's expiry is later), so the object is ours. */
+    valid = lease_valid_locked(s);
+    s->locked = 0;
+    pthread_mutex_unlock(&s->mu);
+    if (valid) {
+        struct s3_req req;
+        struct s3_resp r;
+        (void)object_key(s, LEASE_NAME, key, sizeof(key));
+        memset(&req, 0, sizeof(req));
+        req.method = "DELETE";
+        req.key = key;
+        (void)s3_http_request(s->http, &req, &r);
+        s3_http_resp_clear(&r);
+    }
+}
+
+static void
+s3_close(pqv_storage *st)
+{
+    struct s3_storage *s = (struct s3_storage *)st;
+
+    if (s == NULL)
+        return;
+    s3_unlock(st);
+    s3_http_free(s->http);
+    pthread_cond_destroy(&s->cond);
+    pthread_mutex_destroy(&s->mu);
+    free(s);
+}
+
+static const struct pqv_storage_ops s3_ops = {
+    .version = PQV_STORAGE_OPS_VERSION,
+    .put = s3_put,
+    .put_new = s3_put_new,
+    .get = s3_get,
+    .get_range = s3_get_range,
+    .stat = s3_stat,
+    .list = s3_list,
+    .del = s3_del,
+    .barrier = s3_barrier,
+    .lock = s3_lock,
+    .unlock = s3_unlock,
+    .close = s3_close,
+};
+
+int
+storage_s3_stats(pqv_storage *st, struct s3_http_stats *stats)
+{
+    if (st == NULL || st->ops != &s3_ops)
+        return PQV_E_INVAL;
+    s3_http_stats(((struct s3_storage *)st)->http, stats);
+    return 0;
+}
+
+/* probe(s): one listing request: does the bucket exist, do the
+ * credentials work? */
+static int
+probe(struct s3_storage *s)
+{
+    char full[S3_PREFIX_MAX + 2];
+    struct s3_param q[3];
+    struct s3_req req;
+    struct s3_resp r;
+    int rc;
+
+    snprintf(full, sizeof(full), "%s%s", s->prefix, s->prefix[0] ? "/" : "");
+    q[0] = (struct s3_param){ "list-type", "2" };
+    q[1] = (struct s3_param){ "max-keys", "1" };
+    q[2] = (struct s3_param){ "prefix", full };
+    memset(&req, 0, sizeof(req));
+    req.method = "GET";
+    req.query = q;
+    req.nquery = 3;
+    rc = s3_http_request(s->http, &req, &r);
+    if (rc != 0 || r.status != 200) {
+        if (rc == 0 && r.status == 404 && r.err.code[0] == '\0')
+            snprintf(r.err.code, sizeof(r.err.code), "NoSuchBucket");
+        rc = fail(s, "", rc, &r);
+        if (rc != PQV_E_NOVAULT) {
+            /* "s3://b/p/: ..." reads oddly: name the bucket. */
+            char d[256];
+            snprintf(d, sizeof(d), "%s", pqv_error_detail());
+            const char *p = strstr(d, "/: ");
+            if (p != NULL)
+                error_set(rc, s->url, "%s", p + 3);
+        }
+    }
+    s3_http_resp_clear(&r);
+    return rc;
+}
+
+int
+pqv_storage_s3_open(pqv_storage **out, const char *url, const struct pqv_s3_config *cfg,
+    int create)
+{
+    struct s3_storage *s;
+    pthread_condattr_t ca;
+    char host[256];
+    int rc;
+
+    (void)create;
+    if (out == NULL || url == NULL || cfg == NULL)
+        return PQV_E_INVAL;
+    *out = NULL;
+    if ((s = calloc(1, sizeof(*s))) == NULL)
+        return PQV_E_NOMEM;
+    if ((rc = s3_config_url_parse(url, s->bucket, s->prefix)) != 0) {
+        free(s);
+        return rc;
+    }
+    snprintf(s->url, sizeof(s->url), "s3://%s%s%s", s->bucket, s->prefix[0] ? "/" : "",
+        s->prefix);
+    pthread_mutex_init(&s->mu, NULL);
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&s->cond, &ca);
+    pthread_condattr_destroy(&ca);
+    s->base.ops = &s3_ops;
+    s->lease_seconds = cfg->lease_seconds != 0 ? cfg->lease_seconds : PQV_S3_LEASE_DEFAULT;
+    if (s->lease_seconds < PQV_S3_LEASE_MIN)
+        s->lease_seconds = PQV_S3_LEASE_MIN;
+    if (s->lease_seconds > PQV_S3_LEASE_MAX)
+        s->lease_seconds = PQV_S3_LEASE_MAX;
+    if (gethostname(host, sizeof(host)) != 0)
+        snprintf(host, sizeof(host), "unknown host");
+    host[sizeof(host) - 1] = '\0';
+    for (char *p = host; *p; p++)
+        if ((unsigned char)*p <= 0x20 || *p == 0x7f)
+            *p = '?';
+    snprintf(s->holder, sizeof(s->holder), "pid %ld on %.64s", (long)getpid(), host);
+    {
+        uint8_t t[16];
+        if ((rc = util_random(t, sizeof(t))) != 0)
+            goto err;
+        util_hex_encode(s->token, t, sizeof(t));
+    }
+    if ((rc = s3_http_new(&s->http, cfg, s->bucket)) != 0)
+        goto err;
+    if ((rc = probe(s)) != 0)
+        goto err;
+    /* Success! */
+    *out = &s->base;
+    return 0;
+
+err:
+    /* Failure! */
+    s3_close(&s->base);
+    return rc;
+}
+
+#else
+
+#include "storage/s3_http.h"
+#include "util/util.h"
+
+int
+storage_s3_stats(pqv_storage *st, struct s3_http_stats *stats)
+{
+    (void)st;
+    (void)stats;
+    return PQV_E_INVAL;
+}
+
+int
+pqv_storage_s3_open(pqv_storage **out, const char *url, const struct pqv_s3_config *cfg,
+    int create)
+{
+    (void)cfg;
+    (void)create;
+    if (out != NULL)
+        *out = NULL;
+    return error_set(PQV_E_UNSUPPORTED, NULL, "%.200s: this pqvault was built without S3 support (no libcurl in a static build)", url != NULL ? url : "s3://");
+}
+#endif

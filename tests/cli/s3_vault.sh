@@ -1,0 +1,215 @@
+# tests/cli/s3_vault.sh: a vault in a bucket (Ceph RGW, tests/s3/rgw.sh):
+# init, info, add, list, get, rm, check, gc, passwd, recover on s3://;
+# a tree, a 64 MiB file and a pipe round trip; the key file in the bucket
+# or local (--keyfile); $PQVAULT_DIR; credentials from the environment or
+# ~/.aws/credentials; wrong credentials, a missing bucket, a prefix without
+# a vault, an unreachable endpoint; the storage operations one by one.
+# Skipped without Ceph.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/s3_lib.sh"
+
+# ---- the storage backend on its own ----
+"$LIVE" "$URL/live" ops >"$T/live.out" 2>&1
+cat "$T/live.out"
+"$LIVE" "$URL/live" list 1100 >"$T/live.out" 2>&1
+cat "$T/live.out"
+"$LIVE" "$URL/live" parallel >"$T/live.out" 2>&1
+cat "$T/live.out"
+
+# ---- init, info ----
+expect_status 0 pqs init --kdf "$KDF"
+expect_stderr_contains "created vault $URL"
+cp "$OUT" "$T/recovery"
+expect_status 0 pqs info
+expect_stdout_contains "vault:           $URL"
+expect_stdout_contains "key file:        $URL/keyfile"
+expect_stdout_contains "records:         0"
+check_ok "the config and key file are objects under the prefix" \
+    test "$(s3_status GET "/$B/$RUN/config")$(s3_status GET "/$B/$RUN/keyfile")" = 200200
+expect_status 1 pqs init --kdf "$KDF"
+expect_stderr_contains "$URL: a vault already exists here"
+
+# ---- a tree ----
+mkdir -p "$T/tree/a b/c" "$T/tree/empty"
+printf 'one\n' >"$T/tree/one"
+: >"$T/tree/a b/zero"
+head -c 300000 /dev/urandom >"$T/tree/a b/c/rand"
+chmod 640 "$T/tree/one"
+expect_status 0 pqs add "$T/tree" --name tree
+expect_status 0 pqs list -l
+expect_stdout_contains "tree/a b/c/rand"
+expect_stdout_contains "-rw-r-----      4"
+mkdir "$T/out"
+expect_status 0 pqs get tree -o "$T/out"
+check_ok "tree round trip: same bytes" diff -r "$T/tree" "$T/out/tree"
+check_ok "tree round trip: modes kept" test "$(stat -c %a "$T/out/tree/one")" = 640
+
+# ---- 64 MiB, and a pipe ----
+head -c 67108864 /dev/urandom >"$T/big"
+t0=$(date +%s.%N)
+expect_status 0 pqs add "$T/big" --name big
+t1=$(date +%s.%N)
+expect_status 0 pqs get big -o "$T/big.out"
+t2=$(date +%s.%N)
+check_ok "64 MiB round trip" same_file "$T/big" "$T/big.out"
+awk -v a="$t0" -v b="$t1" -v c="$t2" 'BEGIN { printf "# 64 MiB: add %.2f s, get %.2f s\n", b - a, c - b }' </dev/null
+rm -f "$T/big.out"
+head -c 5000000 /dev/urandom >"$T/piped"
+expect_status 0 sh -c '"$1" -v "$2" --passphrase-file "$3" add - --name piped <"$4"' sh \
+    "$PQV" "$URL" "$PF" "$T/piped"
+expect_status 0 pqs get piped -o "$T/piped.out"
+check_ok "pipe round trip" same_file "$T/piped" "$T/piped.out"
+expect_status 0 sh -c '"$1" -v "$2" --passphrase-file "$3" get piped -o - | cmp - "$4"' sh \
+    "$PQV" "$URL" "$PF" "$T/piped"
+
+# ---- rm, check, gc ----
+expect_status 0 pqs rm "tree/a b"
+expect_status 0 pqs list
+check_ok "rm: the directory is gone" sh -c "! grep -q 'a b' '$OUT'"
+expect_status 0 pqs check --read-data
+expect_stdout_contains "damaged: 0, missing: 0"
+expect_status 0 "$PQV" -v "$URL" check --no-key
+expect_status 0 pqs gc
+expect_status 0 pqs info
+expect_stdout_contains "temporaries:     0"
+
+# ---- passwd, recover ----
+printf 'second pass\n' >"$T/pf2"
+expect_status 0 pqs passwd --new-passphrase-file "$T/pf2" --kdf "$KDF"
+expect_status 3 pqs list
+expect_status 0 "$PQV" -v "$URL" --passphrase-file "$T/pf2" list
+s3req DELETE "/$B/$RUN/keyfile"
+expect_status 1 "$PQV" -v "$URL" --passphrase-file "$T/pf2" list
+expect_stderr_contains "keyfile"
+expect_status 0 pqs recover --recovery-file "$T/recovery" --kdf "$KDF"
+expect_status 0 pqs get tree/one -o -
+expect_stdout_contains "one"
+
+# ---- $PQVAULT_DIR ----
+expect_status 0 env PQVAULT_DIR="$URL" "$PQV" --passphrase-file "$PF" get tree/one -o -
+expect_stdout_contains "one"
+
+# ---- the key file kept locally ----
+U2=$URL-k
+expect_status 0 "$PQV" -v "$U2" --keyfile "$T/kf" --passphrase-file "$PF" init --kdf "$KDF"
+check_ok "--keyfile: the key file is local" test -s "$T/kf"
+check_ok "--keyfile: no key file in the bucket" test "$(s3_status GET "/$B/$RUN-k/keyfile")" = 404
+expect_status 0 "$PQV" -v "$U2" --keyfile "$T/kf" --passphrase-file "$PF" add "$T/tree/one" --name one
+expect_status 0 "$PQV" -v "$U2" --keyfile "$T/kf" --passphrase-file "$PF" get one -o -
+expect_stdout_contains "one"
+expect_status 1 "$PQV" -v "$U2" --passphrase-file "$PF" list
+expect_stderr_contains "keyfile"
+expect_status 0 env PQVAULT_KEYFILE="$T/kf" "$PQV" -v "$U2" --passphrase-file "$PF" info
+expect_stdout_contains "key file:        $T/kf"
+
+# ---- credentials from ~/.aws/credentials ----
+mkdir -p "$T/home/.aws"
+printf '[default]\naws_access_key_id = nobody\naws_secret_access_key = nothing\n\n[rgw]\n# the test user\naws_access_key_id = %s\naws_secret_access_key = %s\n' \
+    "$AWS_ACCESS_KEY_ID" "$AWS_SECRET_ACCESS_KEY" >"$T/home/.aws/credentials"
+expect_status 0 env -u AWS_ACCESS_KEY_ID -u AWS_SECRET_ACCESS_KEY HOME="$T/home" AWS_PROFILE=rgw \
+    "$PQV" -v "$URL" --passphrase-file "$PF" list
+expect_stdout_contains "tree/one"
+expect_status 1 env -u AWS_ACCESS_KEY_ID -u AWS_SECRET_ACCESS_KEY HOME="$T/home" \
+    "$PQV" -v "$URL" --passphrase-file "$PF" list
+expect_stderr_contains "HTTP 403 InvalidAccessKeyId"
+expect_status 1 env -u AWS_ACCESS_KEY_ID -u AWS_SECRET_ACCESS_KEY HOME="$T/nohome" \
+    "$PQV" -v "$URL" --passphrase-file "$PF" list
+expect_stderr_contains "no S3 credentials"
+printf '[rgw]\naws_secret_access_key %s\n' "$AWS_SECRET_ACCESS_KEY" >"$T/home/.aws/credentials"
+expect_status 1 env -u AWS_ACCESS_KEY_ID -u AWS_SECRET_ACCESS_KEY HOME="$T/home" AWS_PROFILE=rgw \
+    "$PQV" -v "$URL" --passphrase-file "$PF" list
+expect_stderr_contains "line 2: expected key = value"
+no_secret
+
+# ---- wrong credentials, missing bucket, no vault, bad locations ----
+expect_status 1 env AWS_SECRET_ACCESS_KEY=wrong-secret-0123456789 "$PQV" -v "$URL" \
+    --passphrase-file "$PF" list
+expect_stderr_contains "$URL: HTTP 403 SignatureDoesNotMatch"
+expect_one_error_line
+expect_status 1 env AWS_ACCESS_KEY_ID=NOSUCHKEY0000000000 "$PQV" -v "$URL" --passphrase-file "$PF" list
+expect_stderr_contains "HTTP 403 InvalidAccessKeyId"
+no_secret
+expect_status 5 "$PQV" -v "s3://no-such-bucket-$$/v" --passphrase-file "$PF" list
+expect_stderr_contains "bucket no-such-bucket-$$ does not exist (HTTP 404 NoSuchBucket)"
+expect_one_error_line
+expect_status 5 "$PQV" -v "s3://no-such-bucket-$$/v" --passphrase-file "$PF" init --kdf "$KDF"
+expect_status 5 "$PQV" -v "$URL-none" --passphrase-file "$PF" list
+expect_stderr_contains "$URL-none: no vault at this location"
+expect_status 5 "$PQV" -v "$URL-none" info
+expect_status 1 "$PQV" -v "s3://$B/a//b" list
+expect_stderr_contains "empty, \".\" or \"..\" component"
+expect_status 1 "$PQV" -v "s3://Upper/x" list
+expect_status 2 "$PQV" --s3-endpoint ftp://x -v "$URL" list
+expect_stderr_contains "--s3-endpoint"
+expect_status 1 "$PQV" --s3-endpoint http://127.0.0.1:1 -v "$URL" --passphrase-file "$PF" list
+expect_stderr_contains "(after 6 attempts)"
+expect_one_error_line
+expect_status 1 "$PQV" --s3-endpoint "https://127.0.0.1:$PQV_RGW_PORT" -v "$URL" list
+expect_stderr_contains "$URL"
+# ---- HTTPS: the certificate is verified unless a CA file vouches for it ----
+# A TLS front for the RGW (python3 ssl, a self-signed certificate for
+# 127.0.0.1): bytes pass through, so the signatures stay valid.
+cat >"$T/tls.py" <<'PY'
+import socket, ssl, sys, threading
+cert, key, upstream, portfile = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+ctx.load_cert_chain(cert, key)
+ls = socket.socket()
+ls.bind(("127.0.0.1", 0))
+ls.listen(32)
+with open(portfile + ".tmp", "w") as f:
+    f.write(str(ls.getsockname()[1]))
+import os
+os.rename(portfile + ".tmp", portfile)
+def pipe(a, b):
+    try:
+        while True:
+            d = a.recv(65536)
+            if not d:
+                break
+            b.sendall(d)
+    except OSError:
+        pass
+    for s in (a, b):
+        try:
+            s.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+def handle(c):
+    try:
+        t = ctx.wrap_socket(c, server_side=True)
+    except (OSError, ssl.SSLError):
+        c.close()
+        return
+    u = socket.create_connection(("127.0.0.1", upstream))
+    threading.Thread(target=pipe, args=(t, u), daemon=True).start()
+    pipe(u, t)
+while True:
+    c, _ = ls.accept()
+    threading.Thread(target=handle, args=(c,), daemon=True).start()
+PY
+if openssl req -x509 -newkey rsa:2048 -nodes -keyout "$T/tls.key" -out "$T/tls.crt" -days 2 \
+        -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 >/dev/null 2>&1; then
+    python3 "$T/tls.py" "$T/tls.crt" "$T/tls.key" "$PQV_RGW_PORT" "$T/tls.port" 2>/dev/null &
+    BG_PIDS="$BG_PIDS $!"
+    if wait_until "the TLS front listens" test -s "$T/tls.port"; then
+        TLS=https://127.0.0.1:$(cat "$T/tls.port")
+        expect_status 1 "$PQV" --s3-endpoint "$TLS" -v "$URL" --passphrase-file "$PF" list
+        expect_stderr_contains "certificate"
+        expect_one_error_line
+        expect_status 0 "$PQV" --s3-endpoint "$TLS" --s3-ca-file "$T/tls.crt" -v "$URL" \
+            --passphrase-file "$PF" get tree/one -o -
+        expect_stdout_contains "one"
+        expect_status 0 env AWS_CA_BUNDLE="$T/tls.crt" AWS_ENDPOINT_URL="$TLS" "$PQV" -v "$URL" \
+            --passphrase-file "$PF" add "$T/tree/one" --name over-tls
+        expect_status 1 "$PQV" --s3-endpoint "$TLS" --s3-ca-file "$T/nonexistent.pem" -v "$URL" list
+    fi
+else
+    echo "# SKIP - openssl cannot make a test certificate"
+fi
+
+expect_status 0 "$PQV" --help
+expect_stdout_contains "--s3-endpoint URL"
+expect_stdout_contains "--s3-ca-file FILE"
+
+finish

@@ -30,7 +30,7 @@ extern "C" {
 #endif
 
 #define PQV_FORMAT_VERSION 2       /* the newest format this library reads and writes */
-#define PQV_FORMAT_DEFAULT 1       /* what pqv_vault_create writes unless told */
+#define PQV_FORMAT_DEFAULT 2       /* what pqv_vault_create writes unless told */
 #define PQV_OBJECT_MAX_PLAIN (4u << 20)   /* 4 MiB of plaintext per object */
 #define PQV_NAME_MAX 4096                 /* bytes in a stored name */
 
@@ -154,22 +154,38 @@ PQV_API void pqv_vault_close(pqv_vault *v);
  * PQV_E_INVAL for an empty name or one with "." or ".." components. */
 PQV_API int pqv_name_normalize(const char *in, char *out, size_t outlen) PQV_WARN_UNUSED;
 
+/* What an add stored (added to, so one result can total several adds). */
+struct pqv_add_result {
+    uint64_t files;             /* regular files stored (hard links once) */
+    uint64_t bytes;             /* their plaintext bytes */
+    uint64_t failed;            /* entries reported and not stored */
+};
+
 /* Options of pqv_vault_add_path and pqv_vault_add_fd. */
 struct pqv_add_options {
     int force;                  /* replace existing names atomically */
     pqv_progress_fn progress;
     void *progress_ctx;
-    pqv_report_fn report;       /* skipped files, added names */
+    pqv_report_fn report;       /* entries not stored, names added */
     void *report_ctx;
+    int no_compress;            /* never zstd (format 2) */
+    int follow_links;           /* -L: store what links point to */
+    int one_file_system;        /* do not cross into other file systems */
+    struct pqv_add_result *result;  /* NULL: not wanted */
 };
 
 /*
- * pqv_vault_add_path(v, path, name, opt): store the file or directory tree
- * at ${path} under ${name} (NULL: the normalised ${path}).  Regular files
- * and directories are stored with mode and mtime; symlinks, devices,
- * sockets and FIFOs are reported (PQV_REPORT_WARNING) and skipped.  An
- * existing name is refused with PQV_E_EXISTS unless opt->force; the check
- * covers the whole tree before anything is written.  Requires unlock+lock.
+ * pqv_vault_add_path(v, path, name, opt): store the file, symbolic link or
+ * directory tree at ${path} under ${name} (NULL: the last component of
+ * ${path}).  Regular files, directories and symbolic links are stored with
+ * owner, group, mode, times and extended attributes; hard links as links;
+ * holes are not stored.  Devices, sockets and FIFOs are reported
+ * (PQV_REPORT_WARNING) and skipped; an entry that cannot be read, or keeps
+ * changing while it is read, is reported (PQV_REPORT_ERROR) and skipped,
+ * the rest is stored and the call returns PQV_E_IO.  An existing name is
+ * refused with PQV_E_EXISTS unless opt->force; the check covers the whole
+ * tree before anything is written.  The whole add is one commit.  A
+ * format-1 vault is upgraded to format 2 first.  Requires unlock+lock.
  */
 PQV_API int pqv_vault_add_path(pqv_vault *v, const char *path, const char *name,
     const struct pqv_add_options *opt) PQV_WARN_UNUSED;
@@ -241,9 +257,28 @@ struct pqv_rm_options {
 PQV_API int pqv_vault_rm(pqv_vault *v, const char *name,
     const struct pqv_rm_options *opt) PQV_WARN_UNUSED;
 
+/* pqv_vault_upgrade(v, report, ctx): upgrade a format-1 vault to format 2
+ * (or finish an interrupted upgrade); 0 at once for format 2.  Adding to
+ * a format-1 vault upgrades it too.  A damaged record stops it
+ * (PQV_E_INTEGRITY; rm the damaged name first).  Requires unlock+lock. */
+PQV_API int pqv_vault_upgrade(pqv_vault *v, pqv_report_fn report, void *report_ctx) PQV_WARN_UNUSED;
+
+/* pqv_vault_set_state_dir(v, dir): where this machine remembers the epoch
+ * and chain value it last saw of each format-2 vault (an absolute path,
+ * created 0700 on first use; NULL: nothing remembered, no rollback or fork
+ * detection beyond the vault's own chain).  Set before unlocking reads. */
+PQV_API int pqv_vault_set_state_dir(pqv_vault *v, const char *dir) PQV_WARN_UNUSED;
+
+/* pqv_vault_accept(v, report, ctx): take the vault as it is now (its chain
+ * verified) as current in the local state, after a rollback or fork error
+ * the owner knows the cause of (a vault restored from a copy).  Requires
+ * unlock. */
+PQV_API int pqv_vault_accept(pqv_vault *v, pqv_report_fn report, void *report_ctx) PQV_WARN_UNUSED;
+
 /* Counts gathered by check and gc. */
 struct pqv_check_result {
-    uint64_t records, objects, bytes;
+    uint64_t records, objects, bytes;  /* entries; packs and objects; their bytes */
+    uint64_t epoch, segments;          /* format 2: newest epoch, segments in its chain */
     uint64_t damaged;        /* records or objects that failed verification */
     uint64_t missing;        /* objects named by a record but absent */
     uint64_t orphans;        /* objects no record names */

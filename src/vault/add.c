@@ -2,66 +2,52 @@
  * add.c: storing files and trees (pqv_vault_add_path, pqv_vault_add_fd).
  *
  * A tree is walked from a descriptor of the directory the user named, one
- * component at a time, never following a link (a directory replaced by a
- * link during the walk is not followed out of the tree).  Each file is read
- * through one descriptor (source.c): what is stored is one state of the file,
- * never a mix; a file that changes while it is read is read again, up to
- * READ_ATTEMPTS times, then refused.  An entry that cannot be read is
- * reported and skipped; everything else is stored, and the add then fails
- * (PQV_E_IO) saying how many entries were not.
+ * component at a time, never following a link below it.  Regular files,
+ * directories and symbolic links are stored with their owner, group, mode,
+ * times and extended attributes; names that are hard links of one file
+ * share its data and are restored as links; the holes of a sparse file are
+ * not stored.  Each file is read through one descriptor (source.c): what is
+ * stored is one state of the file, never a mix; a file that changes while
+ * it is read is read again, up to READ_ATTEMPTS times, then refused.  An
+ * entry that cannot be read is reported and skipped; everything else is
+ * stored, and the add then fails (PQV_E_IO) saying how many were not.
  *
- * Files are added in batches.  For each batch, following the commit
- * protocol (docs/DESIGN.md section 3):
- *   1. every object of every file is read, sealed, written to a temporary
- *      name, fsynced and renamed, on the worker pool (at most a window of
- *      objects in flight, so memory is bounded whatever the file sizes);
- *   2. one barrier fsyncs each object directory touched;
- *   3. each file key is wrapped and each record written the same way (the
- *      record's rename is its commit point);
- *   4. one barrier fsyncs each record directory: the batch is durable;
- *   5. objects of replaced records are deleted, and the entries left below
- *      a directory that became a file.
- * A failure before step 3 deletes the batch's objects; a crash leaves at
- * most orphans that check reports and gc removes.
+ * The whole command is one transaction (txn.c): extents are read, zstd-
+ * compressed when it pays and sealed on the worker pool, a bounded window
+ * ahead, and appended in order to packs; the entries become one segment,
+ * the commit point.  A format-1 vault is upgraded first (upgrade.c).
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "util/fsutil.h"
 #include "util/util.h"
 #include "vault/vault_internal.h"
 
-#define BATCH_FILES 256
 #define READ_ATTEMPTS 3
+#define MAX_XATTR_LIST (64u << 10)
+#define MAX_XATTR_VALUE (64u << 10)
 
-enum { FILE_OK = 0, FILE_FAILED = 1, FILE_CHANGED = 2 };
-
-/* One file or directory to add. */
+/* One file, directory or symbolic link to add. */
 struct add_file {
     char *rel;              /* below the plan's root; NULL: from a descriptor */
     char *path;             /* for messages */
     char *name;
-    uint8_t hash[NAME_HASH_BYTES];
-    int type;
-    uint32_t mode;
-    int64_t mtime_sec;
-    uint32_t mtime_nsec;
-    uint64_t size;
-    uint32_t nobjects;
-    uint8_t (*ids)[OBJECT_ID_BYTES];
-    uint8_t file_key[PQV_FILE_KEY_BYTES];
+    int kind;               /* KIND_FILE, KIND_DIR, KIND_SYMLINK */
+    struct stat st;         /* at the walk (a file's is replaced at its open) */
+    char *target;           /* symbolic links */
+    uint64_t hlgroup;       /* nonzero: one of several names of one file */
     int replacing;
-    struct record old;      /* the record replaced (its object ids) */
-    struct source src;      /* open while its objects are read */
-    int state;              /* FILE_OK, FILE_FAILED (reported), FILE_CHANGED */
-    int attempts;
 };
 
 /* Something the walk found, reported once the add has passed its checks
@@ -77,44 +63,23 @@ struct add_plan {
     uint64_t total_bytes;
     int rootfd;             /* the directory the tree is read from */
     char *root;             /* its path */
+    char *origin;           /* the operand's absolute path, recorded */
     struct note *notes;
     size_t nnotes;
     uint64_t not_stored;    /* entries reported and skipped */
-    struct record *stale;   /* entries below a directory replaced by a file */
+    char **stale;           /* names below a directory replaced by a file */
     size_t nstale;
 };
-
-/* A unit of work on the pool: one object, or one record. */
-struct add_job {
-    struct pool_job job;
-    pqv_vault *v;
-    struct add_file *file;
-    uint32_t index;
-    uint8_t *plain, *sealed;
-    size_t plain_len, plain_cap, sealed_cap;
-    int read_ready;         /* the plaintext is in ${plain} already */
-    int read_rc;            /* reading the source failed (or SOURCE_CHANGED) */
-    struct error_saved read_error; /* why (errors are per thread) */
-    int last;               /* the file's last object */
-};
-
-static void
-file_clear(struct add_file *f)
-{
-    free(f->rel);
-    free(f->path);
-    free(f->name);
-    free(f->ids);
-    record_clear(&f->old);
-    source_close(&f->src);
-    util_wipe(f->file_key, sizeof(f->file_key));
-}
 
 static void
 plan_free(struct add_plan *plan)
 {
-    for (size_t i = 0; i < plan->n; i++)
-        file_clear(&plan->files[i]);
+    for (size_t i = 0; i < plan->n; i++) {
+        free(plan->files[i].rel);
+        free(plan->files[i].path);
+        free(plan->files[i].name);
+        free(plan->files[i].target);
+    }
     free(plan->files);
     for (size_t i = 0; i < plan->nnotes; i++) {
         free(plan->notes[i].subject);
@@ -122,11 +87,12 @@ plan_free(struct add_plan *plan)
     }
     free(plan->notes);
     for (size_t i = 0; i < plan->nstale; i++)
-        record_clear(&plan->stale[i]);
+        free(plan->stale[i]);
     free(plan->stale);
     if (plan->rootfd >= 0)
         close(plan->rootfd);
     free(plan->root);
+    free(plan->origin);
     memset(plan, 0, sizeof(*plan));
     plan->rootfd = -1;
 }
@@ -165,8 +131,8 @@ note(struct add_plan *plan, int level, const char *subject, const char *fmt, ...
 }
 
 static int
-plan_push(struct add_plan *plan, const char *rel, const char *path, const char *name, int type,
-    const struct stat *st)
+plan_push(struct add_plan *plan, const char *rel, const char *path, const char *name, int kind,
+    const struct stat *st, const char *target)
 {
     struct add_file *f;
 
@@ -180,23 +146,19 @@ plan_push(struct add_plan *plan, const char *rel, const char *path, const char *
     }
     f = &plan->files[plan->n];
     memset(f, 0, sizeof(*f));
-    f->src.fd = -1;
     if ((rel != NULL && (f->rel = strdup(rel)) == NULL) || (f->path = strdup(path)) == NULL ||
-        (f->name = strdup(name)) == NULL) {
+        (f->name = strdup(name)) == NULL || (target != NULL && (f->target = strdup(target)) == NULL)) {
         free(f->rel);
         free(f->path);
+        free(f->name);
         return PQV_E_NOMEM;
     }
     plan->n++;
-    f->type = type;
+    f->kind = kind;
     if (st != NULL) {
-        f->mode = (uint32_t)(st->st_mode & 07777);
-        f->mtime_sec = (int64_t)st->st_mtim.tv_sec;
-        f->mtime_nsec = (uint32_t)st->st_mtim.tv_nsec;
-        if (type == PQV_ENTRY_FILE) {
-            f->size = (uint64_t)st->st_size;
-            plan->total_bytes += f->size;
-        }
+        f->st = *st;
+        if (kind == KIND_FILE)
+            plan->total_bytes += (uint64_t)st->st_size;
     }
     return 0;
 }
@@ -213,6 +175,7 @@ kind_name(mode_t mode)
 struct dirent_stat {
     char *name;
     struct stat st;
+    char *target;           /* a symbolic link's */
 };
 
 static int
@@ -221,11 +184,32 @@ compare_dirents(const void *a, const void *b)
     return strcmp(((const struct dirent_stat *)a)->name, ((const struct dirent_stat *)b)->name);
 }
 
-/* read_dir(plan, rel, path, out, n): the entries of the directory ${rel}
- * below the root with their lstat, sorted by name. */
+/* read_link(dirfd, name, st, out): a symbolic link's target (as written). */
 static int
-read_dir(struct add_plan *plan, const char *rel, const char *path, struct dirent_stat **out,
-    size_t *n)
+read_link(int dirfd, const char *name, const struct stat *st, char **out)
+{
+    size_t cap = st->st_size > 0 && st->st_size < 4096 ? (size_t)st->st_size + 1 : 4097;
+    char *t = malloc(cap);
+    ssize_t n;
+
+    if (t == NULL)
+        return PQV_E_NOMEM;
+    n = readlinkat(dirfd, name, t, cap);
+    if (n < 0 || (size_t)n >= cap || n == 0) {
+        int e = n < 0 ? errno : ENAMETOOLONG;
+        free(t);
+        return error_errno(name, "read link", e);
+    }
+    t[n] = '\0';
+    *out = t;
+    return 0;
+}
+
+/* read_dir(plan, rel, path, follow, out, n): the entries of the directory
+ * ${rel} below the root with their lstat (stat with ${follow}), sorted. */
+static int
+read_dir(struct add_plan *plan, const char *rel, const char *path, int follow,
+    struct dirent_stat **out, size_t *n)
 {
     struct dirent_stat *list = NULL;
     size_t k = 0, cap = 0;
@@ -241,6 +225,7 @@ read_dir(struct add_plan *plan, const char *rel, const char *path, struct dirent
         return rc;
     }
     while ((errno = 0, de = readdir(d)) != NULL) {
+        struct dirent_stat *x;
         if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
             continue;
         if (k == cap) {
@@ -252,9 +237,18 @@ read_dir(struct add_plan *plan, const char *rel, const char *path, struct dirent
             }
             list = p;
         }
-        if (fstatat(dirfd(d), de->d_name, &list[k].st, AT_SYMLINK_NOFOLLOW) != 0)
+        x = &list[k];
+        x->target = NULL;
+        if (fstatat(dirfd(d), de->d_name, &x->st, follow ? 0 : AT_SYMLINK_NOFOLLOW) != 0 &&
+            (!follow || fstatat(dirfd(d), de->d_name, &x->st, AT_SYMLINK_NOFOLLOW) != 0))
             continue; /* vanished meanwhile */
-        if ((list[k].name = strdup(de->d_name)) == NULL) {
+        if (S_ISLNK(x->st.st_mode) && (rc = read_link(dirfd(d), de->d_name, &x->st, &x->target)) != 0) {
+            if (rc == PQV_E_NOMEM)
+                goto fail;
+            continue; /* vanished, or changed into something else */
+        }
+        if ((x->name = strdup(de->d_name)) == NULL) {
+            free(x->target);
             rc = PQV_E_NOMEM;
             goto fail;
         }
@@ -272,29 +266,40 @@ read_dir(struct add_plan *plan, const char *rel, const char *path, struct dirent
 
 fail:
     closedir(d);
-    for (size_t i = 0; i < k; i++)
+    for (size_t i = 0; i < k; i++) {
         free(list[i].name);
+        free(list[i].target);
+    }
     free(list);
     return rc;
 }
 
-/* walk(plan, rel, path, name): add the directory ${rel} (below the root,
- * ${path} in messages) and what is below it to the plan, as ${name}. */
+/* Options of the walk. */
+struct walk_opts {
+    int follow;             /* -L: follow symbolic links */
+    dev_t dev;              /* --one-file-system: the operand's device */
+    int one_fs;
+};
+
+/* walk(plan, wo, rel, path, name, st): add the directory ${rel} (below the
+ * root, ${path} in messages) and what is below it to the plan. */
 static int
-walk(struct add_plan *plan, const char *rel, const char *path, const char *name,
-    const struct stat *st)
+walk(struct add_plan *plan, const struct walk_opts *wo, const char *rel, const char *path,
+    const char *name, const struct stat *st, int depth)
 {
     struct dirent_stat *list = NULL;
     size_t n = 0;
     int rc;
 
-    if ((rc = read_dir(plan, rel, path, &list, &n)) != 0) {
+    if (depth > 2048)
+        return note(plan, PQV_REPORT_ERROR, path, "not stored: too deep (a link loop?)");
+    if ((rc = read_dir(plan, rel, path, wo->follow, &list, &n)) != 0) {
         if (rc == PQV_E_NOMEM)
             return rc;
         /* Unreadable: reported, and the rest of the tree is stored. */
         return note(plan, PQV_REPORT_ERROR, path, "not stored: %s", pqv_error_last()->reason);
     }
-    rc = plan_push(plan, rel, path, name, PQV_ENTRY_DIR, st);
+    rc = plan_push(plan, rel, path, name, KIND_DIR, st, NULL);
     for (size_t i = 0; i < n; i++) {
         char *crel = NULL, *cpath = NULL, *cname = NULL;
         const struct stat *cst = &list[i].st;
@@ -309,9 +314,14 @@ walk(struct add_plan *plan, const char *rel, const char *path, const char *name,
             rc = note(plan, PQV_REPORT_ERROR, cpath, "not stored: its name would be longer "
                 "than %d bytes", PQV_NAME_MAX);
         } else if (S_ISREG(cst->st_mode)) {
-            rc = plan_push(plan, crel, cpath, cname, PQV_ENTRY_FILE, cst);
+            rc = plan_push(plan, crel, cpath, cname, KIND_FILE, cst, NULL);
+        } else if (S_ISLNK(cst->st_mode)) {
+            rc = plan_push(plan, crel, cpath, cname, KIND_SYMLINK, cst, list[i].target);
         } else if (S_ISDIR(cst->st_mode)) {
-            rc = walk(plan, crel, cpath, cname, cst);
+            if (wo->one_fs && cst->st_dev != wo->dev)
+                rc = note(plan, PQV_REPORT_INFO, cpath, "skipped (another file system)");
+            else
+                rc = walk(plan, wo, crel, cpath, cname, cst, depth + 1);
         } else {
             rc = note(plan, PQV_REPORT_WARNING, cpath, "skipped (%s)", kind_name(cst->st_mode));
         }
@@ -320,6 +330,7 @@ next:
         free(cpath);
         free(cname);
         free(list[i].name);
+        free(list[i].target);
     }
     free(list);
     return rc;
@@ -331,40 +342,6 @@ compare_names(const void *a, const void *b)
     return strcmp(((const struct add_file *)a)->name, ((const struct add_file *)b)->name);
 }
 
-static int
-compare_records(const void *a, const void *b)
-{
-    return strcmp(((const struct record *)a)->entry.name, ((const struct record *)b)->entry.name);
-}
-
-/* find(cat, name): the catalogue's record named ${name} (sorted), or NULL. */
-static struct record *
-find(const struct catalogue *cat, const char *name)
-{
-    struct record key;
-
-    key.entry.name = (char *)name;
-    return bsearch(&key, cat->records, cat->n, sizeof(*cat->records), compare_records);
-}
-
-/* first_below(cat, name): index of the first record below "${name}/". */
-static size_t
-first_below(const struct catalogue *cat, const char *name)
-{
-    size_t lo = 0, hi = cat->n, len = strlen(name);
-
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        const char *m = cat->records[mid].entry.name;
-        int c = strncmp(m, name, len);
-        if (c < 0 || (c == 0 && (unsigned char)m[len] < '/'))
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
 /* planned_dir(plan, name): whether the plan stores ${name} as a directory. */
 static int
 planned_dir(const struct add_plan *plan, const char *name)
@@ -373,20 +350,20 @@ planned_dir(const struct add_plan *plan, const char *name)
 
     key.name = (char *)name;
     hit = bsearch(&key, plan->files, plan->n, sizeof(*plan->files), compare_names);
-    return hit != NULL && hit->type == PQV_ENTRY_DIR;
+    return hit != NULL && hit->kind == KIND_DIR;
 }
 
-/* check_parents(plan, cat, name): no parent of ${name} may be a file in
- * the vault (unless this add makes it a directory). */
+/* check_parents(plan, st, name): no parent of ${name} may be a file (or a
+ * link) in the vault, unless this add makes it a directory. */
 static int
-check_parents(const struct add_plan *plan, const struct catalogue *cat, const char *name)
+check_parents(const struct add_plan *plan, const struct state *st, const char *name)
 {
     char parent[PQV_NAME_MAX + 1];
 
     for (const char *p = strchr(name, '/'); p != NULL; p = strchr(p + 1, '/')) {
-        struct record *r;
+        const struct entry *e;
         snprintf(parent, sizeof(parent), "%.*s", (int)(p - name), name);
-        if ((r = find(cat, parent)) != NULL && r->entry.type == PQV_ENTRY_FILE &&
+        if ((e = state_find(st, parent)) != NULL && e->kind != KIND_DIR &&
             !planned_dir(plan, parent))
             return error_set(PQV_E_EXISTS, name, "%s is a file in the vault: nothing can be "
                 "stored below it", parent);
@@ -394,578 +371,669 @@ check_parents(const struct add_plan *plan, const struct catalogue *cat, const ch
     return 0;
 }
 
-/* keep_stale(plan, cat, name): remember the entries below ${name}, a
- * directory being replaced by a file, to remove after the commit. */
+/* keep_stale(plan, st, name): the names below ${name}, a directory being
+ * replaced by a file, to remove in the same epoch. */
 static int
-keep_stale(struct add_plan *plan, struct catalogue *cat, const char *name)
+keep_stale(struct add_plan *plan, const struct state *st, const char *name)
 {
-    for (size_t i = first_below(cat, name); i < cat->n && names_under(cat->records[i].entry.name,
+    for (size_t i = state_first_under(st, name); i < st->n && names_under(st->entries[i].name,
          name); i++) {
-        struct record *grown = realloc(plan->stale, (plan->nstale + 1) * sizeof(*grown));
-        if (grown == NULL)
+        char **grown;
+        if (strcmp(st->entries[i].name, name) == 0)
+            continue;
+        if ((grown = realloc(plan->stale, (plan->nstale + 1) * sizeof(*grown))) == NULL)
             return PQV_E_NOMEM;
         plan->stale = grown;
-        plan->stale[plan->nstale++] = cat->records[i];
-        memset(&cat->records[i], 0, sizeof(cat->records[i])); /* moved */
-        cat->records[i].entry.name = strdup(plan->stale[plan->nstale - 1].entry.name);
-        if (cat->records[i].entry.name == NULL)
+        if ((plan->stale[plan->nstale] = strdup(st->entries[i].name)) == NULL)
             return PQV_E_NOMEM;
+        plan->nstale++;
     }
     return 0;
 }
 
-/* prepare(v, plan, opt): hash names, refuse duplicates, existing names
- * (without force) and names that would be both a file and a directory;
- * take over the records being replaced.  Nothing is written before every
- * name has passed. */
+/* prepare(v, st, plan, opt): refuse duplicates, existing names (without
+ * force) and names that would be both a file and a directory.  Nothing is
+ * written before every name has passed. */
 static int
-prepare(pqv_vault *v, struct add_plan *plan, const struct pqv_add_options *opt)
+prepare(struct state *st, struct add_plan *plan, const struct pqv_add_options *opt)
 {
-    struct names_walk w = { opt->report, opt->report_ctx, NULL, NULL, NULL, NULL, NULL };
-    struct catalogue cat;
-    uint64_t damaged = 0;
-    int rc;
+    int rc = 0;
 
     qsort(plan->files, plan->n, sizeof(*plan->files), compare_names);
-    w.damaged = &damaged;
-    if ((rc = catalogue_load(v, &cat, &w)) != 0)
-        return rc;
-    qsort(cat.records, cat.n, sizeof(*cat.records), compare_records);
     for (size_t i = 0; i < plan->n && rc == 0; i++) {
         struct add_file *f = &plan->files[i];
-        struct record *old;
-        if (i > 0 && strcmp(f->name, plan->files[i - 1].name) == 0) {
-            rc = error_set(PQV_E_INVAL, f->name, "given twice");
-            break;
-        }
-        if ((rc = names_hash(v, f->name, f->hash)) != 0 ||
-            (rc = check_parents(plan, &cat, f->name)) != 0)
-            break;
-        old = find(&cat, f->name);
-        if (old == NULL && f->type == PQV_ENTRY_FILE && first_below(&cat, f->name) < cat.n &&
-            names_under(cat.records[first_below(&cat, f->name)].entry.name, f->name)) {
+        const struct entry *old;
+        size_t below;
+        if (i > 0 && strcmp(f->name, plan->files[i - 1].name) == 0)
+            return error_set(PQV_E_INVAL, f->name, "given twice");
+        if ((rc = check_parents(plan, st, f->name)) != 0)
+            return rc;
+        old = state_find(st, f->name);
+        below = state_first_under(st, f->name);
+        if (old != NULL)
+            below++;
+        if (old == NULL && below < st->n && names_under(st->entries[below].name, f->name)) {
             /* Stored only as the prefix of other names: a directory. */
-            if (!opt->force) {
-                rc = error_set(PQV_E_EXISTS, f->name, "already exists (a directory)");
-                break;
-            }
-            rc = keep_stale(plan, &cat, f->name);
+            if (f->kind == KIND_DIR)
+                continue;
+            if (!opt->force)
+                return error_set(PQV_E_EXISTS, f->name, "already exists (a directory)");
+            rc = keep_stale(plan, st, f->name);
             continue;
         }
         if (old == NULL)
             continue;
-        if (!opt->force) {
-            rc = error_set(PQV_E_EXISTS, f->name, "already exists");
-            break;
-        }
-        /* Replacing: the old objects are deleted after the commit, and a
-         * directory that becomes a file leaves nothing below it. */
+        if (!opt->force)
+            return error_set(PQV_E_EXISTS, f->name, "already exists");
+        /* Replacing: its newer entry wins; a directory that becomes a file
+         * leaves nothing below it. */
         f->replacing = 1;
-        f->old = *old;
-        memset(old, 0, sizeof(*old));
-        if ((old->entry.name = strdup(f->name)) == NULL) {
-            rc = PQV_E_NOMEM;
-            break;
-        }
-        if (f->type == PQV_ENTRY_FILE)
-            rc = keep_stale(plan, &cat, f->name);
+        if (f->kind != KIND_DIR)
+            rc = keep_stale(plan, st, f->name);
     }
-    catalogue_free(&cat);
-    if (rc == 0 && damaged > 0)
-        vault_report(opt->report, opt->report_ctx, PQV_REPORT_WARNING, NULL,
-            "%llu damaged record%s could not be compared with the names added (run check)",
-            (unsigned long long)damaged, damaged == 1 ? "" : "s");
     return rc;
 }
 
-static void
-object_job_run(struct pool_job *pj)
+/* ---- owners and attributes ---- */
+
+/* A small cache of user and group names. */
+struct names_cache {
+    struct { uint32_t id; char *name; int group; } *e;
+    size_t n;
+};
+
+static char *
+owner_name(struct names_cache *c, uint32_t id, int group)
 {
-    struct add_job *job = (struct add_job *)pj;
-    struct add_file *f = job->file;
-    char sname[STORAGE_NAME_MAX];
-    size_t sealed_len = object_sealed_size(job->plain_len);
+    char buf[4096];
+    const char *name = NULL;
+
+    for (size_t i = 0; i < c->n; i++)
+        if (c->e[i].id == id && c->e[i].group == group)
+            return c->e[i].name != NULL ? strdup(c->e[i].name) : NULL;
+    if (group) {
+        struct group gr, *g = NULL;
+        if (getgrgid_r(id, &gr, buf, sizeof(buf), &g) == 0 && g != NULL)
+            name = g->gr_name;
+    } else {
+        struct passwd pw, *p = NULL;
+        if (getpwuid_r(id, &pw, buf, sizeof(buf), &p) == 0 && p != NULL)
+            name = p->pw_name;
+    }
+    void *grown = realloc(c->e, (c->n + 1) * sizeof(*c->e));
+    if (grown != NULL) {
+        c->e = grown;
+        c->e[c->n].id = id;
+        c->e[c->n].group = group;
+        c->e[c->n].name = name != NULL && strlen(name) < 256 ? strdup(name) : NULL;
+        c->n++;
+    }
+    return name != NULL && strlen(name) < 256 ? strdup(name) : NULL;
+}
+
+static void
+names_cache_free(struct names_cache *c)
+{
+    for (size_t i = 0; i < c->n; i++)
+        free(c->e[i].name);
+    free(c->e);
+}
+
+/* read_xattrs(fd, e, path, opt): the file's extended attributes: user.*
+ * always, the others when root (they are restored only by root).  Not
+ * supported by the file system: none.  Others' failures are reported. */
+static int
+read_xattrs(int fd, struct entry *e, const char *path, const struct pqv_add_options *opt)
+{
+    char *list = NULL;
+    ssize_t len = flistxattr(fd, NULL, 0);
     int rc = 0;
 
-    if (!job->read_ready) {
-        job->read_rc = source_read(&f->src, (uint64_t)job->index * PQV_OBJECT_MAX_PLAIN,
-            job->plain, job->plain_len, f->path);
+    if (len <= 0)
+        return 0;
+    if ((size_t)len > MAX_XATTR_LIST || (list = malloc((size_t)len + 1)) == NULL)
+        return len > (ssize_t)MAX_XATTR_LIST ? 0 : PQV_E_NOMEM;
+    if ((len = flistxattr(fd, list, (size_t)len)) < 0) {
+        free(list);
+        return 0;
+    }
+    list[len] = '\0';
+    for (char *name = list; name < list + len && rc == 0; name += strlen(name) + 1) {
+        uint8_t *value;
+        ssize_t vlen;
+        struct xattr *grown;
+        if (*name == '\0' || strlen(name) > 255 ||
+            (strncmp(name, "user.", 5) != 0 && geteuid() != 0))
+            continue;
+        if ((vlen = fgetxattr(fd, name, NULL, 0)) < 0 || (size_t)vlen > MAX_XATTR_VALUE) {
+            vault_report(opt->report, opt->report_ctx, PQV_REPORT_WARNING, path,
+                "extended attribute %s not stored", name);
+            continue;
+        }
+        if ((value = malloc((size_t)vlen + 1)) == NULL)
+            rc = PQV_E_NOMEM;
+        else if ((vlen = fgetxattr(fd, name, value, (size_t)vlen)) < 0)
+            free(value);
+        else if ((grown = realloc(e->xattrs, (e->nxattrs + 1) * sizeof(*grown))) == NULL) {
+            free(value);
+            rc = PQV_E_NOMEM;
+        } else {
+            e->xattrs = grown;
+            e->xattrs[e->nxattrs].value = value;
+            e->xattrs[e->nxattrs].len = (size_t)vlen;
+            if ((e->xattrs[e->nxattrs].name = strdup(name)) == NULL) {
+                free(value);
+                rc = PQV_E_NOMEM;
+            } else {
+                e->nxattrs++;
+            }
+        }
+    }
+    free(list);
+    return rc;
+}
+
+/* fill_entry(e, f, st, cache): an entry's name, kind and metadata. */
+static int
+fill_entry(struct entry *e, const struct add_file *f, const struct stat *st,
+    struct names_cache *cache)
+{
+    memset(e, 0, sizeof(*e));
+    if ((e->name = strdup(f->name)) == NULL)
+        return PQV_E_NOMEM;
+    e->kind = f->kind;
+    e->perm = (uint32_t)(st->st_mode & 07777);
+    e->uid = st->st_uid;
+    e->gid = st->st_gid;
+    e->user = owner_name(cache, st->st_uid, 0);
+    e->group = owner_name(cache, st->st_gid, 1);
+    e->mtime_sec = (int64_t)st->st_mtim.tv_sec;
+    e->mtime_nsec = (uint32_t)st->st_mtim.tv_nsec;
+    e->ctime_sec = (int64_t)st->st_ctim.tv_sec;
+    e->ctime_nsec = (uint32_t)st->st_ctim.tv_nsec;
+    e->dev = st->st_dev;
+    e->ino = st->st_ino;
+    e->hlgroup = f->hlgroup;
+    if (f->kind == KIND_SYMLINK && (e->target = strdup(f->target)) == NULL)
+        return PQV_E_NOMEM;
+    return 0;
+}
+
+/* ---- reading and sealing ---- */
+
+/* A unit of work on the pool: one extent. */
+struct add_job {
+    struct pool_job job;
+    pqv_vault *v;
+    const uint8_t *file_key;
+    struct source *src;          /* NULL: the plaintext is in ${plain} already */
+    struct extent x;
+    uint32_t index;
+    int suite, compress;
+    uint8_t *plain, *sealed, *scratch;
+    int read_rc;                 /* reading the source failed (or SOURCE_CHANGED) */
+    struct error_saved read_error;
+    const char *path;
+};
+
+static void
+job_run(struct pool_job *pj)
+{
+    struct add_job *job = (struct add_job *)pj;
+    int rc = 0;
+
+    job->read_rc = 0;
+    if (job->src != NULL) {
+        job->read_rc = source_read(job->src, job->x.file_off, job->plain, job->x.plain_len,
+            job->path);
         if (job->read_rc != 0) {
             error_save(&job->read_error);
             goto out; /* the file's problem, not the add's */
         }
     }
-    if ((rc = object_seal(job->v->config.aead, f->file_key, f->ids[job->index], job->index,
-             job->plain, job->plain_len, job->sealed)) != 0)
-        goto out;
-    object_storage_name(f->ids[job->index], sname);
-    rc = job->v->storage->ops->put(job->v->storage, sname, job->sealed, sealed_len);
+    rc = pack_seal_extent(job->suite, job->file_key, job->index, &job->x, job->plain,
+        job->compress, job->scratch, job->sealed);
 out:
-    util_wipe(job->plain, job->plain_len);
+    util_wipe(job->plain, job->x.plain_len);
     job->job.rc = rc;
 }
 
-static void
-record_job_run(struct pool_job *pj)
-{
-    struct add_job *job = (struct add_job *)pj;
-    struct add_file *f = job->file;
-    pqv_vault *v = job->v;
-    struct record r;
-    char sname[STORAGE_NAME_MAX];
-    uint8_t ctx[64 + VAULT_ID_BYTES + NAME_HASH_BYTES];
-    uint8_t *buf = NULL;
-    size_t len;
-    int rc;
-
-    memset(&r, 0, sizeof(r));
-    r.entry.name = f->name;
-    r.entry.type = f->type;
-    r.entry.size = f->size;
-    r.entry.mode = f->mode;
-    r.entry.mtime_sec = f->mtime_sec;
-    r.entry.mtime_nsec = f->mtime_nsec;
-    r.entry.aead = f->type == PQV_ENTRY_FILE ? v->config.aead : 0;
-    r.entry.nobjects = f->nobjects;
-    r.object_ids = f->ids;
-    if (f->type == PQV_ENTRY_FILE) {
-        r.wrapped_len = pqv_wrap_bytes(v->config.kem);
-        if ((r.wrapped = malloc(r.wrapped_len)) == NULL) {
-            rc = PQV_E_NOMEM;
-            goto out;
-        }
-        if ((rc = pqv_wrap(v->identity, f->file_key, ctx, record_wrap_context(v, f->hash, ctx),
-                 r.wrapped)) != 0)
-            goto out;
-    }
-    if ((rc = record_seal(v, &r, &buf, &len)) != 0)
-        goto out;
-    record_storage_name(f->hash, sname);
-    rc = v->storage->ops->put(v->storage, sname, buf, len);
-out:
-    free(r.wrapped);
-    free(buf);
-    job->job.rc = rc;
-}
-
-/* A window of jobs in flight with their buffers. */
-struct window {
+/* The window of extents in flight, and what the add counts. */
+struct adder {
+    pqv_vault *v;
+    struct txn *t;
+    struct add_plan *plan;
+    const struct pqv_add_options *opt;
     struct add_job *jobs;
     size_t size, next, oldest, inflight;
-    int rc;
+    int rc;                      /* a failure that ends the add */
     uint64_t done_bytes;
-    struct add_plan *plan;
+    struct names_cache names;
+    struct entry cur;            /* the file being read */
+    int cur_state;               /* FILE_OK, FILE_FAILED, FILE_CHANGED */
+    uint64_t files, bytes;
 };
 
+enum { FILE_OK = 0, FILE_FAILED = 1, FILE_CHANGED = 2 };
+
 static int
-window_init(pqv_vault *v, struct window *w, struct add_plan *plan)
+adder_init(pqv_vault *v, struct adder *a)
 {
     struct pool *pool = vault_pool(v);
 
     if (pool == NULL)
         return PQV_E_NOMEM;
-    memset(w, 0, sizeof(*w));
-    w->plan = plan;
-    w->size = pool_threads(pool) + WINDOW_EXTRA;
-    if ((w->jobs = calloc(w->size, sizeof(*w->jobs))) == NULL)
+    a->size = pool_threads(pool) + WINDOW_EXTRA;
+    if ((a->jobs = calloc(a->size, sizeof(*a->jobs))) == NULL)
         return PQV_E_NOMEM;
     return 0;
 }
 
 static void
-window_free(struct window *w)
+adder_free(struct adder *a)
 {
-    for (size_t i = 0; i < w->size; i++) {
-        free(w->jobs[i].plain);
-        free(w->jobs[i].sealed);
+    for (size_t i = 0; a->jobs != NULL && i < a->size; i++) {
+        if (a->jobs[i].scratch != NULL)
+            util_wipe(a->jobs[i].scratch, pack_scratch_size());
+        free(a->jobs[i].plain);
+        free(a->jobs[i].sealed);
+        free(a->jobs[i].scratch);
     }
-    free(w->jobs);
+    free(a->jobs);
+    names_cache_free(&a->names);
+    entry_clear(&a->cur);
 }
 
-/* finish_read(w, f): the last object of ${f} was read: was the file the
- * same from its first byte to its last? */
+/* retire(a): wait for the oldest extent; append it to its pack and to the
+ * file's entry (in order). */
 static void
-finish_read(struct window *w, struct add_file *f)
+retire(struct adder *a)
 {
-    int rc;
+    struct add_job *job = &a->jobs[a->oldest];
+    int rc = pool_wait(vault_pool(a->v), &job->job);
 
-    if (f->rel != NULL && f->state == FILE_OK) {
-        rc = source_unchanged(&f->src, w->plan->rootfd, w->plan->root, f->rel, f->path);
-        if (rc == SOURCE_CHANGED)
-            f->state = FILE_CHANGED;
-        else if (rc != 0)
-            f->state = FILE_FAILED;
-    }
-    source_close(&f->src);
-}
-
-/* Wait for the oldest job in flight; remember the first failure. */
-static void
-window_retire(pqv_vault *v, struct window *w, const struct pqv_add_options *opt, uint64_t total)
-{
-    struct add_job *job = &w->jobs[w->oldest];
-    int rc = pool_wait(vault_pool(v), &job->job);
-
-    if (rc != 0 && w->rc == 0)
-        w->rc = rc;
-    if (job->job.run == object_job_run) {
-        struct add_file *f = job->file;
-        if (job->read_rc != 0 && f->state == FILE_OK) {
-            if (job->read_rc == SOURCE_CHANGED) {
-                f->state = FILE_CHANGED;
-            } else {
-                f->state = FILE_FAILED;
-                error_restore(&job->read_error);
-                vault_report(opt->report, opt->report_ctx, PQV_REPORT_ERROR, f->path,
-                    "not stored: %s", pqv_error_last()->reason);
-                w->plan->not_stored++;
-            }
+    a->oldest = (a->oldest + 1) % a->size;
+    a->inflight--;
+    if (rc != 0 && a->rc == 0)
+        a->rc = rc;
+    if (a->rc != 0 || a->cur_state != FILE_OK)
+        return;
+    if (job->read_rc != 0) {
+        if (job->read_rc == SOURCE_CHANGED) {
+            a->cur_state = FILE_CHANGED;
+        } else {
+            error_restore(&job->read_error);
+            a->cur_state = FILE_FAILED;
         }
-        if (job->last)
-            finish_read(w, f);
-        w->done_bytes += job->plain_len;
-        if (opt->progress != NULL)
-            opt->progress(opt->progress_ctx, w->done_bytes, total);
+        return;
     }
-    w->oldest = (w->oldest + 1) % w->size;
-    w->inflight--;
+    if ((rc = txn_put_extent(a->t, job->sealed, &job->x)) != 0) {
+        a->rc = rc;
+        return;
+    }
+    a->cur.extents[job->index] = job->x;
+    a->done_bytes += job->x.plain_len;
+    if (a->opt->progress != NULL)
+        a->opt->progress(a->opt->progress_ctx, a->done_bytes, a->plan->total_bytes);
 }
 
-/* A free job slot with buffers for ${plain_len} bytes (waits if needed). */
+static void
+drain(struct adder *a)
+{
+    while (a->inflight > 0)
+        retire(a);
+}
+
+/* slot(a): a free job with buffers (waiting for the oldest if needed). */
 static struct add_job *
-window_slot(pqv_vault *v, struct window *w, size_t plain_len,
-    const struct pqv_add_options *opt, uint64_t total)
+slot(struct adder *a)
 {
     struct add_job *job;
-    size_t sealed_len = object_sealed_size(plain_len);
 
-    if (w->inflight == w->size)
-        window_retire(v, w, opt, total);
-    job = &w->jobs[w->next];
-    if (job->plain_cap < plain_len || job->plain == NULL) {
-        free(job->plain);
-        job->plain_cap = plain_len > 0 ? plain_len : 1;
-        if ((job->plain = malloc(job->plain_cap)) == NULL) {
-            job->plain_cap = 0;
-            return NULL;
-        }
-    }
-    if (job->sealed_cap < sealed_len) {
-        free(job->sealed);
-        job->sealed_cap = sealed_len;
-        if ((job->sealed = malloc(sealed_len)) == NULL) {
-            job->sealed_cap = 0;
-            return NULL;
-        }
-    }
-    job->v = v;
-    job->plain_len = plain_len;
-    job->read_rc = 0;
-    job->last = 0;
+    if (a->inflight == a->size)
+        retire(a);
+    job = &a->jobs[a->next];
+    if (job->plain == NULL && ((job->plain = malloc(PQV_OBJECT_MAX_PLAIN)) == NULL ||
+            (job->sealed = malloc(pack_sealed_max())) == NULL ||
+            (job->scratch = malloc(pack_scratch_size())) == NULL))
+        return NULL;
     return job;
 }
 
 static void
-window_submit(pqv_vault *v, struct window *w, struct add_job *job)
+submit(struct adder *a, struct add_job *job)
 {
-    pool_submit(vault_pool(v), &job->job);
-    w->next = (w->next + 1) % w->size;
-    w->inflight++;
+    pool_submit(vault_pool(a->v), &job->job);
+    a->next = (a->next + 1) % a->size;
+    a->inflight++;
 }
 
-static void
-window_drain(pqv_vault *v, struct window *w, const struct pqv_add_options *opt, uint64_t total)
-{
-    while (w->inflight > 0)
-        window_retire(v, w, opt, total);
-}
+/* A region of a file's data (holes are what lies between regions). */
+struct region {
+    uint64_t off, len;
+};
 
-/* new_file_keys(f): fresh file key and object ids for ${f}. */
+/* data_regions(fd, size, out, n): where ${fd} holds data: SEEK_DATA and
+ * SEEK_HOLE for a sparse file, one region otherwise. */
 static int
-new_file_keys(struct add_file *f)
+data_regions(int fd, const struct stat *st, struct region **out, size_t *n)
 {
+    uint64_t size = (uint64_t)st->st_size;
+    struct region *r = NULL;
+    size_t k = 0, cap = 0;
+    off_t pos = 0;
+
+    *out = NULL;
+    *n = 0;
+    if (size == 0)
+        return 0;
+    /* Dense (the common case): fewer blocks than the size never happens. */
+    if ((uint64_t)st->st_blocks * 512 >= size) {
+        if ((r = malloc(sizeof(*r))) == NULL)
+            return PQV_E_NOMEM;
+        r[0].off = 0;
+        r[0].len = size;
+        *out = r;
+        *n = 1;
+        return 0;
+    }
+    while ((uint64_t)pos < size) {
+        off_t data = lseek(fd, pos, SEEK_DATA), hole;
+        if (data < 0)
+            break; /* ENXIO: no data after pos (or no SEEK_DATA: treated alike) */
+        if ((hole = lseek(fd, data, SEEK_HOLE)) < 0)
+            hole = (off_t)size;
+        if ((uint64_t)hole > size)
+            hole = (off_t)size;
+        if (k == cap) {
+            cap = cap ? 2 * cap : 8;
+            struct region *g = realloc(r, cap * sizeof(*r));
+            if (g == NULL) {
+                free(r);
+                return PQV_E_NOMEM;
+            }
+            r = g;
+        }
+        r[k].off = (uint64_t)data;
+        r[k].len = (uint64_t)(hole - data);
+        k++;
+        pos = hole;
+    }
+    *out = r;
+    *n = k;
+    return 0;
+}
+
+/* read_file(a, f, src): the extents of ${f} from ${src} into the entry
+ * a->cur (its key and extents); a->cur_state says how it went. */
+static int
+read_file(struct adder *a, struct add_file *f, struct source *src)
+{
+    struct region *regions = NULL;
+    size_t nregions = 0;
+    uint32_t nextents = 0, index = 0;
     int rc;
 
-    free(f->ids);
-    f->ids = NULL;
-    if (f->type != PQV_ENTRY_FILE)
-        return 0;
-    if ((rc = util_random(f->file_key, sizeof(f->file_key))) != 0)
+    a->cur_state = FILE_OK;
+    a->cur.suite = a->v->config.aead;
+    a->cur.size = (uint64_t)src->st.st_size;
+    if ((rc = txn_new_file_key(a->t, a->cur.key)) != 0)
         return rc;
-    f->nobjects = object_count(f->size);
-    if (f->nobjects == 0)
-        return 0;
-    if ((f->ids = malloc((size_t)f->nobjects * OBJECT_ID_BYTES)) == NULL)
+    a->cur.key_state = KEY_CLEAR;
+    if ((rc = data_regions(src->fd, &src->st, &regions, &nregions)) != 0)
+        return rc;
+    for (size_t i = 0; i < nregions; i++)
+        nextents += (uint32_t)((regions[i].len + PQV_OBJECT_MAX_PLAIN - 1) / PQV_OBJECT_MAX_PLAIN);
+    free(a->cur.extents);
+    a->cur.extents = NULL;
+    a->cur.nextents = nextents;
+    if (nextents > 0 && (a->cur.extents = calloc(nextents, sizeof(*a->cur.extents))) == NULL) {
+        free(regions);
         return PQV_E_NOMEM;
-    return util_random(f->ids, (size_t)f->nobjects * OBJECT_ID_BYTES);
+    }
+    for (size_t i = 0; i < nregions && a->rc == 0 && a->cur_state == FILE_OK; i++) {
+        for (uint64_t off = 0; off < regions[i].len && a->rc == 0 && a->cur_state == FILE_OK;) {
+            struct add_job *job = slot(a);
+            uint64_t left = regions[i].len - off;
+            if (job == NULL) {
+                a->rc = PQV_E_NOMEM;
+                break;
+            }
+            memset(&job->x, 0, sizeof(job->x));
+            job->v = a->v;
+            job->file_key = a->cur.key;
+            job->src = src;
+            job->path = f->path;
+            job->x.file_off = regions[i].off + off;
+            job->x.plain_len = left > PQV_OBJECT_MAX_PLAIN ? PQV_OBJECT_MAX_PLAIN : (uint32_t)left;
+            job->index = index++;
+            job->suite = a->cur.suite;
+            job->compress = !a->opt->no_compress;
+            job->job.run = job_run;
+            submit(a, job);
+            off += job->x.plain_len;
+        }
+    }
+    /* All of this file's extents (they hold its key and source). */
+    drain(a);
+    free(regions);
+    if (a->rc != 0)
+        return a->rc;
+    if (a->cur_state == FILE_OK && f->rel != NULL) {
+        rc = source_unchanged(src, a->plan->rootfd, a->plan->root, f->rel, f->path);
+        if (rc == SOURCE_CHANGED)
+            a->cur_state = FILE_CHANGED;
+        else if (rc != 0)
+            a->cur_state = FILE_FAILED;
+    }
+    return 0;
 }
 
-/* delete_objects(v, ids, n): best-effort removal (the caller decides
- * whether a failure matters: leftovers are orphans for gc). */
+/* add_one(a, f): ${f} as an entry of the transaction (reported and skipped
+ * if it cannot be read consistently). */
 static int
-delete_objects(pqv_vault *v, uint8_t (*ids)[OBJECT_ID_BYTES], uint32_t n)
+add_one(struct adder *a, struct add_file *f)
 {
-    char sname[STORAGE_NAME_MAX];
+    const struct pqv_add_options *opt = a->opt;
+    struct source src;
+    int rc, attempt;
+
+    if (f->kind != KIND_FILE) {
+        struct stat st = f->st;
+        int fd = -1;
+        if ((rc = fill_entry(&a->cur, f, &st, &a->names)) != 0)
+            return rc;
+        if (f->kind == KIND_DIR && f->rel != NULL &&
+            fsutil_open_dirs(a->plan->rootfd, a->plan->root, f->rel, FSUTIL_NOCREATE, 0, &fd) == 0) {
+            rc = read_xattrs(fd, &a->cur, f->path, opt);
+            close(fd);
+            if (rc != 0)
+                return rc;
+        }
+        goto commit;
+    }
+    for (attempt = 1;; attempt++) {
+        if ((rc = source_open(&src, a->plan->rootfd, a->plan->root, f->rel, f->path)) != 0) {
+            if (rc == PQV_E_NOMEM)
+                return rc;
+            vault_report(opt->report, opt->report_ctx, PQV_REPORT_ERROR, f->path, "not stored: %s",
+                pqv_error_last()->reason);
+            a->plan->not_stored++;
+            return 0;
+        }
+        entry_clear(&a->cur);
+        if ((rc = fill_entry(&a->cur, f, &src.st, &a->names)) != 0 ||
+            (rc = read_xattrs(src.fd, &a->cur, f->path, opt)) != 0 ||
+            (rc = read_file(a, f, &src)) != 0) {
+            source_close(&src);
+            return rc;
+        }
+        source_close(&src);
+        if (a->cur_state == FILE_OK)
+            break;
+        if (a->cur_state == FILE_FAILED) {
+            vault_report(opt->report, opt->report_ctx, PQV_REPORT_ERROR, f->path, "not stored: %s",
+                pqv_error_last()->reason);
+            a->plan->not_stored++;
+            return 0;
+        }
+        /* Changed while read: its extents already in packs are garbage
+         * (gc); read it again with a new key. */
+        if (attempt == READ_ATTEMPTS) {
+            vault_report(opt->report, opt->report_ctx, PQV_REPORT_ERROR, f->path,
+                "not stored: it changed while it was being read, %d times", attempt);
+            a->plan->not_stored++;
+            return 0;
+        }
+        vault_report(opt->report, opt->report_ctx, PQV_REPORT_WARNING, f->path,
+            "changed while it was being read: reading it again");
+    }
+    a->files++;
+    a->bytes += a->cur.size;
+commit:
+    if (f == &a->plan->files[0] && a->plan->origin != NULL &&
+        (a->cur.origin = strdup(a->plan->origin)) == NULL)
+        return PQV_E_NOMEM;
+    vault_report(opt->report, opt->report_ctx, PQV_REPORT_INFO, f->name,
+        f->replacing ? "replaced" : "added");
+    return txn_add(a->t, &a->cur);
+}
+
+/* hard_links(plan): names of one file (same device and inode, more than
+ * one link) get one group id; the data is read once. */
+static int
+hard_links(struct add_plan *plan)
+{
+    struct { dev_t dev; ino_t ino; size_t first; } *seen = NULL;
+    size_t nseen = 0;
     int rc = 0;
 
-    for (uint32_t i = 0; i < n; i++) {
-        object_storage_name(ids[i], sname);
-        int r = v->storage->ops->del(v->storage, sname);
-        if (r != 0 && r != PQV_E_NOTFOUND && rc == 0)
-            rc = r;
+    for (size_t i = 0; i < plan->n && rc == 0; i++) {
+        struct add_file *f = &plan->files[i];
+        size_t k;
+        if (f->kind != KIND_FILE || f->st.st_nlink < 2)
+            continue;
+        for (k = 0; k < nseen; k++)
+            if (seen[k].dev == f->st.st_dev && seen[k].ino == f->st.st_ino)
+                break;
+        if (k < nseen) {
+            struct add_file *first = &plan->files[seen[k].first];
+            if (first->hlgroup == 0)
+                rc = util_random(&first->hlgroup, sizeof(first->hlgroup));
+            first->hlgroup |= 1; /* nonzero */
+            f->hlgroup = first->hlgroup;
+            continue;
+        }
+        void *grown = realloc(seen, (nseen + 1) * sizeof(*seen));
+        if (grown == NULL) {
+            rc = PQV_E_NOMEM;
+            break;
+        }
+        seen = grown;
+        seen[nseen].dev = f->st.st_dev;
+        seen[nseen].ino = f->st.st_ino;
+        seen[nseen].first = i;
+        nseen++;
     }
+    free(seen);
     return rc;
 }
 
-/* commit_records(v, files, n, w, opt): steps 3-4 for the files of a batch
- * read whole and unchanged. */
+/* link_entry(a, f, first): ${f} shares the entry of ${first} (read before
+ * it in name order: the first name of its group). */
 static int
-commit_records(pqv_vault *v, struct add_file *files, size_t n, struct window *w,
-    const struct pqv_add_options *opt)
+link_entry(struct adder *a, struct add_file *f, const struct entry *first)
 {
-    for (size_t i = 0; i < n; i++) {
-        if (files[i].state != FILE_OK)
-            continue;
-        struct add_job *job = window_slot(v, w, 0, opt, 0);
-        if (job == NULL) {
-            w->rc = w->rc ? w->rc : PQV_E_NOMEM;
-            break;
-        }
-        job->file = &files[i];
-        job->job.run = record_job_run;
-        job->plain_len = 0;
-        window_submit(v, w, job);
-        if (w->rc != 0)
-            break;
-    }
-    window_drain(v, w, opt, 0);
-    /* Even after a failure, make what was renamed durable before
-     * reporting: a record that reached its name is committed. */
-    if (w->rc != 0) {
-        struct error_saved first;
-        error_save(&first);
-        (void)v->storage->ops->barrier(v->storage);
-        error_restore(&first);
-        return w->rc;
-    }
-    return v->storage->ops->barrier(v->storage);
-}
-
-/* after_commit(v, files, n, opt): step 5, and the reports. */
-static int
-after_commit(pqv_vault *v, struct add_file *files, size_t n, const struct pqv_add_options *opt)
-{
-    for (size_t i = 0; i < n; i++) {
-        if (files[i].state != FILE_OK)
-            continue;
-        if (files[i].replacing && files[i].old.entry.nobjects > 0)
-            delete_objects(v, files[i].old.object_ids, files[i].old.entry.nobjects);
-        vault_report(opt->report, opt->report_ctx, PQV_REPORT_INFO, files[i].name,
-            files[i].replacing ? "replaced" : "added");
-    }
-    return v->storage->ops->barrier(v->storage);
-}
-
-/* open_source(v, w, f, opt): open ${f} for reading and take what is stored
- * from the state it has now. */
-static int
-open_source(struct window *w, struct add_file *f, const struct pqv_add_options *opt)
-{
-    int rc = source_open(&f->src, w->plan->rootfd, w->plan->root, f->rel, f->path);
-
-    if (rc == PQV_E_NOMEM)
-        return rc;
-    if (rc != 0) {
-        f->state = FILE_FAILED;
-        vault_report(opt->report, opt->report_ctx, PQV_REPORT_ERROR, f->path, "not stored: %s",
-            pqv_error_last()->reason);
-        w->plan->not_stored++;
-        return 0;
-    }
-    f->mode = (uint32_t)(f->src.st.st_mode & 07777);
-    f->mtime_sec = (int64_t)f->src.st.st_mtim.tv_sec;
-    f->mtime_nsec = (uint32_t)f->src.st.st_mtim.tv_nsec;
-    f->size = (uint64_t)f->src.st.st_size;
-    return 0;
-}
-
-/* read_batch(v, files, n, w, opt, total): steps 1-2. */
-static int
-read_batch(pqv_vault *v, struct add_file *files, size_t n, struct window *w,
-    const struct pqv_add_options *opt, uint64_t total)
-{
+    struct entry e;
     int rc;
 
-    for (size_t i = 0; i < n && w->rc == 0; i++) {
-        struct add_file *f = &files[i];
-        f->state = FILE_OK;
-        f->attempts++;
-        if (f->type == PQV_ENTRY_FILE && f->rel != NULL) {
-            if ((rc = open_source(w, f, opt)) != 0) {
-                w->rc = rc;
-                break;
-            }
-            if (f->state != FILE_OK)
-                continue;
-        }
-        if ((rc = new_file_keys(f)) != 0) {
-            w->rc = rc;
-            break;
-        }
-        if (f->nobjects == 0 && f->type == PQV_ENTRY_FILE)
-            finish_read(w, f);
-        for (uint32_t k = 0; k < f->nobjects && w->rc == 0; k++) {
-            struct add_job *job = window_slot(v, w, object_plain_len(&(struct pqv_entry){
-                .size = f->size }, k), opt, total);
-            if (job == NULL) {
-                w->rc = PQV_E_NOMEM;
-                break;
-            }
-            job->file = f;
-            job->index = k;
-            job->read_ready = 0;
-            job->last = k + 1 == f->nobjects;
-            job->job.run = object_job_run;
-            window_submit(v, w, job);
-        }
-    }
-    window_drain(v, w, opt, total);
-    if (w->rc == 0)
-        w->rc = v->storage->ops->barrier(v->storage);
-    return w->rc;
-}
-
-/* drop_objects(v, files, n, all): delete the objects written for files
- * that will not be committed (all of them if ${all}). */
-static void
-drop_objects(pqv_vault *v, struct add_file *files, size_t n, int all)
-{
-    struct error_saved first;
-
-    error_save(&first);
-    for (size_t i = 0; i < n; i++)
-        if (files[i].ids != NULL && (all || files[i].state != FILE_OK))
-            delete_objects(v, files[i].ids, files[i].nobjects);
-    (void)v->storage->ops->barrier(v->storage);
-    error_restore(&first);
-}
-
-/* add_batch(v, files, n, w, opt, total): a batch, and again the files that
- * changed while they were read. */
-static int
-add_batch(pqv_vault *v, struct add_file *files, size_t n, struct window *w,
-    const struct pqv_add_options *opt, uint64_t total)
-{
-    int rc, again;
-
-    do {
-        if ((rc = read_batch(v, files, n, w, opt, total)) != 0) {
-            /* Nothing of this batch is committed: remove its objects. */
-            drop_objects(v, files, n, 1);
-            return rc;
-        }
-        drop_objects(v, files, n, 0);
-        if ((rc = commit_records(v, files, n, w, opt)) != 0)
-            return rc;
-        if ((rc = after_commit(v, files, n, opt)) != 0)
-            return rc;
-        /* Files that changed while they were read: read again (a new
-         * file key, new objects), and only those. */
-        again = 0;
-        for (size_t i = 0; i < n; i++) {
-            struct add_file *f = &files[i];
-            if (f->state == FILE_OK)
-                f->state = -1; /* done */
-            else if (f->state == FILE_CHANGED && f->attempts < READ_ATTEMPTS)
-                again = 1;
-            else if (f->state == FILE_CHANGED) {
-                vault_report(opt->report, opt->report_ctx, PQV_REPORT_ERROR, f->path,
-                    "not stored: it changed while it was being read, %d times", f->attempts);
-                w->plan->not_stored++;
-                f->state = -1;
-            } else {
-                f->state = -1; /* failed: reported */
-            }
-        }
-        if (again) {
-            /* Keep only the files to read again at the front. */
-            size_t k = 0;
-            for (size_t i = 0; i < n; i++) {
-                if (files[i].state != FILE_CHANGED)
-                    continue;
-                vault_report(opt->report, opt->report_ctx, PQV_REPORT_WARNING, files[i].path,
-                    "changed while it was being read: reading it again");
-                if (k != i) {
-                    struct add_file t = files[k];
-                    files[k] = files[i];
-                    files[i] = t;
-                }
-                k++;
-            }
-            n = k;
-        }
-    } while (again);
-    return 0;
-}
-
-/* remove_stale(v, plan, opt): entries left below directories that became
- * files: their records (commit points), then their objects. */
-static int
-remove_stale(pqv_vault *v, struct add_plan *plan, const struct pqv_add_options *opt)
-{
-    char sname[STORAGE_NAME_MAX];
-    uint8_t hash[NAME_HASH_BYTES];
-    int rc;
-
-    if (plan->nstale == 0)
-        return 0;
-    for (size_t i = 0; i < plan->nstale; i++) {
-        if ((rc = names_hash(v, plan->stale[i].entry.name, hash)) != 0)
-            return rc;
-        record_storage_name(hash, sname);
-        rc = v->storage->ops->del(v->storage, sname);
-        if (rc != 0 && rc != PQV_E_NOTFOUND)
-            return rc;
-    }
-    if ((rc = v->storage->ops->barrier(v->storage)) != 0)
+    if ((rc = entry_copy(&e, first)) != 0)
         return rc;
-    for (size_t i = 0; i < plan->nstale; i++) {
-        struct record *r = &plan->stale[i];
-        if (r->entry.nobjects > 0)
-            delete_objects(v, r->object_ids, r->entry.nobjects);
-        vault_report(opt->report, opt->report_ctx, PQV_REPORT_INFO, r->entry.name,
-            "removed (below what is now a file)");
+    free(e.name);
+    free(e.origin);
+    e.origin = NULL;
+    if ((e.name = strdup(f->name)) == NULL) {
+        entry_clear(&e);
+        return PQV_E_NOMEM;
     }
-    return v->storage->ops->barrier(v->storage);
+    vault_report(a->opt->report, a->opt->report_ctx, PQV_REPORT_INFO, f->name,
+        f->replacing ? "replaced (hard link)" : "added (hard link)");
+    return txn_add(a->t, &e);
 }
 
 static int
 run_plan(pqv_vault *v, struct add_plan *plan, const struct pqv_add_options *opt)
 {
-    struct window w;
+    struct state st;
+    struct txn t;
+    struct adder a;
     int rc;
 
-    if ((rc = prepare(v, plan, opt)) != 0)
+    if ((rc = state_current(v, &st, NULL)) != 0)
         return rc;
+    if ((rc = state_load(v, &st)) != 0 || (rc = prepare(&st, plan, opt)) != 0 ||
+        (rc = hard_links(plan)) != 0) {
+        state_free(&st);
+        return rc;
+    }
     for (size_t i = 0; i < plan->nnotes; i++)
         vault_report(opt->report, opt->report_ctx, plan->notes[i].level, plan->notes[i].subject,
             "%s", plan->notes[i].message);
-    if ((rc = window_init(v, &w, plan)) != 0)
+    memset(&a, 0, sizeof(a));
+    a.v = v;
+    a.t = &t;
+    a.plan = plan;
+    a.opt = opt;
+    if ((rc = txn_begin(v, &st, &t)) != 0) {
+        state_free(&st);
         return rc;
-    for (size_t i = 0; i < plan->n && rc == 0; i += BATCH_FILES) {
-        size_t n = plan->n - i < BATCH_FILES ? plan->n - i : BATCH_FILES;
-        rc = add_batch(v, plan->files + i, n, &w, opt, plan->total_bytes);
     }
-    window_free(&w);
+    if ((rc = adder_init(v, &a)) != 0)
+        goto done;
+    for (size_t i = 0; i < plan->n && rc == 0; i++) {
+        struct add_file *f = &plan->files[i];
+        const struct entry *first = NULL;
+        /* A later name of a hard-linked file: the entry already made. */
+        for (size_t k = 0; f->hlgroup != 0 && k < t.n && first == NULL; k++)
+            if (t.entries[k]->hlgroup == f->hlgroup)
+                first = t.entries[k];
+        rc = first != NULL ? link_entry(&a, f, first) : add_one(&a, f);
+        if (rc == 0)
+            rc = a.rc;
+    }
+    /* A directory replaced by a file: what was below it is removed. */
+    for (size_t i = 0; i < plan->nstale && rc == 0; i++) {
+        struct entry gone;
+        memset(&gone, 0, sizeof(gone));
+        gone.kind = KIND_REMOVED;
+        if ((gone.name = strdup(plan->stale[i])) == NULL)
+            rc = PQV_E_NOMEM;
+        else
+            rc = txn_add(&t, &gone);
+        if (rc == 0)
+            vault_report(opt->report, opt->report_ctx, PQV_REPORT_INFO, plan->stale[i],
+                "removed (below what is now a file)");
+    }
     if (rc == 0)
-        rc = remove_stale(v, plan, opt);
+        rc = txn_commit(&t, SEGMENT_DELTA, NULL, 0, NULL, 0);
+    else
+        txn_abort(&t);
+    if (rc == 0 && opt->result != NULL) {
+        opt->result->files += a.files;
+        opt->result->bytes += a.bytes;
+        opt->result->failed += plan->not_stored;
+    }
     if (rc == 0 && plan->not_stored > 0)
         rc = error_set(PQV_E_IO, NULL, "%llu entr%s not stored (reported above)",
             (unsigned long long)plan->not_stored, plan->not_stored == 1 ? "y" : "ies");
+done:
+    adder_free(&a);
+    txn_free(&t);
+    state_free(&st);
     return rc;
 }
 
-static const struct pqv_add_options no_options = { 0, NULL, NULL, NULL, NULL };
+static const struct pqv_add_options no_options = { 0, NULL, NULL, NULL, NULL, 0, 0, 0, NULL };
 
 /* default_name(path, out, outlen): the stored name of ${path} when none is
  * given: its last component (as cp, rsync and tar -C do), "." and ".."
@@ -988,7 +1056,6 @@ default_name(const char *path, char *out, size_t outlen)
         if ((real = realpath(path, NULL)) == NULL)
             return error_errno(path, "resolve", errno);
         base = strrchr(real, '/') != NULL ? strrchr(real, '/') + 1 : real;
-        n = strlen(real);
         if (*base == '\0') {
             free(real);
             return error_set(PQV_E_INVAL, path, "has no name of its own (the root directory)");
@@ -1005,8 +1072,8 @@ default_name(const char *path, char *out, size_t outlen)
 }
 
 /* open_operand(plan, path, st, rel): the directory the tree is read from
- * (the operand itself, or its parent for a file), and the operand's path
- * below it. */
+ * (the operand itself, or its parent for a file or link), and the
+ * operand's path below it. */
 static int
 open_operand(struct add_plan *plan, const char *path, const struct stat *st, const char **rel)
 {
@@ -1027,6 +1094,7 @@ open_operand(struct add_plan *plan, const char *path, const struct stat *st, con
         return error_errno(dir, "open directory", errno);
     if ((plan->root = strdup(dir)) == NULL)
         return PQV_E_NOMEM;
+    plan->origin = realpath(path, NULL); /* recorded where it is known */
     return 0;
 }
 
@@ -1035,6 +1103,7 @@ pqv_vault_add_path(pqv_vault *v, const char *path, const char *name,
     const struct pqv_add_options *opt)
 {
     struct add_plan plan;
+    struct walk_opts wo;
     char norm[PQV_NAME_MAX + 1];
     const char *rel;
     struct stat st;
@@ -1046,21 +1115,41 @@ pqv_vault_add_path(pqv_vault *v, const char *path, const char *name,
         return PQV_E_INVAL;
     if (opt == NULL)
         opt = &no_options;
+    if ((rc = upgrade_if_needed(v, opt->report, opt->report_ctx)) != 0)
+        return rc;
     if ((rc = name != NULL ? pqv_name_normalize(name, norm, sizeof(norm))
                            : default_name(path, norm, sizeof(norm))) != 0)
         return rc;
-    if (lstat(path, &st) != 0)
+    if ((opt->follow_links ? stat(path, &st) : lstat(path, &st)) != 0)
         return error_errno(path, "stat", errno);
-    if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
-        return error_set(PQV_E_INVAL, path, "is a %s: not stored (regular files and "
-            "directories are)", kind_name(st.st_mode));
+    memset(&wo, 0, sizeof(wo));
+    wo.follow = opt->follow_links;
+    wo.one_fs = opt->one_file_system;
+    wo.dev = st.st_dev;
     memset(&plan, 0, sizeof(plan));
     plan.rootfd = -1;
-    if ((rc = open_operand(&plan, path, &st, &rel)) == 0) {
+    if (S_ISLNK(st.st_mode)) {
+        /* A link given as an operand is stored as the link (as tar does;
+         * -L stores what it points to). */
+        char dir[4096], *target = NULL;
+        int dfd;
+        fsutil_dirname(path, dir, sizeof(dir));
+        if ((dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+            return error_errno(dir, "open directory", errno);
+        rc = read_link(dfd, strrchr(path, '/') != NULL ? strrchr(path, '/') + 1 : path, &st,
+            &target);
+        close(dfd);
+        if (rc == 0)
+            rc = plan_push(&plan, NULL, path, norm, KIND_SYMLINK, &st, target);
+        free(target);
+    } else if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+        return error_set(PQV_E_INVAL, path, "is a %s: not stored (regular files, directories "
+            "and symbolic links are)", kind_name(st.st_mode));
+    } else if ((rc = open_operand(&plan, path, &st, &rel)) == 0) {
         if (S_ISREG(st.st_mode))
-            rc = plan_push(&plan, rel, path, norm, PQV_ENTRY_FILE, &st);
+            rc = plan_push(&plan, rel, path, norm, KIND_FILE, &st, NULL);
         else
-            rc = walk(&plan, rel, path, norm, &st);
+            rc = walk(&plan, &wo, rel, path, norm, &st, 0);
     }
     if (rc == 0)
         rc = run_plan(v, &plan, opt);
@@ -1069,14 +1158,16 @@ pqv_vault_add_path(pqv_vault *v, const char *path, const char *name,
 }
 
 /* Adding from a descriptor: its size is unknown until end of file, so
- * objects are read here, in order, and sealed and written on the pool. */
+ * extents are read here, in order, and sealed on the pool. */
 int
 pqv_vault_add_fd(pqv_vault *v, int fd, const char *name, uint32_t mode, int64_t mtime_sec,
     const struct pqv_add_options *opt)
 {
     struct add_plan plan;
-    struct add_file *f;
-    struct window w;
+    struct state st;
+    struct txn t;
+    struct adder a;
+    struct stat fst;
     char norm[PQV_NAME_MAX + 1];
     size_t cap = 0;
     int rc, eof = 0;
@@ -1087,74 +1178,116 @@ pqv_vault_add_fd(pqv_vault *v, int fd, const char *name, uint32_t mode, int64_t 
         return PQV_E_INVAL;
     if (opt == NULL)
         opt = &no_options;
+    if ((rc = upgrade_if_needed(v, opt->report, opt->report_ctx)) != 0)
+        return rc;
     if ((rc = pqv_name_normalize(name, norm, sizeof(norm))) != 0)
         return rc;
     memset(&plan, 0, sizeof(plan));
     plan.rootfd = -1;
-    if ((rc = plan_push(&plan, NULL, "standard input", norm, PQV_ENTRY_FILE, NULL)) != 0)
+    memset(&fst, 0, sizeof(fst));
+    fst.st_mode = S_IFREG | (mode & 07777);
+    fst.st_mtim.tv_sec = (time_t)mtime_sec;
+    fst.st_ctim = fst.st_mtim;
+    fst.st_uid = geteuid();
+    fst.st_gid = getegid();
+    if ((rc = plan_push(&plan, NULL, "standard input", norm, KIND_FILE, &fst, NULL)) != 0)
         return rc;
-    f = &plan.files[0];
-    f->mode = mode & 07777;
-    f->mtime_sec = mtime_sec;
-    if ((rc = prepare(v, &plan, opt)) != 0 || (rc = window_init(v, &w, &plan)) != 0) {
+    if ((rc = state_current(v, &st, NULL)) != 0) {
         plan_free(&plan);
         return rc;
     }
-    if ((rc = util_random(f->file_key, sizeof(f->file_key))) != 0)
-        goto out;
-    while (!eof && w.rc == 0) {
-        struct add_job *job = window_slot(v, &w, PQV_OBJECT_MAX_PLAIN, opt, 0);
+    memset(&a, 0, sizeof(a));
+    a.v = v;
+    a.t = &t;
+    a.plan = &plan;
+    a.opt = opt;
+    if ((rc = state_load(v, &st)) != 0 || (rc = prepare(&st, &plan, opt)) != 0 ||
+        (rc = txn_begin(v, &st, &t)) != 0) {
+        state_free(&st);
+        plan_free(&plan);
+        return rc;
+    }
+    if ((rc = adder_init(v, &a)) != 0 || (rc = fill_entry(&a.cur, &plan.files[0], &fst,
+                                              &a.names)) != 0 ||
+        (rc = txn_new_file_key(&t, a.cur.key)) != 0)
+        goto done;
+    a.cur.key_state = KEY_CLEAR;
+    a.cur.suite = v->config.aead;
+    while (!eof && a.rc == 0) {
+        struct add_job *job = slot(&a);
         ssize_t got;
         if (job == NULL) {
-            w.rc = PQV_E_NOMEM;
+            a.rc = PQV_E_NOMEM;
             break;
         }
-        /* Room and an id for the next object first: once plaintext is
-         * read, nothing may fail before it goes to the job that wipes it. */
-        if (f->nobjects == cap) {
+        /* Room for the next extent first: once plaintext is read, nothing
+         * may fail before it goes to the job that wipes it. */
+        if (a.cur.nextents == cap) {
             size_t ncap = cap ? 2 * cap : 16;
-            /* Jobs in flight read f->ids when they run: let them finish
-             * before realloc may move (and free) the array. */
-            window_drain(v, &w, opt, 0);
-            void *p = realloc(f->ids, ncap * OBJECT_ID_BYTES);
+            /* Jobs in flight are retired into cur.extents: finish them
+             * before realloc may move the array. */
+            drain(&a);
+            void *p = realloc(a.cur.extents, ncap * sizeof(*a.cur.extents));
             if (p == NULL) {
-                w.rc = PQV_E_NOMEM;
+                a.rc = PQV_E_NOMEM;
                 break;
             }
-            f->ids = p;
+            a.cur.extents = p;
             cap = ncap;
         }
-        if ((w.rc = util_random(f->ids[f->nobjects], OBJECT_ID_BYTES)) != 0)
-            break;
         if ((got = fsutil_read_all(fd, job->plain, PQV_OBJECT_MAX_PLAIN, "standard input")) < 0) {
-            w.rc = (int)got;
+            a.rc = (int)got;
             util_wipe(job->plain, PQV_OBJECT_MAX_PLAIN); /* whatever was read */
             break;
         }
         eof = (size_t)got < PQV_OBJECT_MAX_PLAIN;
         if (got == 0)
             break;
-        job->file = f;
-        job->index = f->nobjects++;
-        job->plain_len = (size_t)got;
-        job->read_ready = 1;
-        job->job.run = object_job_run;
-        f->size += (uint64_t)got;
-        window_submit(v, &w, job);
+        memset(&job->x, 0, sizeof(job->x));
+        job->v = v;
+        job->file_key = a.cur.key;
+        job->src = NULL;
+        job->path = "standard input";
+        job->x.file_off = a.cur.size;
+        job->x.plain_len = (uint32_t)got;
+        job->index = a.cur.nextents++;
+        job->suite = a.cur.suite;
+        job->compress = !opt->no_compress;
+        job->job.run = job_run;
+        a.cur.size += (uint64_t)got;
+        submit(&a, job);
     }
-    window_drain(v, &w, opt, 0);
-    if (w.rc == 0)
-        w.rc = v->storage->ops->barrier(v->storage);
-    if (w.rc != 0) {
-        rc = w.rc;
-        drop_objects(v, f, 1, 1);
-        goto out;
+    drain(&a);
+    if ((rc = a.rc) != 0)
+        goto done;
+    plan.total_bytes = a.cur.size;
+    a.files = 1;
+    a.bytes = a.cur.size;
+    vault_report(opt->report, opt->report_ctx, PQV_REPORT_INFO, norm,
+        plan.files[0].replacing ? "replaced" : "added");
+    if ((rc = txn_add(&t, &a.cur)) != 0)
+        goto done;
+    for (size_t i = 0; i < plan.nstale && rc == 0; i++) {
+        struct entry gone;
+        memset(&gone, 0, sizeof(gone));
+        gone.kind = KIND_REMOVED;
+        if ((gone.name = strdup(plan.stale[i])) == NULL)
+            rc = PQV_E_NOMEM;
+        else
+            rc = txn_add(&t, &gone);
     }
-    f->state = FILE_OK;
-    if ((rc = commit_records(v, f, 1, &w, opt)) == 0 && (rc = after_commit(v, f, 1, opt)) == 0)
-        rc = remove_stale(v, &plan, opt);
-out:
-    window_free(&w);
+    if (rc == 0)
+        rc = txn_commit(&t, SEGMENT_DELTA, NULL, 0, NULL, 0);
+    if (rc == 0 && opt->result != NULL) {
+        opt->result->files++;
+        opt->result->bytes += a.bytes;
+    }
+done:
+    if (rc != 0 && t.committed_epoch == 0)
+        txn_abort(&t);
+    adder_free(&a);
+    txn_free(&t);
+    state_free(&st);
     plan_free(&plan);
     return rc;
 }

@@ -1,346 +1,453 @@
 /*
- * check.c: check (structure, presence and sizes, with --read-data every
- * tag; without the key what needs none) and gc (orphans and temporaries),
- * over one structural scan.
+ * check.c: check and gc (format 2; format 1 in check_v1.c).
+ *
+ * check verifies the catalogue (every segment from the base up: tags,
+ * chain, the key file against the history, the local state; every block),
+ * then the storage against it: every pack an entry refers to present, with
+ * the size its segment recorded (or at least as long as its extents reach),
+ * every format-1 object an upgraded entry refers to present with its size.
+ * With --read-data also every pack's SHA-256 and every extent's tags (which
+ * needs one decapsulation per segment).  Packs and segments nothing refers
+ * to, format-1 records and objects left by an upgrade, and temporaries are
+ * leftovers: reported, not damage, and gc's to remove.
+ *
+ * gc folds the chain into a base (compact.c), then deletes the leftovers.
+ * It refuses while anything is damaged: a block that fails to open may
+ * refer to packs that look unreferenced.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "crypto/kdf.h"
 #include "util/util.h"
 #include "vault/vault_internal.h"
 
-/* A sorted set of referenced object ids. */
-struct id_ref {
-    uint8_t id[OBJECT_ID_BYTES];
-    size_t record;      /* index in the catalogue */
-    uint32_t index;     /* position in that file */
+/* One pack or format-1 object an entry refers to, with the reach of the
+ * furthest extent in it and what a segment recorded of it. */
+struct ref {
+    uint8_t id[PACK_ID_BYTES];
+    int v1;                     /* a format-1 object */
+    uint64_t reach;             /* bytes its extents need (v1: its exact size) */
+    size_t entry;               /* the first entry that refers to it */
+    int described;              /* size and hash known */
+    uint64_t size;
+    uint8_t hash[32];
+    int seen;
 };
 
 static int
-compare_ids(const void *a, const void *b)
+compare_refs(const void *a, const void *b)
 {
-    return memcmp(a, b, OBJECT_ID_BYTES);
+    const struct ref *x = a, *y = b;
+
+    if (x->v1 != y->v1)
+        return x->v1 - y->v1;
+    return memcmp(x->id, y->id, PACK_ID_BYTES);
 }
 
-/* referenced_ids(cat, out, n): every object id the catalogue names, sorted. */
-static int
-referenced_ids(const struct catalogue *cat, struct id_ref **out, size_t *n)
-{
-    size_t total = 0, k = 0;
-    struct id_ref *ids;
+struct scan {
+    pqv_vault *v;
+    struct state st;
+    struct ref *refs;
+    size_t nrefs;
+    struct names_walk w;
+    struct pqv_check_result *res;
+    struct names_list *leftovers;   /* gc */
+    char writer[PQV_LOCK_HOLDER_MAX];
+};
 
-    for (size_t i = 0; i < cat->n; i++)
-        total += cat->records[i].entry.nobjects;
-    if ((ids = malloc((total + 1) * sizeof(*ids))) == NULL)
+/* collect_refs(sc): every pack and object of every entry, one ref each. */
+static int
+collect_refs(struct scan *sc)
+{
+    const struct state *st = &sc->st;
+    size_t total = 0, k = 0;
+    struct ref *refs;
+
+    for (size_t i = 0; i < st->n; i++)
+        total += st->entries[i].nextents;
+    if ((refs = calloc(total + 1, sizeof(*refs))) == NULL)
         return PQV_E_NOMEM;
-    for (size_t i = 0; i < cat->n; i++)
-        for (uint32_t j = 0; j < cat->records[i].entry.nobjects; j++) {
-            memcpy(ids[k].id, cat->records[i].object_ids[j], OBJECT_ID_BYTES);
-            ids[k].record = i;
-            ids[k].index = j;
+    for (size_t i = 0; i < st->n; i++)
+        for (uint32_t j = 0; j < st->entries[i].nextents; j++) {
+            const struct extent *x = &st->entries[i].extents[j];
+            memcpy(refs[k].id, x->pack_id, PACK_ID_BYTES);
+            refs[k].v1 = (x->pack_flags & PACK_V1_OBJECT) != 0;
+            refs[k].reach = refs[k].v1 ? x->stored_len
+                                       : (uint64_t)PACK_HEADER_BYTES + x->pack_off + x->stored_len;
+            refs[k].entry = i;
             k++;
         }
-    qsort(ids, total, sizeof(*ids), compare_ids);
-    *out = ids;
-    *n = total;
+    qsort(refs, k, sizeof(*refs), compare_refs);
+    /* One per pack: the furthest reach; the first entry in name order. */
+    size_t n = 0;
+    for (size_t i = 0; i < k; i++) {
+        if (n > 0 && compare_refs(&refs[n - 1], &refs[i]) == 0) {
+            if (refs[i].reach > refs[n - 1].reach)
+                refs[n - 1].reach = refs[i].reach;
+            if (refs[i].entry < refs[n - 1].entry)
+                refs[n - 1].entry = refs[i].entry;
+            continue;
+        }
+        refs[n++] = refs[i];
+    }
+    /* What the segments recorded. */
+    for (size_t s = 0; s < st->nsegs; s++)
+        for (size_t p = 0; p < st->segs[s].t.npacks; p++) {
+            const struct seg_pack *sp = &st->segs[s].t.packs[p];
+            struct ref key, *hit;
+            if (!(sp->flags & PACK_INTRODUCED))
+                continue;
+            memset(&key, 0, sizeof(key));
+            memcpy(key.id, sp->id, PACK_ID_BYTES);
+            if ((hit = bsearch(&key, refs, n, sizeof(*refs), compare_refs)) != NULL) {
+                hit->described = 1;
+                hit->size = sp->size;
+                memcpy(hit->hash, sp->hash, 32);
+            }
+        }
+    sc->refs = refs;
+    sc->nrefs = n;
     return 0;
 }
 
-/* Verify every tag of the file ${r}. */
+/* leftover(sc, name, what): not referred to: reported, and collected for gc
+ * (while another writer runs, taken as its own). */
 static int
-check_file_data(pqv_vault *v, const struct record *r, pqv_report_fn report,
-    void *report_ctx, uint64_t *damaged)
+leftover(struct scan *sc, const char *name, const char *what)
 {
-    uint8_t file_key[PQV_FILE_KEY_BYTES];
-    uint8_t *plain = NULL;
-    int rc, bad = 0;
-
-    rc = record_unwrap_file_key(v, r, file_key);
-    if (rc == PQV_E_NOTFOUND)
-        return 0; /* replaced or removed by a writer since the scan */
-    if (rc == PQV_E_INTEGRITY) {
-        (*damaged)++;
-        vault_report(report, report_ctx, PQV_REPORT_ERROR, r->entry.name, "%s",
-            pqv_error_detail());
+    if (sc->writer[0] != '\0') {
+        sc->res->in_flight++;
+        vault_report(sc->w.report, sc->w.report_ctx, PQV_REPORT_INFO, name,
+            "%s no entry refers to yet (a writer, %s, is running)", what, sc->writer);
         return 0;
     }
-    if (rc != 0)
-        return rc;
-    if (r->entry.nobjects > 0 && (plain = malloc(PQV_OBJECT_MAX_PLAIN)) == NULL) {
-        util_wipe(file_key, sizeof(file_key));
-        return PQV_E_NOMEM;
-    }
-    for (uint32_t k = 0; k < r->entry.nobjects && !bad; k++) {
-        char oname[STORAGE_NAME_MAX];
-        uint8_t *buf;
-        size_t len, plen = object_plain_len(&r->entry, k);
-        object_storage_name(r->object_ids[k], oname);
-        rc = v->storage->ops->get(v->storage, oname, &buf, &len, object_sealed_size(plen) + 1);
-        if (rc == PQV_E_NOTFOUND || rc == PQV_E_INTEGRITY) {
-            rc = 0;
-            continue; /* reported by the structural pass */
-        }
-        if (rc != 0)
-            break;
-        if (len != object_sealed_size(plen)) {
-            /* Counted and reported by the structural pass already. */
-            free(buf);
-            continue;
-        }
-        rc = object_open(r->entry.aead, file_key, r->object_ids[k], k, buf, len, plain, plen);
-        free(buf);
-        if (rc == PQV_E_INTEGRITY) {
-            (*damaged)++;
-            bad = 1;
-            vault_report(report, report_ctx, PQV_REPORT_ERROR, r->entry.name,
-                "object %u (%s): %s", k, oname, pqv_error_detail());
-            rc = 0;
-        } else if (rc != 0) {
-            break;
-        }
-    }
-    if (plain != NULL) {
-        util_wipe(plain, PQV_OBJECT_MAX_PLAIN);
-        free(plain);
-    }
-    util_wipe(file_key, sizeof(file_key));
-    return rc;
+    sc->res->orphans++;
+    vault_report(sc->w.report, sc->w.report_ctx, PQV_REPORT_WARNING, name,
+        "%s no entry refers to (gc removes it)", what);
+    return sc->leftovers != NULL ? names_list_add(sc->leftovers, name) : 0;
 }
 
 static int
-compare_record_names(const void *a, const void *b)
+scan_blob(struct scan *sc, const char *name, const uint8_t *id, uint64_t size, int v1)
 {
-    return strcmp(((const struct record *)a)->entry.name, ((const struct record *)b)->entry.name);
-}
+    struct ref key, *hit;
 
-/* report_conflicts(cat, report, ctx, res): a name that is a file and also
- * the parent of other names cannot be restored (written by a version that
- * did not refuse it); each is damage to repair with rm. */
-static void
-report_conflicts(struct catalogue *cat, pqv_report_fn report, void *report_ctx,
-    struct pqv_check_result *res)
-{
-    struct record *sorted;
-
-    if (cat->n < 2 || (sorted = malloc(cat->n * sizeof(*sorted))) == NULL)
-        return;
-    memcpy(sorted, cat->records, cat->n * sizeof(*sorted));
-    qsort(sorted, cat->n, sizeof(*sorted), compare_record_names);
-    for (size_t i = 0; i + 1 < cat->n; i++) {
-        const char *name = sorted[i].entry.name;
-        size_t len = strlen(name);
-        if (sorted[i].entry.type != PQV_ENTRY_FILE)
-            continue;
-        /* Names below "name/" sort right after it, past names that only
-         * continue it with a byte below '/'. */
-        for (size_t j = i + 1; j < cat->n && strncmp(sorted[j].entry.name, name, len) == 0; j++) {
-            if (sorted[j].entry.name[len] == '/') {
-                res->damaged++;
-                vault_report(report, report_ctx, PQV_REPORT_ERROR, name,
-                    "is a file and also has names below it (%s): remove one of them with rm",
-                    sorted[j].entry.name);
-                break;
-            }
-        }
+    memset(&key, 0, sizeof(key));
+    memcpy(key.id, id, PACK_ID_BYTES);
+    key.v1 = v1;
+    sc->res->objects++;
+    sc->res->bytes += size;
+    if ((hit = bsearch(&key, sc->refs, sc->nrefs, sizeof(*sc->refs), compare_refs)) == NULL)
+        return leftover(sc, name, v1 ? "a format-1 object" : "a pack");
+    hit->seen = 1;
+    if ((hit->described || v1) && size != (v1 ? hit->reach : hit->size)) {
+        sc->res->damaged++;
+        vault_report(sc->w.report, sc->w.report_ctx, PQV_REPORT_ERROR,
+            sc->st.entries[hit->entry].name, "%s has %llu bytes, expected %llu", name,
+            (unsigned long long)size, (unsigned long long)(v1 ? hit->reach : hit->size));
+    } else if (size < hit->reach) {
+        sc->res->damaged++;
+        vault_report(sc->w.report, sc->w.report_ctx, PQV_REPORT_ERROR,
+            sc->st.entries[hit->entry].name, "%s has %llu bytes, its extents need %llu", name,
+            (unsigned long long)size, (unsigned long long)hit->reach);
     }
-    free(sorted);
+    return 0;
 }
 
-/* What the structural pass keeps while it walks the objects. */
-struct scan_ctx {
-    struct catalogue *cat;
-    struct id_ref *ids;
-    size_t nids;
-    unsigned char *seen;
-    const struct names_walk *w;
-    struct pqv_check_result *res;
-    char writer[PQV_LOCK_HOLDER_MAX];  /* another writer running, or "" */
-};
+static int
+scan_pack(void *ctx, const char *name, const uint8_t *id, uint64_t size)
+{
+    return scan_blob(ctx, name, id, size, 0);
+}
 
 static int
 scan_object(void *ctx, const char *name, const uint8_t *id, uint64_t size)
 {
-    struct scan_ctx *sc = ctx;
-    struct pqv_check_result *res = sc->res;
-    struct id_ref key, *hit;
+    return scan_blob(ctx, name, id, size, 1);
+}
 
-    memcpy(key.id, id, OBJECT_ID_BYTES);
-    res->objects++;
-    res->bytes += size;
-    hit = bsearch(&key, sc->ids, sc->nids, sizeof(*sc->ids), compare_ids);
-    if (hit == NULL) {
-        if (sc->writer[0] != '\0') {
-            /* Most likely the running writer's, its record still to come:
-             * neither counted nor collected. */
-            res->in_flight++;
-            vault_report(sc->w->report, sc->w->report_ctx, PQV_REPORT_INFO, name,
-                "no record names it yet (a writer, %s, is running)", sc->writer);
-            return 0;
-        }
-        res->orphans++;
-        vault_report(sc->w->report, sc->w->report_ctx, PQV_REPORT_WARNING, name,
-            "orphaned object (no record names it; gc removes it)");
-        return sc->w->leftovers != NULL ? names_list_add(sc->w->leftovers, name) : 0;
+static int
+scan_segment(void *ctx, const char *name, const uint8_t *id, uint64_t size)
+{
+    struct scan *sc = ctx;
+
+    (void)size;
+    if (util_load_be64(id) < sc->st.base)
+        return leftover(sc, name, "a segment before the base");
+    return 0;
+}
+
+static int
+scan_record(void *ctx, const char *name, const uint8_t *id, uint64_t size)
+{
+    struct scan *sc = ctx;
+
+    (void)id;
+    (void)size;
+    /* Left by an upgrade interrupted while it deleted them. */
+    sc->res->orphans++;
+    vault_report(sc->w.report, sc->w.report_ctx, PQV_REPORT_WARNING, name,
+        "a format-1 record left by the upgrade (gc removes it)");
+    return sc->leftovers != NULL ? names_list_add(sc->leftovers, name) : 0;
+}
+
+/* report_conflicts(sc): a name that is a file and also has names below it
+ * cannot be restored: damage to repair with rm. */
+static void
+report_conflicts(struct scan *sc)
+{
+    const struct state *st = &sc->st;
+
+    for (size_t i = 0; i + 1 < st->n; i++) {
+        const char *name = st->entries[i].name;
+        size_t len = strlen(name);
+        if (st->entries[i].kind == KIND_DIR)
+            continue;
+        for (size_t j = i + 1; j < st->n && strncmp(st->entries[j].name, name, len) == 0; j++)
+            if (st->entries[j].name[len] == '/') {
+                sc->res->damaged++;
+                vault_report(sc->w.report, sc->w.report_ctx, PQV_REPORT_ERROR, name,
+                    "is not a directory but has names below it (%s): remove one of them with rm",
+                    st->entries[j].name);
+                break;
+            }
     }
-    sc->seen[hit - sc->ids] = 1;
-    const struct pqv_entry *e = &sc->cat->records[hit->record].entry;
-    uint64_t expect = object_sealed_size(object_plain_len(e, hit->index));
-    if (size != expect) {
+}
+
+static void
+scan_free(struct scan *sc)
+{
+    state_free(&sc->st);
+    free(sc->refs);
+    sc->refs = NULL;
+}
+
+/* scan(v, sc, res, report, ctx, leftovers): the structural pass of check
+ * and gc.  A catalogue that does not verify fails it (nothing can be said
+ * of the rest); a damaged block is counted and the rest examined. */
+static int
+scan(pqv_vault *v, struct scan *sc, struct pqv_check_result *res, pqv_report_fn report,
+    void *report_ctx, struct names_list *leftovers)
+{
+    int rc;
+
+    memset(sc, 0, sizeof(*sc));
+    sc->v = v;
+    sc->res = res;
+    sc->leftovers = leftovers;
+    sc->w.report = report;
+    sc->w.report_ctx = report_ctx;
+    sc->w.damaged = &res->damaged;
+    sc->w.temporaries = &res->temporaries;
+    sc->w.leftovers = leftovers;
+    sc->w.in_flight = &res->in_flight;
+    /* Before the catalogue: a writer that starts after this point writes
+     * packs no entry refers to yet (gc holds the lock: never). */
+    if (!v->locked && v->storage->ops->lock_probe != NULL &&
+        v->storage->ops->lock_probe(v->storage, sc->writer, sizeof(sc->writer)) != 1)
+        sc->writer[0] = '\0';
+    if (sc->writer[0] != '\0')
+        vault_report(report, report_ctx, PQV_REPORT_WARNING, NULL,
+            "a writer (%s) is running: packs no entry refers to are taken as its own", sc->writer);
+    sc->w.writer_running = sc->writer;
+    if ((rc = state_current(v, &sc->st, &sc->w)) != 0)
+        return rc;
+    res->epoch = sc->st.epoch;
+    res->segments = sc->st.nsegs;
+    if ((rc = state_load_reporting(v, &sc->st, &sc->w)) != 0)
+        goto fail;
+    res->records = sc->st.n;
+    report_conflicts(sc);
+    if ((rc = collect_refs(sc)) != 0 ||
+        (rc = names_walk(v->storage, "segments", 8, &sc->w, scan_segment, sc)) != 0 ||
+        (rc = names_walk(v->storage, "packs", PACK_ID_BYTES, &sc->w, scan_pack, sc)) != 0 ||
+        (rc = names_walk(v->storage, "objects", OBJECT_ID_BYTES, &sc->w, scan_object, sc)) != 0 ||
+        (rc = names_walk(v->storage, "records", NAME_HASH_BYTES, &sc->w, scan_record, sc)) != 0)
+        goto fail;
+    for (size_t i = 0; i < sc->nrefs; i++) {
+        char sname[STORAGE_NAME_MAX];
+        if (sc->refs[i].seen)
+            continue;
+        if (sc->refs[i].v1)
+            object_storage_name(sc->refs[i].id, sname);
+        else
+            pack_name(sc->refs[i].id, sname);
+        res->missing++;
         res->damaged++;
-        vault_report(sc->w->report, sc->w->report_ctx, PQV_REPORT_ERROR, e->name,
-            "object %u (%s) has %llu bytes, expected %llu", hit->index, name,
-            (unsigned long long)size, (unsigned long long)expect);
+        vault_report(report, report_ctx, PQV_REPORT_ERROR, sc->st.entries[sc->refs[i].entry].name,
+            "%s is missing", sname);
+    }
+    /* Temporaries beside the config and key file. */
+    if ((rc = names_walk(v->storage, "", 0, &sc->w, NULL, NULL)) != 0)
+        goto fail;
+    return 0;
+fail:
+    scan_free(sc);
+    return rc;
+}
+
+/* verify_packs(sc): every described pack's SHA-256 (--read-data). */
+static int
+verify_packs(struct scan *sc)
+{
+    pqv_vault *v = sc->v;
+
+    for (size_t i = 0; i < sc->nrefs; i++) {
+        const struct ref *r = &sc->refs[i];
+        char sname[STORAGE_NAME_MAX];
+        uint8_t *buf, hash[32];
+        size_t len;
+        int rc;
+        if (!r->seen || r->v1 || !r->described)
+            continue;
+        pack_name(r->id, sname);
+        rc = v->storage->ops->get(v->storage, sname, &buf, &len, (size_t)r->size + 1);
+        if (rc == PQV_E_NOTFOUND || rc == PQV_E_INTEGRITY)
+            continue; /* reported by the structural pass, or removed since */
+        if (rc != 0)
+            return rc;
+        rc = kdf_sha256(hash, buf, len);
+        free(buf);
+        if (rc != 0)
+            return rc;
+        if (!util_ct_equal(hash, r->hash, 32)) {
+            sc->res->damaged++;
+            vault_report(sc->w.report, sc->w.report_ctx, PQV_REPORT_ERROR,
+                sc->st.entries[r->entry].name, "%s does not match its SHA-256", sname);
+        }
     }
     return 0;
 }
 
-/* The structural pass shared by check and gc: catalogue, objects present
- * with the right sizes, orphans and temporaries.  ${leftovers} (gc) receives
- * the storage names of orphaned objects and temporaries. */
+/* verify_extents(sc): every extent of every file opened (--read-data). */
 static int
-scan(pqv_vault *v, struct catalogue *cat, struct names_list *leftovers, pqv_report_fn report,
-    void *report_ctx, struct pqv_check_result *res)
+verify_extents(struct scan *sc)
 {
-    struct names_walk w = { report, report_ctx, &res->damaged, &res->temporaries, leftovers,
-        NULL, &res->in_flight };
-    struct scan_ctx sc = { cat, NULL, 0, NULL, &w, res, "" };
-    int rc;
+    pqv_vault *v = sc->v;
+    uint8_t *plain = malloc(PQV_OBJECT_MAX_PLAIN), *sealed = malloc(pack_sealed_max()),
+            *scratch = malloc(pack_scratch_size());
+    int rc = 0;
 
-    /* Before the catalogue: a writer starting after this point writes
-     * objects no record names yet, and those are reported as orphans (gc
-     * takes the lock, so it never sees another writer's). */
-    if (!v->locked && v->storage->ops->lock_probe != NULL &&
-        v->storage->ops->lock_probe(v->storage, sc.writer, sizeof(sc.writer)) != 1)
-        sc.writer[0] = '\0';
-    if (sc.writer[0] != '\0')
-        vault_report(report, report_ctx, PQV_REPORT_WARNING, NULL,
-            "a writer (%s) is running: objects without a record are taken as its own", sc.writer);
-    w.writer_running = sc.writer;
-    if ((rc = catalogue_load(v, cat, &w)) != 0)
-        return rc;
-    res->records = cat->n;
-    report_conflicts(cat, report, report_ctx, res);
-    if ((rc = referenced_ids(cat, &sc.ids, &sc.nids)) != 0)
-        goto done;
-    if ((sc.seen = calloc(sc.nids + 1, 1)) == NULL) {
+    if (plain == NULL || sealed == NULL || scratch == NULL) {
         rc = PQV_E_NOMEM;
         goto done;
     }
-    if ((rc = names_walk(v->storage, "objects", OBJECT_ID_BYTES, &w, scan_object, &sc)) != 0)
-        goto done;
-    for (size_t i = 0; i < sc.nids; i++) {
-        if (sc.seen[i])
+    for (size_t i = 0; i < sc->st.n && rc == 0; i++) {
+        const struct entry *e = &sc->st.entries[i];
+        uint8_t key[PQV_FILE_KEY_BYTES];
+        if (e->kind != KIND_FILE || e->nextents == 0)
             continue;
-        char oname[STORAGE_NAME_MAX];
-        object_storage_name(sc.ids[i].id, oname);
-        res->missing++;
-        res->damaged++;
-        vault_report(report, report_ctx, PQV_REPORT_ERROR, cat->records[sc.ids[i].record].entry.name,
-            "object %u (%s) is missing", sc.ids[i].index, oname);
+        if ((rc = state_file_key(v, &sc->st, e, key)) != 0) {
+            if (rc != PQV_E_INTEGRITY)
+                break;
+            sc->res->damaged++;
+            vault_report(sc->w.report, sc->w.report_ctx, PQV_REPORT_ERROR, e->name, "%s",
+                pqv_error_detail());
+            rc = 0;
+            continue;
+        }
+        for (uint32_t k = 0; k < e->nextents; k++) {
+            rc = pack_read_extent(v, e->suite, key, k, &e->extents[k], plain, sealed, scratch);
+            util_wipe(plain, PQV_OBJECT_MAX_PLAIN);
+            if (rc == PQV_E_INTEGRITY) {
+                sc->res->damaged++;
+                vault_report(sc->w.report, sc->w.report_ctx, PQV_REPORT_ERROR, e->name, "%s",
+                    pqv_error_detail());
+                rc = 0;
+                break; /* one report per file */
+            }
+            if (rc == PQV_E_NOTFOUND) {
+                rc = 0; /* reported by the structural pass */
+                break;
+            }
+            if (rc != 0)
+                break;
+        }
+        util_wipe(key, sizeof(key));
     }
-    /* Leftover temporaries beside the config and key file. */
-    rc = names_walk(v->storage, "", 0, &w, NULL, NULL);
 done:
-    free(sc.ids);
-    free(sc.seen);
-    if (rc != 0)
-        catalogue_free(cat);
+    free(plain);
+    free(sealed);
+    if (scratch != NULL)
+        util_wipe(scratch, pack_scratch_size());
+    free(scratch);
     return rc;
 }
 
-/* What can be checked of a record or an object without the seed. */
-struct nokey_ctx {
-    pqv_vault *v;
-    const struct names_walk *w;
-    struct pqv_check_result *res;
-};
-
+/* What a segment's header says without the key. */
 static int
-check_record_header(void *ctx, const char *name, const uint8_t *id, uint64_t size)
+check_segment_header(void *ctx, const char *name, const uint8_t *id, uint64_t size)
 {
-    struct nokey_ctx *c = ctx;
-    const struct names_walk *w = c->w;
-    pqv_vault *v = c->v;
-    uint8_t *buf;
-    size_t len;
+    struct nokey { pqv_vault *v; struct names_walk *w; struct pqv_check_result *res; } *c = ctx;
+    uint8_t h[SEGMENT_HEADER_BYTES];
     int rc;
 
-    (void)id;
-    (void)size;
-    rc = v->storage->ops->get(v->storage, name, &buf, &len, MAX_RECORD_BYTES);
+    if (size < SEGMENT_HEADER_BYTES) {
+        rc = error_set(PQV_E_INTEGRITY, NULL, "too short for a segment (%llu bytes)",
+            (unsigned long long)size);
+    } else {
+        rc = c->v->storage->ops->get_range(c->v->storage, name, 0, h, sizeof(h));
+        if (rc == 0)
+            rc = segment_check_header(h, sizeof(h), util_load_be64(id), c->v->config.vault_id);
+    }
     if (rc == PQV_E_NOTFOUND)
         return 0;
-    if (rc == 0) {
-        rc = record_check_header(buf, len);
-        free(buf);
-    }
-    if (rc == PQV_E_INTEGRITY) {
-        (*w->damaged)++;
-        vault_report(w->report, w->report_ctx, PQV_REPORT_ERROR, name, "%s", pqv_error_detail());
+    if (rc == PQV_E_INTEGRITY || rc == PQV_E_UNSUPPORTED) {
+        c->res->damaged++;
+        vault_report(c->w->report, c->w->report_ctx, PQV_REPORT_ERROR, name, "%s",
+            pqv_error_detail());
         return 0;
     }
     if (rc == 0)
-        c->res->records++;
+        c->res->segments++;
     return rc;
 }
 
 static int
-check_object_size(void *ctx, const char *name, const uint8_t *id, uint64_t size)
+check_pack_size(void *ctx, const char *name, const uint8_t *id, uint64_t size)
 {
-    struct nokey_ctx *c = ctx;
-    const struct names_walk *w = c->w;
-    uint64_t plain;
+    struct nokey { pqv_vault *v; struct names_walk *w; struct pqv_check_result *res; } *c = ctx;
 
     (void)id;
     c->res->objects++;
     c->res->bytes += size;
-    if (size < OBJECT_HEADER_BYTES || pqv_stream_opened_size(size - OBJECT_HEADER_BYTES, &plain) != 0 ||
-        plain > PQV_OBJECT_MAX_PLAIN) {
-        (*w->damaged)++;
-        vault_report(w->report, w->report_ctx, PQV_REPORT_ERROR, name,
-            "object has an impossible size (%llu bytes)", (unsigned long long)size);
+    if (size < PACK_HEADER_BYTES) {
+        c->res->damaged++;
+        vault_report(c->w->report, c->w->report_ctx, PQV_REPORT_ERROR, name,
+            "too short for a pack (%llu bytes)", (unsigned long long)size);
     }
     return 0;
 }
 
-/* check_without_key(v, report, ctx, res): what can be verified without the
- * seed: the config and key file parsed at open, every record's header and
- * length, every object's name and a size that some plaintext seals to, and
- * leftover temporaries.  Orphans and missing objects need the catalogue.
- * A vault opened without its key file (PQV_OPEN_KEYFILE_OPTIONAL) is
- * checked all the same: a missing key file (kept elsewhere, or lost) or
- * one of another version is reported as not checked, a damaged one as
- * damage. */
+/* check_without_key(v, report, ctx, res): the config and key file (parsed
+ * at open), every segment's header, every pack's name and size, and
+ * temporaries. */
 static int
 check_without_key(pqv_vault *v, pqv_report_fn report, void *report_ctx,
     struct pqv_check_result *res)
 {
     struct names_walk w = { report, report_ctx, &res->damaged, &res->temporaries, NULL, NULL, NULL };
-    struct nokey_ctx c = { v, &w, res };
-    struct pqv_error kerr;
+    struct { pqv_vault *v; struct names_walk *w; struct pqv_check_result *res; } c = { v, &w, res };
     int rc;
 
-    switch (pqv_vault_keyfile_status(v, &kerr)) {
-    case 0:
-        break;
-    case PQV_E_INTEGRITY:
-        res->damaged++;
-        vault_report(report, report_ctx, PQV_REPORT_ERROR, v->keyfile_path, "%s", kerr.reason);
-        break;
-    default:
-        vault_report(report, report_ctx, PQV_REPORT_WARNING, v->keyfile_path,
-            "key file not checked: %s%s%s", kerr.subject[0] != '\0' &&
-            strcmp(kerr.subject, v->keyfile_path) != 0 ? kerr.subject : "",
-            kerr.subject[0] != '\0' && strcmp(kerr.subject, v->keyfile_path) != 0 ? ": " : "",
-            kerr.reason[0] != '\0' ? kerr.reason : pqv_strerror(kerr.code));
-        break;
-    }
-
-    if ((rc = names_walk(v->storage, "records", NAME_HASH_BYTES, &w, check_record_header, &c)) != 0 ||
-        (rc = names_walk(v->storage, "objects", OBJECT_ID_BYTES, &w, check_object_size, &c)) != 0)
+    check_keyfile_status(v, report, report_ctx, res);
+    if ((rc = names_walk(v->storage, "segments", 8, &w, check_segment_header, &c)) != 0 ||
+        (rc = names_walk(v->storage, "packs", PACK_ID_BYTES, &w, check_pack_size, &c)) != 0)
         return rc;
+    if (res->segments == 0) {
+        res->damaged++;
+        vault_report(report, report_ctx, PQV_REPORT_ERROR, "segments", "no catalogue segment");
+    }
     return names_walk(v->storage, "", 0, &w, NULL, NULL);
+}
+
+static int
+damage_found(const struct pqv_check_result *res)
+{
+    return error_set(PQV_E_INTEGRITY, NULL, "%llu damaged item%s found",
+        (unsigned long long)res->damaged, res->damaged == 1 ? "" : "s");
 }
 
 int
@@ -349,36 +456,35 @@ pqv_vault_check(pqv_vault *v, const struct pqv_check_options *opt,
 {
     static const struct pqv_check_options none = { 0, NULL, NULL };
     struct pqv_check_result res;
-    struct catalogue cat;
+    struct scan sc;
     int rc;
 
     if (v == NULL)
         return PQV_E_INVAL;
     if (opt == NULL)
         opt = &none;
+    if (v->config.version == 1)
+        return check_v1(v, opt, result);
     memset(&res, 0, sizeof(res));
     if (v->identity == NULL) {
         rc = check_without_key(v, opt->report, opt->report_ctx, &res);
-        if (result != NULL)
-            *result = res;
-        if (rc == 0 && res.damaged > 0)
-            rc = error_set(PQV_E_INTEGRITY, NULL, "%llu damaged item%s found", (unsigned long long)res.damaged, res.damaged == 1 ? "" : "s");
-        return rc;
+    } else if ((rc = scan(v, &sc, &res, opt->report, opt->report_ctx, NULL)) == 0) {
+        if (opt->read_data && (rc = verify_packs(&sc)) == 0)
+            rc = verify_extents(&sc);
+        scan_free(&sc);
+    } else if (rc == PQV_E_INTEGRITY) {
+        /* The catalogue itself does not verify: that is the finding. */
+        res.damaged++;
+        vault_report(opt->report, opt->report_ctx, PQV_REPORT_ERROR,
+            pqv_error_last()->subject[0] != '\0' ? pqv_error_last()->subject : "catalogue", "%s",
+            pqv_error_last()->reason);
+        rc = 0;
     }
-    if ((rc = scan(v, &cat, NULL, opt->report, opt->report_ctx, &res)) != 0)
-        return rc;
-    for (size_t i = 0; opt->read_data && i < cat.n && rc == 0; i++)
-        if (cat.records[i].entry.type == PQV_ENTRY_FILE)
-            rc = check_file_data(v, &cat.records[i], opt->report, opt->report_ctx,
-                &res.damaged);
-    catalogue_free(&cat);
     if (result != NULL)
         *result = res;
-    if (rc != 0)
-        return rc;
-    if (res.damaged > 0)
-        return error_set(PQV_E_INTEGRITY, NULL, "%llu damaged item%s found", (unsigned long long)res.damaged, res.damaged == 1 ? "" : "s");
-    return 0;
+    if (rc == 0 && res.damaged > 0)
+        rc = damage_found(&res);
+    return rc;
 }
 
 int
@@ -386,38 +492,48 @@ pqv_vault_gc(pqv_vault *v, const struct pqv_check_options *opt, struct pqv_check
 {
     static const struct pqv_check_options none = { 0, NULL, NULL };
     struct pqv_check_result res;
-    struct names_list orphans;
-    struct catalogue cat;
+    struct names_list garbage;
+    struct scan sc;
+    uint64_t base;
     int rc;
 
     if ((rc = vault_require_writer(v)) != 0)
         return rc;
     if (opt == NULL)
         opt = &none;
+    if (v->config.version == 1)
+        return gc_v1(v, opt, result);
     memset(&res, 0, sizeof(res));
-    memset(&orphans, 0, sizeof(orphans));
-    if ((rc = scan(v, &cat, &orphans, NULL, NULL, &res)) != 0)
+    memset(&garbage, 0, sizeof(garbage));
+    if ((rc = scan(v, &sc, &res, NULL, NULL, &garbage)) != 0)
         goto out;
-    catalogue_free(&cat);
-    /* An unreadable record might name objects that look orphaned: deleting
-     * them could destroy data a repaired record would need. */
+    /* A block that fails to open may refer to packs that look unused. */
     if (res.damaged > 0) {
-        rc = error_set(PQV_E_INTEGRITY, NULL, "refusing to collect garbage while the vault is damaged (run check)");
+        scan_free(&sc);
+        rc = error_set(PQV_E_INTEGRITY, NULL,
+            "refusing to collect garbage while the vault is damaged (run check)");
         goto out;
     }
-    for (size_t i = 0; i < orphans.n; i++) {
-        int d = v->storage->ops->del(v->storage, orphans.names[i]);
-        if (d == 0 || d == PQV_E_NOTFOUND) {
-            res.removed++;
-            vault_report(opt->report, opt->report_ctx, PQV_REPORT_INFO, orphans.names[i], "removed");
-        } else {
+    base = sc.st.base;
+    if (sc.st.nsegs > 1 && (rc = compact(v, &sc.st, opt->report, opt->report_ctx, &base)) != 0) {
+        scan_free(&sc);
+        goto out;
+    }
+    scan_free(&sc);
+    /* The new base is durable: everything before it is garbage. */
+    compact_drop_old_segments(v, base);
+    for (size_t i = 0; i < garbage.n; i++) {
+        int d = v->storage->ops->del(v->storage, garbage.names[i]);
+        if (d != 0 && d != PQV_E_NOTFOUND) {
             rc = d;
             goto out;
         }
+        res.removed++;
+        vault_report(opt->report, opt->report_ctx, PQV_REPORT_INFO, garbage.names[i], "removed");
     }
     rc = v->storage->ops->barrier(v->storage);
 out:
-    names_list_free(&orphans);
+    names_list_free(&garbage);
     if (result != NULL)
         *result = res;
     return rc;

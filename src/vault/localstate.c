@@ -152,16 +152,79 @@ localstate_check(pqv_vault *v, const struct state *st, pqv_report_fn report, voi
             "vault as it is)");
     if (st->epoch < l.epoch)
         return error_set(PQV_E_INTEGRITY, NULL, "rollback: the vault shows epoch %llu, but epoch "
-            "%llu was seen here before (an older copy of the vault is being served)",
+            "%llu was seen here before (an older copy of the vault is being served; if you put "
+            "it back yourself, accept it as current with pqvault accept)",
             (unsigned long long)st->epoch, (unsigned long long)l.epoch);
     if (!chain_at(st, l.epoch, known))
         return error_set(PQV_E_INTEGRITY, NULL, "fork: epoch %llu, seen here before, is not in "
-            "the vault's history", (unsigned long long)l.epoch);
+            "the vault's history (if you put this vault back yourself, accept it with pqvault "
+            "accept)", (unsigned long long)l.epoch);
     if (!util_ct_equal(known, l.chain, 32))
         return error_set(PQV_E_INTEGRITY, NULL, "fork: the vault's epoch %llu is not the one seen "
-            "here before (another history of the vault is being served)",
+            "here before (another history of the vault is being served; if you put it back "
+            "yourself, accept it with pqvault accept)",
             (unsigned long long)l.epoch);
     if (st->epoch > l.epoch)
         return localstate_record(v, st->epoch, st->chain);
     return 0;
+}
+
+int
+pqv_vault_set_state_dir(pqv_vault *v, const char *dir)
+{
+    char *copy = NULL;
+
+    if (v == NULL)
+        return PQV_E_INVAL;
+    if (dir != NULL) {
+        /* A relative directory would move with the working directory. */
+        if (dir[0] != '/')
+            return error_set(PQV_E_INVAL, dir, "the local state directory must be absolute");
+        if ((copy = strdup(dir)) == NULL)
+            return PQV_E_NOMEM;
+    }
+    free(v->state_dir);
+    v->state_dir = copy;
+    return 0;
+}
+
+int
+pqv_vault_accept(pqv_vault *v, pqv_report_fn report, void *report_ctx)
+{
+    struct state st;
+    char path[4096];
+    uint8_t *text = NULL;
+    struct local l;
+    size_t len;
+    int rc, known = 0;
+
+    if ((rc = vault_require_unlocked(v)) != 0)
+        return rc;
+    if (v->state_dir == NULL)
+        return error_set(PQV_E_INVAL, NULL, "no local state directory is set");
+    if (v->config.version < 2)
+        return error_set(PQV_E_UNSUPPORTED, NULL, "a format-1 vault keeps no local state");
+    if ((rc = state_file(v, path, sizeof(path))) != 0)
+        return rc;
+    /* The vault as it is must verify (chain, key file): only the local
+     * memory of it is replaced. */
+    if ((rc = state_open(v, &st, NULL)) != 0)
+        return rc;
+    if (fsutil_read_file(AT_FDCWD, path, &text, &len, STATE_MAX) == 0) {
+        known = parse(v, (const char *)text, len, &l) == 0;
+        free(text);
+    }
+    if (known && l.epoch == st.epoch && util_ct_equal(l.chain, st.chain, 32))
+        vault_report(report, report_ctx, PQV_REPORT_INFO, NULL,
+            "epoch %llu is already the one known here", (unsigned long long)st.epoch);
+    else if (known)
+        vault_report(report, report_ctx, PQV_REPORT_INFO, NULL,
+            "accepted epoch %llu as current (epoch %llu was known here)",
+            (unsigned long long)st.epoch, (unsigned long long)l.epoch);
+    else
+        vault_report(report, report_ctx, PQV_REPORT_INFO, NULL,
+            "accepted epoch %llu as current", (unsigned long long)st.epoch);
+    rc = localstate_record(v, st.epoch, st.chain);
+    state_free(&st);
+    return rc;
 }

@@ -1,6 +1,9 @@
 /*
- * rm.c: removing names: each record's unlink is its commit point, then its
- * objects are deleted.
+ * rm.c: removing names.  Format 2: one segment of removed entries, the
+ * commit point of the whole removal; the data stays in packs other names
+ * may share, until gc.  Format 1 (not upgraded by rm, so that a damaged
+ * record that stops an upgrade can be removed): each record's unlink is
+ * its commit point, then its objects are deleted.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,26 +12,17 @@
 #include "util/util.h"
 #include "vault/vault_internal.h"
 
-int
-pqv_vault_rm(pqv_vault *v, const char *name, const struct pqv_rm_options *opt)
+static int
+rm_v1(pqv_vault *v, const char *norm, const struct pqv_rm_options *opt)
 {
-    static const struct pqv_rm_options none = { NULL, NULL };
     struct names_walk w = { NULL, NULL, NULL, NULL, NULL, NULL, NULL };
-    char norm[PQV_NAME_MAX + 1], exact_name[STORAGE_NAME_MAX];
+    char exact_name[STORAGE_NAME_MAX];
     uint8_t hash[NAME_HASH_BYTES];
     struct catalogue cat;
     struct record exact;
     uint64_t damaged = 0;
     int rc, have_exact, exact_damaged = 0, found = 0;
 
-    if ((rc = vault_require_writer(v)) != 0)
-        return rc;
-    if (opt == NULL)
-        opt = &none;
-    if (name == NULL)
-        return PQV_E_INVAL;
-    if ((rc = pqv_name_normalize(name, norm, sizeof(norm))) != 0)
-        return rc;
     memset(&cat, 0, sizeof(cat));
     if ((rc = names_hash(v, norm, hash)) != 0)
         return rc;
@@ -109,4 +103,88 @@ pqv_vault_rm(pqv_vault *v, const char *name, const struct pqv_rm_options *opt)
 out:
     catalogue_free(&cat);
     return rc;
+}
+
+/* rm_v2(v, norm, opt): removed entries for ${norm} and every name below it,
+ * as one epoch. */
+static int
+rm_v2(pqv_vault *v, const char *norm, const struct pqv_rm_options *opt)
+{
+    struct names_walk w;
+    struct state st;
+    struct txn t;
+    uint64_t damaged = 0;
+    size_t found = 0;
+    int rc;
+
+    memset(&w, 0, sizeof(w));
+    w.report = opt->report;
+    w.report_ctx = opt->report_ctx;
+    w.damaged = &damaged;
+    if ((rc = state_current(v, &st, NULL)) != 0)
+        return rc;
+    if ((rc = state_load_reporting(v, &st, &w)) != 0 || (rc = txn_begin(v, &st, &t)) != 0) {
+        state_free(&st);
+        return rc;
+    }
+    for (size_t i = state_first_under(&st, norm); i < st.n && rc == 0; i++) {
+        struct entry gone;
+        if (!names_under(st.entries[i].name, norm))
+            break;
+        memset(&gone, 0, sizeof(gone));
+        gone.kind = KIND_REMOVED;
+        if ((gone.name = strdup(st.entries[i].name)) == NULL)
+            rc = PQV_E_NOMEM;
+        else
+            rc = txn_add(&t, &gone);
+        found++;
+    }
+    if (rc == 0 && found == 0 && damaged > 0) {
+        /* It may be in a block that failed to open: removing its name
+         * costs nothing if it was not. */
+        struct entry gone;
+        memset(&gone, 0, sizeof(gone));
+        gone.kind = KIND_REMOVED;
+        vault_report(opt->report, opt->report_ctx, PQV_REPORT_WARNING, norm,
+            "not among the readable entries: removed in case it is in a damaged block");
+        if ((gone.name = strdup(norm)) == NULL)
+            rc = PQV_E_NOMEM;
+        else
+            rc = txn_add(&t, &gone);
+        found++;
+    } else if (damaged > 0) {
+        vault_report(opt->report, opt->report_ctx, PQV_REPORT_WARNING, norm,
+            "%llu damaged block%s could not be examined (names below %s in %s are not removed)",
+            (unsigned long long)damaged, damaged == 1 ? "" : "s", norm,
+            damaged == 1 ? "it" : "them");
+    }
+    if (rc == 0 && found == 0)
+        rc = error_set(PQV_E_NOTFOUND, NULL, "not found");
+    if (rc == 0 && (rc = txn_commit(&t, SEGMENT_DELTA, NULL, 0, NULL, 0)) == 0)
+        for (size_t i = 0; i < t.n; i++)
+            vault_report(opt->report, opt->report_ctx, PQV_REPORT_INFO, t.entries[i]->name,
+                "removed");
+    txn_free(&t);
+    state_free(&st);
+    if (rc == 0)
+        rc = compact_if_long(v, opt->report, opt->report_ctx);
+    return rc;
+}
+
+int
+pqv_vault_rm(pqv_vault *v, const char *name, const struct pqv_rm_options *opt)
+{
+    static const struct pqv_rm_options none = { NULL, NULL };
+    char norm[PQV_NAME_MAX + 1];
+    int rc;
+
+    if ((rc = vault_require_writer(v)) != 0)
+        return rc;
+    if (opt == NULL)
+        opt = &none;
+    if (name == NULL)
+        return PQV_E_INVAL;
+    if ((rc = pqv_name_normalize(name, norm, sizeof(norm))) != 0)
+        return rc;
+    return v->config.version == 1 ? rm_v1(v, norm, opt) : rm_v2(v, norm, opt);
 }

@@ -133,6 +133,43 @@ struct block_out {
     struct buf plain;
 };
 
+static int
+compare_pack_ids(const void *a, const void *b)
+{
+    return memcmp(((const struct seg_pack *)a)->id, ((const struct seg_pack *)b)->id,
+        PACK_ID_BYTES);
+}
+
+/* describe_packs(t, p): size and hash for every pack of ${t} that
+ * p->introduced or p->known describes. */
+static int
+describe_packs(struct seg_tables *t, const struct seg_params *p)
+{
+    size_t n = p->nintroduced + p->nknown;
+    struct seg_pack *sorted;
+
+    if (n == 0 || t->npacks == 0)
+        return 0;
+    if ((sorted = malloc(n * sizeof(*sorted))) == NULL)
+        return PQV_E_NOMEM;
+    if (p->nintroduced > 0)
+        memcpy(sorted, p->introduced, p->nintroduced * sizeof(*sorted));
+    if (p->nknown > 0)
+        memcpy(sorted + p->nintroduced, p->known, p->nknown * sizeof(*sorted));
+    qsort(sorted, n, sizeof(*sorted), compare_pack_ids);
+    for (size_t i = 0; i < t->npacks; i++) {
+        const struct seg_pack *hit;
+        if (t->packs[i].flags & PACK_V1_OBJECT)
+            continue;
+        if ((hit = bsearch(&t->packs[i], sorted, n, sizeof(*sorted), compare_pack_ids)) != NULL) {
+            t->packs[i] = *hit;
+            t->packs[i].flags = PACK_INTRODUCED;
+        }
+    }
+    free(sorted);
+    return 0;
+}
+
 int
 segment_build(pqv_vault *v, const struct seg_params *p, struct entry *const *entries, size_t n,
     struct buf *out, uint8_t chain[32])
@@ -197,14 +234,10 @@ segment_build(pqv_vault *v, const struct seg_params *p, struct entry *const *ent
             goto done;
         b->n++;
     }
-    /* Introduced packs carry their size and hash. */
-    for (size_t i = 0; i < t.npacks; i++)
-        for (size_t k = 0; k < p->nintroduced; k++)
-            if (!(t.packs[i].flags & PACK_V1_OBJECT) &&
-                memcmp(t.packs[i].id, p->introduced[k].id, PACK_ID_BYTES) == 0) {
-                t.packs[i] = p->introduced[k];
-                t.packs[i].flags = PACK_INTRODUCED;
-            }
+    /* Packs of known size and hash carry them (those this command wrote;
+     * in a base also those earlier segments described). */
+    if ((rc = describe_packs(&t, p)) != 0)
+        goto done;
 
     /* The head. */
     buf_u8(&head, HEAD_VERSION);

@@ -51,9 +51,7 @@ compare_by_name_newest(const void *a, const void *b)
 
 /* ---- format 1 as a state ---- */
 
-/* record_to_entry(r, e): a format-1 record as an entry (its extents are
- * its objects; its key comes from its record when data is read). */
-static int
+int
 record_to_entry(const struct record *r, struct entry *e)
 {
     memset(e, 0, sizeof(*e));

@@ -96,7 +96,7 @@ txn_free(struct txn *t)
 }
 
 int
-txn_new_file_key(struct txn *t, uint8_t key[PQV_FILE_KEY_BYTES])
+txn_command_key(struct txn *t)
 {
     int rc;
 
@@ -116,6 +116,16 @@ txn_new_file_key(struct txn *t, uint8_t key[PQV_FILE_KEY_BYTES])
         }
         t->wraplen = len;
     }
+    return 0;
+}
+
+int
+txn_new_file_key(struct txn *t, uint8_t key[PQV_FILE_KEY_BYTES])
+{
+    int rc;
+
+    if ((rc = txn_command_key(t)) != 0)
+        return rc;
     return util_random(key, PQV_FILE_KEY_BYTES);
 }
 
@@ -267,6 +277,8 @@ txn_commit(struct txn *t, int kind, struct entry *const *all, size_t nall,
     p.wraplen = t->wraplen;
     p.introduced = t->introduced;
     p.nintroduced = t->nintroduced;
+    p.known = t->known;
+    p.nknown = t->nknown;
     if ((rc = segment_build(v, &p, kind == SEGMENT_BASE ? all : t->entries,
              kind == SEGMENT_BASE ? nall : t->n, &seg, chain)) != 0)
         goto fail;

@@ -357,6 +357,8 @@ struct seg_params {
     size_t wraplen;
     const struct seg_pack *introduced;   /* packs this command wrote */
     size_t nintroduced;
+    const struct seg_pack *known;    /* a base: packs described before it */
+    size_t nknown;
 };
 
 void segment_name(uint64_t epoch, char out[STORAGE_NAME_MAX]);
@@ -411,6 +413,9 @@ const struct entry *state_find(const struct state *st, const char *name);
 size_t state_first_under(const struct state *st, const char *prefix);
 /* state_segment(st, epoch): the segment of ${epoch} in the chain, or NULL. */
 const struct segment *state_segment(const struct state *st, uint64_t epoch);
+/* record_to_entry(r, e): a format-1 record as an entry (its extents are
+ * its objects, KEY_V1: its key comes from its record when data is read). */
+int record_to_entry(const struct record *r, struct entry *e);
 /* state_file_key(v, st, e, key): the clear file key of ${e}. */
 int state_file_key(pqv_vault *v, struct state *st, const struct entry *e,
     uint8_t key[PQV_FILE_KEY_BYTES]);
@@ -453,10 +458,14 @@ struct txn {
     void *jobs;                  /* packs being written */
     size_t next_job;
     int rc;                      /* first failure of a pack write */
+    const struct seg_pack *known;    /* a base: packs described before (not owned) */
+    size_t nknown;
     uint64_t committed_epoch;
     uint8_t committed_chain[32];
 };
 int txn_begin(pqv_vault *v, struct state *st, struct txn *t);
+/* txn_command_key(t): the command key K_cmd, made and wrapped once. */
+int txn_command_key(struct txn *t);
 /* txn_new_file_key(t, key): a fresh file key (and the command key). */
 int txn_new_file_key(struct txn *t, uint8_t key[PQV_FILE_KEY_BYTES]);
 /* txn_put_extent(t, sealed, x): append the sealed extent to the current
@@ -473,6 +482,35 @@ int txn_commit(struct txn *t, int kind, struct entry *const *all, size_t nall,
 /* txn_abort(t): remove the packs written (best effort). */
 void txn_abort(struct txn *t);
 void txn_free(struct txn *t);
+
+/* ---- check_v1.c: check and gc of format 1 (arguments checked) ---- */
+int check_v1(pqv_vault *v, const struct pqv_check_options *opt, struct pqv_check_result *result);
+int gc_v1(pqv_vault *v, const struct pqv_check_options *opt, struct pqv_check_result *result);
+/* check_keyfile_status(v, report, ctx, res): a key file that could not be
+ * read at open: damage if damaged, else reported as not checked. */
+void check_keyfile_status(pqv_vault *v, pqv_report_fn report, void *report_ctx,
+    struct pqv_check_result *res);
+
+/* ---- upgrade.c ---- */
+/* upgrade_if_needed(v, report, ctx): a format-1 vault upgraded to format 2
+ * (docs/FORMAT.md section 17), or an interrupted upgrade finished; no-op
+ * for format 2.  Requires unlock+lock. */
+int upgrade_if_needed(pqv_vault *v, pqv_report_fn report, void *ctx);
+
+/* ---- compact.c (format 2) ---- */
+/* Deltas after which a writing command compacts the chain into a base. */
+#define COMPACT_AFTER 64
+/* compact(v, st, report, ctx, epoch): the loaded state ${st} as a base
+ * segment of the next epoch (file keys under a new command key; the chain
+ * values of every earlier epoch as its history); *${epoch} its epoch. */
+int compact(pqv_vault *v, struct state *st, pqv_report_fn report, void *ctx, uint64_t *epoch);
+/* compact_if_long(v, report, ctx): after a commit, compact when the chain
+ * holds more than COMPACT_AFTER deltas, then delete the segments before the
+ * new base; a failure is reported, not returned (the commit stands). */
+int compact_if_long(pqv_vault *v, pqv_report_fn report, void *ctx);
+/* compact_drop_old_segments(v, base): delete segments older than ${base}
+ * (best effort: leftovers otherwise, which check reports and gc removes). */
+void compact_drop_old_segments(pqv_vault *v, uint64_t base);
 
 /* ---- localstate.c (format 2) ---- */
 /* localstate_check(v, st, report, ctx): compare ${st} with the last state

@@ -59,6 +59,24 @@ make_vault(char dir[64])
     return rc;
 }
 
+/* make_v1_vault(dir): a copy of the format-1 fixture (tests/fixtures/v1-aes:
+ * six names, three objects) in a temporary directory; its passphrase is
+ * v1_pass.  Format 1 is no longer written, only read (and upgraded). */
+static const char v1_pass[] = "fixture passphrase v1";
+
+static int
+make_v1_vault(char dir[64])
+{
+    char cmd[300];
+
+    snprintf(dir, 64, "/tmp/pqvcorr.XXXXXX");
+    if (mkdtemp(dir) == NULL)
+        return -1;
+    snprintf(cmd, sizeof(cmd), "cp -r tests/fixtures/v1-aes '%s/v' && chmod -R u+w '%s/v'", dir, dir);
+    strcat(dir, "/v");
+    return system(cmd) == 0 ? 0 : -1;
+}
+
 static void
 remove_vault(const char *dir)
 {
@@ -177,12 +195,12 @@ test_config_identity_damage(void)
 
 /* the storage name of the only record in ${dir} */
 static int
-only_record(const char *dir, char *out, size_t outlen)
+first_record(const char *dir, char *out, size_t outlen)
 {
     char cmd[200];
     FILE *f;
 
-    snprintf(cmd, sizeof(cmd), "cd '%s' && find records -type f", dir);
+    snprintf(cmd, sizeof(cmd), "cd '%s' && find records -type f | sort | head -n 1", dir);
     if ((f = popen(cmd, "r")) == NULL)
         return -1;
     if (fgets(out, (int)outlen, f) == NULL) {
@@ -194,7 +212,8 @@ only_record(const char *dir, char *out, size_t outlen)
 }
 
 /* Bug: a bit flip in a record's version byte made get fail with "record
- * version N is not supported" (exit 1) instead of an integrity error (4). */
+ * version N is not supported" (exit 1) instead of an integrity error (4).
+ * Format 1, on a copy of the fixture: one record flipped at a time. */
 static void
 test_record_version_flip_is_damage(void)
 {
@@ -203,16 +222,18 @@ test_record_version_flip_is_damage(void)
     pqv_vault *v;
     char dir[64], rec[160];
 
-    REQUIRE(make_vault(dir) == 0);
-    REQUIRE(only_record(dir, rec, sizeof(rec)) == 0);
+    REQUIRE(make_v1_vault(dir) == 0);
+    REQUIRE(first_record(dir, rec, sizeof(rec)) == 0);
     REQUIRE(read_file(dir, rec, &buf, &len) == 0);
     for (unsigned mask = 1; mask < 256; mask <<= 1) {
         buf[4] ^= (uint8_t)mask;
         REQUIRE(write_file(dir, rec, buf, len) == 0);
-        REQUIRE(open_unlock(dir, &v) == 0);
-        struct pqv_entry e;
-        CHECK_EQ_INT(pqv_vault_lookup(v, "f", &e), PQV_E_INTEGRITY);
-        CHECK_EQ_INT(pqv_vault_get_fd(v, "f", 1, NULL), PQV_E_INTEGRITY);
+        REQUIRE(vf_open_vault(NULL, dir, v1_pass, &v, 0) == 0);
+        struct pqv_entry *es;
+        size_t n;
+        CHECK_EQ_INT(pqv_vault_list(v, NULL, NULL, &es, &n), PQV_E_INTEGRITY);
+        CHECK_EQ_INT(n, 5); /* the others */
+        pqv_entries_free(es, n);
         struct pqv_check_result res;
         CHECK_EQ_INT(pqv_vault_check(v, &read_data_opt, &res), PQV_E_INTEGRITY);
         CHECK_EQ_INT(res.damaged, 1);
@@ -464,18 +485,19 @@ test_config_noncanonical_refused(void)
 
 /* Drift found by the independent reader (tests/reader): check --read-data
  * counted an object of the wrong size twice (the structural pass, then the
- * data pass opening it again), so one damaged object read "damaged: 2". */
+ * data pass opening it again), so one damaged object read "damaged: 2".
+ * Format 1 (an object) and format 2 (a pack) alike. */
 static void
-test_wrong_size_object_counted_once(void)
+wrong_size_counted_once(char dir[64], const char *where, const char *passphrase)
 {
-    char dir[64], cmd[300];
+    char cmd[300];
     pqv_vault *v;
     struct pqv_check_result res;
 
-    REQUIRE(make_vault(dir) == 0);
-    snprintf(cmd, sizeof(cmd), "cd '%s' && truncate -s -1 \"$(find objects -type f | head -n 1)\"", dir);
+    snprintf(cmd, sizeof(cmd), "cd '%s' && truncate -s -1 \"$(find %s -type f | sort | head -n 1)\"",
+        dir, where);
     REQUIRE(system(cmd) == 0);
-    REQUIRE(open_unlock(dir, &v) == 0);
+    REQUIRE(vf_open_vault(NULL, dir, passphrase, &v, 0) == 0);
     CHECK_EQ_INT(pqv_vault_check(v, &read_data_opt, &res), PQV_E_INTEGRITY);
     CHECK_EQ_INT(res.damaged, 1);
     CHECK_EQ_INT(res.missing, 0);
@@ -483,6 +505,17 @@ test_wrong_size_object_counted_once(void)
     CHECK_EQ_INT(res.damaged, 1);
     pqv_vault_close(v);
     remove_vault(dir);
+}
+
+static void
+test_wrong_size_object_counted_once(void)
+{
+    char dir[64];
+
+    REQUIRE(make_v1_vault(dir) == 0);
+    wrong_size_counted_once(dir, "objects", v1_pass);
+    REQUIRE(make_vault(dir) == 0);
+    wrong_size_counted_once(dir, "packs", pass);
 }
 
 TEST_MAIN(test_keyfile_version_flip_is_damage, test_config_identity_damage,

@@ -36,7 +36,7 @@ static int
 add_bytes(pqv_vault *v, const char *name, const uint8_t *data, size_t len, int force)
 {
     char path[512];
-    struct pqv_add_options opt = { force, NULL, NULL, NULL, NULL };
+    struct pqv_add_options opt = { .force = force };
 
     snprintf(path, sizeof(path), "%s/src.tmpfile", tmpdir);
     vf_write_path(path, data, len);

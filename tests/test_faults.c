@@ -52,12 +52,15 @@ static struct {
     char first_op[16];
 } F;
 
-/* Commit points: a record's or key file's rename, a record's unlink. */
+/* Commit points: a segment's link (format 2), the config's rename (the
+ * upgrade), a record's or key file's rename, a record's unlink (format 1). */
 static int
 is_commit(const char *op, const char *path)
 {
     if (strcmp(op, "rename") == 0)
-        return strstr(path, "/records/") != NULL ||
+        return (strstr(path, "/segments/") != NULL && strstr(path, ".tmp-") == NULL) ||
+            (strlen(path) >= 7 && strcmp(path + strlen(path) - 7, "/config") == 0) ||
+            strstr(path, "/records/") != NULL ||
             (strlen(path) >= 8 && strcmp(path + strlen(path) - 8, "/keyfile") == 0) ||
             strncmp(path, outdir, strlen(outdir)) == 0;
     if (strcmp(op, "unlink") == 0)
@@ -135,7 +138,7 @@ static int
 add_bytes(pqv_vault *v, const char *name, int force)
 {
     char path[600];
-    struct pqv_add_options opt = { force, NULL, NULL, NULL, NULL };
+    struct pqv_add_options opt = { .force = force };
 
     snprintf(path, sizeof(path), "%s/%s", srcdir, name);
     return pqv_vault_add_path(v, path, name, &opt);
@@ -282,7 +285,7 @@ static int
 do_add_force(pqv_vault *v)
 {
     char path[600];
-    struct pqv_add_options opt = { 1, NULL, NULL, NULL, NULL };
+    struct pqv_add_options opt = { .force = 1 };
 
     snprintf(path, sizeof(path), "%s/replacement", srcdir);
     return pqv_vault_add_path(v, path, "old", &opt);
@@ -315,11 +318,11 @@ prepare_gc(void)
     char path[700];
     uint8_t *junk = vc_data(500, 99);
 
-    snprintf(path, sizeof(path), "%s/objects/ab", vdir);
+    snprintf(path, sizeof(path), "%s/packs/ab", vdir);
     mkdir(path, 0700);
-    snprintf(path, sizeof(path), "%s/objects/ab/ab00112233445566778899aabbccddee", vdir);
+    snprintf(path, sizeof(path), "%s/packs/ab/ab00112233445566778899aabbccddee", vdir);
     vf_write_path(path, junk, 500);
-    snprintf(path, sizeof(path), "%s/objects/ab/ab00112233445566778899aabbccddee.tmp-0123456789abcdef", vdir);
+    snprintf(path, sizeof(path), "%s/packs/ab/ab00112233445566778899aabbccddee.tmp-0123456789abcdef", vdir);
     vf_write_path(path, junk, 200);
     snprintf(path, sizeof(path), "%s/config.tmp-0123456789abcdef", vdir);
     vf_write_path(path, junk, 20);

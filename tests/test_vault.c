@@ -119,7 +119,7 @@ test_create_and_unlock(void)
     CHECK(strcmp(info.aead, "ChaCha20-Poly1305") == 0);
     CHECK(strcmp(info.fingerprint, fp) == 0);
     CHECK_EQ_INT(info.records, 0);
-    CHECK_EQ_INT(info.format_version, 1);
+    CHECK_EQ_INT(info.format_version, 2);
     pqv_vault_close(v);
     /* No vault elsewhere. */
     CHECK_EQ_INT(pqv_vault_open(&v, "/nonexistent/pqv", NULL), PQV_E_NOVAULT);
@@ -189,8 +189,11 @@ test_add_get_sizes(void)
         CHECK_EQ_INT(sa.st_mtim.tv_sec, sb.st_mtim.tv_sec);
         CHECK_EQ_INT(sa.st_mtim.tv_nsec, sb.st_mtim.tv_nsec);
     }
-    /* Objects: 0+1+1+1+2+3 = 8. */
-    CHECK_EQ_INT(count_files("vault/objects"), 8);
+    /* One add, one segment; the data in packs of at most 4 MiB stored
+     * (the pattern compresses: fewer than 8 extents' worth). */
+    CHECK_EQ_INT(count_files("vault/segments"), 2);
+    size_t packs = count_files("vault/packs");
+    CHECK(packs >= 1 && packs <= 8);
     struct pqv_entry e;
     CHECK(pqv_vault_lookup(v, "src/f4", &e) == 0);
     CHECK_EQ_INT(e.size, (4u << 20) + 1);
@@ -205,7 +208,7 @@ test_add_get_sizes(void)
     struct pqv_check_result res;
     CHECK(pqv_vault_check(v, &read_data_opt, &res) == 0);
     CHECK_EQ_INT(res.records, 7);
-    CHECK_EQ_INT(res.objects, 8);
+    CHECK_EQ_INT(res.objects, packs);
     CHECK_EQ_INT(res.damaged + res.orphans + res.temporaries, 0);
     pqv_vault_close(v);
 }
@@ -239,22 +242,29 @@ test_replace_and_rm(void)
     pqv_vault *v = open_vault();
     char path[512], out[512];
     uint8_t *data = pattern(100, 9);
-    struct pqv_add_options force = { 1, NULL, NULL, NULL, NULL };
+    struct pqv_add_options force = { .force = 1 };
 
     REQUIRE(v != NULL && data != NULL);
     write_file("new", data, 100, 0600);
     path_of(path, sizeof(path), "new");
     CHECK_EQ_INT(pqv_vault_add_path(v, path, "src/f5", NULL), PQV_E_EXISTS);
-    size_t before = count_files("vault/objects");
+    size_t before = count_files("vault/packs");
     CHECK(pqv_vault_add_path(v, path, "src/f5", &force) == 0);
-    /* 3 objects of the 9 MiB file replaced by 1. */
-    CHECK_EQ_INT(count_files("vault/objects"), before - 2);
+    /* A new pack; the old data stays until gc (other names share packs). */
+    CHECK_EQ_INT(count_files("vault/packs"), before + 1);
     path_of(out, sizeof(out), "replaced");
     CHECK(pqv_vault_get(v, "src/f5", out, NULL) == 0);
     CHECK(same_file("new", "replaced"));
     CHECK(pqv_vault_rm(v, "src/f5", NULL) == 0);
     CHECK_EQ_INT(pqv_vault_rm(v, "src/f5", NULL), PQV_E_NOTFOUND);
-    CHECK_EQ_INT(count_files("vault/objects"), before - 3);
+    /* gc removes the new pack (nothing refers to it now); the old ones
+     * still hold other files' extents. */
+    struct pqv_check_result res;
+    CHECK(pqv_vault_gc(v, NULL, &res) == 0);
+    CHECK_EQ_INT(res.removed, 1);
+    CHECK_EQ_INT(count_files("vault/packs"), before);
+    CHECK_EQ_INT(count_files("vault/segments"), 1); /* compacted */
+    CHECK(pqv_vault_check(v, &read_data_opt, &res) == 0);
     struct pqv_entry e;
     CHECK_EQ_INT(pqv_vault_lookup(v, "src/f5", &e), PQV_E_NOTFOUND);
     free(data);
@@ -316,44 +326,50 @@ test_swapped_records_detected(void)
 {
     pqv_vault *v = open_vault();
     struct pqv_entry *es;
+    struct pqv_check_result res;
     size_t n;
-    char out[512];
+    char path[512], out[512], out2[512];
 
     REQUIRE(v != NULL);
-    /* Swap the contents of two record files. */
-    CHECK(sh("a=$(find vault/records -type f | sort | sed -n 1p); b=$(find vault/records -type f | sort | sed -n 2p); "
-             "cp \"$a\" swap.tmp && cp \"$b\" \"$a\" && cp swap.tmp \"$b\"%s", "") == 0);
+    /* Two segments swapped: the catalogue does not verify. */
+    CHECK(sh("cd vault/segments && set -- $(ls | sort | tail -n 2) && [ $# -eq 2 ] && cp $1 swap.tmp && "
+             "cp $2 $1 && cp swap.tmp $2 && rm swap.tmp%s", "") == 0);
     CHECK_EQ_INT(pqv_vault_list(v, NULL, NULL, &es, &n), PQV_E_INTEGRITY);
-    pqv_entries_free(es, n); /* the others are listed all the same */
-    struct pqv_check_result res;
     CHECK_EQ_INT(pqv_vault_check(v, NULL, &res), PQV_E_INTEGRITY);
-    CHECK_EQ_INT(res.damaged, 2);
-    /* Swap back: all good again. */
-    CHECK(sh("a=$(find vault/records -type f | sort | sed -n 1p); b=$(find vault/records -type f | sort | sed -n 2p); "
-             "cp \"$a\" swap.tmp && cp \"$b\" \"$a\" && cp swap.tmp \"$b\"%s", "") == 0);
+    CHECK_EQ_INT(res.damaged, 1);
+    CHECK(sh("cd vault/segments && set -- $(ls | sort | tail -n 2) && [ $# -eq 2 ] && cp $1 swap.tmp && "
+             "cp $2 $1 && cp swap.tmp $2 && rm swap.tmp%s", "") == 0);
     CHECK(pqv_vault_check(v, NULL, &res) == 0);
-    /* An object of one file moved under another: get fails, writes nothing. */
-    struct pqv_entry a, b;
-    REQUIRE(pqv_vault_lookup(v, "src/f1", &a) == 0 && pqv_vault_lookup(v, "src/f2", &b) == 0);
-    pqv_entry_clear(&a);
-    pqv_entry_clear(&b);
-    CHECK(sh("mkdir -p saved && cp -r vault/objects saved/%s", "") == 0);
-    /* src/f1 (1 byte) and the second object of src/f4 (4 MiB + 1) are both
-     * 25 bytes: put one's bytes under the other's name. */
-    CHECK(sh("set -- $(find vault/objects -type f -size 25c | sort); [ $# -eq 2 ] && cp \"$1\" \"$2\"%s", "") == 0);
-    char out4[512];
-    path_of(out, sizeof(out), "moved-out1");
-    path_of(out4, sizeof(out4), "moved-out4");
-    int r1 = pqv_vault_get(v, "src/f1", out, NULL);
-    int r2 = pqv_vault_get(v, "src/f4", out4, NULL);
-    CHECK((r1 == PQV_E_INTEGRITY) != (r2 == PQV_E_INTEGRITY));
-    CHECK(r1 == 0 || r2 == 0);
+    /* Two packs of the same size (two one-byte files added apart) swapped:
+     * sizes match, data does not; get fails and writes nothing. */
+    write_file("one-a", (const uint8_t *)"a", 1, 0644);
+    write_file("one-b", (const uint8_t *)"b", 1, 0644);
+    path_of(path, sizeof(path), "one-a");
+    CHECK(pqv_vault_add_path(v, path, "one-a", NULL) == 0);
+    CHECK(sh("ls vault/packs/*/* | sort > packs.before%s", "") == 0);
+    path_of(path, sizeof(path), "one-b");
+    CHECK(pqv_vault_add_path(v, path, "one-b", NULL) == 0);
+    CHECK(sh("mkdir -p saved && rm -rf saved/packs && cp -r vault/packs saved/ && "
+             "a=$(ls vault/packs/*/* | sort | comm -13 packs.before -); "
+             "b=$(find vault/packs -type f -size $(stat -c %%s \"$a\")c | grep -v \"$a\" | head -n 1); "
+             "[ -n \"$b\" ] && cp \"$a\" swap.tmp && cp \"$b\" \"$a\" && cp swap.tmp \"$b\"%s", "") == 0);
+    path_of(out, sizeof(out), "moved-a");
+    path_of(out2, sizeof(out2), "moved-b");
+    CHECK_EQ_INT(pqv_vault_get(v, "one-b", out2, NULL), PQV_E_INTEGRITY);
     struct stat st;
-    CHECK(stat(r1 != 0 ? out : out4, &st) != 0); /* the failed get wrote nothing */
+    CHECK(stat(out2, &st) != 0); /* the failed get wrote nothing */
     CHECK_EQ_INT(sh("ls -a '%s' 2>/dev/null | grep -q pqvault", root), 256); /* no temp left */
+    CHECK(pqv_vault_check(v, NULL, &res) == 0); /* sizes are right */
     CHECK_EQ_INT(pqv_vault_check(v, &read_data_opt, &res), PQV_E_INTEGRITY);
-    CHECK(sh("rm -rf vault/objects && cp -r saved/objects vault/%s", "") == 0);
+    CHECK_EQ_INT(res.damaged, 2); /* each pack fails its hash */
+    CHECK(sh("rm -rf vault/packs && cp -r saved/packs vault/%s", "") == 0);
+    /* (Reopened: an open vault keeps its directories open, and these were
+     * replaced under it.) */
+    pqv_vault_close(v);
+    REQUIRE((v = open_vault()) != NULL);
     CHECK(pqv_vault_check(v, &read_data_opt, &res) == 0);
+    CHECK(pqv_vault_get(v, "one-a", out, NULL) == 0);
+    CHECK(pqv_vault_rm(v, "one-a", NULL) == 0 && pqv_vault_rm(v, "one-b", NULL) == 0);
     pqv_vault_close(v);
 }
 
@@ -436,8 +452,9 @@ test_gc_orphans(void)
     struct pqv_check_result res;
 
     REQUIRE(v != NULL);
-    CHECK(sh("mkdir -p vault/objects/ab && head -c 100 /dev/urandom > vault/objects/ab/ab000000000000000000000000000000 && "
-             "echo x > vault/objects/ab/ab000000000000000000000000000001.tmp-0011223344556677%s", "") == 0);
+    CHECK(pqv_vault_gc(v, NULL, &res) == 0); /* what earlier tests left */
+    CHECK(sh("mkdir -p vault/packs/ab && head -c 100 /dev/urandom > vault/packs/ab/ab000000000000000000000000000000 && "
+             "echo x > vault/packs/ab/ab000000000000000000000000000001.tmp-0011223344556677%s", "") == 0);
     CHECK(pqv_vault_check(v, NULL, &res) == 0);
     CHECK_EQ_INT(res.orphans, 1);
     CHECK_EQ_INT(res.temporaries, 1);
@@ -468,14 +485,14 @@ test_review_regressions(void)
 {
     char dir[512], tree[512], fp[PQV_FINGERPRINT_CHARS], code[PQV_RECOVERY_CHARS];
     struct pqv_init_options opt = { "FrodoKEM-640-SHAKE", 0, &cheap, 0, NULL };
-    struct pqv_add_options add = { 0, NULL, NULL, count_warnings, NULL };
+    struct pqv_add_options add = { .force = 0, .report = count_warnings };
     pqv_vault *v = NULL;
 
     path_of(dir, sizeof(dir), "deep/er/vault2");
     CHECK(pqv_vault_create(dir, NULL, PASS, &opt, code, fp) == 0);
     REQUIRE(pqv_vault_open(&v, dir, NULL) == 0);
     REQUIRE(pqv_vault_unlock(v, PASS) == 0 && pqv_vault_lock_writer(v, 0, NULL, 0) == 0);
-    CHECK(sh("mkdir -p linktree && ln -sf nowhere linktree/l && echo x > linktree/f%s", "") == 0);
+    CHECK(sh("mkdir -p linktree && rm -f linktree/p && mkfifo linktree/p && echo x > linktree/f%s", "") == 0);
     path_of(tree, sizeof(tree), "linktree");
     warnings = 0;
     CHECK(pqv_vault_add_path(v, tree, "linktree", &add) == 0);
@@ -510,7 +527,7 @@ static int h_put(pqv_storage *s, const char *n, const uint8_t *d, size_t l)
 static int h_get(pqv_storage *s, const char *n, uint8_t **d, size_t *l, size_t m)
 {
     (void)s;
-    if (!hooked.fired && strncmp(n, "objects/", 8) == 0) {
+    if (!hooked.fired && (strncmp(n, "objects/", 8) == 0 || strncmp(n, "packs/", 6) == 0)) {
         hooked.fired = 1;
         hooked.hook();
     }
@@ -525,7 +542,14 @@ static int h_barrier(pqv_storage *s) { (void)s; return hooked.inner->ops->barrie
 static int h_put_new(pqv_storage *s, const char *n, const uint8_t *d, size_t l)
 { (void)s; return hooked.inner->ops->put_new(hooked.inner, n, d, l); }
 static int h_get_range(pqv_storage *s, const char *n, uint64_t o, uint8_t *b, size_t l)
-{ (void)s; return hooked.inner->ops->get_range(hooked.inner, n, o, b, l); }
+{
+    (void)s;
+    if (!hooked.fired && strncmp(n, "packs/", 6) == 0) {
+        hooked.fired = 1;
+        hooked.hook();
+    }
+    return hooked.inner->ops->get_range(hooked.inner, n, o, b, l);
+}
 static int h_lock(pqv_storage *s, int w, char *h, size_t hl)
 { (void)s; return hooked.inner->ops->lock(hooked.inner, w, h, hl); }
 static void h_unlock(pqv_storage *s) { (void)s; hooked.inner->ops->unlock(hooked.inner); }
@@ -541,10 +565,13 @@ replace_racefile(void)
 {
     pqv_vault *w = open_vault();
     char path[512];
-    struct pqv_add_options force = { 1, NULL, NULL, NULL, NULL };
+    struct pqv_add_options force = { .force = 1 };
 
     path_of(path, sizeof(path), "race.new");
-    if (w == NULL || pqv_vault_add_path(w, path, "race", &force) != 0)
+    /* Replaced, then the old data collected: the reader's snapshot loses
+     * its pack. */
+    if (w == NULL || pqv_vault_add_path(w, path, "race", &force) != 0 ||
+        pqv_vault_gc(w, NULL, NULL) != 0)
         fprintf(stderr, "  writer failed: %s\n", pqv_error_detail());
     pqv_vault_close(w);
 }
@@ -554,7 +581,7 @@ remove_racefile(void)
 {
     pqv_vault *w = open_vault();
 
-    if (w == NULL || pqv_vault_rm(w, "race", NULL) != 0)
+    if (w == NULL || pqv_vault_rm(w, "race", NULL) != 0 || pqv_vault_gc(w, NULL, NULL) != 0)
         fprintf(stderr, "  writer failed: %s\n", pqv_error_detail());
     pqv_vault_close(w);
 }
@@ -707,7 +734,8 @@ record_fsyncs(const char *op, const char *path)
 /* Regression (review): a shard directory left by a command that crashed
  * before syncing its parent was reused without syncing that parent, so a
  * power loss could lose objects a committed record names.  Now each
- * directory's parent is synced once per session, existing or not. */
+ * directory's parent is synced once per session, existing or not (packs
+ * in format 2). */
 static void
 test_existing_shard_parent_synced(void)
 {
@@ -716,12 +744,12 @@ test_existing_shard_parent_synced(void)
     int found = 0;
 
     REQUIRE(v != NULL);
-    /* Every shard of objects/ exists, as after earlier (crashed) commands. */
+    /* Every shard of packs/ exists, as after earlier (crashed) commands. */
     CHECK(sh("for a in 0 1 2 3 4 5 6 7 8 9 a b c d e f; do for b in 0 1 2 3 4 5 6 7 8 9 a b c d e f; do "
-             "mkdir -p vault/objects/$a$b; done; done%s", "") == 0);
+             "mkdir -p vault/packs/$a$b; done; done%s", "") == 0);
     write_file("shardtest", (const uint8_t *)"x", 1, 0644);
     path_of(path, sizeof(path), "shardtest");
-    path_of(objects, sizeof(objects), "vault/objects");
+    path_of(objects, sizeof(objects), "vault/packs");
     nsynced = 0;
     io_fault_hook = record_fsyncs;
     CHECK(pqv_vault_add_path(v, path, "shardtest", NULL) == 0);
@@ -734,23 +762,20 @@ test_existing_shard_parent_synced(void)
 
 /* Regression (review): an uppercase copy of a record (records/AB/AB12...)
  * loaded as a second record (the name listed twice).  Only the lowercase
- * spelling the vault writes is accepted; anything else is damage. */
+ * spelling the vault writes is accepted; anything else is damage (a pack
+ * in format 2). */
 static void
 test_uppercase_copy_rejected(void)
 {
     pqv_vault *v = open_vault();
-    struct pqv_entry *es = NULL;
     struct pqv_check_result res;
-    size_t n = 0;
 
     REQUIRE(v != NULL);
-    CHECK(sh("f=$(find vault/records -type f | sort | head -n 1); b=$(basename \"$f\" | tr a-f A-F); "
-             "d=vault/records/$(echo \"$b\" | cut -c1-2); mkdir -p \"$d\" && cp \"$f\" \"$d/$b\"%s", "") == 0);
-    CHECK_EQ_INT(pqv_vault_list(v, NULL, NULL, &es, &n), PQV_E_INTEGRITY);
-    pqv_entries_free(es, n);
+    CHECK(sh("f=$(find vault/packs -type f | sort | head -n 1); b=$(basename \"$f\" | tr a-f A-F); "
+             "d=vault/packs/$(echo \"$b\" | cut -c1-2); mkdir -p \"$d\" && cp \"$f\" \"$d/$b\"%s", "") == 0);
     CHECK_EQ_INT(pqv_vault_check(v, NULL, &res), PQV_E_INTEGRITY);
     CHECK_EQ_INT(res.damaged, 1);
-    CHECK(sh("find vault/records -type f -name '*[A-F]*' -delete; find vault/records -type d -empty -delete%s", "") == 0);
+    CHECK(sh("find vault/packs -type f -name '*[A-F]*' -delete; find vault/packs -type d -empty -delete%s", "") == 0);
     CHECK(pqv_vault_check(v, NULL, &res) == 0);
     pqv_vault_close(v);
 }

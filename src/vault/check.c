@@ -34,6 +34,7 @@ struct ref {
     uint64_t size;
     uint8_t hash[32];
     int seen;
+    int bad;                    /* reported by the structural pass */
 };
 
 static int
@@ -143,11 +144,13 @@ scan_blob(struct scan *sc, const char *name, const uint8_t *id, uint64_t size, i
         return leftover(sc, name, v1 ? "a format-1 object" : "a pack");
     hit->seen = 1;
     if ((hit->described || v1) && size != (v1 ? hit->reach : hit->size)) {
+        hit->bad = 1;
         sc->res->damaged++;
         vault_report(sc->w.report, sc->w.report_ctx, PQV_REPORT_ERROR,
             sc->st.entries[hit->entry].name, "%s has %llu bytes, expected %llu", name,
             (unsigned long long)size, (unsigned long long)(v1 ? hit->reach : hit->size));
     } else if (size < hit->reach) {
+        hit->bad = 1;
         sc->res->damaged++;
         vault_report(sc->w.report, sc->w.report_ctx, PQV_REPORT_ERROR,
             sc->st.entries[hit->entry].name, "%s has %llu bytes, its extents need %llu", name,
@@ -270,6 +273,7 @@ scan(pqv_vault *v, struct scan *sc, struct pqv_check_result *res, pqv_report_fn 
         char sname[STORAGE_NAME_MAX];
         if (sc->refs[i].seen)
             continue;
+        sc->refs[i].bad = 1;
         if (sc->refs[i].v1)
             object_storage_name(sc->refs[i].id, sname);
         else
@@ -300,7 +304,7 @@ verify_packs(struct scan *sc)
         uint8_t *buf, hash[32];
         size_t len;
         int rc;
-        if (!r->seen || r->v1 || !r->described)
+        if (!r->seen || r->bad || r->v1 || !r->described)
             continue;
         pack_name(r->id, sname);
         rc = v->storage->ops->get(v->storage, sname, &buf, &len, (size_t)r->size + 1);
@@ -313,10 +317,29 @@ verify_packs(struct scan *sc)
         if (rc != 0)
             return rc;
         if (!util_ct_equal(hash, r->hash, 32)) {
+            sc->refs[i].bad = 1;
             sc->res->damaged++;
             vault_report(sc->w.report, sc->w.report_ctx, PQV_REPORT_ERROR,
                 sc->st.entries[r->entry].name, "%s does not match its SHA-256", sname);
         }
+    }
+    return 0;
+}
+
+/* in_bad_pack(sc, e): whether an extent of ${e} lies in a pack or object
+ * already reported (its damage is counted once). */
+static int
+in_bad_pack(const struct scan *sc, const struct entry *e)
+{
+    for (uint32_t k = 0; k < e->nextents; k++) {
+        struct ref key;
+        const struct ref *hit;
+        memset(&key, 0, sizeof(key));
+        memcpy(key.id, e->extents[k].pack_id, PACK_ID_BYTES);
+        key.v1 = (e->extents[k].pack_flags & PACK_V1_OBJECT) != 0;
+        hit = bsearch(&key, sc->refs, sc->nrefs, sizeof(*sc->refs), compare_refs);
+        if (hit == NULL || hit->bad)
+            return 1;
     }
     return 0;
 }
@@ -337,7 +360,7 @@ verify_extents(struct scan *sc)
     for (size_t i = 0; i < sc->st.n && rc == 0; i++) {
         const struct entry *e = &sc->st.entries[i];
         uint8_t key[PQV_FILE_KEY_BYTES];
-        if (e->kind != KIND_FILE || e->nextents == 0)
+        if (e->kind != KIND_FILE || e->nextents == 0 || in_bad_pack(sc, e))
             continue;
         if ((rc = state_file_key(v, &sc->st, e, key)) != 0) {
             if (rc != PQV_E_INTEGRITY)
@@ -359,7 +382,12 @@ verify_extents(struct scan *sc)
                 break; /* one report per file */
             }
             if (rc == PQV_E_NOTFOUND) {
-                rc = 0; /* reported by the structural pass */
+                /* Listed by the structural pass, yet not there to read:
+                 * removed since (a gc elsewhere), or unreadable. */
+                sc->res->damaged++;
+                vault_report(sc->w.report, sc->w.report_ctx, PQV_REPORT_ERROR, e->name, "%s",
+                    pqv_error_detail());
+                rc = 0;
                 break;
             }
             if (rc != 0)
@@ -515,7 +543,15 @@ pqv_vault_gc(pqv_vault *v, const struct pqv_check_options *opt, struct pqv_check
         goto out;
     }
     base = sc.st.base;
-    if (sc.st.nsegs > 1 && (rc = compact(v, &sc.st, opt->report, opt->report_ctx, &base)) != 0) {
+    /* Compaction pays when the chain holds entries the state no longer
+     * has (replaced or removed names); a chain of additions is left as it
+     * is, so gc of a vault with nothing to collect changes nothing.
+     * Leftover packs need no compaction: no entry refers to them. */
+    uint64_t chained = 0;
+    for (size_t i = 0; i < sc.st.nsegs; i++)
+        chained += sc.st.segs[i].nentries;
+    if (sc.st.nsegs > 1 && chained > sc.st.n &&
+        (rc = compact(v, &sc.st, opt->report, opt->report_ctx, &base)) != 0) {
         scan_free(&sc);
         goto out;
     }

@@ -291,10 +291,11 @@ txn_commit(struct txn *t, int kind, struct entry *const *all, size_t nall,
             (unsigned long long)p.epoch);
     if (rc != 0)
         goto fail;
-    if ((rc = v->storage->ops->barrier(v->storage)) != 0)
-        goto done; /* named, perhaps durable: not a failure to undo */
+    /* Named: whatever happens next, its packs must stay. */
     t->committed_epoch = p.epoch;
     memcpy(t->committed_chain, chain, 32);
+    if ((rc = v->storage->ops->barrier(v->storage)) != 0)
+        goto done; /* perhaps durable: not a failure to undo */
     rc = localstate_record(v, p.epoch, chain);
     goto done;
 
@@ -311,6 +312,8 @@ txn_abort(struct txn *t)
 {
     struct error_saved first;
 
+    if (t->committed_epoch != 0)
+        return; /* a segment refers to them */
     error_save(&first);
     wait_all(t);
     /* Nothing refers to these packs: remove them now rather than leave

@@ -324,8 +324,11 @@ struct pqv_info {
     char aead[32];
     char fingerprint[PQV_FINGERPRINT_CHARS];
     int64_t created;
-    uint64_t records, record_bytes;
-    uint64_t objects, object_bytes;
+    uint64_t records, record_bytes;      /* format 1 (or left by an upgrade) */
+    uint64_t objects, object_bytes;      /* format-1 objects */
+    uint64_t segments, segment_bytes;    /* format 2: the catalogue */
+    uint64_t packs, pack_bytes;          /* format 2: file data */
+    uint64_t epoch;                      /* format 2: the newest segment's epoch */
     uint64_t temporaries;
     struct pqv_kdf_params slot_params[PQV_KEYFILE_SLOTS]; /* zero without a key file */
     int keyfile_status;      /* pqv_vault_keyfile_status: 0 if the key file was read */

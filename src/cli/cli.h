@@ -77,7 +77,7 @@ void report_cb(void *ctx, int level, const char *subject, const char *message);
 enum opt_id {
     OPT_NAME = 1, OPT_FORCE, OPT_OUT, OPT_LONG, OPT_JSON, OPT_READDATA, OPT_NOKEY,
     OPT_KEM, OPT_AEAD, OPT_KDF, OPT_SLOT, OPT_CLEAR, OPT_NEWFILE, OPT_NEWFD,
-    OPT_RECFILE, OPT_VERSION,
+    OPT_RECFILE, OPT_VERSION, OPT_NOCOMPRESS, OPT_FOLLOW, OPT_ONEFS,
     G_FIRST = 1000,
     G_VAULT = G_FIRST, G_KEYFILE, G_PFILE, G_PFD, G_PCMD, G_QUIET, G_WAIT, G_HELP,
     G_KDFLIMIT, G_S3_ENDPOINT, G_S3_CA_FILE
@@ -92,7 +92,7 @@ struct optdef {
 
 enum cmd_id {
     CMD_INIT = 1, CMD_ADD, CMD_GET, CMD_LIST, CMD_RM, CMD_CHECK, CMD_PASSWD,
-    CMD_RECOVER, CMD_INFO, CMD_SPEED, CMD_GC, CMD_HELP, CMD_COUNT
+    CMD_RECOVER, CMD_INFO, CMD_SPEED, CMD_GC, CMD_HELP, CMD_UPGRADE, CMD_ACCEPT, CMD_COUNT
 };
 
 struct command {
@@ -157,10 +157,16 @@ int cmd_recover(struct args *a);
 int cmd_info(struct args *a);
 int cmd_speed(struct args *a);
 int cmd_gc(struct args *a);
+int cmd_upgrade(struct args *a);
+int cmd_accept(struct args *a);
 int cmd_help(struct args *a);
 
 /* ---- vault helpers (session.c) ---- */
 
+/* cli_state_dir(): where this machine remembers the vaults' epochs:
+ * ${XDG_STATE_HOME:-$HOME/.local/state}/pqvault (each only if absolute), or
+ * NULL (then nothing is remembered, and a warning says so once). */
+const char *cli_state_dir(void);
 /* resolve_location(): fill g_cli.vault_dir and g_cli.keyfile; exit status. */
 int resolve_location(void);
 /* open_vault(v): resolve and open for what needs no key (info, check

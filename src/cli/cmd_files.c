@@ -26,7 +26,7 @@ int
 cmd_add(struct args *a)
 {
     const char *val, *name = NULL;
-    int force = 0, id, npaths = 0, stdin_used = 0;
+    int force = 0, id, npaths = 0, stdin_used = 0, no_compress = 0, follow = 0, one_fs = 0;
     const char **paths = calloc((size_t)a->argc + 1, sizeof *paths);
     if (!paths) {
         err_msg("out of memory");
@@ -37,6 +37,9 @@ cmd_add(struct args *a)
         case ARG_ERROR: case ARG_HELP: free(paths); return arg_stop(a, id);
         case OPT_NAME: name = val; break;
         case OPT_FORCE: force = 1; break;
+        case OPT_NOCOMPRESS: no_compress = 1; break;
+        case OPT_FOLLOW: follow = 1; break;
+        case OPT_ONEFS: one_fs = 1; break;
         case ARG_OPERAND:
             if (strcmp(val, "-") == 0)
                 stdin_used++;
@@ -68,7 +71,8 @@ cmd_add(struct args *a)
         struct progress *p = progress_new("add");
         struct pqv_add_options opt = {
             .force = force, .progress = p ? progress_cb : NULL,
-            .progress_ctx = p, .report = report_cb, .report_ctx = NULL
+            .progress_ctx = p, .report = report_cb, .report_ctx = NULL,
+            .no_compress = no_compress, .follow_links = follow, .one_file_system = one_fs
         };
         int rc;
         pqv_error_clear();
@@ -305,6 +309,18 @@ cmd_rm(struct args *a)
 static void
 print_counts(const struct pqv_check_result *r)
 {
+    if (r->epoch > 0) {
+        printf("epoch: %llu, segments: %llu, entries: %llu, packs: %llu, bytes: %llu, "
+            "damaged: %llu, missing: %llu, leftovers: %llu, temporaries: %llu\n",
+            (unsigned long long)r->epoch, (unsigned long long)r->segments,
+            (unsigned long long)r->records, (unsigned long long)r->objects,
+            (unsigned long long)r->bytes, (unsigned long long)r->damaged,
+            (unsigned long long)r->missing, (unsigned long long)r->orphans,
+            (unsigned long long)r->temporaries);
+        if (r->in_flight > 0)
+            printf("written by a running writer: %llu\n", (unsigned long long)r->in_flight);
+        return;
+    }
     printf("records: %llu, objects: %llu, bytes: %llu, damaged: %llu, "
         "missing: %llu, orphans: %llu, temporaries: %llu\n",
         (unsigned long long)r->records, (unsigned long long)r->objects,
@@ -372,7 +388,11 @@ cmd_gc(struct args *a)
     memset(&r, 0, sizeof(r));
     pqv_error_clear();
     int rc = pqv_vault_gc(v, &(struct pqv_check_options){ 0, report_cb, NULL }, &r);
-    if (rc == 0)
+    if (rc == 0 && r.epoch > 0)
+        printf("removed: %llu (leftovers: %llu, temporaries: %llu)\n",
+            (unsigned long long)r.removed, (unsigned long long)r.orphans,
+            (unsigned long long)r.temporaries);
+    else if (rc == 0)
         printf("removed: %llu (orphans: %llu, temporaries: %llu)\n",
             (unsigned long long)r.removed, (unsigned long long)r.orphans,
             (unsigned long long)r.temporaries);

@@ -53,6 +53,7 @@ cmd_init(struct args *a)
     struct pqv_kdf_params kdf;
     int have_kdf = 0, id, rc;
     struct pqv_init_options opt = { NULL, 0, NULL, 0, NULL };
+    opt.state_dir = cli_state_dir();
     while ((id = next_arg(a, &val)) != ARG_END) {
         switch (id) {
         case ARG_ERROR: case ARG_HELP: return arg_stop(a, id);
@@ -352,9 +353,90 @@ cmd_info(struct args *a)
         else
             printf(", %s\n", SLOT_UNKNOWN);
     }
-    printf("records:         %llu (%s)\n", (unsigned long long)in.records, rb);
-    printf("objects:         %llu (%s)\n", (unsigned long long)in.objects, ob);
+    if (in.format_version >= 2) {
+        char sb[32], pb[32];
+        format_bytes(sb, sizeof(sb), in.segment_bytes);
+        format_bytes(pb, sizeof(pb), in.pack_bytes);
+        printf("epoch:           %llu\n", (unsigned long long)in.epoch);
+        printf("segments:        %llu (%s)\n", (unsigned long long)in.segments, sb);
+        printf("packs:           %llu (%s)\n", (unsigned long long)in.packs, pb);
+        if (in.records > 0)
+            printf("records:         %llu (%s, left by the upgrade: gc removes them)\n",
+                (unsigned long long)in.records, rb);
+        if (in.objects > 0)
+            printf("objects:         %llu (%s, format-1 data)\n", (unsigned long long)in.objects,
+                ob);
+    } else {
+        printf("records:         %llu (%s)\n", (unsigned long long)in.records, rb);
+        printf("objects:         %llu (%s)\n", (unsigned long long)in.objects, ob);
+    }
     printf("temporaries:     %llu\n", (unsigned long long)in.temporaries);
     pqv_vault_close(v);
     return EXIT_OK;
+}
+
+/* ---- upgrade, accept ---- */
+
+/* stdout_cb: informational reports on standard output (what was done). */
+static void
+stdout_cb(void *ctx, int level, const char *subject, const char *message)
+{
+    if (level >= PQV_REPORT_WARNING) {
+        report_cb(ctx, level, subject, message);
+        return;
+    }
+    if (subject != NULL && *subject != '\0')
+        printf("%s: %s\n", subject, message);
+    else
+        printf("%s\n", message);
+}
+
+int
+cmd_upgrade(struct args *a)
+{
+    const char *val;
+    int id;
+    while ((id = next_arg(a, &val)) != ARG_END) {
+        if (id == ARG_ERROR || id == ARG_HELP)
+            return arg_stop(a, id);
+        return no_operands(val);
+    }
+    pqv_vault *v;
+    int status = session(&v, 1);
+    if (status != EXIT_OK)
+        return status;
+    struct pqv_info in;
+    pqv_error_clear();
+    int rc = pqv_vault_info(v, &in);
+    if (rc == 0 && in.format_version >= 2) {
+        printf("already format %d\n", in.format_version);
+    } else if (rc == 0 && (rc = pqv_vault_upgrade(v, report_cb, NULL)) == 0) {
+        printf("upgraded to format 2\n");
+    }
+    if (rc != 0)
+        status = lib_error(NULL, rc);
+    pqv_vault_close(v);
+    return status;
+}
+
+int
+cmd_accept(struct args *a)
+{
+    const char *val;
+    int id;
+    while ((id = next_arg(a, &val)) != ARG_END) {
+        if (id == ARG_ERROR || id == ARG_HELP)
+            return arg_stop(a, id);
+        return no_operands(val);
+    }
+    pqv_vault *v;
+    int status = session(&v, 0);
+    if (status != EXIT_OK)
+        return status;
+    pqv_error_clear();
+    int rc = pqv_vault_accept(v, stdout_cb, NULL);
+    if (rc != 0)
+        status = lib_error(NULL, rc);
+    pqv_vault_close(v);
+    return status;
 }

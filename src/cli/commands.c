@@ -34,7 +34,9 @@ static const struct optdef init_opts[] = {
     { NULL, 0, 0, 0 }
 };
 static const struct optdef add_opts[] = {
-    { "name", 0, 1, OPT_NAME }, { "force", 'f', 0, OPT_FORCE }, { NULL, 0, 0, 0 }
+    { "name", 0, 1, OPT_NAME }, { "force", 'f', 0, OPT_FORCE },
+    { "no-compress", 0, 0, OPT_NOCOMPRESS }, { "follow-links", 'L', 0, OPT_FOLLOW },
+    { "one-file-system", 'x', 0, OPT_ONEFS }, { NULL, 0, 0, 0 }
 };
 static const struct optdef get_opts[] = {
     { "output", 'o', 1, OPT_OUT }, { "force", 'f', 0, OPT_FORCE }, { NULL, 0, 0, 0 }
@@ -68,6 +70,12 @@ static const struct optdef gc_opts[] = {
 static const struct optdef help_opts[] = {
     { NULL, 0, 0, 0 }
 };
+static const struct optdef upgrade_opts[] = {
+    { NULL, 0, 0, 0 }
+};
+static const struct optdef accept_opts[] = {
+    { NULL, 0, 0, 0 }
+};
 
 const struct command commands[] = {
     { "init", CMD_INIT, init_opts, "[--kem NAME] [--aead NAME] [--kdf t=N,m=KIB,p=N]",
@@ -81,12 +89,19 @@ const struct command commands[] = {
       "  --aead NAME       default AEAD: AES-256-GCM, ChaCha20-Poly1305 or auto\n"
       "  --kdf t=N,m=KIB,p=N  Argon2id cost of slot 0 (default t=3,m=65536,p=4;\n"
       "                    above m=1048576 or t=16 unlocking needs --kdf-limit)\n" },
-    { "add", CMD_ADD, add_opts, "PATH... [--name NAME] [--force]",
-      "Store files and directories (recursively).  '-' reads standard input\n"
-      "and needs --name.  Symbolic links, devices, sockets and FIFOs are\n"
-      "reported and skipped.\n"
+    { "add", CMD_ADD, add_opts, "PATH... [--name NAME] [--force] [-L] [-x] [--no-compress]",
+      "Store files, symbolic links and directory trees (recursively), with\n"
+      "owner, group, mode, times, extended attributes, hard links and holes.\n"
+      "A PATH is stored under its last component.  '-' reads standard input\n"
+      "and needs --name.  Devices, sockets and FIFOs are reported and skipped;\n"
+      "a file that cannot be read, or keeps changing while it is read, is\n"
+      "reported and skipped, the rest stored (exit 1).  One add is one commit.\n"
       "  --name NAME       store the single PATH under NAME\n"
-      "  -f, --force       replace existing names\n" },
+      "  -f, --force       replace existing names\n"
+      "  -L, --follow-links  store what symbolic links point to, not the links\n"
+      "  -x, --one-file-system  do not descend into other file systems\n"
+      "  --no-compress     store data uncompressed (zstd is used when it saves\n"
+      "                    1/32 or more; compression reveals sizes, see pqvault(1))\n" },
     { "get", CMD_GET, get_opts, "NAME... [-o OUT] [--force]",
       "Restore stored files or directory trees.  A file goes to OUT unless OUT\n"
       "is an existing directory, then to OUT/NAME; a directory restores its\n"
@@ -100,11 +115,13 @@ const struct command commands[] = {
     { "rm", CMD_RM, rm_opts, "NAME...",
       "Remove stored files (a directory name removes everything under it).\n" },
     { "check", CMD_CHECK, check_opts, "[--read-data | --no-key]",
-      "Verify the config, every record and the presence and size of every\n"
-      "object; report problems on stderr and a summary on stdout.\n"
-      "  --read-data       also decrypt and verify every object's tags\n"
+      "Verify the config, the catalogue (every segment from the base up, its\n"
+      "chain, the key file's history, this machine's last view of the vault)\n"
+      "and the presence and size of every pack; report problems on stderr and\n"
+      "a summary on stdout.\n"
+      "  --read-data       also every pack's hash and every extent's tags\n"
       "  --no-key          without the passphrase: the structure of the config,\n"
-      "                    key file, records and objects only\n" },
+      "                    key file, segments and packs only\n" },
     { "passwd", CMD_PASSWD, passwd_opts, "[--slot 0|1] [--clear] [--kdf t=N,m=KIB,p=N]",
       "Set or change the passphrase of a key slot (default: the slot that\n"
       "unlocked).  The current passphrase comes from the passphrase sources,\n"
@@ -132,7 +149,16 @@ const struct command commands[] = {
       "Measure the AEAD suites and the FrodoKEM parameter sets on this CPU\n"
       "and mark the choices of auto mode.  Needs no vault.\n" },
     { "gc", CMD_GC, gc_opts, "",
-      "Remove orphaned objects and leftover temporary files.\n" },
+      "Fold the catalogue's chain into one base segment when it holds replaced\n"
+      "or removed names, then remove what nothing refers to: packs, older\n"
+      "segments, what an upgrade left, temporary files.\n" },
+    { "upgrade", CMD_UPGRADE, upgrade_opts, "",
+      "Upgrade a format-1 vault to format 2 (add does it too).  The data stays\n"
+      "where it is; the records become one catalogue segment.\n" },
+    { "accept", CMD_ACCEPT, accept_opts, "",
+      "Take the vault as it is now as the current state on this machine, after\n"
+      "a rollback or fork error whose cause you know (a vault you restored from\n"
+      "a copy).  The vault's own chain must still verify.\n" },
     { "help", CMD_HELP, help_opts, "[COMMAND]",
       "Show the general help or the help of COMMAND.\n" },
     { NULL, 0, NULL, NULL, NULL }

@@ -20,7 +20,8 @@ static int (*const run_command[CMD_COUNT])(struct args *) = {
     [CMD_INIT] = cmd_init, [CMD_ADD] = cmd_add, [CMD_GET] = cmd_get, [CMD_LIST] = cmd_list,
     [CMD_RM] = cmd_rm, [CMD_CHECK] = cmd_check, [CMD_PASSWD] = cmd_passwd,
     [CMD_RECOVER] = cmd_recover, [CMD_INFO] = cmd_info, [CMD_SPEED] = cmd_speed,
-    [CMD_GC] = cmd_gc, [CMD_HELP] = cmd_help,
+    [CMD_GC] = cmd_gc, [CMD_HELP] = cmd_help, [CMD_UPGRADE] = cmd_upgrade,
+    [CMD_ACCEPT] = cmd_accept,
 };
 
 int
@@ -172,8 +173,8 @@ report_cb(void *ctx, int level, const char *subject, const char *message)
 static void
 on_signal(int sig)
 {
-    static const char add_msg[] = "pqvault: add: interrupted: the files reported stored are "
-        "kept; objects of the others are left for 'pqvault gc'\n";
+    static const char add_msg[] = "pqvault: add: interrupted: nothing was stored (an add is "
+        "one commit); packs written so far are left for 'pqvault gc'\n";
     static const char msg[] = "pqvault: interrupted: temporary files removed\n";
 
     pqv_remove_temporaries();

@@ -22,6 +22,27 @@ join(const char *a, const char *b)
     return s;
 }
 
+const char *
+cli_state_dir(void)
+{
+    static char *dir;
+    static int done;
+
+    if (!done) {
+        const char *xdg = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
+        done = 1;
+        /* Relative values are ignored, as the XDG spec says. */
+        if (xdg != NULL && xdg[0] == '/')
+            dir = join(xdg, "pqvault");
+        else if (home != NULL && home[0] == '/')
+            dir = join(home, ".local/state/pqvault");
+        if (dir == NULL)
+            report_cb(NULL, PQV_REPORT_WARNING, NULL, "no local state directory (set HOME or "
+                "XDG_STATE_HOME): a rollback of the vault to an older copy will not be noticed");
+    }
+    return dir;
+}
+
 int
 resolve_location(void)
 {
@@ -86,7 +107,8 @@ open_with(pqv_vault **v, unsigned flags)
         g_cli.keyfile_hint = 0;
         return rc;
     }
-    if (g_cli.have_kdf_limit && (rc = pqv_vault_set_kdf_limit(*v, &g_cli.kdf_limit)) != 0) {
+    if ((rc = pqv_vault_set_state_dir(*v, cli_state_dir())) != 0 ||
+        (g_cli.have_kdf_limit && (rc = pqv_vault_set_kdf_limit(*v, &g_cli.kdf_limit)) != 0)) {
         rc = lib_error(NULL, rc);
         pqv_vault_close(*v);
         *v = NULL;

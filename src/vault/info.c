@@ -30,7 +30,9 @@ count_blob(void *ctx, const char *name, uint64_t size)
 int
 pqv_vault_info(pqv_vault *v, struct pqv_info *info)
 {
-    struct count_ctx records = { 0, 0, 0 }, objects = { 0, 0, 0 };
+    struct count_ctx records = { 0, 0, 0 }, objects = { 0, 0, 0 }, segments = { 0, 0, 0 },
+                     packs = { 0, 0, 0 };
+    struct names_list names;
     int rc;
 
     if (v == NULL || info == NULL)
@@ -50,12 +52,28 @@ pqv_vault_info(pqv_vault *v, struct pqv_info *info)
     info->verified = v->identity != NULL;
     info->opened_slot = v->slot;
     if ((rc = v->storage->ops->list(v->storage, "records", count_blob, &records)) != 0 ||
-        (rc = v->storage->ops->list(v->storage, "objects", count_blob, &objects)) != 0)
+        (rc = v->storage->ops->list(v->storage, "objects", count_blob, &objects)) != 0 ||
+        (rc = v->storage->ops->list(v->storage, "segments", count_blob, &segments)) != 0 ||
+        (rc = v->storage->ops->list(v->storage, "packs", count_blob, &packs)) != 0)
         return rc;
     info->records = records.files;
     info->record_bytes = records.bytes;
     info->objects = objects.files;
     info->object_bytes = objects.bytes;
-    info->temporaries = records.temps + objects.temps;
+    info->segments = segments.files;
+    info->segment_bytes = segments.bytes;
+    info->packs = packs.files;
+    info->pack_bytes = packs.bytes;
+    info->temporaries = records.temps + objects.temps + segments.temps + packs.temps;
+    /* The newest epoch as named (verified by commands that read it). */
+    memset(&names, 0, sizeof(names));
+    if (names_list(v->storage, "segments", &names) == 0)
+        for (size_t i = 0; i < names.n; i++) {
+            uint8_t id[8];
+            if (names_classify(names.names[i], "segments", id, sizeof(id)) == NAME_VALID &&
+                util_load_be64(id) > info->epoch)
+                info->epoch = util_load_be64(id);
+        }
+    names_list_free(&names);
     return 0;
 }

@@ -33,6 +33,9 @@ trap 'exit 130' INT TERM HUP
 exec </dev/null
 unset PQVAULT_DIR PQVAULT_KEYFILE PQVAULT_PASSPHRASE PQVAULT_NEW_PASSPHRASE \
     PQVAULT_RECOVERY_CODE XDG_DATA_HOME
+# This machine's memory of the vaults (epochs seen: rollback detection),
+# private to the test.
+export XDG_STATE_HOME="$T/state"
 V=$T/vault
 PF=$T/passphrase
 printf 'correct horse battery\n' >"$PF"

@@ -183,14 +183,31 @@ list_json(const struct pqv_entry *e, size_t n)
         json_string(stdout, e[i].name);
         printf(", \"type\": \"%s\", \"size\": %llu, \"mode\": \"%04o\", "
             "\"mtime\": \"%s\", \"mtime_unix\": %lld, \"aead\": ",
-            e[i].type == PQV_ENTRY_DIR ? "dir" : "file",
+            e[i].type == PQV_ENTRY_DIR ? "dir" : e[i].type == PQV_ENTRY_SYMLINK ? "symlink" : "file",
             (unsigned long long)e[i].size, (unsigned)(e[i].mode & 07777u), t,
             (long long)e[i].mtime_sec);
         if (aead)
             json_string(stdout, aead);
         else
             printf("null");
-        printf(", \"objects\": %u}", (unsigned)e[i].nobjects);
+        printf(", \"objects\": %u, \"target\": ", (unsigned)e[i].nobjects);
+        /* Keys of format 2 (after format 1's, which keep their order). */
+        if (e[i].target)
+            json_string(stdout, e[i].target);
+        else
+            printf("null");
+        printf(", \"uid\": %u, \"gid\": %u, \"user\": ", (unsigned)e[i].uid, (unsigned)e[i].gid);
+        if (e[i].user)
+            json_string(stdout, e[i].user);
+        else
+            printf("null");
+        printf(", \"group\": ");
+        if (e[i].group)
+            json_string(stdout, e[i].group);
+        else
+            printf("null");
+        printf(", \"link_group\": %llu, \"holes\": %llu}", (unsigned long long)e[i].link_group,
+            (unsigned long long)e[i].holes);
     }
     printf("%s]\n", n ? "\n" : "");
 }

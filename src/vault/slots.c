@@ -9,6 +9,36 @@
 #include "util/util.h"
 #include "vault/vault_internal.h"
 
+/* record_keyfile(v): format 2: an epoch with no entries, recording the new
+ * key file's hash and the old one as superseded, so that putting the old
+ * key file back (with a passphrase since changed, a slot since cleared) is
+ * refused from now on.  The key file is already replaced: a failure here
+ * leaves the recording to the next writing command. */
+static int
+record_keyfile(pqv_vault *v)
+{
+    struct state st;
+    struct txn t;
+    int rc;
+
+    if (v->config.version < 2)
+        return 0;
+    if ((rc = state_current(v, &st, NULL)) != 0)
+        goto failed;
+    if ((rc = txn_begin(v, &st, &t)) == 0) {
+        rc = txn_commit(&t, SEGMENT_DELTA, NULL, 0, NULL, 0);
+        txn_free(&t);
+    }
+    state_free(&st);
+    if (rc == 0)
+        return 0;
+failed:;
+    char why[PQV_ERROR_REASON_MAX];
+    snprintf(why, sizeof(why), "%s", pqv_error_detail());
+    return error_set(rc, NULL, "the key file was replaced, but the vault could not record it "
+        "(the next writing command will): %s", why);
+}
+
 int
 pqv_vault_passwd(pqv_vault *v, int slot, const uint8_t *pass, size_t passlen,
     const struct pqv_kdf_params *kdf)
@@ -21,9 +51,10 @@ pqv_vault_passwd(pqv_vault *v, int slot, const uint8_t *pass, size_t passlen,
         return error_set(PQV_E_INVAL, NULL, "slot must be 0 or 1");
     if (passlen == 0)
         return error_set(PQV_E_INVAL, NULL, "empty passphrase");
-    if ((rc = pqv_keyfile_set_slot(v->keyfile, slot, v->seed, pass, passlen, kdf)) != 0)
+    if ((rc = pqv_keyfile_set_slot(v->keyfile, slot, v->seed, pass, passlen, kdf)) != 0 ||
+        (rc = vault_store_keyfile(v, v->keyfile)) != 0)
         return rc;
-    return vault_store_keyfile(v, v->keyfile);
+    return record_keyfile(v);
 }
 
 int
@@ -37,9 +68,10 @@ pqv_vault_clear_slot(pqv_vault *v, int slot)
         return error_set(PQV_E_INVAL, NULL, "slot must be 0 or 1");
     if (slot == v->slot)
         return error_set(PQV_E_INVAL, NULL, "slot %d is the one this passphrase opened; unlock with the other slot to clear it", slot);
-    if ((rc = pqv_keyfile_clear_slot(v->keyfile, slot)) != 0)
+    if ((rc = pqv_keyfile_clear_slot(v->keyfile, slot)) != 0 ||
+        (rc = vault_store_keyfile(v, v->keyfile)) != 0)
         return rc;
-    return vault_store_keyfile(v, v->keyfile);
+    return record_keyfile(v);
 }
 
 int
@@ -70,7 +102,7 @@ pqv_vault_recover_keyfile(pqv_vault *v, const uint8_t *pass, size_t passlen,
     pqv_keyfile_free(v->keyfile);
     v->keyfile = kf;
     v->keyfile_status = 0;
-    return 0;
+    return record_keyfile(v);
 }
 
 /* recover(v, code, pass, passlen, kdf): the convenience functions' work on

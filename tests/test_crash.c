@@ -14,6 +14,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -91,6 +92,8 @@ struct scenario {
     int wide;    /* exhaustive subsets only past CRASHSIM_EXHAUSTIVE pending
                     operations; below, all-kept and all-lost ("add a
                     directory" covers those exhaustively) */
+    struct crashsim *(*start)(void);         /* another starting vault, or NULL */
+    const char *pass;                        /* its passphrase (NULL: VC_PASS) */
 };
 
 /* ---- the operations (their models: vault_fixture.h, but for the
@@ -186,18 +189,113 @@ op_recover(pqv_storage *s)
         strlen(VC_NEWPASS), &vc_cheap_kdf);
 }
 
-/* gc after a crash left an orphan and temporaries */
+/* gc after a crash left a leftover pack, a format-1 object no entry
+ * refers to, and temporaries */
 static void
 prepare_gc(struct crashsim *cs)
 {
     uint8_t *junk = vc_data(500, 99);
 
-    crashsim_set(cs, "objects/ab/ab00112233445566778899aabbccddee", junk, 500);
-    crashsim_set(cs, "objects/cd/cd00112233445566778899aabbccddee.tmp-0123456789abcdef", junk, 200);
-    crashsim_set(cs, "records/ef/ef00112233445566778899aabbccddeeff00112233445566778899aabbccddee"
-                     ".tmp-0123456789abcdef", junk, 100);
+    crashsim_set(cs, "packs/ab/ab00112233445566778899aabbccddee", junk, 500);
+    crashsim_set(cs, "packs/cd/cd00112233445566778899aabbccddee.tmp-0123456789abcdef", junk, 200);
+    crashsim_set(cs, "objects/ef/ef00112233445566778899aabbccddee", junk, 300);
+    crashsim_set(cs, "segments/0000000000000099.tmp-0123456789abcdef", junk, 100);
     crashsim_set(cs, "keyfile.tmp-0123456789abcdef", junk, 50);
     free(junk);
+}
+
+/* gc folding a chain that holds a removed name into a base (compaction),
+ * then deleting the older segments and the removed file's pack */
+static void
+prepare_gc_compact(struct crashsim *cs)
+{
+    if (vf_with_writer(crashsim_storage(cs), NULL, do_rm) != 0) {
+        fprintf(stderr, "prepare gc compact: %s\n", pqv_error_detail());
+        exit(2);
+    }
+    prepare_gc(cs);
+}
+
+static void
+model_after_rm(struct vc_model *m)
+{
+    vf_model_base(m, "old");
+    vc_model_file(m, "old", NULL, 0, 0, NULL, 0, 0);
+}
+
+/* upgrade of the format-1 fixture (tests/fixtures/v1-aes) */
+#define V1_PASS "fixture passphrase v1"
+static struct crashsim *v1_loading;
+static struct { uint8_t *data; size_t len; } v1_files[4];
+static const char *const v1_names[4] = { "docs/readme.txt", "docs/empty",
+    "docs/with space \xc3\xbc.txt", "docs/nested/segments.bin" };
+
+static int
+load_v1_file(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    uint8_t *data;
+    size_t len;
+
+    (void)st;
+    (void)ftw;
+    if (flag != FTW_F)
+        return 0;
+    if (fsutil_read_file(AT_FDCWD, path, &data, &len, 1 << 24) != 0)
+        return -1;
+    crashsim_set(v1_loading, path + strlen("tests/fixtures/v1-aes/"), data, len);
+    free(data);
+    return 0;
+}
+
+static struct crashsim *
+v1_start(void)
+{
+    pqv_vault *v;
+
+    v1_loading = crashsim_new();
+    if (nftw("tests/fixtures/v1-aes", load_v1_file, 8, FTW_PHYS) != 0) {
+        fprintf(stderr, "cannot load tests/fixtures/v1-aes (run from the project root)\n");
+        exit(2);
+    }
+    for (size_t i = 0; i < 4; i++) {
+        char path[256];
+        snprintf(path, sizeof(path), "tests/fixtures/v1-files/%s", v1_names[i]);
+        if (fsutil_read_file(AT_FDCWD, path, &v1_files[i].data, &v1_files[i].len, 1 << 24) != 0)
+            exit(2);
+    }
+    /* Slot 1 cheap, as the base's (unlock computes both slots). */
+    if (vf_open_vault(crashsim_storage(v1_loading), NULL, V1_PASS, &v, 1) != 0 ||
+        pqv_vault_passwd(v, 1, (const uint8_t *)"slot one", 8, &vc_cheap_kdf) != 0) {
+        fprintf(stderr, "v1 start: %s\n", pqv_error_detail());
+        exit(2);
+    }
+    pqv_vault_close(v);
+    struct crashsim *snap = crashsim_snapshot(v1_loading);
+    crashsim_free(v1_loading);
+    return snap;
+}
+
+static int
+op_upgrade(pqv_storage *s)
+{
+    pqv_vault *v;
+    int rc = vf_open_vault(s, NULL, V1_PASS, &v, 1);
+
+    if (rc != 0)
+        return rc;
+    rc = pqv_vault_upgrade(v, NULL, NULL);
+    pqv_vault_close(v);
+    return rc;
+}
+
+static void
+model_upgrade(struct vc_model *m)
+{
+    memset(m, 0, sizeof(*m));
+    for (size_t i = 0; i < 4; i++)
+        vc_model_kept(m, v1_names[i], v1_files[i].data, v1_files[i].len);
+    vc_model_dir(m, "docs", 1, 1);
+    vc_model_dir(m, "docs/nested", 1, 1);
 }
 
 static int do_gc(pqv_vault *v) { return pqv_vault_gc(v, NULL, NULL); }
@@ -219,7 +317,7 @@ verify_outcome(struct crashsim *post, const struct scenario *sc, int completed, 
     int rc;
 
     sc->model(&m);
-    rc = vf_open_vault(crashsim_storage(post), NULL, VC_PASS, &v, 1);
+    rc = vf_open_vault(crashsim_storage(post), NULL, sc->pass != NULL ? sc->pass : VC_PASS, &v, 1);
     if (rc == PQV_E_AUTH && sc->new_pass)
         rc = vf_open_vault(crashsim_storage(post), NULL, VC_NEWPASS, &v, 1);
     else if (rc == 0 && sc->new_pass && completed) {
@@ -243,10 +341,12 @@ run_scenario(const struct scenario *sc, struct crashsim *base, struct figures *f
 
     memset(fig, 0, sizeof(*fig));
     struct crashsim *start = base;
-    if (sc->prepare != NULL) {
+    if (sc->start != NULL)
+        start = sc->start();
+    else if (sc->prepare != NULL)
         start = crashsim_snapshot(base);
+    if (sc->prepare != NULL)
         sc->prepare(start);
-    }
     for (unsigned long n = 1; n < 10000; n++) {
         struct crashsim *cs = crashsim_snapshot(start);
         crashsim_arm(cs, n);
@@ -337,16 +437,18 @@ setup(void)
 }
 
 static const struct scenario scenarios[] = {
-    { "add one file", op_add_one, vf_model_add_one, NULL, 0, 0 },
-    { "add a directory", op_add_dir, model_add_dir, NULL, 0, 0 },
-    { "add a wide directory", op_add_wide, model_add_wide, NULL, 0, 1 },
-    { "add from a pipe", op_add_fd, vf_model_add_fd, NULL, 0, 0 },
-    { "add --force", op_add_force, vf_model_add_force, NULL, 0, 0 },
-    { "rm a file", op_rm, vf_model_rm, NULL, 0, 0 },
-    { "rm a directory", op_rm_dir, vf_model_rm_dir, NULL, 0, 0 },
-    { "passwd", op_passwd, vf_model_all, NULL, 1, 0 },
-    { "recover", op_recover, vf_model_all, NULL, 1, 0 },
-    { "gc", op_gc, vf_model_all, prepare_gc, 0, 0 },
+    { "add one file", op_add_one, vf_model_add_one, NULL, 0, 0, NULL, NULL },
+    { "add a directory", op_add_dir, model_add_dir, NULL, 0, 0, NULL, NULL },
+    { "add a wide directory", op_add_wide, model_add_wide, NULL, 0, 1, NULL, NULL },
+    { "add from a pipe", op_add_fd, vf_model_add_fd, NULL, 0, 0, NULL, NULL },
+    { "add --force", op_add_force, vf_model_add_force, NULL, 0, 0, NULL, NULL },
+    { "rm a file", op_rm, vf_model_rm, NULL, 0, 0, NULL, NULL },
+    { "rm a directory", op_rm_dir, vf_model_rm_dir, NULL, 0, 0, NULL, NULL },
+    { "passwd", op_passwd, vf_model_all, NULL, 1, 0, NULL, NULL },
+    { "recover", op_recover, vf_model_all, NULL, 1, 0, NULL, NULL },
+    { "gc", op_gc, vf_model_all, prepare_gc, 0, 0, NULL, NULL },
+    { "gc compacting", op_gc, model_after_rm, prepare_gc_compact, 0, 0, NULL, NULL },
+    { "upgrade", op_upgrade, model_upgrade, NULL, 0, 0, v1_start, V1_PASS },
 };
 
 static void
@@ -371,6 +473,8 @@ static void test_crash_rm_dir(void) { run_named("rm a directory"); }
 static void test_crash_passwd(void) { run_named("passwd"); }
 static void test_crash_recover(void) { run_named("recover"); }
 static void test_crash_gc(void) { run_named("gc"); }
+static void test_crash_gc_compact(void) { run_named("gc compacting"); }
+static void test_crash_upgrade(void) { run_named("upgrade"); }
 
 /* The simulator itself: pending operations, barriers and outcomes. */
 static void
@@ -514,4 +618,4 @@ test_cleanup(void)
 TEST_MAIN(test_crashsim_model, test_crash_add_one, test_crash_add_dir, test_crash_add_wide,
     test_crash_add_fd,
     test_crash_add_force, test_crash_rm, test_crash_rm_dir, test_crash_passwd, test_crash_recover,
-    test_crash_gc, test_crash_get_realfs, test_cleanup)
+    test_crash_gc, test_crash_gc_compact, test_crash_upgrade, test_crash_get_realfs, test_cleanup)

@@ -155,6 +155,10 @@ vc_read_file(pqv_vault *v, const char *name, uint8_t **out, size_t *len)
 static int
 vc_check_names(pqv_vault *v, const struct vc_model *m, int completed, char *why, size_t whylen)
 {
+    /* Format 2: one command is one epoch, so the names it changes are all
+     * old or all new, never a mix. */
+    const char *first_old = NULL, *first_new = NULL;
+
     for (size_t i = 0; i < m->n; i++) {
         const struct vc_want *w = &m->w[i];
         struct pqv_entry e;
@@ -164,6 +168,12 @@ vc_check_names(pqv_vault *v, const struct vc_model *m, int completed, char *why,
         if (rc == PQV_E_NOTFOUND) {
             if (!ok_absent)
                 return vc_fail(why, whylen, "%s: absent", w->name);
+            if (w->old_present != w->new_present) {
+                if (w->old_present)
+                    first_new = first_new ? first_new : w->name;
+                else
+                    first_old = first_old ? first_old : w->name;
+            }
             continue;
         }
         if (rc != 0)
@@ -174,6 +184,12 @@ vc_check_names(pqv_vault *v, const struct vc_model *m, int completed, char *why,
             return vc_fail(why, whylen, "%s: present, should be absent", w->name);
         if (type != w->type)
             return vc_fail(why, whylen, "%s: wrong type %d", w->name, type);
+        if (w->old_present != w->new_present) {
+            if (w->new_present)
+                first_new = first_new ? first_new : w->name;
+            else
+                first_old = first_old ? first_old : w->name;
+        }
         if (w->type != PQV_ENTRY_FILE)
             continue;
         uint8_t *data;
@@ -186,7 +202,16 @@ vc_check_names(pqv_vault *v, const struct vc_model *m, int completed, char *why,
         if (!is_new && !(is_old && !completed))
             return vc_fail(why, whylen, "%s: content is neither the %s version (%zu bytes)",
                 w->name, completed ? "new" : "old nor the new", len);
+        if (w->old_present && w->new_present && is_new != is_old) {
+            if (is_new)
+                first_new = first_new ? first_new : w->name;
+            else
+                first_old = first_old ? first_old : w->name;
+        }
     }
+    if (first_old != NULL && first_new != NULL)
+        return vc_fail(why, whylen, "a mix of two epochs: %s is old, %s is new", first_old,
+            first_new);
     return 0;
 }
 

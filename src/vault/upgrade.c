@@ -10,8 +10,10 @@
  *   3. the records deleted.
  * A crash after step 1 leaves config 1 beside a verifying segment 1: the
  * next writer finishes from step 2 (the records have not changed: every
- * writer of format 1 upgrades first).  A crash in step 3 leaves records a
- * format-2 vault ignores; check reports them and gc removes them.
+ * writer of format 1 upgrades first).  A crash or failure in step 3
+ * leaves records a format-2 vault ignores; check reports them and gc
+ * removes them (the failure is returned: the vault is upgraded, but the
+ * command did not do all it set out to).
  *
  * A damaged record cannot be carried over (its key and objects are
  * unknown): the upgrade is refused until it is removed (rm works on format
@@ -193,11 +195,18 @@ delete_records(pqv_vault *v, pqv_report_fn report, void *report_ctx)
     }
     if (rc == 0)
         rc = v->storage->ops->barrier(v->storage);
-    if (rc != 0)
-        vault_report(report, report_ctx, PQV_REPORT_WARNING, "records",
-            "format-1 records not all deleted (gc removes them): %s", pqv_error_detail());
     names_list_free(&records);
-    return 0; /* the upgrade is complete; what is left is garbage */
+    if (rc != 0) {
+        /* The vault is format 2 already; what is left is garbage.  Said
+         * all the same: the command did not do all it set out to. */
+        char why[PQV_ERROR_REASON_MAX];
+        snprintf(why, sizeof(why), "%s", pqv_error_detail());
+        (void)report;
+        (void)report_ctx;
+        return error_set(rc, "records", "upgraded to format 2, but the format-1 records were "
+            "not all deleted (gc removes them): %s", why);
+    }
+    return 0;
 }
 
 int

@@ -194,6 +194,14 @@ io_fsync(int fd, const char *what)
 }
 
 int
+io_syncfs(int fd, const char *what)
+{
+    if (fault("fsync", what))
+        return -1;
+    return syncfs(fd);
+}
+
+int
 io_renameat(int fromdir, const char *from, int todir, const char *to, unsigned flags,
     const char *what)
 {

@@ -141,7 +141,8 @@ dest_open_file(struct dest_file *f, struct dest *d, const char *rel, const char 
     if ((rc = split(rel, dir, sizeof(dir), &base)) != 0)
         return rc;
     snprintf(f->base, sizeof(f->base), "%s", base);
-    if ((rc = fsutil_open_dirs(d->rootfd, d->root, dir, FSUTIL_CREATE_SYNC, 0755, &f->dirfd)) != 0)
+    if ((rc = fsutil_open_dirs(d->rootfd, d->root, dir, d->batched ? FSUTIL_CREATE : FSUTIL_CREATE_SYNC,
+             0755, &f->dirfd)) != 0)
         return rc;
     if (fstatat(f->dirfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0) {
         if (S_ISDIR(st.st_mode)) {
@@ -201,18 +202,37 @@ dest_note_dir(struct dest *d, int dirfd)
     return 0;
 }
 
+/* Directories above which one syncfs per file system beats an fsync each. */
+#define SYNC_DIRS_ONE_BY_ONE 4
+
 int
 dest_sync_dirs(struct dest *d)
 {
     int rc = 0;
 
     for (size_t i = 0; i < d->ndirs; i++) {
-        if (rc == 0)
+        int first_of_fs = 1;
+        /* Batched, directories were made unsynced: syncfs covers them. */
+        if (d->batched || d->ndirs > SYNC_DIRS_ONE_BY_ONE) {
+            for (size_t k = 0; k < i && first_of_fs; k++)
+                first_of_fs = d->dirs[k].dev != d->dirs[i].dev;
+            if (rc == 0 && first_of_fs && io_syncfs(d->dirs[i].fd, d->root) != 0)
+                rc = error_errno(d->root, "sync", errno);
+        } else if (rc == 0) {
             rc = fsutil_fsync_dirfd(d->dirs[i].fd, d->root);
+        }
         close(d->dirs[i].fd);
     }
     d->ndirs = 0;
     return rc;
+}
+
+int
+dest_sync_all(struct dest *d)
+{
+    if (io_syncfs(d->rootfd, d->root) != 0)
+        return error_errno(d->root, "sync", errno);
+    return 0;
 }
 
 int
@@ -289,7 +309,8 @@ dest_make_dir(struct dest *d, const char *rel)
 {
     int fd, rc;
 
-    if ((rc = fsutil_open_dirs(d->rootfd, d->root, rel, FSUTIL_CREATE_SYNC, 0755, &fd)) != 0)
+    if ((rc = fsutil_open_dirs(d->rootfd, d->root, rel, d->batched ? FSUTIL_CREATE : FSUTIL_CREATE_SYNC,
+             0755, &fd)) != 0)
         return rc;
     close(fd);
     return 0;
@@ -316,7 +337,7 @@ dest_set_dir_meta(struct dest *d, const char *rel, const char *display,
         rc = error_errno(display, "chmod", errno);
     else if (io_futimens(fd, times, display) != 0)
         rc = error_errno(display, "set times", errno);
-    else
+    else if (!d->batched)
         rc = fsutil_fsync_dirfd(fd, display); /* its mode and times */
     close(fd);
     return rc;
@@ -332,7 +353,8 @@ open_parent(struct dest *d, const char *rel, int create, int *dirfd, const char 
 
     if ((rc = split(rel, dir, sizeof(dir), base)) != 0)
         return rc;
-    return fsutil_open_dirs(d->rootfd, d->root, dir, create ? FSUTIL_CREATE_SYNC : FSUTIL_NOCREATE,
+    return fsutil_open_dirs(d->rootfd, d->root, dir,
+        !create ? FSUTIL_NOCREATE : d->batched ? FSUTIL_CREATE : FSUTIL_CREATE_SYNC,
         0755, dirfd);
 }
 

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
 #include <unistd.h>
@@ -29,7 +30,7 @@
 #include "vault/vault_internal.h"
 
 /* A batch: files written and verified, synced together, then named. */
-#define RESTORE_BATCH_FILES 64
+#define RESTORE_BATCH_FILES 256     /* at most: each holds two descriptors */
 #define RESTORE_BATCH_BYTES (64u << 20)
 
 struct get_job {
@@ -39,6 +40,7 @@ struct get_job {
     const uint8_t *file_key;
     uint32_t index;
     uint8_t *plain, *sealed, *scratch;
+    size_t used;                 /* bytes of plain and scratch to wipe */
 };
 
 static void
@@ -59,7 +61,22 @@ struct sink {
     int writeback;           /* start the write-back of each extent at once */
     uint64_t done, total;
     const struct pqv_get_options *opt;
+    struct get_job *jobs;    /* reused from file to file (sink_free) */
+    size_t window;
 };
+
+/* sink_free(out): the extent buffers, wiped where they were used. */
+static void
+sink_free(struct sink *out)
+{
+    for (size_t i = 0; out->jobs != NULL && i < out->window; i++) {
+        free(out->jobs[i].plain);
+        free(out->jobs[i].sealed);
+        free(out->jobs[i].scratch);
+    }
+    free(out->jobs);
+    out->jobs = NULL;
+}
 
 /* write_zeros(out, n): a hole, on a stream. */
 static int
@@ -116,7 +133,7 @@ stream_entry(pqv_vault *v, struct state *st, const struct entry *e, struct sink 
 {
     uint8_t file_key[PQV_FILE_KEY_BYTES];
     struct pool *pool = vault_pool(v);
-    struct get_job *jobs = NULL;
+    struct get_job *jobs;
     size_t window, submitted = 0, retired = 0, n = e->nextents;
     uint64_t pos = 0;
     int rc, failed = 0;
@@ -125,19 +142,23 @@ stream_entry(pqv_vault *v, struct state *st, const struct entry *e, struct sink 
         return PQV_E_NOMEM;
     if ((rc = state_file_key(v, st, e, file_key)) != 0)
         return rc;
-    window = pool_threads(pool) + WINDOW_EXTRA;
-    if (window > n)
-        window = n;
-    if (n > 0 && (jobs = calloc(window, sizeof(*jobs))) == NULL) {
-        rc = PQV_E_NOMEM;
-        goto done;
+    /* Buffers are allocated once per sink, as the extents need them, and
+     * reused: a tree of small files costs no 4 MiB allocation each. */
+    if (out->jobs == NULL) {
+        out->window = pool_threads(pool) + WINDOW_EXTRA;
+        if ((out->jobs = calloc(out->window, sizeof(*out->jobs))) == NULL) {
+            rc = PQV_E_NOMEM;
+            goto done;
+        }
     }
+    jobs = out->jobs;
+    window = out->window;
     while (retired < n) {
         while (!failed && submitted < n && submitted - retired < window) {
             struct get_job *job = &jobs[submitted % window];
-            if (job->plain == NULL && ((job->plain = malloc(PQV_OBJECT_MAX_PLAIN)) == NULL ||
-                    (job->sealed = malloc(pack_sealed_max())) == NULL ||
-                    (job->scratch = malloc(pack_scratch_size())) == NULL)) {
+            if ((job->plain == NULL && (job->plain = malloc(PQV_OBJECT_MAX_PLAIN)) == NULL) ||
+                (job->sealed == NULL && (job->sealed = malloc(pack_sealed_max())) == NULL) ||
+                (job->scratch == NULL && (job->scratch = malloc(pack_scratch_size())) == NULL)) {
                 rc = PQV_E_NOMEM;
                 failed = 1;
                 break;
@@ -146,6 +167,10 @@ stream_entry(pqv_vault *v, struct state *st, const struct entry *e, struct sink 
             job->e = e;
             job->file_key = file_key;
             job->index = (uint32_t)submitted;
+            if (e->extents[submitted].plain_len > job->used)
+                job->used = e->extents[submitted].plain_len;
+            if (e->extents[submitted].stored_len > job->used)
+                job->used = e->extents[submitted].stored_len;
             job->job.run = get_job_run;
             pool_submit(pool, &job->job);
             submitted++;
@@ -176,18 +201,23 @@ stream_entry(pqv_vault *v, struct state *st, const struct entry *e, struct sink 
             rc = write_zeros(out, e->size - pos);
         }
     }
+    /* Every extent retired (none still on the pool) before buffers are
+     * wiped: a failure stops submitting, and the loop waits for the rest. */
 done:
-    /* Buffers reused from extent to extent, wiped once here. */
-    for (size_t i = 0; jobs != NULL && i < window; i++) {
-        if (jobs[i].plain != NULL)
-            util_wipe(jobs[i].plain, PQV_OBJECT_MAX_PLAIN);
-        if (jobs[i].scratch != NULL)
-            util_wipe(jobs[i].scratch, pack_scratch_size());
-        free(jobs[i].plain);
-        free(jobs[i].sealed);
-        free(jobs[i].scratch);
+    /* Buffers reused from extent to extent, wiped once per file where
+     * they were used (a decompressed extent is at most its plaintext). */
+    for (size_t i = 0; out->jobs != NULL && i < out->window; i++) {
+        struct get_job *job = &out->jobs[i];
+        if (job->used == 0)
+            continue;
+        if (job->plain != NULL)
+            util_wipe(job->plain, job->used < PQV_OBJECT_MAX_PLAIN ? job->used
+                                                                   : PQV_OBJECT_MAX_PLAIN);
+        if (job->scratch != NULL)
+            util_wipe(job->scratch, job->used < pack_scratch_size() ? job->used
+                                                                     : pack_scratch_size());
+        job->used = 0;
     }
-    free(jobs);
     util_wipe(file_key, sizeof(file_key));
     return rc;
 }
@@ -327,7 +357,7 @@ struct restore {
     const struct pqv_get_options *opt;
     struct sink progress;
     struct pending batch[RESTORE_BATCH_FILES];
-    size_t nbatch;
+    size_t nbatch, batch_max;    /* batch_max: what the descriptor limit allows */
     uint64_t batch_bytes;
     struct hardlink *links;
     size_t nlinks;
@@ -338,6 +368,20 @@ struct restore {
     int single;                  /* one file: its failure is the call's, not reported */
     struct error_saved first;
 };
+
+/* batch_limit(): files per batch: RESTORE_BATCH_FILES, or fewer if the
+ * descriptor limit (two per pending file, and room for the rest) is low. */
+static size_t
+batch_limit(void)
+{
+    struct rlimit rl;
+    size_t n = RESTORE_BATCH_FILES;
+
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+        rl.rlim_cur < 2 * RESTORE_BATCH_FILES + 128)
+        n = rl.rlim_cur > 128 + 2 * 4 ? (size_t)(rl.rlim_cur - 128) / 2 : 4;
+    return n;
+}
 
 /* failure(r, subject, rc): report and count a failed entry. */
 static void
@@ -370,19 +414,51 @@ sync_job_run(struct pool_job *pj)
     j->job.rc = durable_sync(j->tmp);
 }
 
-/* flush(r): sync the batch's files concurrently, name them, sync their
- * directories once. */
+/* sync_batch(r, synced): the batch's temporaries durable with one
+ * syncfs(2) per file system they are on (one journal commit instead of an
+ * fsync each); synced[i] set for those done.  A file system whose syncfs
+ * fails leaves its files to their own fsync, which reports the error. */
+static void
+sync_batch(struct restore *r, unsigned char synced[RESTORE_BATCH_FILES])
+{
+    struct stat st[RESTORE_BATCH_FILES];
+    int have[RESTORE_BATCH_FILES];
+
+    memset(synced, 0, RESTORE_BATCH_FILES);
+    for (size_t i = 0; i < r->nbatch; i++)
+        have[i] = !r->batch[i].f.device && !r->batch[i].done &&
+            fstat(r->batch[i].f.tmp.fd, &st[i]) == 0;
+    for (size_t i = 0; i < r->nbatch; i++) {
+        int ok;
+        if (!have[i] || synced[i])
+            continue;
+        ok = io_syncfs(r->batch[i].f.tmp.fd, r->batch[i].f.display) == 0;
+        for (size_t k = i; k < r->nbatch; k++)
+            if (have[k] && st[k].st_dev == st[i].st_dev) {
+                synced[k] = (unsigned char)ok;
+                have[k] = ok;
+            }
+    }
+}
+
+/* flush(r): make the batch's files durable (syncfs, or concurrent fsyncs
+ * for a batch of one), name them, sync their directories once. */
 static int
 flush(struct restore *r)
 {
     struct sync_job jobs[RESTORE_BATCH_FILES];
+    unsigned char synced[RESTORE_BATCH_FILES];
     struct pool *pool = vault_pool(r->v);
     int rc = 0;
 
+    memset(synced, 0, sizeof(synced));
+    if (r->nbatch > 1)
+        sync_batch(r, synced);
     for (size_t i = 0; i < r->nbatch; i++) {
         jobs[i].tmp = &r->batch[i].f.tmp;
         jobs[i].job.run = sync_job_run;
-        if (!r->batch[i].f.device && !r->batch[i].done)
+        jobs[i].job.rc = 0;
+        if (!r->batch[i].f.device && !r->batch[i].done && !synced[i])
             pool_submit(pool, &jobs[i].job);
     }
     for (size_t i = 0; i < r->nbatch; i++) {
@@ -393,7 +469,7 @@ flush(struct restore *r)
                 "restored");
             continue;
         }
-        src = p->f.device ? 0 : pool_wait(pool, &jobs[i].job);
+        src = p->f.device || synced[i] ? 0 : pool_wait(pool, &jobs[i].job);
         if (src == 0)
             src = dest_name_file(&r->d, &p->f, r->opt->force);
         else
@@ -450,7 +526,7 @@ restore_file(struct restore *r, const struct entry *e, const char *rel, const ch
     p->e = e;
     r->nbatch++;
     r->batch_bytes += e->size;
-    if (r->nbatch == RESTORE_BATCH_FILES || r->batch_bytes >= RESTORE_BATCH_BYTES)
+    if (r->nbatch == r->batch_max || r->batch_bytes >= RESTORE_BATCH_BYTES)
         return flush(r);
     return 0;
 }
@@ -524,6 +600,7 @@ restore_free(struct restore *r)
     }
     free(r->later);
     state_free(&r->fresh_state);
+    sink_free(&r->progress);
     dest_close(&r->d);
 }
 
@@ -570,6 +647,7 @@ restore_tree(struct restore *r, const char *prefix, const char *out, uint64_t da
                            : error_set(PQV_E_NOTFOUND, NULL, "not found");
     if ((rc = dest_open(&r->d, out, 1)) != 0)
         return rc;
+    r->d.batched = 1;
     /* Refuse before writing anything if any destination file exists. */
     for (size_t i = first; i < end && !r->opt->force; i++) {
         const struct entry *e = &st->entries[i];
@@ -604,7 +682,7 @@ restore_tree(struct restore *r, const char *prefix, const char *out, uint64_t da
             p->f.tmp.slot = -1;
             p->done = 1;
             p->e = e;
-            if (r->nbatch == RESTORE_BATCH_FILES && (rc = flush(r)) != 0)
+            if (r->nbatch == r->batch_max && (rc = flush(r)) != 0)
                 return rc;
         }
     }
@@ -627,6 +705,9 @@ restore_tree(struct restore *r, const char *prefix, const char *out, uint64_t da
         if ((rc = dest_set_dir_meta(&r->d, e->name, dest, &meta)) != 0)
             failure(r, dest, rc);
     }
+    /* The directories made and their attributes, all at once. */
+    if ((rc = dest_sync_all(&r->d)) != 0)
+        failure(r, r->d.root, rc);
     return 0;
 }
 
@@ -669,6 +750,7 @@ pqv_vault_get(pqv_vault *v, const char *name, const char *out, const struct pqv_
         return rc;
     }
     memset(&r, 0, sizeof(r));
+    r.batch_max = batch_limit();
     r.v = v;
     r.st = &st;
     r.opt = opt;
@@ -725,7 +807,7 @@ int
 pqv_vault_get_fd(pqv_vault *v, const char *name, int fd, const struct pqv_get_options *opt)
 {
     char norm[PQV_NAME_MAX + 1];
-    struct sink sink = { fd, "standard output", 0, 0, 0, 0, NULL };
+    struct sink sink = { fd, "standard output", 0, 0, 0, 0, NULL, NULL, 0 };
     struct state st, fresh_state;
     struct entry e, fresh;
     int rc;
@@ -753,6 +835,7 @@ pqv_vault_get_fd(pqv_vault *v, const char *name, int fd, const struct pqv_get_op
         sink.total = e.size;
         rc = stream_current(v, &st, &e, &sink, &fresh, &fresh_state);
     }
+    sink_free(&sink);
     entry_clear(&fresh);
     entry_clear(&e);
     state_free(&fresh_state);

@@ -557,6 +557,10 @@ struct dest {
     size_t ndirs;
     char **cleaned;             /* directories already visited */
     size_t ncleaned;
+    int batched;                /* a tree restore: directories made and given
+                                   attributes unsynced; each batch ends with one
+                                   syncfs per file system (dest_sync_dirs), the
+                                   restore with dest_sync_all */
 };
 struct dest_file {
     int dirfd;                  /* the file's directory */
@@ -603,6 +607,9 @@ void dest_close_file(struct dest_file *f);
 int dest_exists(struct dest *d, const char *rel);
 /* dest_make_dir(d, rel): create the directory ${rel} (and parents). */
 int dest_make_dir(struct dest *d, const char *rel);
+/* dest_sync_all(d): a batched restore's last sync (directories'
+ * attributes): one syncfs of the destination's file system. */
+int dest_sync_all(struct dest *d);
 /* dest_set_dir_meta(d, rel, display, meta): set a restored directory's mode
  * and times on its descriptor and sync them. */
 int dest_set_dir_meta(struct dest *d, const char *rel, const char *display,

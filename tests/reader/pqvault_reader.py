@@ -31,7 +31,7 @@ from common import (EXIT_INTEGRITY, EXIT_USAGE, IntegrityError, NoVault,  # noqa
                     ReaderError, UnsupportedVersion, listing_json)
 
 PROG = "pqvault-reader"
-FORMATS = {1: "format1"}
+FORMATS = {1: "format1", 2: "format2"}
 
 
 def format_module(vault):

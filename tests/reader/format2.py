@@ -28,7 +28,7 @@ PACK_HEADER = 8
 SEGMENT = 65536           # STREAM segment (section 7)
 TAG = 16
 MAX_EXTENT = 4 << 20      # plaintext of one extent (section 13)
-BLOCK_MAX = 65536         # block plaintext unless a single entry is larger (section 12)
+BLOCK_MAX = 65536         # a block is closed once it reaches this size (section 12)
 NAME_MAX = 4096
 
 KIND_DELTA, KIND_BASE = 1, 2
@@ -354,9 +354,21 @@ class Segment:
             head = aead_open(self.suite, key, bytes(12), data[SEG_HEADER:SEG_HEADER + head_len], h)
         except InvalidTag:
             raise IntegrityError(rel, "head does not authenticate") from None
-        index = self._parse_head(vault, Cursor(head, rel, "head"), nblocks)
-        # Blocks: one after the other from the end of the head, nothing after.
+        self.index = self._parse_head(vault, Cursor(head, rel, "head"), nblocks)
+        self.k_cmd = None
         self.entries = []
+        self.block_error = None
+        try:
+            self._open_blocks(vault, data, key, head_len)
+        except IntegrityError as e:
+            # The head still counts in the chain (section 11: the chain is
+            # verified from the heads alone); the entries are lost.
+            self.entries = []
+            self.block_error = e
+
+    def _open_blocks(self, vault, data, key, head_len):
+        """Blocks: one after the other from the end of the head, nothing after."""
+        rel, h, index = self.rel, self.header, self.index
         pos = SEG_HEADER + head_len
         last_tag = None
         for i, (first_tag, off, slen, count) in enumerate(index):
@@ -372,15 +384,20 @@ class Segment:
             pos += slen
             c = Cursor(pt, rel, "block %d" % i)
             got = []
+            last_start = 0
             while c.left():
+                last_start = c.off
                 got.append(Entry(self, c))
             if len(got) != count:
                 raise IntegrityError(rel, "block %d holds %d entries, the index says %d"
                                      % (i, len(got), count))
             if count == 0:
                 raise IntegrityError(rel, "block %d is empty" % i)
-            if len(pt) > BLOCK_MAX and count > 1:
-                raise IntegrityError(rel, "block %d: %d bytes of several entries" % (i, len(pt)))
+            if last_start >= BLOCK_MAX:
+                # A block is closed once it reaches 64 KiB: only its last
+                # entry may cross that size (section 12).
+                raise IntegrityError(rel, "block %d: %d bytes before its last entry"
+                                     % (i, last_start))
             for j, e in enumerate(got):
                 e.tag = vault.tag(e.name)
                 if j == 0 and not ct_equal(e.tag, first_tag):
@@ -396,7 +413,6 @@ class Segment:
                                  % (len(self.entries), self.entry_count))
         if self.kind == KIND_BASE and any(e.kind == E_REMOVED for e in self.entries):
             raise IntegrityError(rel, "a base holds a removed entry")
-        self.k_cmd = None
 
     def _parse_head(self, vault, c, nblocks):
         v = c.u8()
@@ -544,13 +560,16 @@ class Vault:
                     problems.append(IntegrityError(rel, "unexpected file in %s/" % top))
         return sorted(out), problems
 
-    def load(self):
+    def load(self, problems):
         """Open every segment and build the state (section 11).  Returns
-        (state, chain, problems, old): state maps name -> Entry; chain is
-        the list of Segments B..N; problems the errors met (segments that
-        do not open, a broken chain); old the segment files before B."""
-        files, problems = self._walk("segments", _HEX16, sharded=False)
-        self.segment_files = files
+        (state, chain, old): state maps name -> Entry; chain is the list of
+        Segments B..N; old the segment files before B.  Problems that leave
+        a state (unexpected files, a segment whose blocks do not open, a
+        chain mismatch) are appended to problems; one that leaves none (the
+        newest segment or one of the chain missing or without a head) is
+        raised."""
+        files, walk_problems = self._walk("segments", _HEX16, sharded=False)
+        problems += walk_problems
         segs = {}
         for rel, n in files:
             try:
@@ -573,8 +592,9 @@ class Vault:
                 raise IntegrityError("segments/%016x" % ep, "segment missing from the chain "
                                      "(base %d to epoch %d)" % (base, newest))
             if isinstance(s, ReaderError):
-                problems.append(s)
-                continue
+                raise s         # no head: the chain cannot be verified past it
+            if s.block_error:
+                problems.append(s.block_error)
             if ep == base:
                 if s.kind != KIND_BASE:
                     problems.append(IntegrityError(s.rel, "epoch %d is not a base" % ep))
@@ -592,10 +612,6 @@ class Vault:
             chain.append(s)
         self.chain_value = value
         old = [rel for rel, n in files if int(n, 16) < base]
-        for rel, n in files:
-            s = segs[int(n, 16)]
-            if int(n, 16) < base and isinstance(s, ReaderError):
-                pass      # a leftover: not read, not damage
         state = {}
         for s in chain:
             for e in s.entries:
@@ -603,7 +619,7 @@ class Vault:
                     state.pop(e.name, None)
                 else:
                     state[e.name] = e
-        return state, chain, problems, old
+        return state, chain, old
 
     # -- sections 10, 14 and 17: file data
     def file_key(self, e):
@@ -707,9 +723,16 @@ class Vault:
         (segments before the base, packs, objects and records nothing
         refers to), temporaries."""
         damage = []
-        state, chain, problems, old = self.load()
-        damage += problems
-        newest = chain[-1] if chain else None
+        try:
+            state, chain, old = self.load(damage)
+            info = self.pack_info(chain)
+        except ReaderError as e:
+            # No state: report what the storage walk finds besides.
+            damage.append(e)
+            state, chain, old, info = {}, [], [], {}
+        if chain:
+            say("base %d, epoch %d, chain(%d) %s" % (chain[0].epoch, chain[-1].epoch,
+                                                     chain[-1].epoch, self.chain_value.hex()))
         # The key file: never one that an epoch superseded (section 11).
         for s in chain:
             if any(ct_equal(self.keyfile_hash, h) for h in s.superseded):
@@ -725,9 +748,18 @@ class Vault:
                 self.temporaries.append(n)
         present = {rel: os.path.getsize(os.path.join(self.path, rel))
                    for rel, _ in pack_files + object_files}
-        info = self.pack_info(chain)
+        # Each segment's command key, once (section 10).
+        bad_key = set()
+        for s in chain:
+            if any(e.kind == E_FILE for e in s.entries):
+                try:
+                    s.command_key(self)
+                except ReaderError as err:
+                    damage.append(err)
+                    bad_key.add(s.epoch)
         # Which packs the state refers to, and through which extents.
         users = {}
+        damaged_files = set()
         for name in sorted(state):
             e = state[name]
             if e.kind != E_FILE:
@@ -736,8 +768,9 @@ class Vault:
                 p = info[x.pack.id]
                 x.pack = p
                 users.setdefault(p.rel, (p, []))[1].append((e, x))
+                if e.seg.epoch in bad_key:
+                    damaged_files.add(p.rel)
         missing = 0
-        damaged_files = set()
         keys = {}
         for rel in sorted(users):
             p, ext = users[rel]
@@ -749,37 +782,34 @@ class Vault:
             try:
                 data = self.read_pack(p)
                 for e, x in ext:
+                    if e.seg.epoch in bad_key:
+                        continue
                     if e.name not in keys:
                         keys[e.name] = self.file_key(e)
                     self.extent_data(e, keys[e.name], x, self.blob(x, data, e))
             except ReaderError as err:
                 damage.append(err)
                 damaged_files.add(rel)
-        # File entries without extents still have a key to check... no: a
-        # stored key XOR pad cannot be checked without data.  But each
-        # segment's command key that holds file entries must open.
-        for s in chain:
-            if any(e.kind == E_FILE for e in s.entries):
-                try:
-                    s.command_key(self)
-                except ReaderError as err:
-                    damage.append(err)
         for name in sorted(state):
             e = state[name]
             if e.kind == E_FILE and all(x.pack.rel not in damaged_files for x in e.extents):
                 say("ok %s" % _show(name))
-        leftovers = [rel for rel in sorted(present) if rel not in users]
-        leftovers += old + [rel for rel, _ in record_files]
+        leftovers = []
+        if chain:       # without a state, what is left over is not known
+            leftovers = [rel for rel in sorted(present) if rel not in users]
+            leftovers += old + [rel for rel, _ in record_files]
         warnings = [IntegrityError(rel, "leftover (nothing refers to it)") for rel in leftovers]
         warnings += [IntegrityError(t, "leftover temporary file") for t in self.temporaries]
-        summary = {"epoch": newest.epoch, "segments": len(chain), "entries": len(state),
-                   "packs": len(present), "bytes": sum(present.values()),
-                   "damaged": len(damage), "missing": missing,
+        # A file or item damaged in several ways counts once.
+        summary = {"epoch": chain[-1].epoch if chain else 0, "segments": len(chain),
+                   "entries": len(state), "packs": len(present), "bytes": sum(present.values()),
+                   "damaged": len({d.subject for d in damage}), "missing": missing,
                    "leftovers": len(leftovers), "temporaries": len(self.temporaries)}
         return damage, warnings, summary
 
     def state(self):
-        state, chain, problems, _ = self.load()
+        problems = []
+        state, chain, _ = self.load(problems)
         if problems:
             raise problems[0]
         info = self.pack_info(chain)

@@ -16,9 +16,10 @@ from cryptography.exceptions import InvalidTag
 import format1
 from common import (AuthError, IntegrityError, NoVault, ReaderError, UnsupportedVersion,
                     ct_equal, hkdf, hkdf_expand, hmac_sha256, sha3_256, sha256)
-from format1 import SUITES, aead_open, decode_recovery, unwrap_key  # noqa: F401 (decode_recovery: API)
+from format1 import SUITES, aead_open, unwrap_key
 
 VERSION = 2
+decode_recovery = format1.decode_recovery     # section 5, unchanged (pqvault_reader.py calls it)
 
 SEG_HEADER = 72
 SEG_VERSION = 2
@@ -240,8 +241,8 @@ class Entry:
                 if pidx >= len(seg.packs):
                     c.fail("extent %d: pack index %d beyond the pack table (%d)"
                            % (i, pidx, len(seg.packs)))
-                if plen == 0 or plen > MAX_EXTENT:
-                    c.fail("extent %d: plaintext length %d outside 1..4 MiB" % (i, plen))
+                if plen > MAX_EXTENT:
+                    c.fail("extent %d: plaintext length %d beyond 4 MiB" % (i, plen))
                 if off < end:
                     c.fail("extent %d: at %d, overlaps or precedes the previous one" % (i, off))
                 end = off + plen
@@ -411,8 +412,6 @@ class Segment:
         if len(self.entries) != self.entry_count:
             raise IntegrityError(rel, "%d entries, the head says %d"
                                  % (len(self.entries), self.entry_count))
-        if self.kind == KIND_BASE and any(e.kind == E_REMOVED for e in self.entries):
-            raise IntegrityError(rel, "a base holds a removed entry")
 
     def _parse_head(self, vault, c, nblocks):
         v = c.u8()

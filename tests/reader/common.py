@@ -109,8 +109,10 @@ def _iso_utc(sec, nsec):
 
 
 def listing_json(entries):
-    """entries: dicts with name (bytes), type ('file'|'dir'), size, mode,
-    mtime_sec, mtime_nsec, aead (str or None), objects; sorted by name bytes."""
+    """entries: dicts with name (bytes), type ('file'|'dir'|'symlink'), size,
+    mode, mtime_sec, mtime_nsec, aead (str or None), objects; format 2's also
+    target, user, group (bytes or None), uid, gid, link_group, holes.  Sorted
+    by name bytes."""
     lines = []
     for e in sorted(entries, key=lambda e: e["name"]):
         aead = "null" if e["aead"] is None else '"%s"' % e["aead"]
@@ -120,6 +122,15 @@ def listing_json(entries):
             % (_json_string(e["name"]), e["type"], e["size"], e["mode"],
                _iso_utc(e["mtime_sec"], e["mtime_nsec"]), e["mtime_sec"], aead,
                e["objects"]))
+        if "uid" in e:
+            # Format 2's keys, after format 1's.
+            def opt(v):
+                return "null" if v is None else _json_string(v)
+            lines[-1] = lines[-1][:-1] + (
+                ', "target": %s, "uid": %d, "gid": %d, "user": %s, "group": %s, '
+                '"link_group": %d, "holes": %d}'
+                % (opt(e["target"]), e["uid"], e["gid"], opt(e["user"]), opt(e["group"]),
+                   e["link_group"], e["holes"]))
     if not lines:
         return "[]\n"
     return "[\n" + ",\n".join(lines) + "\n]\n"

@@ -95,28 +95,64 @@ class Identity:
         return "pqv1-" + "-".join(h[i:i + 8] for i in range(0, 40, 8))
 
 
+# ---- Section 6: the hybrid wrap (pqv_wrap) ------------------------------------------
+
+def unwrap_key(ident, w, context, subject, what="wrapped key"):
+    """Open a section-6 hybrid wrap of a 32-byte key to the identity, under
+    `context`.  IntegrityError (naming subject) if it does not open."""
+    p = ident.kem
+    if len(w) != 2 + 32 + p.ct_bytes + 48:
+        raise IntegrityError(subject, "%s of %d bytes, expected %d"
+                             % (what, len(w), 2 + 32 + p.ct_bytes + 48))
+    if w[0] != 1:
+        raise IntegrityError(subject, "unknown %s version %d" % (what, w[0]))
+    if w[1] != ident.kem_id:
+        raise IntegrityError(subject, "%s for KEM id %d, identity is %d" % (what, w[1], ident.kem_id))
+    e = w[2:34]
+    c = w[34:34 + p.ct_bytes]
+    sealed = w[34 + p.ct_bytes:]
+    try:
+        ss_x = ident.x25519.exchange(X25519PublicKey.from_public_bytes(e))
+    except ValueError:      # the library refuses an all-zero result
+        ss_x = bytes(32)
+    if not any(ss_x):
+        raise IntegrityError(subject, "X25519 shared secret is zero")
+    ss_f = frodokem.decaps(p, ident.frodo_sk, c)
+    kid = bytes([ident.kem_id])
+    wk = sha3_256(b"pqvault/v1/hybrid-wrap" + kid + ss_f + ss_x + e + sha3_256(c)
+                  + sha3_256(ident.pub))
+    try:
+        return ChaCha20Poly1305(wk).decrypt(bytes(12), sealed, b"\x01" + kid + context)
+    except InvalidTag:
+        raise IntegrityError(subject, "%s does not open" % what) from None
+
+
 # ---- Section 3: config ----------------------------------------------------------
 
-_CONFIG_RE = re.compile(
-    rb"pqvault-config 1\n"
-    rb"vault-id ([0-9a-f]{32})\n"
-    rb"kem (FrodoKEM-(?:640|976|1344)-(?:AES|SHAKE))\n"
-    rb"aead (AES-256-GCM|ChaCha20-Poly1305)\n"
-    rb"identity ([0-9a-f]{64})\n"
-    rb"created (0|[1-9][0-9]{0,18})\n"
-    rb"mac ([0-9a-f]{64})\n\Z")
+def _config_re(version):
+    return re.compile(
+        b"pqvault-config %d\n" % version +
+        rb"vault-id ([0-9a-f]{32})\n"
+        rb"kem (FrodoKEM-(?:640|976|1344)-(?:AES|SHAKE))\n"
+        rb"aead (AES-256-GCM|ChaCha20-Poly1305)\n"
+        rb"identity ([0-9a-f]{64})\n"
+        rb"created (0|[1-9][0-9]{0,18})\n"
+        rb"mac ([0-9a-f]{64})\n\Z")
 
 
 class Config:
-    def __init__(self, data):
+    """The config of section 3; format 2 keeps it with its first line
+    `pqvault-config 2` (version)."""
+
+    def __init__(self, data, version=VERSION):
         if len(data) > 4096:
             raise IntegrityError("config", "longer than 4096 bytes")
         if b"\0" in data:
             raise IntegrityError("config", "contains a NUL byte")
         m = re.match(rb"pqvault-config ([1-9])\n", data)
-        if m and int(m.group(1)) != VERSION:
+        if m and int(m.group(1)) != version:
             raise UnsupportedVersion("config", "unsupported version %s" % m.group(1).decode())
-        m = _CONFIG_RE.match(data)
+        m = _config_re(version).match(data)
         if not m:
             raise IntegrityError("config", "malformed (section 3 layout)")
         self.vault_id = bytes.fromhex(m.group(1).decode())
@@ -367,30 +403,8 @@ class Vault:
 
     # -- section 6: wrapped file key
     def unwrap(self, rec):
-        w = rec.wrapped
-        p = self.ident.kem
-        if w[0] != 1:
-            raise IntegrityError(rec.path, "unknown wrapped key version %d" % w[0])
-        if w[1] != self.ident.kem_id:
-            raise IntegrityError(rec.path, "wrapped key for KEM id %d, identity is %d" % (w[1], self.ident.kem_id))
-        e = w[2:34]
-        c = w[34:34 + p.ct_bytes]
-        sealed = w[34 + p.ct_bytes:]
-        try:
-            ss_x = self.ident.x25519.exchange(X25519PublicKey.from_public_bytes(e))
-        except ValueError:      # the library refuses an all-zero result
-            ss_x = bytes(32)
-        if not any(ss_x):
-            raise IntegrityError(rec.path, "X25519 shared secret is zero")
-        ss_f = frodokem.decaps(p, self.ident.frodo_sk, c)
-        kid = bytes([self.ident.kem_id])
-        wk = sha3_256(b"pqvault/v1/hybrid-wrap" + kid + ss_f + ss_x + e + sha3_256(c)
-                      + sha3_256(self.ident.pub))
         context = b"pqvault/v1/file-key" + self.config.vault_id + rec.h_raw
-        try:
-            return ChaCha20Poly1305(wk).decrypt(bytes(12), sealed, b"\x01" + kid + context)
-        except InvalidTag:
-            raise IntegrityError(rec.path, "wrapped file key does not open") from None
+        return unwrap_key(self.ident, rec.wrapped, context, rec.path, "wrapped file key")
 
     # -- section 7: objects
     def object_rel(self, oid):

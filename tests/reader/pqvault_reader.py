@@ -11,12 +11,15 @@ CODE may also come from $PQVAULT_RECOVERY_CODE or --recovery-file FILE.
 Exit status: 0 success, 1 error (also: unsupported format version), 2 usage,
 3 wrong recovery code (or another vault's), 4 integrity failure, 5 no vault.
 list and restore need no key file; verify checks it.  verify prints
-pqvault check's summary line (records, objects, bytes, damaged, missing,
-orphans, temporaries) and one stderr line per problem naming the file;
-orphans and temporaries are reported but are not damage.
+pqvault check's summary line (format 1: records, objects, bytes, damaged,
+missing, orphans, temporaries; format 2: epoch, segments, entries, packs,
+bytes, damaged, missing, leftovers, temporaries) and one stderr line per
+problem naming the file; orphans, leftovers and temporaries are reported
+but are not damage.  --verbose adds the files that verified and, for
+format 2, the chain value of the newest epoch.
 
 The format version is read from the config's first line and dispatched to
-formatN.py (format1 today; a format2 module joins FORMATS).
+formatN.py (format1.py, format2.py).
 """
 
 import argparse
@@ -31,7 +34,7 @@ from common import (EXIT_INTEGRITY, EXIT_USAGE, IntegrityError, NoVault,  # noqa
                     ReaderError, UnsupportedVersion, listing_json)
 
 PROG = "pqvault-reader"
-FORMATS = {1: "format1"}
+FORMATS = {1: "format1", 2: "format2"}
 
 
 def format_module(vault):

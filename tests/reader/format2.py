@@ -1,0 +1,906 @@
+"""pqvault on-disk format version 2, read from docs/FORMAT.md alone
+(sections 9-17; the identity, key file, recovery code, config and hybrid
+wrap are format 1's, sections 2-6, reused from format1.py).
+
+Entry point: Vault(path, seed) -> .verify(), .entries(), .restore(outdir).
+Every section number below is docs/FORMAT.md's.
+"""
+
+import ctypes
+import ctypes.util
+import os
+import re
+
+from cryptography.exceptions import InvalidTag
+
+import format1
+from common import (AuthError, IntegrityError, NoVault, ReaderError, UnsupportedVersion,
+                    ct_equal, hkdf, hkdf_expand, hmac_sha256, sha3_256, sha256)
+from format1 import SUITES, aead_open, unwrap_key
+
+VERSION = 2
+decode_recovery = format1.decode_recovery     # section 5, unchanged (pqvault_reader.py calls it)
+
+SEG_HEADER = 72
+SEG_VERSION = 2
+PACK_VERSION = 2
+HEAD_VERSION = 1
+PACK_HEADER = 8
+SEGMENT = 65536           # STREAM segment (section 7)
+TAG = 16
+MAX_EXTENT = 4 << 20      # plaintext of one extent (section 13)
+BLOCK_MAX = 65536         # a block is closed once it reaches this size (section 12)
+NAME_MAX = 4096
+
+KIND_DELTA, KIND_BASE = 1, 2
+E_FILE, E_DIR, E_SYMLINK, E_REMOVED = 1, 2, 3, 4
+KIND_NAMES = {E_FILE: "file", E_DIR: "dir", E_SYMLINK: "symlink"}
+PF_INTRODUCED, PF_FORMAT1 = 1, 2            # pack table flags (section 11)
+EF_ORIGIN, EF_LINK, EF_XATTR = 1, 2, 4      # entry flags (section 13)
+XF_ZSTD = 1                                 # extent flags (section 13)
+
+
+# ---- zstd through libzstd (python3-zstandard is not in Debian's python3) --------
+
+class _Zstd:
+    def __init__(self):
+        name = ctypes.util.find_library("zstd") or "libzstd.so.1"
+        try:
+            z = ctypes.CDLL(name)
+        except OSError:
+            z = ctypes.CDLL("libzstd.so.1")
+        z.ZSTD_decompress.restype = ctypes.c_size_t
+        z.ZSTD_decompress.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p, ctypes.c_size_t]
+        z.ZSTD_isError.restype = ctypes.c_uint
+        z.ZSTD_isError.argtypes = [ctypes.c_size_t]
+        z.ZSTD_getErrorName.restype = ctypes.c_char_p
+        z.ZSTD_getErrorName.argtypes = [ctypes.c_size_t]
+        z.ZSTD_findFrameCompressedSize.restype = ctypes.c_size_t
+        z.ZSTD_findFrameCompressedSize.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+        self.z = z
+
+    def decompress_exact(self, src, n):
+        """The single zstd frame src decompressed; ValueError unless it is
+        one whole frame of exactly n bytes."""
+        z = self.z
+        fs = z.ZSTD_findFrameCompressedSize(src, len(src))
+        if z.ZSTD_isError(fs):
+            raise ValueError("not a zstd frame (%s)" % z.ZSTD_getErrorName(fs).decode())
+        if fs != len(src):
+            raise ValueError("%d bytes after the zstd frame" % (len(src) - fs))
+        dst = ctypes.create_string_buffer(n + 1)
+        got = z.ZSTD_decompress(dst, n + 1, src, len(src))
+        if z.ZSTD_isError(got):
+            raise ValueError("zstd: %s" % z.ZSTD_getErrorName(got).decode())
+        if got != n:
+            raise ValueError("zstd frame decompresses to %d bytes, expected %d" % (got, n))
+        return dst.raw[:n]
+
+
+_zstd = None
+
+
+def zstd_decompress(src, n):
+    global _zstd
+    if _zstd is None:
+        _zstd = _Zstd()
+    return _zstd.decompress_exact(src, n)
+
+
+# ---- Varints and a bounded reader -------------------------------------------------
+
+class Cursor:
+    """Reads fields of a plaintext; any overrun or malformed varint is an
+    IntegrityError naming `subject`."""
+
+    def __init__(self, data, subject, what):
+        self.data = data
+        self.off = 0
+        self.subject = subject
+        self.what = what
+
+    def fail(self, msg):
+        raise IntegrityError(self.subject, "%s: %s" % (self.what, msg))
+
+    def left(self):
+        return len(self.data) - self.off
+
+    def take(self, n):
+        if n > len(self.data) - self.off:
+            self.fail("truncated")
+        v = self.data[self.off:self.off + n]
+        self.off += n
+        return v
+
+    def u8(self):
+        return self.take(1)[0]
+
+    def be(self, n, signed=False):
+        return int.from_bytes(self.take(n), "big", signed=signed)
+
+    def varint(self):
+        """Unsigned LEB128, at most 10 bytes, minimal, < 2^64."""
+        v = 0
+        for i in range(10):
+            b = self.u8()
+            v |= (b & 0x7F) << (7 * i)
+            if not b & 0x80:
+                if i > 0 and b == 0:
+                    self.fail("non-minimal varint")
+                if v >> 64:
+                    self.fail("varint beyond 2^64 - 1")
+                return v
+        self.fail("varint longer than 10 bytes")
+
+    def zigzag(self):
+        v = self.varint()
+        return (v >> 1) ^ -(v & 1)
+
+    def count(self, unit):
+        """A count of items of at least `unit` bytes each (bounds the work)."""
+        n = self.varint()
+        if n * unit > self.left():
+            self.fail("count %d exceeds the bytes left" % n)
+        return n
+
+    def bytes_(self):
+        return self.take(self.count(1))
+
+    def end(self):
+        if self.off != len(self.data):
+            self.fail("%d trailing bytes" % (len(self.data) - self.off))
+
+
+def name_normal(name):
+    """Section 6's rules: 1..4096 bytes, no NUL, components neither empty, '.'
+    nor '..' (so no leading, trailing or doubled '/')."""
+    return format1.name_ok(name)
+
+
+# ---- Section 13: entry --------------------------------------------------------------
+
+class Extent:
+    __slots__ = ("index", "offset", "length", "pack", "pack_offset", "stored", "flags")
+
+    def __init__(self, index, offset, length, pack, pack_offset, stored, flags):
+        self.index, self.offset, self.length = index, offset, length
+        self.pack, self.pack_offset, self.stored, self.flags = pack, pack_offset, stored, flags
+
+
+class Entry:
+    """One entry of a segment's block.  Fields: name, kind, seg (its Segment);
+    unless removed: mode, uid, gid, user, group (bytes or None), mtime_sec,
+    mtime_nsec, ctime_sec, ctime_nsec, dev, ino, origin, link_group, xattrs
+    [(name, value)]; file: suite, size, stored_key, extents; symlink: target."""
+
+    def __init__(self, seg, cur):
+        self.seg = seg
+        ln = cur.varint()
+        body = Cursor(cur.take(ln), cur.subject, "entry")
+        self._parse(seg, body)
+        body.end()
+
+    def _parse(self, seg, c):
+        self.name = c.bytes_()
+        if not name_normal(self.name):
+            c.fail("invalid name %r" % self.name)
+        c.what = "entry %s" % _show(self.name)
+        self.kind = c.u8()
+        if self.kind not in (E_FILE, E_DIR, E_SYMLINK, E_REMOVED):
+            c.fail("unknown kind %d" % self.kind)
+        if self.kind == E_REMOVED:
+            return
+        self.mode = c.varint()
+        if self.mode > 0o7777:
+            c.fail("mode %o beyond 07777" % self.mode)
+        self.uid = c.varint()
+        self.gid = c.varint()
+        self.user = self._string(c, seg, c.varint(), "user")
+        self.group = self._string(c, seg, c.varint(), "group")
+        self.mtime_sec = c.zigzag()
+        self.mtime_nsec = c.varint()
+        self.ctime_sec = c.zigzag()
+        self.ctime_nsec = c.varint()
+        for v, what in ((self.mtime_sec, "mtime"), (self.ctime_sec, "ctime")):
+            if not -(1 << 63) <= v < (1 << 63):
+                c.fail("%s seconds out of range" % what)
+        if self.mtime_nsec >= 10 ** 9 or self.ctime_nsec >= 10 ** 9:
+            c.fail("nanoseconds >= 10^9")
+        self.dev = c.varint()
+        self.ino = c.varint()
+        flags = c.varint()
+        if flags & ~(EF_ORIGIN | EF_LINK | EF_XATTR):
+            c.fail("unknown entry flags %#x" % flags)
+        self.origin = c.bytes_() if flags & EF_ORIGIN else None
+        self.link_group = 0
+        if flags & EF_LINK:
+            self.link_group = c.varint()
+            if self.link_group == 0:
+                c.fail("hard-link group 0")
+        self.xattrs = []
+        if flags & EF_XATTR:
+            for _ in range(c.count(2)):
+                idx = c.varint()
+                if idx == 0:
+                    c.fail("extended attribute without a name")
+                xname = self._string(c, seg, idx, "extended attribute name")
+                self.xattrs.append((xname, c.bytes_()))
+        if self.kind == E_FILE:
+            self.suite = c.u8()
+            if self.suite not in SUITES:
+                c.fail("unknown suite %d" % self.suite)
+            self.size = c.varint()
+            self.stored_key = c.take(32)
+            self.extents = []
+            end = 0
+            for i in range(c.count(6)):
+                off, plen, pidx, poff, slen = (c.varint() for _ in range(5))
+                xf = c.u8()
+                if xf & ~XF_ZSTD:
+                    c.fail("extent %d: unknown flags %#x" % (i, xf))
+                if pidx >= len(seg.packs):
+                    c.fail("extent %d: pack index %d beyond the pack table (%d)"
+                           % (i, pidx, len(seg.packs)))
+                if plen > MAX_EXTENT:
+                    c.fail("extent %d: plaintext length %d beyond 4 MiB" % (i, plen))
+                if off < end:
+                    c.fail("extent %d: at %d, overlaps or precedes the previous one" % (i, off))
+                end = off + plen
+                if end > self.size:
+                    c.fail("extent %d: ends at %d, beyond the size %d" % (i, end, self.size))
+                pack = seg.packs[pidx]
+                if pack.format1:
+                    # Section 17: the whole object file (header and STREAM).
+                    if xf or poff or slen < 8 or stream_plain_len(slen - 8) != plen:
+                        c.fail("extent %d: format-1 object with flags %#x, offset %d, %d "
+                               "stored bytes for %d plain bytes" % (i, xf, poff, slen, plen))
+                elif stream_plain_len(slen) is None:
+                    c.fail("extent %d: stored length %d is no STREAM length" % (i, slen))
+                elif not xf & XF_ZSTD and stream_plain_len(slen) != plen:
+                    c.fail("extent %d: stored length %d for %d plain bytes" % (i, slen, plen))
+                self.extents.append(Extent(i, off, plen, seg.packs[pidx], poff, slen, xf))
+        elif self.kind == E_SYMLINK:
+            self.target = c.bytes_()
+
+    @staticmethod
+    def _string(c, seg, idx, what):
+        if idx == 0:
+            return None
+        if idx > len(seg.strings):
+            c.fail("%s index %d beyond the string table (%d)" % (what, idx, len(seg.strings)))
+        return seg.strings[idx - 1]
+
+    def holes(self):
+        return self.size - sum(x.length for x in self.extents) if self.kind == E_FILE else 0
+
+    def listing(self):
+        """The dict common.listing_json prints (docs/CLI.md, list --json)."""
+        f = self.kind == E_FILE
+        return {"name": self.name, "type": KIND_NAMES[self.kind],
+                "size": self.size if f else len(self.target) if self.kind == E_SYMLINK else 0,
+                "mode": self.mode, "mtime_sec": self.mtime_sec, "mtime_nsec": self.mtime_nsec,
+                "aead": SUITES[self.suite] if f else None,
+                "objects": len(self.extents) if f else 0,
+                "target": self.target if self.kind == E_SYMLINK else None,
+                "uid": self.uid, "gid": self.gid, "user": self.user, "group": self.group,
+                "link_group": self.link_group, "holes": self.holes()}
+
+
+def stream_plain_len(slen):
+    """The plaintext length of a STREAM ciphertext of slen bytes (section 7:
+    max(1, ceil(n / 64 KiB)) segments of 16-byte tags), or None if no
+    plaintext has that length."""
+    segs = max(1, -(-slen // (SEGMENT + TAG)))
+    n = slen - TAG * segs
+    if n < 0 or max(1, -(-n // SEGMENT)) != segs:
+        return None
+    return n
+
+
+def stream_open(suite, key, data, ad, subject, what):
+    """Open a STREAM ciphertext (section 7): segments of 64 KiB, nonce =
+    index (11 bytes) || last flag."""
+    n = stream_plain_len(len(data))
+    if n is None:
+        raise IntegrityError(subject, "%s: %d bytes is no STREAM length" % (what, len(data)))
+    segs = max(1, -(-n // SEGMENT))
+    out, off = [], 0
+    for j in range(segs):
+        ln = min(SEGMENT, n - j * SEGMENT)
+        nonce = j.to_bytes(11, "big") + (b"\x01" if j == segs - 1 else b"\x00")
+        try:
+            out.append(aead_open(suite, key, nonce, data[off:off + ln + TAG], ad))
+        except InvalidTag:
+            raise IntegrityError(subject, "%s: segment %d does not authenticate" % (what, j)) from None
+        off += ln + TAG
+    return b"".join(out)
+
+
+# ---- Section 11: segment --------------------------------------------------------------
+
+class Segment:
+    """A segment file opened and checked: header, head and every block (their
+    tags, the entries' order and counts).  The chain is the Vault's job."""
+
+    def __init__(self, vault, rel, data):
+        self.rel = rel
+        if len(data) < SEG_HEADER:
+            raise IntegrityError(rel, "segment shorter than its header")
+        h = data[:SEG_HEADER]
+        if h[:4] != b"PQVS":
+            raise IntegrityError(rel, "bad segment magic")
+        if h[4] != SEG_VERSION:
+            raise UnsupportedVersion(rel, "unsupported segment version %d" % h[4])
+        self.kind, self.suite = h[5], h[6]
+        if self.kind not in (KIND_DELTA, KIND_BASE):
+            raise IntegrityError(rel, "unknown segment kind %d" % self.kind)
+        if self.suite not in SUITES:
+            raise IntegrityError(rel, "unknown segment suite %d" % self.suite)
+        if h[7] != 0:
+            raise IntegrityError(rel, "segment reserved byte not zero")
+        self.epoch = int.from_bytes(h[8:16], "big")
+        if os.path.basename(rel) != "%016x" % self.epoch:
+            raise IntegrityError(rel, "segment of epoch %d under another name" % self.epoch)
+        if not ct_equal(h[16:32], vault.config.vault_id):
+            raise IntegrityError(rel, "segment of another vault (vault id)")
+        salt = h[32:64]
+        head_len = int.from_bytes(h[64:68], "big")
+        nblocks = int.from_bytes(h[68:72], "big")
+        if head_len < TAG or SEG_HEADER + head_len > len(data):
+            raise IntegrityError(rel, "head length %d beyond the file" % head_len)
+        self.header = h
+        self.head_digest = sha256(data[:SEG_HEADER + head_len])
+        key = hkdf(vault.k_segments, salt, b"pqvault/v2/segment" + self.epoch.to_bytes(8, "big"), 32)
+        try:
+            head = aead_open(self.suite, key, bytes(12), data[SEG_HEADER:SEG_HEADER + head_len], h)
+        except InvalidTag:
+            raise IntegrityError(rel, "head does not authenticate") from None
+        self.index = self._parse_head(vault, Cursor(head, rel, "head"), nblocks)
+        self.k_cmd = None
+        self.entries = []
+        self.block_error = None
+        try:
+            self._open_blocks(vault, data, key, head_len)
+        except IntegrityError as e:
+            # The head still counts in the chain (section 11: the chain is
+            # verified from the heads alone); the entries are lost.
+            self.entries = []
+            self.block_error = e
+
+    def _open_blocks(self, vault, data, key, head_len):
+        """Blocks: one after the other from the end of the head, nothing after."""
+        rel, h, index = self.rel, self.header, self.index
+        pos = SEG_HEADER + head_len
+        last_tag = None
+        for i, (first_tag, off, slen, count) in enumerate(index):
+            if off != pos - SEG_HEADER - head_len:
+                raise IntegrityError(rel, "block %d at offset %d, expected %d"
+                                     % (i, off, pos - SEG_HEADER - head_len))
+            if slen < TAG or pos + slen > len(data):
+                raise IntegrityError(rel, "block %d (%d bytes) beyond the file" % (i, slen))
+            try:
+                pt = aead_open(self.suite, key, (i + 1).to_bytes(12, "big"), data[pos:pos + slen], h)
+            except InvalidTag:
+                raise IntegrityError(rel, "block %d does not authenticate" % i) from None
+            pos += slen
+            c = Cursor(pt, rel, "block %d" % i)
+            got = []
+            last_start = 0
+            while c.left():
+                last_start = c.off
+                got.append(Entry(self, c))
+            if len(got) != count:
+                raise IntegrityError(rel, "block %d holds %d entries, the index says %d"
+                                     % (i, len(got), count))
+            if count == 0:
+                raise IntegrityError(rel, "block %d is empty" % i)
+            if last_start >= BLOCK_MAX:
+                # A block is closed once it reaches 64 KiB: only its last
+                # entry may cross that size (section 12).
+                raise IntegrityError(rel, "block %d: %d bytes before its last entry"
+                                     % (i, last_start))
+            for j, e in enumerate(got):
+                e.tag = vault.tag(e.name)
+                if j == 0 and not ct_equal(e.tag, first_tag):
+                    raise IntegrityError(rel, "block %d: first tag is not its first entry's" % i)
+                if last_tag is not None and e.tag <= last_tag:
+                    raise IntegrityError(rel, "block %d: entries out of tag order" % i)
+                last_tag = e.tag
+            self.entries += got
+        if pos != len(data):
+            raise IntegrityError(rel, "%d bytes after the last block" % (len(data) - pos))
+        if len(self.entries) != self.entry_count:
+            raise IntegrityError(rel, "%d entries, the head says %d"
+                                 % (len(self.entries), self.entry_count))
+
+    def _parse_head(self, vault, c, nblocks):
+        v = c.u8()
+        if v != HEAD_VERSION:
+            raise UnsupportedVersion(self.rel, "unsupported head version %d" % v)
+        self.time = c.be(8, signed=True)
+        self.base = c.varint()
+        if self.kind == KIND_BASE and self.base != self.epoch:
+            c.fail("a base of epoch %d names base %d" % (self.epoch, self.base))
+        if self.kind == KIND_DELTA and not 1 <= self.base < self.epoch:
+            c.fail("a delta of epoch %d names base %d" % (self.epoch, self.base))
+        self.prev_chain = c.take(32)
+        if self.epoch == 1 and any(self.prev_chain):
+            c.fail("epoch 1 with a previous chain value")
+        self.keyfile_hash = c.take(32)
+        self.superseded = [c.take(32) for _ in range(c.count(32))]
+        self.history = []
+        if self.kind == KIND_BASE:
+            for _ in range(c.count(33)):
+                self.history.append((c.varint(), c.take(32)))
+            if [ep for ep, _ in self.history] != list(range(1, self.epoch)):
+                c.fail("history is not epochs 1..%d in order" % (self.epoch - 1))
+            if self.history and not ct_equal(self.history[-1][1], self.prev_chain):
+                c.fail("history's last chain value is not the previous chain value")
+        self.wrapped_cmd = c.bytes_()
+        self.strings = [c.bytes_() for _ in range(c.count(1))]
+        self.packs = []
+        for i in range(c.count(17)):
+            pid = c.take(16)
+            flags = c.u8()
+            if flags & ~(PF_INTRODUCED | PF_FORMAT1):
+                c.fail("pack %d: unknown flags %#x" % (i, flags))
+            size = digest = None
+            if flags & PF_INTRODUCED:
+                size = c.varint()
+                digest = c.take(32)
+            self.packs.append(Pack(pid, flags, size, digest))
+        index = []
+        for _ in range(nblocks):
+            index.append((c.take(16), c.varint(), c.varint(), c.varint()))
+        self.entry_count = c.varint()
+        c.end()
+        if sum(x[3] for x in index) != self.entry_count:
+            c.fail("block entry counts do not add up to %d" % self.entry_count)
+        for i in range(1, len(index)):
+            if index[i][0] <= index[i - 1][0]:
+                c.fail("block index out of tag order")
+        return index
+
+    def command_key(self, vault):
+        """K_cmd (section 10): one decapsulation per segment."""
+        if self.k_cmd is None:
+            if not self.wrapped_cmd:
+                raise IntegrityError(self.rel, "file entries but no command key")
+            context = (b"pqvault/v2/command-key" + vault.config.vault_id
+                       + self.epoch.to_bytes(8, "big"))
+            self.k_cmd = unwrap_key(vault.ident, self.wrapped_cmd, context, self.rel, "command key")
+        return self.k_cmd
+
+
+class Pack:
+    __slots__ = ("id", "flags", "size", "digest")
+
+    def __init__(self, pid, flags, size, digest):
+        self.id, self.flags, self.size, self.digest = pid, flags, size, digest
+
+    @property
+    def format1(self):
+        return bool(self.flags & PF_FORMAT1)
+
+    @property
+    def rel(self):
+        h = self.id.hex()
+        return ("objects/%s/%s" if self.format1 else "packs/%s/%s") % (h[:2], h)
+
+
+# ---- The vault --------------------------------------------------------------------
+
+_HEX16 = re.compile(r"[0-9a-f]{16}\Z")
+_HEX32 = re.compile(r"[0-9a-f]{32}\Z")
+_HEX64 = re.compile(r"[0-9a-f]{64}\Z")
+_TMP = re.compile(r".*\.tmp-")
+
+
+class Vault:
+    """A format-2 vault opened with the seed of its recovery code (as
+    format1.Vault: the code is the root of trust; list and restore need no
+    key file, verify requires it)."""
+
+    def __init__(self, path, seed, keyfile=None, need_keyfile=False):
+        self.path = path
+        if not os.path.isfile(os.path.join(path, "config")):
+            raise NoVault(path, "no vault here (no config)")
+        self.config = format1.Config(_read(path, "config"), VERSION)
+        self.ident = format1.Identity(seed, self.config.kem)
+        if not ct_equal(sha3_256(self.ident.pub), self.config.identity):
+            raise AuthError("recovery code", "belongs to another vault (its identity is not "
+                            "the config's); or the config's identity line is damaged")
+        self.config.verify(self.ident)
+        kpath = keyfile or os.path.join(path, "keyfile")
+        self.keyfile = self.keyfile_hash = None
+        if os.path.exists(kpath) or need_keyfile:
+            try:
+                with open(kpath, "rb") as f:
+                    data = f.read()
+            except OSError as e:
+                raise IntegrityError("keyfile", e.strerror) from None
+            self.keyfile = format1.KeyFile(data)
+            self.keyfile_hash = sha256(data)
+            if self.keyfile.kem_name != self.config.kem:
+                raise IntegrityError("keyfile", "KEM %s, config says %s"
+                                     % (self.keyfile.kem_name, self.config.kem))
+            if not ct_equal(self.ident.pub, self.keyfile.pub):
+                raise IntegrityError("keyfile", "its public identity is not the recovery "
+                                     "code's (another vault's key file?)")
+        self.k_names = self.ident.key("catalogue/names")
+        self.k_segments = self.ident.key("catalogue/segments")
+        self.temporaries = []
+
+    def tag(self, name):
+        return hmac_sha256(self.k_names, name)[:16]
+
+    # -- storage walk
+    def _walk(self, top, name_re, sharded=True):
+        """(rel, name) of every stored file under top/ (top/XX/ if sharded),
+        sorted; temporaries noted; anything else a problem."""
+        out, problems = [], []
+        base = os.path.join(self.path, top)
+        if not os.path.isdir(base):
+            return out, problems
+        for dirpath, dirnames, filenames in os.walk(base):
+            dirnames.sort()
+            reldir = os.path.relpath(dirpath, self.path).replace(os.sep, "/")
+            shard = reldir[len(top) + 1:] if reldir != top else None
+            for n in sorted(filenames):
+                rel = reldir + "/" + n
+                if _TMP.match(n):
+                    self.temporaries.append(rel)
+                elif not sharded and shard is None and name_re.match(n):
+                    out.append((rel, n))
+                elif sharded and shard is not None and re.fullmatch(r"[0-9a-f]{2}", shard) \
+                        and name_re.match(n) and n[:2] == shard:
+                    out.append((rel, n))
+                else:
+                    problems.append(IntegrityError(rel, "unexpected file in %s/" % top))
+        return sorted(out), problems
+
+    def load(self, problems):
+        """Open every segment and build the state (section 11).  Returns
+        (state, chain, old): state maps name -> Entry; chain is the list of
+        Segments B..N; old the segment files before B.  Problems that leave
+        a state (unexpected files, a segment whose blocks do not open, a
+        chain mismatch) are appended to problems; one that leaves none (the
+        newest segment or one of the chain missing or without a head) is
+        raised."""
+        files, walk_problems = self._walk("segments", _HEX16, sharded=False)
+        problems += walk_problems
+        segs = {}
+        for rel, n in files:
+            try:
+                segs[int(n, 16)] = Segment(self, rel, _read(self.path, rel))
+            except ReaderError as e:
+                segs[int(n, 16)] = e
+        if not segs:
+            raise IntegrityError("segments", "no segment")
+        newest = max(segs)
+        top = segs[newest]
+        if isinstance(top, ReaderError):
+            # The newest segment is damaged: the state is not known.
+            raise top
+        base = top.base
+        chain = []
+        value = None
+        for ep in range(base, newest + 1):
+            s = segs.get(ep)
+            if s is None:
+                raise IntegrityError("segments/%016x" % ep, "segment missing from the chain "
+                                     "(base %d to epoch %d)" % (base, newest))
+            if isinstance(s, ReaderError):
+                raise s         # no head: the chain cannot be verified past it
+            if s.block_error:
+                problems.append(s.block_error)
+            if ep == base:
+                if s.kind != KIND_BASE:
+                    problems.append(IntegrityError(s.rel, "epoch %d is not a base" % ep))
+            else:
+                if s.kind != KIND_DELTA:
+                    problems.append(IntegrityError(s.rel, "a base above the chain's base %d" % base))
+                if s.base != base:
+                    problems.append(IntegrityError(s.rel, "names base %d, the chain's is %d"
+                                                   % (s.base, base)))
+            if value is not None and not ct_equal(s.prev_chain, value):
+                problems.append(IntegrityError(s.rel, "chain mismatch: previous chain value is "
+                                               "not chain(%d)" % (ep - 1)))
+            value = sha256(b"pqvault/v2/chain" + s.prev_chain + s.head_digest) \
+                if value is None else sha256(b"pqvault/v2/chain" + value + s.head_digest)
+            chain.append(s)
+        self.chain_value = value
+        old = [rel for rel, n in files if int(n, 16) < base]
+        state = {}
+        for s in chain:
+            for e in s.entries:
+                if e.kind == E_REMOVED:
+                    state.pop(e.name, None)
+                else:
+                    state[e.name] = e
+        return state, chain, old
+
+    # -- sections 10, 14 and 17: file data
+    def file_key(self, e):
+        pad = hkdf_expand(e.seg.command_key(self), b"pqvault/v2/file-key" + e.tag, 32)
+        return bytes(a ^ b for a, b in zip(e.stored_key, pad))
+
+    def extent_data(self, e, fk, x, blob):
+        """The plaintext of extent x of entry e from its stored blob (a pack's
+        slice, or a whole format-1 object)."""
+        rel = x.pack.rel
+        what = "extent %d of %s" % (x.index, _show(e.name))
+        if x.pack.format1:
+            # Section 17: data as section 7, key from the file key, the object
+            # id and the extent's index.
+            oid = x.pack.id
+            if len(blob) < 8:
+                raise IntegrityError(rel, "object shorter than its header (%s)" % what)
+            header = blob[:8]
+            if header[:4] != b"PQVO" or header[4] != 1 or header[6:8] != b"\0\0":
+                raise IntegrityError(rel, "bad object header (%s)" % what)
+            if header[5] != e.suite:
+                raise IntegrityError(rel, "object suite %d, entry says %d (%s)"
+                                     % (header[5], e.suite, what))
+            key = hkdf(fk, oid, b"pqvault/v1/object" + x.index.to_bytes(4, "big"), 32)
+            stored = stream_open(e.suite, key, blob[8:], header + oid, rel, what)
+        else:
+            key = hkdf(fk, b"", b"pqvault/v2/extent" + x.index.to_bytes(4, "big"), 32)
+            ad = bytes([2, x.flags]) + x.offset.to_bytes(8, "big") + x.length.to_bytes(8, "big")
+            stored = stream_open(e.suite, key, blob, ad, rel, what)
+        if x.flags & XF_ZSTD:
+            try:
+                return zstd_decompress(stored, x.length)
+            except ValueError as err:
+                raise IntegrityError(rel, "%s: %s" % (what, err)) from None
+        if len(stored) != x.length:
+            raise IntegrityError(rel, "%s: %d bytes, expected %d" % (what, len(stored), x.length))
+        return stored
+
+    def blob(self, x, pack_data, e):
+        """The stored bytes of extent x in its pack's (or object's) data."""
+        rel = x.pack.rel
+        if x.pack.format1:
+            if x.stored != len(pack_data):
+                raise IntegrityError(rel, "extent %d of %s: object of %d bytes, entry says "
+                                     "offset %d, %d stored bytes" % (x.index, _show(e.name),
+                                                                     len(pack_data), x.pack_offset,
+                                                                     x.stored))
+            return pack_data
+        start = PACK_HEADER + x.pack_offset
+        if start + x.stored > len(pack_data):
+            raise IntegrityError(rel, "extent %d of %s (offset %d, %d bytes) beyond the pack "
+                                 "(%d bytes)" % (x.index, _show(e.name), x.pack_offset, x.stored,
+                                                 len(pack_data)))
+        return pack_data[start:start + x.stored]
+
+    def check_pack(self, pack, data):
+        """Header, and size and SHA-256 where a pack table gives them."""
+        rel = pack.rel
+        if pack.format1:
+            return
+        if pack.size is not None and len(data) != pack.size:
+            raise IntegrityError(rel, "%d bytes, the segment says %d" % (len(data), pack.size))
+        if pack.digest is not None and not ct_equal(sha256(data), pack.digest):
+            raise IntegrityError(rel, "SHA-256 mismatch")
+        if len(data) < PACK_HEADER or data[:4] != b"PQVP" or data[5:8] != b"\0\0\0":
+            raise IntegrityError(rel, "bad pack header")
+        if data[4] != PACK_VERSION:
+            raise IntegrityError(rel, "pack version %d" % data[4])
+
+    def read_pack(self, pack):
+        try:
+            data = _read(self.path, pack.rel)
+        except FileNotFoundError:
+            raise IntegrityError(pack.rel, "missing") from None
+        self.check_pack(pack, data)
+        return data
+
+    def pack_info(self, chain):
+        """Every pack id named by the chain -> Pack with the size and hash of
+        the segment that introduced it (when one did)."""
+        info = {}
+        for s in chain:
+            for p in s.packs:
+                cur = info.get(p.id)
+                if cur is None or (cur.size is None and p.size is not None):
+                    info[p.id] = p
+                elif p.size is not None and (p.size != cur.size or p.digest != cur.digest):
+                    raise IntegrityError(s.rel, "pack %s introduced twice, differently" % p.id.hex())
+                if cur is not None and cur.format1 != p.format1:
+                    raise IntegrityError(s.rel, "pack %s both a pack and a format-1 object"
+                                         % p.id.hex())
+        return info
+
+    # -- commands
+    def verify(self, say=lambda s: None):
+        """Every check.  Returns (damage, warnings, summary), the summary in
+        the shape of pqvault check's format-2 line: epoch (newest), segments
+        (of the chain, base to newest), entries (of the state), packs (pack
+        files and format-1 objects present), bytes (their sizes), damaged
+        (each damaged file once, missing packs included), missing, leftovers
+        (segments before the base, packs, objects and records nothing
+        refers to), temporaries."""
+        damage = []
+        try:
+            state, chain, old = self.load(damage)
+            info = self.pack_info(chain)
+        except ReaderError as e:
+            # No state: report what the storage walk finds besides.
+            damage.append(e)
+            state, chain, old, info = {}, [], [], {}
+        if chain:
+            say("base %d, epoch %d, chain(%d) %s" % (chain[0].epoch, chain[-1].epoch,
+                                                     chain[-1].epoch, self.chain_value.hex()))
+        # The key file: never one that an epoch superseded (section 11).
+        for s in chain:
+            if any(ct_equal(self.keyfile_hash, h) for h in s.superseded):
+                damage.append(IntegrityError("keyfile", "rollback: superseded in epoch %d "
+                                             "(an old key file put back)" % s.epoch))
+                break
+        pack_files, p1 = self._walk("packs", _HEX32)
+        object_files, p2 = self._walk("objects", _HEX32)
+        record_files, p3 = self._walk("records", _HEX64)
+        damage += p1 + p2 + p3
+        for n in sorted(os.listdir(self.path)):
+            if _TMP.match(n):
+                self.temporaries.append(n)
+        present = {rel: os.path.getsize(os.path.join(self.path, rel))
+                   for rel, _ in pack_files + object_files}
+        # Each segment's command key, once (section 10).
+        bad_key = set()
+        for s in chain:
+            if any(e.kind == E_FILE for e in s.entries):
+                try:
+                    s.command_key(self)
+                except ReaderError as err:
+                    damage.append(err)
+                    bad_key.add(s.epoch)
+        # Which packs the state refers to, and through which extents.
+        users = {}
+        damaged_files = set()
+        for name in sorted(state):
+            e = state[name]
+            if e.kind != E_FILE:
+                continue
+            for x in e.extents:
+                p = info[x.pack.id]
+                x.pack = p
+                users.setdefault(p.rel, (p, []))[1].append((e, x))
+                if e.seg.epoch in bad_key:
+                    damaged_files.add(p.rel)
+        missing = 0
+        keys = {}
+        for rel in sorted(users):
+            p, ext = users[rel]
+            if rel not in present:
+                missing += 1
+                damage.append(IntegrityError(rel, "missing (of %s)" % _show(ext[0][0].name)))
+                damaged_files.add(rel)
+                continue
+            try:
+                data = self.read_pack(p)
+                for e, x in ext:
+                    if e.seg.epoch in bad_key:
+                        continue
+                    if e.name not in keys:
+                        keys[e.name] = self.file_key(e)
+                    self.extent_data(e, keys[e.name], x, self.blob(x, data, e))
+            except ReaderError as err:
+                damage.append(err)
+                damaged_files.add(rel)
+        for name in sorted(state):
+            e = state[name]
+            if e.kind == E_FILE and all(x.pack.rel not in damaged_files for x in e.extents):
+                say("ok %s" % _show(name))
+        leftovers = []
+        if chain:       # without a state, what is left over is not known
+            leftovers = [rel for rel in sorted(present) if rel not in users]
+            leftovers += old + [rel for rel, _ in record_files]
+        warnings = [IntegrityError(rel, "leftover (nothing refers to it)") for rel in leftovers]
+        warnings += [IntegrityError(t, "leftover temporary file") for t in self.temporaries]
+        # A file or item damaged in several ways counts once.
+        summary = {"epoch": chain[-1].epoch if chain else 0, "segments": len(chain),
+                   "entries": len(state), "packs": len(present), "bytes": sum(present.values()),
+                   "damaged": len({d.subject for d in damage}), "missing": missing,
+                   "leftovers": len(leftovers), "temporaries": len(self.temporaries)}
+        return damage, warnings, summary
+
+    def state(self):
+        problems = []
+        state, chain, _ = self.load(problems)
+        if problems:
+            raise problems[0]
+        info = self.pack_info(chain)
+        for e in state.values():
+            if e.kind == E_FILE:
+                for x in e.extents:
+                    x.pack = info[x.pack.id]
+        return state
+
+    def entries(self):
+        return [e.listing() for e in self.state().values()]
+
+    def restore(self, outdir, prefix=None):
+        """Restore the state (or the names equal to / under prefix) into
+        outdir: files with their holes, directories, symbolic links, hard
+        links, extended attributes, owners when root, modes and mtimes."""
+        state = self.state()
+        items = sorted(state.values(), key=lambda e: e.name)
+        if prefix is not None:
+            pre = prefix.encode()
+            items = [e for e in items if e.name == pre or e.name.startswith(pre + b"/")]
+            if not items:
+                raise ReaderError(prefix, "not in the vault")
+        outb = os.fsencode(outdir)
+        for e in items:
+            if e.kind != E_DIR and os.path.lexists(os.path.join(outb, e.name)):
+                raise ReaderError(os.fsdecode(os.path.join(outb, e.name)), "already exists")
+        os.makedirs(outb, exist_ok=True)
+        dirs = [e for e in items if e.kind == E_DIR]
+        for e in dirs:
+            os.makedirs(os.path.join(outb, e.name), mode=0o700, exist_ok=True)
+        packs = {}
+        linked = {}
+        count = 0
+        for e in items:
+            if e.kind == E_DIR:
+                continue
+            dest = os.path.join(outb, e.name)
+            os.makedirs(os.path.dirname(dest), exist_ok=True)
+            if e.kind == E_SYMLINK:
+                os.symlink(e.target, dest)
+                self._attributes(dest, e, link=True)
+                count += 1
+                continue
+            if e.link_group and e.link_group in linked:
+                os.link(linked[e.link_group], dest)
+                count += 1
+                continue
+            tmp = dest + b".reader-tmp"
+            try:
+                fk = self.file_key(e)
+                with open(tmp, "wb") as f:
+                    for x in e.extents:
+                        if x.pack.rel not in packs:
+                            packs.clear()       # keep one pack in memory
+                            packs[x.pack.rel] = self.read_pack(x.pack)
+                        data = self.extent_data(e, fk, x, self.blob(x, packs[x.pack.rel], e))
+                        f.seek(x.offset)
+                        f.write(data)
+                    f.truncate(e.size)          # the holes after the last extent
+                self._attributes(tmp, e)
+                os.rename(tmp, dest)
+            finally:
+                if os.path.lexists(tmp):
+                    os.unlink(tmp)
+            if e.link_group:
+                linked[e.link_group] = dest
+            count += 1
+        for e in sorted(dirs, key=lambda e: e.name.count(b"/"), reverse=True):
+            self._attributes(os.path.join(outb, e.name), e)
+        return count, len(dirs)
+
+    @staticmethod
+    def _attributes(path, e, link=False):
+        """Owner (root only: numeric ids), extended attributes, mode, mtime."""
+        if os.geteuid() == 0:
+            os.chown(path, e.uid, e.gid, follow_symlinks=False)
+        for name, value in e.xattrs:
+            try:
+                os.setxattr(path, name, value, follow_symlinks=False)
+            except OSError:
+                if not link:    # Linux refuses user.* attributes on links
+                    raise
+        if not link:
+            os.chmod(path, e.mode)
+        os.utime(path, ns=(e.mtime_sec * 10 ** 9 + e.mtime_nsec,) * 2, follow_symlinks=False)
+
+
+def _read(base, rel):
+    with open(os.path.join(base, rel), "rb") as f:
+        return f.read()
+
+
+def _show(name):
+    return name.decode("utf-8", errors="backslashreplace")

@@ -277,6 +277,7 @@ PQV_API int pqv_vault_accept(pqv_vault *v, pqv_report_fn report, void *report_ct
 
 /* Counts gathered by check and gc. */
 struct pqv_check_result {
+    int format;                        /* the vault's format version */
     uint64_t records, objects, bytes;  /* entries; packs and objects; their bytes */
     uint64_t epoch, segments;          /* format 2: newest epoch, segments in its chain */
     uint64_t damaged;        /* records or objects that failed verification */

@@ -326,7 +326,7 @@ cmd_rm(struct args *a)
 static void
 print_counts(const struct pqv_check_result *r)
 {
-    if (r->epoch > 0) {
+    if (r->format >= 2) {
         printf("epoch: %llu, segments: %llu, entries: %llu, packs: %llu, bytes: %llu, "
             "damaged: %llu, missing: %llu, leftovers: %llu, temporaries: %llu\n",
             (unsigned long long)r->epoch, (unsigned long long)r->segments,
@@ -405,7 +405,7 @@ cmd_gc(struct args *a)
     memset(&r, 0, sizeof(r));
     pqv_error_clear();
     int rc = pqv_vault_gc(v, &(struct pqv_check_options){ 0, report_cb, NULL }, &r);
-    if (rc == 0 && r.epoch > 0)
+    if (rc == 0 && r.format >= 2)
         printf("removed: %llu (leftovers: %llu, temporaries: %llu)\n",
             (unsigned long long)r.removed, (unsigned long long)r.orphans,
             (unsigned long long)r.temporaries);

@@ -125,8 +125,13 @@ leftover(struct scan *sc, const char *name, const char *what)
         return 0;
     }
     sc->res->orphans++;
-    vault_report(sc->w.report, sc->w.report_ctx, PQV_REPORT_WARNING, name,
-        "%s no entry refers to (gc removes it)", what);
+    if (sc->res->damaged > 0)
+        vault_report(sc->w.report, sc->w.report_ctx, PQV_REPORT_WARNING, name,
+            "%s no readable entry refers to (a damaged block may; gc removes it once the "
+            "damage is repaired)", what);
+    else
+        vault_report(sc->w.report, sc->w.report_ctx, PQV_REPORT_WARNING, name,
+            "%s no entry refers to (gc removes it)", what);
     return sc->leftovers != NULL ? names_list_add(sc->leftovers, name) : 0;
 }
 
@@ -255,7 +260,11 @@ scan(pqv_vault *v, struct scan *sc, struct pqv_check_result *res, pqv_report_fn 
         vault_report(report, report_ctx, PQV_REPORT_WARNING, NULL,
             "a writer (%s) is running: packs no entry refers to are taken as its own", sc->writer);
     sc->w.writer_running = sc->writer;
-    if ((rc = state_current(v, &sc->st, &sc->w)) != 0)
+    /* The chain is read quietly: segments/ is walked, and each name
+     * reported and counted, once below. */
+    uint64_t ignored = 0;
+    struct names_walk quiet = { NULL, NULL, &ignored, NULL, NULL, sc->writer, NULL };
+    if ((rc = state_current(v, &sc->st, &quiet)) != 0)
         return rc;
     res->epoch = sc->st.epoch;
     res->segments = sc->st.nsegs;
@@ -494,6 +503,7 @@ pqv_vault_check(pqv_vault *v, const struct pqv_check_options *opt,
     if (v->config.version == 1)
         return check_v1(v, opt, result);
     memset(&res, 0, sizeof(res));
+    res.format = v->config.version;
     if (v->identity == NULL) {
         rc = check_without_key(v, opt->report, opt->report_ctx, &res);
     } else if ((rc = scan(v, &sc, &res, opt->report, opt->report_ctx, NULL)) == 0) {
@@ -532,6 +542,7 @@ pqv_vault_gc(pqv_vault *v, const struct pqv_check_options *opt, struct pqv_check
     if (v->config.version == 1)
         return gc_v1(v, opt, result);
     memset(&res, 0, sizeof(res));
+    res.format = v->config.version;
     memset(&garbage, 0, sizeof(garbage));
     if ((rc = scan(v, &sc, &res, NULL, NULL, &garbage)) != 0)
         goto out;

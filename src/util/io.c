@@ -196,7 +196,7 @@ io_fsync(int fd, const char *what)
 int
 io_syncfs(int fd, const char *what)
 {
-    if (fault("fsync", what))
+    if (fault("syncfs", what))
         return -1;
     return syncfs(fd);
 }

@@ -57,7 +57,7 @@ ssize_t io_write(int fd, const void *buf, size_t len, const char *what);
 ssize_t io_pwrite(int fd, const void *buf, size_t len, uint64_t offset, const char *what);
 int io_fsync(int fd, const char *what);
 /* io_syncfs(fd, what): syncfs(2): everything written to ${fd}'s file system
- * (a batch of files in one journal commit); a fault of kind "fsync". */
+ * (a batch of files in one journal commit); test hooks see op "syncfs". */
 int io_syncfs(int fd, const char *what);
 /* io_renameat(fromdir, from, todir, to, flags): renameat2 with ${flags}
  * (0, or RENAME_NOREPLACE: fail with EEXIST rather than replace ${to}). */

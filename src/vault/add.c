@@ -30,6 +30,7 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include "crypto/kdf.h"
 #include "util/fsutil.h"
 #include "util/util.h"
 #include "vault/vault_internal.h"
@@ -559,6 +560,68 @@ fill_entry(struct entry *e, const struct add_file *f, const struct stat *st,
     return 0;
 }
 
+/* ---- files of equal content ---- */
+
+/* The files of one extent already in the vault or in this add, by the
+ * keyed hash of their content: an equal file shares their key and data,
+ * as hard links do (only smaller files are hashed: a duplicate larger than
+ * 4 MiB is stored again). */
+struct dedup {
+    const struct entry **slots;  /* open addressing, NULL: empty */
+    size_t cap, n;
+};
+
+static size_t
+dedup_home(const struct dedup *d, const uint8_t content[32])
+{
+    uint64_t h;
+
+    memcpy(&h, content, sizeof(h)); /* a keyed hash: uniform */
+    return (size_t)(h & (d->cap - 1));
+}
+
+static int
+dedup_add(struct dedup *d, const struct entry *e)
+{
+    if (e->kind != KIND_FILE || !e->has_content || e->nextents != 1)
+        return 0;
+    if (2 * (d->n + 1) > d->cap) {
+        struct dedup bigger = { NULL, d->cap ? 2 * d->cap : 256, 0 };
+        if ((bigger.slots = calloc(bigger.cap, sizeof(*bigger.slots))) == NULL)
+            return PQV_E_NOMEM;
+        for (size_t i = 0; i < d->cap; i++)
+            if (d->slots[i] != NULL) {
+                size_t k = dedup_home(&bigger, d->slots[i]->content);
+                while (bigger.slots[k] != NULL)
+                    k = (k + 1) & (bigger.cap - 1);
+                bigger.slots[k] = d->slots[i];
+                bigger.n++;
+            }
+        free(d->slots);
+        *d = bigger;
+    }
+    size_t k = dedup_home(d, e->content);
+    while (d->slots[k] != NULL) {
+        if (memcmp(d->slots[k]->content, e->content, 32) == 0)
+            return 0; /* the first one stays */
+        k = (k + 1) & (d->cap - 1);
+    }
+    d->slots[k] = e;
+    d->n++;
+    return 0;
+}
+
+static const struct entry *
+dedup_find(const struct dedup *d, const uint8_t content[32])
+{
+    if (d->cap == 0)
+        return NULL;
+    for (size_t k = dedup_home(d, content); d->slots[k] != NULL; k = (k + 1) & (d->cap - 1))
+        if (util_ct_equal(d->slots[k]->content, content, 32))
+            return d->slots[k];
+    return NULL;
+}
+
 /* ---- reading and sealing ---- */
 
 /* A unit of work on the pool: one extent. */
@@ -574,6 +637,8 @@ struct add_job {
     int read_rc;                 /* reading the source failed (or SOURCE_CHANGED) */
     struct error_saved read_error;
     const char *path;
+    int hash;                    /* the whole file: its content hash wanted */
+    uint8_t content[32];
 };
 
 static void
@@ -591,6 +656,9 @@ job_run(struct pool_job *pj)
             goto out; /* the file's problem, not the add's */
         }
     }
+    if (job->hash && (rc = kdf_hmac_sha256(job->content, job->v->dedup_key,
+                          sizeof(job->v->dedup_key), job->plain, job->x.plain_len)) != 0)
+        goto out;
     rc = pack_seal_extent(job->suite, job->file_key, job->index, &job->x, job->plain,
         job->compress, job->scratch, job->sealed);
 out:
@@ -611,7 +679,9 @@ struct adder {
     struct names_cache names;
     struct entry cur;            /* the file being read */
     int cur_state;               /* FILE_OK, FILE_FAILED, FILE_CHANGED */
+    const struct entry *cur_same; /* a stored file of the same content */
     uint64_t files, bytes;
+    struct dedup dedup;
 };
 
 enum { FILE_OK = 0, FILE_FAILED = 1, FILE_CHANGED = 2 };
@@ -640,6 +710,7 @@ adder_free(struct adder *a)
         free(a->jobs[i].scratch);
     }
     free(a->jobs);
+    free(a->dedup.slots);
     names_cache_free(&a->names);
     entry_clear(&a->cur);
 }
@@ -666,6 +737,15 @@ retire(struct adder *a)
             a->cur_state = FILE_FAILED;
         }
         return;
+    }
+    if (job->hash) {
+        memcpy(a->cur.content, job->content, sizeof(a->cur.content));
+        a->cur.has_content = 1;
+        if ((a->cur_same = dedup_find(&a->dedup, job->content)) != NULL) {
+            /* Stored already: its data is shared, this copy dropped. */
+            a->done_bytes += job->x.plain_len;
+            return;
+        }
     }
     if ((rc = txn_put_extent(a->t, job->sealed, &job->x)) != 0) {
         a->rc = rc;
@@ -775,6 +855,8 @@ read_file(struct adder *a, struct add_file *f, struct source *src)
     int rc;
 
     a->cur_state = FILE_OK;
+    a->cur_same = NULL;
+    a->cur.has_content = 0;
     a->cur.suite = a->v->config.aead;
     a->cur.size = (uint64_t)src->st.st_size;
     if ((rc = txn_new_file_key(a->t, a->cur.key)) != 0)
@@ -809,6 +891,7 @@ read_file(struct adder *a, struct add_file *f, struct source *src)
             job->index = index++;
             job->suite = a->cur.suite;
             job->compress = !a->opt->no_compress;
+            job->hash = nregions == 1 && regions[0].off == 0 && job->x.plain_len == a->cur.size;
             job->job.run = job_run;
             submit(a, job);
             off += job->x.plain_len;
@@ -819,6 +902,16 @@ read_file(struct adder *a, struct add_file *f, struct source *src)
     free(regions);
     if (a->rc != 0)
         return a->rc;
+    if (a->cur_state == FILE_OK && a->cur_same != NULL) {
+        /* The key and extent of the equal file. */
+        const struct entry *same = a->cur_same;
+        if (same->key_state == KEY_CLEAR)
+            memcpy(a->cur.key, same->key, PQV_FILE_KEY_BYTES);
+        else if ((rc = state_file_key(a->v, a->t->st, same, a->cur.key)) != 0)
+            return rc;
+        a->cur.suite = same->suite;
+        a->cur.extents[0] = same->extents[0];
+    }
     if (a->cur_state == FILE_OK && f->rel != NULL) {
         rc = source_unchanged(src, a->plan->rootfd, a->plan->root, f->rel, f->path);
         if (rc == SOURCE_CHANGED)
@@ -896,7 +989,9 @@ commit:
         return PQV_E_NOMEM;
     vault_report(opt->report, opt->report_ctx, PQV_REPORT_INFO, f->name,
         f->replacing ? "replaced" : "added");
-    return txn_add(a->t, &a->cur);
+    if ((rc = txn_add(a->t, &a->cur)) != 0)
+        return rc;
+    return dedup_add(&a->dedup, a->t->entries[a->t->n - 1]);
 }
 
 /* hard_links(plan): names of one file (same device and inode, more than
@@ -990,6 +1085,8 @@ run_plan(pqv_vault *v, struct add_plan *plan, const struct pqv_add_options *opt)
     }
     if ((rc = adder_init(v, &a)) != 0)
         goto done;
+    for (size_t i = 0; i < st.n && rc == 0; i++)
+        rc = dedup_add(&a.dedup, &st.entries[i]);
     for (size_t i = 0; i < plan->n && rc == 0; i++) {
         struct add_file *f = &plan->files[i];
         const struct entry *first = NULL;
@@ -1253,6 +1350,7 @@ pqv_vault_add_fd(pqv_vault *v, int fd, const char *name, uint32_t mode, int64_t 
         job->index = a.cur.nextents++;
         job->suite = a.cur.suite;
         job->compress = !opt->no_compress;
+        job->hash = 0;
         job->job.run = job_run;
         a.cur.size += (uint64_t)got;
         submit(&a, job);

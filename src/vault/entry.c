@@ -168,7 +168,8 @@ entry_encode(struct buf *out, const struct entry *e, struct seg_tables *t,
     buf_varint(&b, e->dev);
     buf_varint(&b, e->ino);
     flags = (e->origin != NULL ? ENTRY_ORIGIN : 0) | (e->hlgroup != 0 ? ENTRY_HLGROUP : 0) |
-        (e->nxattrs > 0 ? ENTRY_XATTRS : 0);
+        (e->nxattrs > 0 ? ENTRY_XATTRS : 0) |
+        (e->kind == KIND_FILE && e->has_content ? ENTRY_CONTENT : 0);
     buf_varint(&b, flags);
     if (e->origin != NULL)
         buf_blob(&b, e->origin, strlen(e->origin));
@@ -184,6 +185,8 @@ entry_encode(struct buf *out, const struct entry *e, struct seg_tables *t,
             buf_blob(&b, e->xattrs[i].value, e->xattrs[i].len);
         }
     }
+    if (e->kind == KIND_FILE && e->has_content)
+        buf_bytes(&b, e->content, sizeof(e->content));
     if (e->kind == KIND_FILE) {
         buf_u8(&b, (uint8_t)e->suite);
         buf_varint(&b, e->size);
@@ -289,7 +292,7 @@ entry_decode(struct cursor *c, struct entry *e, const struct seg_tables *t)
     e->ctime_nsec = (uint32_t)cursor_varint_max(&in, 999999999);
     e->dev = cursor_varint(&in);
     e->ino = cursor_varint(&in);
-    flags = cursor_varint_max(&in, ENTRY_ORIGIN | ENTRY_HLGROUP | ENTRY_XATTRS);
+    flags = cursor_varint_max(&in, ENTRY_ORIGIN | ENTRY_HLGROUP | ENTRY_XATTRS | ENTRY_CONTENT);
     if (in.bad)
         goto bad;
     if ((rc = table_string(t, user, &e->user)) != 0 || (rc = table_string(t, group, &e->group)) != 0)
@@ -312,6 +315,13 @@ entry_decode(struct cursor *c, struct entry *e, const struct seg_tables *t)
                 goto bad_or_nomem;
             memcpy(x->value, v, x->len);
         }
+    }
+    if (flags & ENTRY_CONTENT) {
+        const uint8_t *hash;
+        if (e->kind != KIND_FILE || (hash = cursor_take(&in, sizeof(e->content))) == NULL)
+            goto bad;
+        memcpy(e->content, hash, sizeof(e->content));
+        e->has_content = 1;
     }
     if (e->kind == KIND_FILE) {
         const uint8_t *k;

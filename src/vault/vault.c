@@ -249,6 +249,7 @@ vault_derive_keys(pqv_vault *v, uint8_t config_key[32])
         (rc = pqv_identity_derive_key(v->identity, "catalogue/records", v->records_key)) != 0 ||
         (rc = pqv_identity_derive_key(v->identity, "catalogue/segments", v->segments_key)) != 0 ||
         (rc = pqv_identity_derive_key(v->identity, "state", v->state_key)) != 0 ||
+        (rc = pqv_identity_derive_key(v->identity, "dedup", v->dedup_key)) != 0 ||
         (rc = pqv_identity_derive_key(v->identity, "config", config_key)) != 0)
         return rc;
     return 0;
@@ -439,6 +440,7 @@ err:
     util_wipe(v->records_key, sizeof(v->records_key));
     util_wipe(v->segments_key, sizeof(v->segments_key));
     util_wipe(v->state_key, sizeof(v->state_key));
+    util_wipe(v->dedup_key, sizeof(v->dedup_key));
     return rc;
 }
 

@@ -68,6 +68,7 @@ struct pqv_vault {
     uint8_t records_key[32];     /* root of record keys */
     uint8_t segments_key[32];    /* root of segment keys (format 2) */
     uint8_t state_key[32];       /* MAC of the local state (format 2) */
+    uint8_t dedup_key[32];       /* content hashes of files (format 2) */
     uint8_t keyfile_hash[32];    /* SHA-256 of the key file as read or written */
     char *state_dir;             /* local state directory (NULL: none kept) */
     int slot;                    /* slot that unlocked, -1 before */
@@ -221,7 +222,7 @@ void catalogue_sort(struct catalogue *cat);
 #define PACK_ID_BYTES 16
 #define TAG_BYTES 16
 enum { KIND_FILE = 1, KIND_DIR = 2, KIND_SYMLINK = 3, KIND_REMOVED = 4 };
-enum { ENTRY_ORIGIN = 1, ENTRY_HLGROUP = 2, ENTRY_XATTRS = 4 };  /* entry flags */
+enum { ENTRY_ORIGIN = 1, ENTRY_HLGROUP = 2, ENTRY_XATTRS = 4, ENTRY_CONTENT = 8 };  /* entry flags */
 enum { EXTENT_ZSTD = 1 };                                         /* extent flags */
 enum { PACK_INTRODUCED = 1, PACK_V1_OBJECT = 2 };                 /* pack table flags */
 /* What e->key holds. */
@@ -256,6 +257,8 @@ struct entry {
     uint64_t dev, ino;
     char *origin;                /* an add's root: its absolute source path */
     uint64_t hlgroup;            /* nonzero: one file with the others of the group */
+    int has_content;             /* files of one extent: ${content} is set */
+    uint8_t content[32];         /* HMAC(key("dedup"), plaintext): equal files share data */
     struct xattr *xattrs;
     size_t nxattrs;
     int suite;                   /* files */

@@ -36,7 +36,7 @@ KIND_DELTA, KIND_BASE = 1, 2
 E_FILE, E_DIR, E_SYMLINK, E_REMOVED = 1, 2, 3, 4
 KIND_NAMES = {E_FILE: "file", E_DIR: "dir", E_SYMLINK: "symlink"}
 PF_INTRODUCED, PF_FORMAT1 = 1, 2            # pack table flags (section 11)
-EF_ORIGIN, EF_LINK, EF_XATTR = 1, 2, 4      # entry flags (section 13)
+EF_ORIGIN, EF_LINK, EF_XATTR, EF_CONTENT = 1, 2, 4, 8   # entry flags (section 13)
 XF_ZSTD = 1                                 # extent flags (section 13)
 
 
@@ -209,7 +209,7 @@ class Entry:
         self.dev = c.varint()
         self.ino = c.varint()
         flags = c.varint()
-        if flags & ~(EF_ORIGIN | EF_LINK | EF_XATTR):
+        if flags & ~(EF_ORIGIN | EF_LINK | EF_XATTR | EF_CONTENT):
             c.fail("unknown entry flags %#x" % flags)
         self.origin = c.bytes_() if flags & EF_ORIGIN else None
         self.link_group = 0
@@ -225,6 +225,11 @@ class Entry:
                     c.fail("extended attribute without a name")
                 xname = self._string(c, seg, idx, "extended attribute name")
                 self.xattrs.append((xname, c.bytes_()))
+        self.content = None
+        if flags & EF_CONTENT:
+            if self.kind != E_FILE:
+                c.fail("a content hash on an entry that is not a file")
+            self.content = c.take(32)
         if self.kind == E_FILE:
             self.suite = c.u8()
             if self.suite not in SUITES:
@@ -529,6 +534,7 @@ class Vault:
                                      "code's (another vault's key file?)")
         self.k_names = self.ident.key("catalogue/names")
         self.k_segments = self.ident.key("catalogue/segments")
+        self.k_dedup = self.ident.key("dedup")
         self.temporaries = []
 
     def tag(self, name):
@@ -785,7 +791,14 @@ class Vault:
                         continue
                     if e.name not in keys:
                         keys[e.name] = self.file_key(e)
-                    self.extent_data(e, keys[e.name], x, self.blob(x, data, e))
+                    plain = self.extent_data(e, keys[e.name], x, self.blob(x, data, e))
+                    # Section 13: a file of one extent may carry the keyed
+                    # hash of its content (equal files share their data).
+                    if e.content is not None and (len(e.extents) != 1 or
+                                                  not ct_equal(hmac_sha256(self.k_dedup, plain),
+                                                               e.content)):
+                        raise IntegrityError(rel, "content hash of %s does not match"
+                                             % _show(e.name))
             except ReaderError as err:
                 damage.append(err)
                 damaged_files.add(rel)

@@ -247,7 +247,9 @@ test_replace_and_rm(void)
     REQUIRE(v != NULL && data != NULL);
     write_file("new", data, 100, 0600);
     path_of(path, sizeof(path), "new");
+    /* Another file than the one src/f5 was added from: refused. */
     CHECK_EQ_INT(pqv_vault_add_path(v, path, "src/f5", NULL), PQV_E_EXISTS);
+    CHECK(strstr(pqv_error_detail(), "added from") != NULL);
     size_t before = count_files("vault/packs");
     CHECK(pqv_vault_add_path(v, path, "src/f5", &force) == 0);
     /* A new pack; the old data stays until gc (other names share packs). */
@@ -497,9 +499,17 @@ test_review_regressions(void)
     warnings = 0;
     CHECK(pqv_vault_add_path(v, tree, "linktree", &add) == 0);
     CHECK_EQ_INT(warnings, 1);
+    /* Added again: an update (the FIFO said again); another tree under
+     * the same name: refused, with only the refusal. */
+    warnings = 0;
+    CHECK_EQ_INT(pqv_vault_add_path(v, tree, "linktree", &add), 0);
+    CHECK_EQ_INT(warnings, 1);
+    CHECK(sh("mkdir -p other/linktree && rm -f other/linktree/p && mkfifo other/linktree/p%s", "") == 0);
+    path_of(tree, sizeof(tree), "other/linktree");
     warnings = 0;
     CHECK_EQ_INT(pqv_vault_add_path(v, tree, "linktree", &add), PQV_E_EXISTS);
     CHECK_EQ_INT(warnings, 0);
+    path_of(tree, sizeof(tree), "linktree");
     /* The library names the problem; hints about CLI flags are the CLI's.
      * (A path's stored name is its last component: "../x" is stored as x.) */
     CHECK_EQ_INT(pqv_vault_add_path(v, tree, "../x", &add), PQV_E_INVAL);

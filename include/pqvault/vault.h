@@ -154,37 +154,62 @@ PQV_API void pqv_vault_close(pqv_vault *v);
  * PQV_E_INVAL for an empty name or one with "." or ".." components. */
 PQV_API int pqv_name_normalize(const char *in, char *out, size_t outlen) PQV_WARN_UNUSED;
 
-/* What an add stored (added to, so one result can total several adds). */
+/* What an add did (added to, so one result can total several adds). */
 struct pqv_add_result {
-    uint64_t files;             /* regular files stored (hard links once) */
+    uint64_t files;             /* regular files stored (new or changed; hard links once) */
     uint64_t bytes;             /* their plaintext bytes */
     uint64_t failed;            /* entries reported and not stored */
+    uint64_t added, changed;    /* entries (of every kind) new to the vault, stored again */
+    uint64_t unchanged;         /* entries found as recorded and left as they are */
+    uint64_t removed;           /* entries removed (--delete, or below a directory that
+                                   became a file) */
+    uint64_t excluded;          /* entries left out by the exclusion rules */
+    uint64_t new_bytes;         /* bytes written to packs (after compression, equal
+                                   files stored once) */
 };
 
 /* Options of pqv_vault_add_path and pqv_vault_add_fd. */
 struct pqv_add_options {
-    int force;                  /* replace existing names atomically */
+    int force;                  /* replace names added from another place */
     pqv_progress_fn progress;
     void *progress_ctx;
-    pqv_report_fn report;       /* entries not stored, names added */
+    pqv_report_fn report;       /* entries not stored; with verbose, each entry */
     void *report_ctx;
     int no_compress;            /* never zstd (format 2) */
     int follow_links;           /* -L: store what links point to */
     int one_file_system;        /* do not cross into other file systems */
     struct pqv_add_result *result;  /* NULL: not wanted */
+    int force_read;             /* read every file, even one recorded as unchanged */
+    int delete_missing;         /* remove stored names below the operand that are gone */
+    int dry_run;                /* decide and report, write nothing */
+    int verbose;                /* report every entry (PQV_REPORT_INFO), unchanged too */
+    const struct pqv_match *exclude;  /* names left out (pqvault/match.h), or NULL;
+                                         tested relative to the operand */
+    int exclude_caches;         /* leave out directories holding a CACHEDIR.TAG */
 };
+
+struct pqv_match;
 
 /*
  * pqv_vault_add_path(v, path, name, opt): store the file, symbolic link or
  * directory tree at ${path} under ${name} (NULL: the last component of
- * ${path}).  Regular files, directories and symbolic links are stored with
- * owner, group, mode, times and extended attributes; hard links as links;
+ * ${path}).  Adding again what is stored already updates it: an entry
+ * recorded with the same kind, size, mtime, ctime and inode is left as it
+ * is (unless opt->force_read), the others are stored again, names gone
+ * from the source are kept (removed with opt->delete_missing).  A name
+ * that was added from another place (its recorded origin differs) is
+ * refused with PQV_E_EXISTS unless opt->force.  Regular files,
+ * directories and symbolic links are stored with owner, group, mode,
+ * times and extended attributes; hard links as links;
  * holes are not stored.  Devices, sockets and FIFOs are reported
  * (PQV_REPORT_WARNING) and skipped; an entry that cannot be read, or keeps
  * changing while it is read, is reported (PQV_REPORT_ERROR) and skipped,
- * the rest is stored and the call returns PQV_E_IO.  An existing name is
- * refused with PQV_E_EXISTS unless opt->force; the check covers the whole
- * tree before anything is written.  The whole add is one commit.  A
+ * the rest is stored and the call returns PQV_E_IO.  Nothing is written
+ * before the whole tree has passed its checks.  An add commits once, at
+ * its end, and a large one also at checkpoints (every 512 MiB or 20,000
+ * entries), each a consistent epoch of whole files: an interrupted add
+ * keeps what it checkpointed, and the same add run again continues from
+ * there.  The vault's own directory and key file are never stored.  A
  * format-1 vault is upgraded to format 2 first.  Requires unlock+lock.
  */
 PQV_API int pqv_vault_add_path(pqv_vault *v, const char *path, const char *name,

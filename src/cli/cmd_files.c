@@ -11,6 +11,7 @@
 
 #include "cli.h"
 #include "pqvault/aead.h"
+#include "pqvault/match.h"
 
 /* The first failure's status wins; later ones are reported too. */
 static void
@@ -22,33 +23,157 @@ keep(int *status, int rc)
 
 /* ---- add ---- */
 
+/* What add reports: with --json one object per entry on stdout; with
+ * --verbose every entry on stderr; otherwise warnings and errors only. */
+struct add_out {
+    int json, verbose;
+    uint64_t errors;
+};
+
+static void
+add_report(void *ctx, int level, const char *subject, const char *message)
+{
+    struct add_out *o = ctx;
+
+    if (level == PQV_REPORT_ERROR)
+        o->errors++;
+    if (o->json && subject != NULL && *subject != '\0') {
+        printf("{\"name\": ");
+        json_string(stdout, subject);
+        printf(", \"%s\": ", level == PQV_REPORT_INFO ? "action" :
+            level == PQV_REPORT_WARNING ? "warning" : "error");
+        json_string(stdout, message != NULL ? message : "");
+        printf("}\n");
+        if (level == PQV_REPORT_INFO)
+            return;
+    }
+    if (level == PQV_REPORT_INFO) {
+        if (o->verbose && !g_cli.quiet) {
+            if (subject != NULL && *subject != '\0')
+                fprintf(stderr, "%s: %s\n", subject, message);
+            else
+                fprintf(stderr, "%s\n", message);
+        }
+        return;
+    }
+    report_cb(NULL, level, subject, message);
+}
+
+/* format_count(out, n): 1234567 as "1,234,567". */
+static void
+format_count(char out[32], uint64_t n)
+{
+    char digits[24];
+    int len = snprintf(digits, sizeof(digits), "%llu", (unsigned long long)n), k = 0;
+
+    for (int i = 0; i < len; i++) {
+        if (i > 0 && (len - i) % 3 == 0)
+            out[k++] = ',';
+        out[k++] = digits[i];
+    }
+    out[k] = '\0';
+}
+
+static double
+seconds_since(const struct timespec *t0)
+{
+    struct timespec t1;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    return (double)(t1.tv_sec - t0->tv_sec) + (double)(t1.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+/* add_summary(r, dry, secs, json): the one line every add ends with. */
+static void
+add_summary(const struct pqv_add_result *r, int dry, double secs, int json)
+{
+    char nw[32], ch[32], un[32], rm[32], ex[32], er[32], rb[32], sb[32];
+
+    if (json) {
+        printf("{\"summary\": {\"dry_run\": %s, \"new\": %llu, \"changed\": %llu, "
+            "\"unchanged\": %llu, \"removed\": %llu, \"excluded\": %llu, \"errors\": %llu, "
+            "\"files\": %llu, \"bytes\": %llu, \"stored_bytes\": %llu, \"seconds\": %.3f}}\n",
+            dry ? "true" : "false", (unsigned long long)r->added,
+            (unsigned long long)r->changed, (unsigned long long)r->unchanged,
+            (unsigned long long)r->removed, (unsigned long long)r->excluded,
+            (unsigned long long)r->failed, (unsigned long long)r->files,
+            (unsigned long long)r->bytes, (unsigned long long)r->new_bytes, secs);
+        return;
+    }
+    if (g_cli.quiet)
+        return;
+    format_count(nw, r->added);
+    format_count(ch, r->changed);
+    format_count(un, r->unchanged);
+    format_count(rm, r->removed);
+    format_count(ex, r->excluded);
+    format_count(er, r->failed);
+    format_bytes(rb, sizeof(rb), r->bytes);
+    format_bytes(sb, sizeof(sb), r->new_bytes);
+    fprintf(stderr, "%s %s new, %s changed, %s unchanged, %s removed", dry ? "would add:" :
+        "added:", nw, ch, un, rm);
+    if (r->excluded > 0)
+        fprintf(stderr, ", %s excluded", ex);
+    if (r->failed > 0)
+        fprintf(stderr, ", %s error%s", er, r->failed == 1 ? "" : "s");
+    if (dry)
+        fprintf(stderr, "; %s to read\n", rb);
+    else
+        fprintf(stderr, "; %s read, %s stored, in %.1f s\n", rb, sb, secs);
+}
+
 int
 cmd_add(struct args *a)
 {
     const char *val, *name = NULL;
     int force = 0, id, npaths = 0, stdin_used = 0, no_compress = 0, follow = 0, one_fs = 0;
+    int del = 0, force_read = 0, dry = 0, verbose = 0, json = 0, caches = 0;
+    pqv_match *exclude = NULL;
     const char **paths = calloc((size_t)a->argc + 1, sizeof *paths);
+    int status = EXIT_OK;
     if (!paths) {
         err_msg("out of memory");
         return EXIT_ERR;
     }
-    while ((id = next_arg(a, &val)) != ARG_END) {
+    while ((id = next_arg(a, &val)) != ARG_END && status == EXIT_OK) {
+        int mrc = 0;
         switch (id) {
-        case ARG_ERROR: case ARG_HELP: free(paths); return arg_stop(a, id);
+        case ARG_ERROR: case ARG_HELP:
+            free(paths);
+            pqv_match_free(exclude);
+            return arg_stop(a, id);
         case OPT_NAME: name = val; break;
         case OPT_FORCE: force = 1; break;
         case OPT_NOCOMPRESS: no_compress = 1; break;
         case OPT_FOLLOW: follow = 1; break;
         case OPT_ONEFS: one_fs = 1; break;
+        case OPT_DELETE: del = 1; break;
+        case OPT_FORCEREAD: force_read = 1; break;
+        case OPT_DRYRUN: dry = 1; break;
+        case OPT_VERBOSE: verbose = 1; break;
+        case OPT_JSON: json = 1; break;
+        case OPT_EXCLUDECACHES: caches = 1; break;
+        case OPT_EXCLUDE: case OPT_EXCLUDEFROM:
+            if (exclude == NULL && (mrc = pqv_match_new(&exclude, 0)) != 0)
+                break;
+            mrc = id == OPT_EXCLUDE ? pqv_match_add(exclude, val) : pqv_match_load_file(exclude, val);
+            if (mrc == PQV_E_INVAL && id == OPT_EXCLUDE)
+                status = usage_error("--exclude: %s", pqv_error_detail());
+            else if (mrc != 0)
+                status = lib_error(id == OPT_EXCLUDEFROM ? val : NULL, mrc);
+            mrc = 0;
+            break;
         case ARG_OPERAND:
             if (strcmp(val, "-") == 0)
                 stdin_used++;
             paths[npaths++] = val;
             break;
         }
+        if (mrc != 0)
+            status = lib_error(NULL, mrc);
     }
-    int status = EXIT_OK;
-    if (npaths == 0)
+    if (status != EXIT_OK)
+        ;
+    else if (npaths == 0)
         status = usage_error("missing PATH operand");
     else if (name && npaths > 1)
         status = usage_error("--name needs exactly one PATH");
@@ -58,38 +183,52 @@ cmd_add(struct args *a)
         status = usage_error("--name: empty name");
     if (status != EXIT_OK) {
         free(paths);
+        pqv_match_free(exclude);
         return status;
     }
 
     pqv_vault *v;
     if ((status = session(&v, 1)) != EXIT_OK) {
         free(paths);
+        pqv_match_free(exclude);
         return status;
     }
     g_cli.force_hint = !force;
+    struct add_out out = { json, verbose || dry, 0 };
+    struct pqv_add_result total;
+    struct timespec t0;
+    memset(&total, 0, sizeof(total));
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     for (int i = 0; i < npaths; i++) {
-        struct progress *p = progress_new("add");
+        struct progress *p = json || dry ? NULL : progress_new("add");
         struct pqv_add_options opt = {
             .force = force, .progress = p ? progress_cb : NULL,
-            .progress_ctx = p, .report = report_cb, .report_ctx = NULL,
-            .no_compress = no_compress, .follow_links = follow, .one_file_system = one_fs
+            .progress_ctx = p, .report = add_report, .report_ctx = &out,
+            .no_compress = no_compress, .follow_links = follow, .one_file_system = one_fs,
+            .result = &total, .force_read = force_read, .delete_missing = del, .dry_run = dry,
+            .verbose = verbose || json || dry, .exclude = exclude, .exclude_caches = caches
         };
         int rc;
         pqv_error_clear();
         if (strcmp(paths[i], "-") == 0) {
             mode_t um = umask(0);
             umask(um);
-            rc = pqv_vault_add_fd(v, STDIN_FILENO, name, 0666u & ~(uint32_t)um,
+            rc = dry ? 0 : pqv_vault_add_fd(v, STDIN_FILENO, name, 0666u & ~(uint32_t)um,
                 (int64_t)time(NULL), &opt);
         } else {
             rc = pqv_vault_add_path(v, paths[i], name, &opt);
         }
         progress_end(p);
-        if (rc != 0)
+        if (rc != 0) {
             keep(&status, lib_error(name ? name : paths[i], rc));
+            if (rc != PQV_E_IO)
+                total.failed++; /* refused whole: one error (the others counted theirs) */
+        }
     }
+    add_summary(&total, dry, seconds_since(&t0), json);
     pqv_vault_close(v);
     free(paths);
+    pqv_match_free(exclude);
     return status;
 }
 

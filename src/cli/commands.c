@@ -36,7 +36,11 @@ static const struct optdef init_opts[] = {
 static const struct optdef add_opts[] = {
     { "name", 0, 1, OPT_NAME }, { "force", 'f', 0, OPT_FORCE },
     { "no-compress", 0, 0, OPT_NOCOMPRESS }, { "follow-links", 'L', 0, OPT_FOLLOW },
-    { "one-file-system", 'x', 0, OPT_ONEFS }, { NULL, 0, 0, 0 }
+    { "one-file-system", 'x', 0, OPT_ONEFS }, { "delete", 0, 0, OPT_DELETE },
+    { "force-read", 0, 0, OPT_FORCEREAD }, { "dry-run", 'n', 0, OPT_DRYRUN },
+    { "verbose", 0, 0, OPT_VERBOSE }, { "exclude", 0, 1, OPT_EXCLUDE },
+    { "exclude-from", 0, 1, OPT_EXCLUDEFROM }, { "exclude-caches", 0, 0, OPT_EXCLUDECACHES },
+    { "json", 0, 0, OPT_JSON }, { NULL, 0, 0, 0 }
 };
 static const struct optdef get_opts[] = {
     { "output", 'o', 1, OPT_OUT }, { "force", 'f', 0, OPT_FORCE }, { NULL, 0, 0, 0 }
@@ -89,19 +93,33 @@ const struct command commands[] = {
       "  --aead NAME       default AEAD: AES-256-GCM, ChaCha20-Poly1305 or auto\n"
       "  --kdf t=N,m=KIB,p=N  Argon2id cost of slot 0 (default t=3,m=65536,p=4;\n"
       "                    above m=1048576 or t=16 unlocking needs --kdf-limit)\n" },
-    { "add", CMD_ADD, add_opts, "PATH... [--name NAME] [--force] [-L] [-x] [--no-compress]",
+    { "add", CMD_ADD, add_opts, "PATH... [--name NAME] [--delete] [--exclude PATTERN] [-n] ...",
       "Store files, symbolic links and directory trees (recursively), with\n"
-      "owner, group, mode, times, extended attributes, hard links and holes.\n"
-      "A PATH is stored under its last component.  '-' reads standard input\n"
-      "and needs --name.  Devices, sockets and FIFOs are reported and skipped;\n"
-      "a file that cannot be read, or keeps changing while it is read, is\n"
-      "reported and skipped, the rest stored (exit 1).  One add is one commit.\n"
+      "owner, group, mode, times, extended attributes, hard links and holes;\n"
+      "files of equal content are stored once.  A PATH is stored under its last\n"
+      "component.  Adding a tree again updates it: what is new is added, what\n"
+      "changed (size, mtime, ctime or inode) is stored again, the rest is left\n"
+      "as it is.  An interrupted add continues when run again (large adds commit\n"
+      "every 512 MiB or 20,000 entries).  '-' reads standard input and needs\n"
+      "--name.  Devices, sockets and FIFOs are skipped; a file that cannot be\n"
+      "read, or keeps changing, is reported and skipped, the rest stored (exit\n"
+      "1).  The vault's own directory and key file are never stored.  Ends\n"
+      "with a summary on stderr (not with -q).\n"
       "  --name NAME       store the single PATH under NAME\n"
-      "  -f, --force       replace existing names\n"
-      "  -L, --follow-links  store what symbolic links point to, not the links\n"
+      "  -f, --force       replace a name added from another place\n"
+      "  --delete          remove stored names below PATH that are gone from it\n"
+      "  --force-read      read every file, even those recorded as unchanged\n"
+      "  --exclude PATTERN leave out names matching PATTERN (gitignore rules,\n"
+      "                    relative to PATH; repeatable)\n"
+      "  --exclude-from FILE  patterns from FILE, one a line\n"
+      "  --exclude-caches  leave out directories holding a CACHEDIR.TAG\n"
       "  -x, --one-file-system  do not descend into other file systems\n"
+      "  -L, --follow-links  store what symbolic links point to, not the links\n"
       "  --no-compress     store data uncompressed (zstd is used when it saves\n"
-      "                    1/32 or more; compression reveals sizes, see pqvault(1))\n" },
+      "                    1/32 or more; compression reveals sizes, see pqvault(1))\n"
+      "  -n, --dry-run     say what would be done, change nothing\n"
+      "  --verbose         name every entry and what was done with it\n"
+      "  --json            one JSON object per entry on stdout, then a summary\n" },
     { "get", CMD_GET, get_opts, "NAME... [-o OUT] [--force]",
       "Restore stored files or directory trees.  A file goes to OUT unless OUT\n"
       "is an existing directory, then to OUT/NAME; a directory restores its\n"

@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "crypto/kdf.h"
+#include "pqvault/match.h"
 #include "util/fsutil.h"
 #include "util/util.h"
 #include "vault/vault_internal.h"
@@ -48,7 +49,8 @@ struct add_file {
     struct stat st;         /* at the walk (a file's is replaced at its open) */
     char *target;           /* symbolic links */
     uint64_t hlgroup;       /* nonzero: one of several names of one file */
-    int replacing;
+    int replacing;          /* stored before: stored again (changed) */
+    int unchanged;          /* stored before as it is now: left as it is */
 };
 
 /* Something the walk found, reported once the add has passed its checks
@@ -68,8 +70,13 @@ struct add_plan {
     struct note *notes;
     size_t nnotes;
     uint64_t not_stored;    /* entries reported and skipped */
-    char **stale;           /* names below a directory replaced by a file */
+    char **stale;           /* names to remove: below a directory replaced by a
+                               file, or gone from the source (--delete) */
     size_t nstale;
+    uint64_t excluded;      /* entries the exclusion rules left out */
+    char *root_name;        /* the operand's stored name */
+    char **unreadable;      /* stored names of directories that could not be read */
+    size_t nunreadable;
 };
 
 static void
@@ -90,6 +97,10 @@ plan_free(struct add_plan *plan)
     for (size_t i = 0; i < plan->nstale; i++)
         free(plan->stale[i]);
     free(plan->stale);
+    for (size_t i = 0; i < plan->nunreadable; i++)
+        free(plan->unreadable[i]);
+    free(plan->unreadable);
+    free(plan->root_name);
     if (plan->rootfd >= 0)
         close(plan->rootfd);
     free(plan->root);
@@ -280,7 +291,65 @@ struct walk_opts {
     int follow;             /* -L: follow symbolic links */
     dev_t dev;              /* --one-file-system: the operand's device */
     int one_fs;
+    const struct pqv_match *exclude;
+    size_t root_len;        /* the operand's stored name: excluded names are
+                               tested relative to it */
+    int exclude_caches;
+    int verbose;
+    struct stat vault_dir, keyfile;  /* never stored (st_ino 0: unknown) */
 };
+
+/* same_inode(a, b): whether two stats are one file (${b} known). */
+static int
+same_inode(const struct stat *a, const struct stat *b)
+{
+    return b->st_ino != 0 && a->st_dev == b->st_dev && a->st_ino == b->st_ino;
+}
+
+/* cache_dir(plan, rel): whether the directory ${rel} holds a CACHEDIR.TAG
+ * with its signature (bford.info/cachedir), as tar and borg honour. */
+static int
+cache_dir(struct add_plan *plan, const char *rel)
+{
+    static const char sig[] = "Signature: 8a477f597d28d172789f06886806bc55";
+    char buf[sizeof(sig) - 1];
+    int dfd, fd, is = 0;
+
+    if (fsutil_open_dirs(plan->rootfd, plan->root, rel, FSUTIL_NOCREATE, 0, &dfd) != 0)
+        return 0;
+    fd = openat(dfd, "CACHEDIR.TAG", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    close(dfd);
+    if (fd < 0)
+        return 0;
+    is = fsutil_pread_all(fd, buf, sizeof(buf), 0, "CACHEDIR.TAG") == (ssize_t)sizeof(buf) &&
+        memcmp(buf, sig, sizeof(buf)) == 0;
+    close(fd);
+    return is;
+}
+
+/* left_out(plan, wo, cname, crel, cpath, cst, rc): whether the walk leaves
+ * this entry out (the vault itself, the exclusion rules); said once. */
+static int
+left_out(struct add_plan *plan, const struct walk_opts *wo, const char *cname, const char *crel,
+    const char *cpath, const struct stat *cst, int *rc)
+{
+    const char *rel = strlen(cname) > wo->root_len ? cname + wo->root_len + 1 : cname;
+
+    *rc = 0;
+    if (same_inode(cst, &wo->vault_dir) || same_inode(cst, &wo->keyfile)) {
+        *rc = note(plan, PQV_REPORT_WARNING, cpath, "not stored: it is the vault %s itself",
+            same_inode(cst, &wo->keyfile) ? "key file" : "directory");
+        return 1;
+    }
+    if ((wo->exclude != NULL && pqv_match_test(wo->exclude, rel, S_ISDIR(cst->st_mode))) ||
+        (wo->exclude_caches && S_ISDIR(cst->st_mode) && cache_dir(plan, crel))) {
+        plan->excluded++;
+        if (wo->verbose)
+            *rc = note(plan, PQV_REPORT_INFO, cpath, "excluded");
+        return 1;
+    }
+    return 0;
+}
 
 /* walk(plan, wo, rel, path, name, st): add the directory ${rel} (below the
  * root, ${path} in messages) and what is below it to the plan. */
@@ -295,9 +364,17 @@ walk(struct add_plan *plan, const struct walk_opts *wo, const char *rel, const c
     if (depth > 2048)
         return note(plan, PQV_REPORT_ERROR, path, "not stored: too deep (a link loop?)");
     if ((rc = read_dir(plan, rel, path, wo->follow, &list, &n)) != 0) {
+        char **grown;
         if (rc == PQV_E_NOMEM)
             return rc;
-        /* Unreadable: reported, and the rest of the tree is stored. */
+        /* Unreadable: reported, and the rest of the tree is stored; what
+         * the vault holds below it is not "gone" (--delete keeps it). */
+        if ((grown = realloc(plan->unreadable, (plan->nunreadable + 1) * sizeof(*grown))) == NULL)
+            return PQV_E_NOMEM;
+        plan->unreadable = grown;
+        if ((plan->unreadable[plan->nunreadable] = strdup(name)) == NULL)
+            return PQV_E_NOMEM;
+        plan->nunreadable++;
         return note(plan, PQV_REPORT_ERROR, path, "not stored: %s", pqv_error_last()->reason);
     }
     rc = plan_push(plan, rel, path, name, KIND_DIR, st, NULL);
@@ -314,6 +391,8 @@ walk(struct add_plan *plan, const struct walk_opts *wo, const char *rel, const c
         } else if (strlen(cname) > PQV_NAME_MAX) {
             rc = note(plan, PQV_REPORT_ERROR, cpath, "not stored: its name would be longer "
                 "than %d bytes", PQV_NAME_MAX);
+        } else if (left_out(plan, wo, cname, crel, cpath, cst, &rc)) {
+            /* (said by left_out) */
         } else if (S_ISREG(cst->st_mode)) {
             rc = plan_push(plan, crel, cpath, cname, KIND_FILE, cst, NULL);
         } else if (S_ISLNK(cst->st_mode)) {
@@ -392,15 +471,111 @@ keep_stale(struct add_plan *plan, const struct state *st, const char *name)
     return 0;
 }
 
-/* prepare(v, st, plan, opt): refuse duplicates, existing names (without
- * force) and names that would be both a file and a directory.  Nothing is
- * written before every name has passed. */
+/* recorded_as_is(old, f): whether ${old} records ${f} as the walk found it:
+ * the same kind, inode, mtime and ctime (any change of content, mode,
+ * owner, links or extended attributes moves the ctime), a file's size and
+ * a link's target; restic decides so too. */
+static int
+recorded_as_is(const struct entry *old, const struct add_file *f)
+{
+    if (old->kind != f->kind || old->ino != (uint64_t)f->st.st_ino ||
+        old->mtime_sec != (int64_t)f->st.st_mtim.tv_sec ||
+        old->mtime_nsec != (uint32_t)f->st.st_mtim.tv_nsec ||
+        old->ctime_sec != (int64_t)f->st.st_ctim.tv_sec ||
+        old->ctime_nsec != (uint32_t)f->st.st_ctim.tv_nsec)
+        return 0;
+    if (f->kind == KIND_FILE)
+        return old->size == (uint64_t)f->st.st_size;
+    if (f->kind == KIND_SYMLINK)
+        return old->target != NULL && f->target != NULL && strcmp(old->target, f->target) == 0;
+    return 1;
+}
+
+/* gone_names(st, plan, opt): --delete: the stored names below the operand
+ * that the walk did not find, as removals; not those the exclusion rules
+ * leave out (rsync keeps them too) nor those below a directory that could
+ * not be read. */
+static int
+gone_names(const struct state *st, struct add_plan *plan, const struct pqv_add_options *opt)
+{
+    size_t root_len = strlen(plan->root_name);
+
+    for (size_t i = state_first_under(st, plan->root_name);
+         i < st->n && names_under(st->entries[i].name, plan->root_name); i++) {
+        const struct entry *e = &st->entries[i];
+        struct add_file key;
+        int keep = 0;
+        char **grown;
+        key.name = e->name;
+        if (bsearch(&key, plan->files, plan->n, sizeof(*plan->files), compare_names) != NULL)
+            continue;
+        for (size_t k = 0; k < plan->nunreadable && !keep; k++)
+            keep = names_under(e->name, plan->unreadable[k]);
+        if (opt->exclude != NULL && strlen(e->name) > root_len)
+            keep |= pqv_match_test(opt->exclude, e->name + root_len + 1, e->kind == KIND_DIR);
+        for (size_t k = 0; k < plan->nstale && !keep; k++)
+            keep = strcmp(plan->stale[k], e->name) == 0;
+        if (keep)
+            continue;
+        if ((grown = realloc(plan->stale, (plan->nstale + 1) * sizeof(*grown))) == NULL)
+            return PQV_E_NOMEM;
+        plan->stale = grown;
+        if ((plan->stale[plan->nstale] = strdup(e->name)) == NULL)
+            return PQV_E_NOMEM;
+        plan->nstale++;
+    }
+    return 0;
+}
+
+/* stored_origin(st, name, out, outlen): where ${name} was added from: its
+ * own recorded origin, or its nearest ancestor's with the rest of the name
+ * appended; 0 if known, -1 if not (format-1 entries, a stream). */
+static int
+stored_origin(const struct state *st, const char *name, char *out, size_t outlen)
+{
+    size_t len = strlen(name);
+
+    for (;;) {
+        const struct entry *e = state_find(st, name);
+        char prefix[PQV_NAME_MAX + 1];
+        if (e != NULL && e->origin != NULL) {
+            if (snprintf(out, outlen, "%s%s", e->origin, name + strlen(e->name)) >= (int)outlen)
+                return -1;
+            return 0;
+        }
+        while (len > 0 && name[len - 1] != '/')
+            len--;
+        if (len == 0)
+            return -1;
+        len--; /* the '/' */
+        /* The ancestor's name, then the rest appended to its origin. */
+        snprintf(prefix, sizeof(prefix), "%.*s", (int)len, name);
+        const struct entry *anc = state_find(st, prefix);
+        if (anc != NULL && anc->origin != NULL)
+            return snprintf(out, outlen, "%s%s", anc->origin, name + len) >= (int)outlen ? -1 : 0;
+    }
+}
+
+/* prepare(st, plan, opt): decide, for every entry of the plan, whether it
+ * is new, changed (stored again) or unchanged (left as it is), and refuse
+ * before anything is written: duplicates, a name added from another place
+ * (without force), names that would be both a file and a directory. */
 static int
 prepare(struct state *st, struct add_plan *plan, const struct pqv_add_options *opt)
 {
+    const struct entry *root;
     int rc = 0;
 
     qsort(plan->files, plan->n, sizeof(*plan->files), compare_names);
+    /* The same name from another place is another tree, not an update. */
+    root = plan->root_name != NULL ? state_find(st, plan->root_name) : NULL;
+    if (root != NULL && !opt->force && plan->origin != NULL) {
+        char was[PQV_NAME_MAX + 4096];
+        if (stored_origin(st, plan->root_name, was, sizeof(was)) == 0 &&
+            strcmp(was, plan->origin) != 0)
+            return error_set(PQV_E_EXISTS, plan->root_name, "already exists, added from %s",
+                was);
+    }
     for (size_t i = 0; i < plan->n && rc == 0; i++) {
         struct add_file *f = &plan->files[i];
         const struct entry *old;
@@ -415,23 +590,24 @@ prepare(struct state *st, struct add_plan *plan, const struct pqv_add_options *o
             below++;
         if (old == NULL && below < st->n && names_under(st->entries[below].name, f->name)) {
             /* Stored only as the prefix of other names: a directory. */
-            if (f->kind == KIND_DIR)
-                continue;
-            if (!opt->force)
-                return error_set(PQV_E_EXISTS, f->name, "already exists (a directory)");
-            rc = keep_stale(plan, st, f->name);
+            if (f->kind != KIND_DIR)
+                rc = keep_stale(plan, st, f->name);
             continue;
         }
         if (old == NULL)
             continue;
-        if (!opt->force)
-            return error_set(PQV_E_EXISTS, f->name, "already exists");
-        /* Replacing: its newer entry wins; a directory that becomes a file
-         * leaves nothing below it. */
+        if (!opt->force_read && recorded_as_is(old, f)) {
+            f->unchanged = 1;
+            continue;
+        }
+        /* Stored again: its newer entry wins; a directory that becomes a
+         * file leaves nothing below it. */
         f->replacing = 1;
         if (f->kind != KIND_DIR)
             rc = keep_stale(plan, st, f->name);
     }
+    if (rc == 0 && opt->delete_missing && plan->root_name != NULL)
+        rc = gone_names(st, plan, opt);
     return rc;
 }
 
@@ -680,8 +856,11 @@ struct adder {
     struct entry cur;            /* the file being read */
     int cur_state;               /* FILE_OK, FILE_FAILED, FILE_CHANGED */
     const struct entry *cur_same; /* a stored file of the same content */
-    uint64_t files, bytes;
+    uint64_t files, bytes, new_bytes;
     struct dedup dedup;
+    struct entry **kept;         /* entries of earlier checkpoints */
+    size_t nkept;
+    uint64_t since_checkpoint_bytes, since_checkpoint_entries;
 };
 
 enum { FILE_OK = 0, FILE_FAILED = 1, FILE_CHANGED = 2 };
@@ -711,6 +890,11 @@ adder_free(struct adder *a)
     }
     free(a->jobs);
     free(a->dedup.slots);
+    for (size_t i = 0; i < a->nkept; i++) {
+        entry_clear(a->kept[i]);
+        free(a->kept[i]);
+    }
+    free(a->kept);
     names_cache_free(&a->names);
     entry_clear(&a->cur);
 }
@@ -988,7 +1172,7 @@ commit:
         (a->cur.origin = strdup(a->plan->origin)) == NULL)
         return PQV_E_NOMEM;
     vault_report(opt->report, opt->report_ctx, PQV_REPORT_INFO, f->name,
-        f->replacing ? "replaced" : "added");
+        f->replacing ? "changed" : "added");
     if ((rc = txn_add(a->t, &a->cur)) != 0)
         return rc;
     return dedup_add(&a->dedup, a->t->entries[a->t->n - 1]);
@@ -1052,18 +1236,105 @@ link_entry(struct adder *a, struct add_file *f, const struct entry *first)
         return PQV_E_NOMEM;
     }
     vault_report(a->opt->report, a->opt->report_ctx, PQV_REPORT_INFO, f->name,
-        f->replacing ? "replaced (hard link)" : "added (hard link)");
+        f->replacing ? "changed (hard link)" : "added (hard link)");
     return txn_add(a->t, &e);
+}
+
+/* An add commits at its end, and a large one also at checkpoints, so that
+ * an interrupted add keeps most of its work: run again, it finds what was
+ * checkpointed unchanged and continues. */
+#define CHECKPOINT_BYTES (512ull << 20)
+#define CHECKPOINT_ENTRIES 20000
+
+/* checkpoint(a, st): commit the entries so far as an epoch and begin the
+ * next transaction on it.  The committed entries stay in memory (later
+ * hard links and equal files refer to them). */
+static int
+checkpoint(struct adder *a, struct state *st)
+{
+    struct txn *t = a->t;
+    int rc;
+
+    if (t->n == 0)
+        return 0;
+    if ((rc = txn_commit(t, SEGMENT_DELTA, NULL, 0, NULL, 0)) != 0)
+        return rc;
+    for (size_t i = 0; i < t->nintroduced; i++)
+        a->new_bytes += t->introduced[i].size;
+    /* Keep the entries; the state goes on from the new epoch. */
+    struct entry **grown = realloc(a->kept, (a->nkept + t->n) * sizeof(*grown));
+    if (grown == NULL)
+        return PQV_E_NOMEM;
+    a->kept = grown;
+    memcpy(a->kept + a->nkept, t->entries, t->n * sizeof(*grown));
+    a->nkept += t->n;
+    t->n = 0;
+    st->epoch = t->committed_epoch;
+    memcpy(st->chain, t->committed_chain, 32);
+    txn_free(t);
+    a->since_checkpoint_bytes = 0;
+    a->since_checkpoint_entries = 0;
+    return txn_begin(a->v, st, t);
+}
+
+/* first_of_group(a, group): the entry already made for a hard-link group. */
+static const struct entry *
+first_of_group(const struct adder *a, uint64_t group)
+{
+    for (size_t k = 0; k < a->t->n; k++)
+        if (a->t->entries[k]->hlgroup == group)
+            return a->t->entries[k];
+    for (size_t k = 0; k < a->nkept; k++)
+        if (a->kept[k]->hlgroup == group)
+            return a->kept[k];
+    return NULL;
+}
+
+/* say(opt, level, subject, message): a report, if wanted. */
+static void
+say(const struct pqv_add_options *opt, const char *subject, const char *message)
+{
+    vault_report(opt->report, opt->report_ctx, PQV_REPORT_INFO, subject, "%s", message);
+}
+
+/* dry_run(plan, opt, res): what the add would do, said and counted. */
+static void
+dry_run(const struct add_plan *plan, const struct pqv_add_options *opt, struct pqv_add_result *res)
+{
+    for (size_t i = 0; i < plan->n; i++) {
+        const struct add_file *f = &plan->files[i];
+        if (f->unchanged) {
+            res->unchanged++;
+            if (opt->verbose)
+                say(opt, f->name, "unchanged");
+            continue;
+        }
+        if (f->replacing)
+            res->changed++;
+        else
+            res->added++;
+        if (f->kind == KIND_FILE) {
+            res->files++;
+            res->bytes += (uint64_t)f->st.st_size;
+        }
+        say(opt, f->name, f->replacing ? "would be stored again (changed)" : "would be added");
+    }
+    for (size_t i = 0; i < plan->nstale; i++) {
+        res->removed++;
+        say(opt, plan->stale[i], "would be removed");
+    }
 }
 
 static int
 run_plan(pqv_vault *v, struct add_plan *plan, const struct pqv_add_options *opt)
 {
+    struct pqv_add_result res;
     struct state st;
     struct txn t;
     struct adder a;
     int rc;
 
+    memset(&res, 0, sizeof(res));
     if ((rc = state_current(v, &st, NULL)) != 0)
         return rc;
     if ((rc = state_load(v, &st)) != 0 || (rc = prepare(&st, plan, opt)) != 0 ||
@@ -1074,6 +1345,13 @@ run_plan(pqv_vault *v, struct add_plan *plan, const struct pqv_add_options *opt)
     for (size_t i = 0; i < plan->nnotes; i++)
         vault_report(opt->report, opt->report_ctx, plan->notes[i].level, plan->notes[i].subject,
             "%s", plan->notes[i].message);
+    res.excluded = plan->excluded;
+    res.failed = plan->not_stored;
+    if (opt->dry_run) {
+        dry_run(plan, opt, &res);
+        state_free(&st);
+        goto result;
+    }
     memset(&a, 0, sizeof(a));
     a.v = v;
     a.t = &t;
@@ -1089,16 +1367,35 @@ run_plan(pqv_vault *v, struct add_plan *plan, const struct pqv_add_options *opt)
         rc = dedup_add(&a.dedup, &st.entries[i]);
     for (size_t i = 0; i < plan->n && rc == 0; i++) {
         struct add_file *f = &plan->files[i];
-        const struct entry *first = NULL;
+        const struct entry *first;
+        uint64_t stored_before = a.files;
+        if (f->unchanged) {
+            res.unchanged++;
+            if (opt->verbose)
+                say(opt, f->name, "unchanged");
+            a.done_bytes += f->kind == KIND_FILE ? (uint64_t)f->st.st_size : 0;
+            continue;
+        }
         /* A later name of a hard-linked file: the entry already made. */
-        for (size_t k = 0; f->hlgroup != 0 && k < t.n && first == NULL; k++)
-            if (t.entries[k]->hlgroup == f->hlgroup)
-                first = t.entries[k];
+        first = f->hlgroup != 0 ? first_of_group(&a, f->hlgroup) : NULL;
+        size_t before = t.n;
         rc = first != NULL ? link_entry(&a, f, first) : add_one(&a, f);
         if (rc == 0)
             rc = a.rc;
+        if (rc == 0 && t.n > before) {
+            if (f->replacing)
+                res.changed++;
+            else
+                res.added++;
+            a.since_checkpoint_entries++;
+            if (a.files > stored_before)
+                a.since_checkpoint_bytes += f->st.st_size > 0 ? (uint64_t)f->st.st_size : 0;
+            if (a.since_checkpoint_bytes >= CHECKPOINT_BYTES ||
+                a.since_checkpoint_entries >= CHECKPOINT_ENTRIES)
+                rc = checkpoint(&a, &st);
+        }
     }
-    /* A directory replaced by a file: what was below it is removed. */
+    /* Removed: below a directory that became a file, or gone (--delete). */
     for (size_t i = 0; i < plan->nstale && rc == 0; i++) {
         struct entry gone;
         memset(&gone, 0, sizeof(gone));
@@ -1107,30 +1404,49 @@ run_plan(pqv_vault *v, struct add_plan *plan, const struct pqv_add_options *opt)
             rc = PQV_E_NOMEM;
         else
             rc = txn_add(&t, &gone);
-        if (rc == 0)
-            vault_report(opt->report, opt->report_ctx, PQV_REPORT_INFO, plan->stale[i],
-                "removed (below what is now a file)");
+        if (rc == 0) {
+            res.removed++;
+            say(opt, plan->stale[i], "removed");
+        }
     }
-    if (rc == 0)
+    /* Nothing changed: no epoch (an unchanged tree costs no segment). */
+    if (rc == 0 && t.n > 0)
         rc = txn_commit(&t, SEGMENT_DELTA, NULL, 0, NULL, 0);
-    else
+    else if (rc != 0)
         txn_abort(&t);
-    if (rc == 0 && opt->result != NULL) {
-        opt->result->files += a.files;
-        opt->result->bytes += a.bytes;
-        opt->result->failed += plan->not_stored;
+    if (rc == 0) {
+        for (size_t i = 0; i < t.nintroduced; i++)
+            a.new_bytes += t.introduced[i].size;
+        res.files = a.files;
+        res.bytes = a.bytes;
+        res.new_bytes = a.new_bytes;
     }
-    if (rc == 0 && plan->not_stored > 0)
-        rc = error_set(PQV_E_IO, NULL, "%llu entr%s not stored (reported above)",
-            (unsigned long long)plan->not_stored, plan->not_stored == 1 ? "y" : "ies");
 done:
     adder_free(&a);
     txn_free(&t);
     state_free(&st);
+    if (rc == 0)
+        rc = compact_if_long(v, opt->report, opt->report_ctx);
+result:
+    if (rc == 0 && opt->result != NULL) {
+        struct pqv_add_result *r = opt->result;
+        r->files += res.files;
+        r->bytes += res.bytes;
+        r->failed += res.failed;
+        r->added += res.added;
+        r->changed += res.changed;
+        r->unchanged += res.unchanged;
+        r->removed += res.removed;
+        r->excluded += res.excluded;
+        r->new_bytes += res.new_bytes;
+    }
+    if (rc == 0 && plan->not_stored > 0)
+        rc = error_set(PQV_E_IO, NULL, "%llu entr%s not stored (reported above)",
+            (unsigned long long)plan->not_stored, plan->not_stored == 1 ? "y" : "ies");
     return rc;
 }
 
-static const struct pqv_add_options no_options = { 0, NULL, NULL, NULL, NULL, 0, 0, 0, NULL };
+static const struct pqv_add_options no_options;
 
 /* default_name(path, out, outlen): the stored name of ${path} when none is
  * given: its last component (as cp, rsync and tar -C do), "." and ".."
@@ -1223,8 +1539,22 @@ pqv_vault_add_path(pqv_vault *v, const char *path, const char *name,
     wo.follow = opt->follow_links;
     wo.one_fs = opt->one_file_system;
     wo.dev = st.st_dev;
+    wo.exclude = opt->exclude;
+    wo.root_len = strlen(norm);
+    wo.exclude_caches = opt->exclude_caches;
+    wo.verbose = opt->verbose;
+    /* The vault's own files are never stored (add ~ with the vault in it). */
+    if (v->dir == NULL || stat(v->dir, &wo.vault_dir) != 0)
+        memset(&wo.vault_dir, 0, sizeof(wo.vault_dir));
+    if (v->keyfile_path == NULL || stat(v->keyfile_path, &wo.keyfile) != 0)
+        memset(&wo.keyfile, 0, sizeof(wo.keyfile));
+    if (same_inode(&st, &wo.vault_dir) || same_inode(&st, &wo.keyfile))
+        return error_set(PQV_E_INVAL, path, "is the vault's own %s: not stored",
+            same_inode(&st, &wo.keyfile) ? "key file" : "directory");
     memset(&plan, 0, sizeof(plan));
     plan.rootfd = -1;
+    if ((plan.root_name = strdup(norm)) == NULL)
+        return PQV_E_NOMEM;
     if (S_ISLNK(st.st_mode)) {
         /* A link given as an operand is stored as the link (as tar does;
          * -L stores what it points to). */
@@ -1298,8 +1628,11 @@ pqv_vault_add_fd(pqv_vault *v, int fd, const char *name, uint32_t mode, int64_t 
     a.t = &t;
     a.plan = &plan;
     a.opt = opt;
-    if ((rc = state_load(v, &st)) != 0 || (rc = prepare(&st, &plan, opt)) != 0 ||
-        (rc = txn_begin(v, &st, &t)) != 0) {
+    if ((rc = state_load(v, &st)) == 0 && (rc = prepare(&st, &plan, opt)) == 0 &&
+        plan.files[0].replacing && !opt->force)
+        /* A stream is no tree to update: replacing a name takes force. */
+        rc = error_set(PQV_E_EXISTS, norm, "already exists");
+    if (rc != 0 || (rc = txn_begin(v, &st, &t)) != 0) {
         state_free(&st);
         plan_free(&plan);
         return rc;

@@ -197,6 +197,7 @@ cmd_add(struct args *a)
     struct add_out out = { json, verbose || dry, 0 };
     struct pqv_add_result total;
     struct timespec t0;
+    int worked = 0;
     memset(&total, 0, sizeof(total));
     clock_gettime(CLOCK_MONOTONIC, &t0);
     for (int i = 0; i < npaths; i++) {
@@ -223,9 +224,15 @@ cmd_add(struct args *a)
             keep(&status, lib_error(name ? name : paths[i], rc));
             if (rc != PQV_E_IO)
                 total.failed++; /* refused whole: one error (the others counted theirs) */
+            else
+                worked = 1;
+        } else {
+            worked = 1;
         }
     }
-    add_summary(&total, dry, seconds_since(&t0), json);
+    /* A summary of what was done: none when every operand was refused. */
+    if (worked || json)
+        add_summary(&total, dry, seconds_since(&t0), json);
     pqv_vault_close(v);
     free(paths);
     pqv_match_free(exclude);

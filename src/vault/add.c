@@ -1246,6 +1246,19 @@ link_entry(struct adder *a, struct add_file *f, const struct entry *first)
 #define CHECKPOINT_BYTES (512ull << 20)
 #define CHECKPOINT_ENTRIES 20000
 
+/* checkpoint_entries(): CHECKPOINT_ENTRIES; the test build takes another
+ * from PQVAULT_TEST_CHECKPOINT_ENTRIES (kill tests of small adds). */
+static uint64_t
+checkpoint_entries(void)
+{
+#ifdef PQV_TEST_HOOKS
+    const char *e = getenv("PQVAULT_TEST_CHECKPOINT_ENTRIES");
+    if (e != NULL && atoi(e) > 0)
+        return (uint64_t)atoi(e);
+#endif
+    return CHECKPOINT_ENTRIES;
+}
+
 /* checkpoint(a, st): commit the entries so far as an epoch and begin the
  * next transaction on it.  The committed entries stay in memory (later
  * hard links and equal files refer to them). */
@@ -1365,6 +1378,7 @@ run_plan(pqv_vault *v, struct add_plan *plan, const struct pqv_add_options *opt)
         goto done;
     for (size_t i = 0; i < st.n && rc == 0; i++)
         rc = dedup_add(&a.dedup, &st.entries[i]);
+    const uint64_t every = checkpoint_entries();
     for (size_t i = 0; i < plan->n && rc == 0; i++) {
         struct add_file *f = &plan->files[i];
         const struct entry *first;
@@ -1391,7 +1405,7 @@ run_plan(pqv_vault *v, struct add_plan *plan, const struct pqv_add_options *opt)
             if (a.files > stored_before)
                 a.since_checkpoint_bytes += f->st.st_size > 0 ? (uint64_t)f->st.st_size : 0;
             if (a.since_checkpoint_bytes >= CHECKPOINT_BYTES ||
-                a.since_checkpoint_entries >= CHECKPOINT_ENTRIES)
+                a.since_checkpoint_entries >= every)
                 rc = checkpoint(&a, &st);
         }
     }

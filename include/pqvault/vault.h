@@ -243,12 +243,27 @@ PQV_API int pqv_vault_list(pqv_vault *v, const char *prefix, const struct pqv_li
 PQV_API void pqv_entries_free(struct pqv_entry *entries, size_t n);
 
 /* Options of pqv_vault_get. */
+/* What a get did (added to). */
+struct pqv_get_result {
+    uint64_t restored;          /* entries restored (files, directories, links) */
+    uint64_t bytes;             /* plaintext bytes of the files */
+    uint64_t skipped;           /* existing destinations left (skip_existing) */
+    uint64_t failed;            /* entries reported and not restored */
+};
+
 struct pqv_get_options {
     int force;                  /* replace existing destination files */
     pqv_progress_fn progress;
     void *progress_ctx;
-    pqv_report_fn report;
+    pqv_report_fn report;       /* each entry restored (PQV_REPORT_INFO), failures */
     void *report_ctx;
+    unsigned strip_components;  /* drop this many leading components of each name
+                                   (names with no more are not restored) */
+    int skip_existing;          /* leave existing destination files as they are */
+    int dry_run;                /* say what would be restored, write nothing */
+    int to_original;            /* restore where the name was added from (its
+                                   recorded origin); ${out} must be NULL */
+    struct pqv_get_result *result;  /* NULL: not wanted */
 };
 
 /*
@@ -274,6 +289,8 @@ PQV_API int pqv_vault_get_fd(pqv_vault *v, const char *name, int fd,
 struct pqv_rm_options {
     pqv_report_fn report;       /* removed names, objects left for gc */
     void *report_ctx;
+    int dry_run;                /* say what would be removed, change nothing */
+    uint64_t *removed;          /* NULL, or added the number of entries removed */
 };
 
 /* pqv_vault_rm(v, name, opt): remove ${name} (a directory: with everything

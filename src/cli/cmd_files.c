@@ -245,29 +245,52 @@ int
 cmd_get(struct args *a)
 {
     const char *val, *out = NULL;
-    int force = 0, id, n = 0;
+    int force = 0, id, n = 0, skip = 0, orig = 0, dry = 0, verbose = 0, json = 0;
+    unsigned long long strip_n = 0;
     const char **names = calloc((size_t)a->argc + 1, sizeof *names);
+    int status = EXIT_OK;
     if (!names) {
         err_msg("out of memory");
         return EXIT_ERR;
     }
-    while ((id = next_arg(a, &val)) != ARG_END) {
+    while ((id = next_arg(a, &val)) != ARG_END && status == EXIT_OK) {
         switch (id) {
         case ARG_ERROR: case ARG_HELP: free(names); return arg_stop(a, id);
         case OPT_OUT: out = val; break;
         case OPT_FORCE: force = 1; break;
+        case OPT_SKIPEXISTING: skip = 1; break;
+        case OPT_TOORIGINAL: orig = 1; break;
+        case OPT_DRYRUN: dry = 1; break;
+        case OPT_VERBOSE: verbose = 1; break;
+        case OPT_JSON: json = 1; break;
+        case OPT_STRIP:
+            if (parse_uint(val, 4096, &strip_n) != 0)
+                status = usage_error("--strip-components: not a count: '%s'", val);
+            break;
         case ARG_OPERAND: names[n++] = val; break;
         }
     }
-    int status = EXIT_OK;
     int to_stdout = out && strcmp(out, "-") == 0;
-    struct stat st;
-    if (n == 0)
+    char *outdir = NULL;
+    if (status != EXIT_OK)
+        ;
+    else if (n == 0)
         status = usage_error("missing NAME operand");
     else if (out && *out == '\0')
         status = usage_error("-o: empty destination");
-    else if (n > 1 && out && !to_stdout && (stat(out, &st) != 0 || !S_ISDIR(st.st_mode)))
-        status = usage_error("-o %s: several names need an existing directory", out);
+    else if (force && skip)
+        status = usage_error("--force and --skip-existing exclude each other");
+    else if (orig && out)
+        status = usage_error("--to-original and -o exclude each other");
+    else if (to_stdout && (dry || strip_n > 0 || skip))
+        status = usage_error("-o -: no --dry-run, --strip-components or --skip-existing");
+    else if (n > 1 && out && !to_stdout && out[strlen(out) - 1] != '/' &&
+        (outdir = malloc(strlen(out) + 2)) != NULL) {
+        /* Several names: OUT is a directory (created if missing). */
+        strcpy(outdir, out);
+        strcat(outdir, "/");
+        out = outdir;
+    }
     if (status != EXIT_OK) {
         free(names);
         return status;
@@ -276,14 +299,23 @@ cmd_get(struct args *a)
     pqv_vault *v;
     if ((status = session(&v, 0)) != EXIT_OK) {
         free(names);
+        free(outdir);
         return status;
     }
-    g_cli.force_hint = !force;
+    g_cli.force_hint = !force && !skip;
+    struct add_out rep = { json, verbose || dry, 0 };
+    struct pqv_get_result total;
+    struct timespec t0;
+    int worked = 0;
+    memset(&total, 0, sizeof(total));
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     for (int i = 0; i < n; i++) {
-        struct progress *p = progress_new("get");
+        struct progress *p = json || dry ? NULL : progress_new("get");
         struct pqv_get_options opt = {
             .force = force, .progress = p ? progress_cb : NULL,
-            .progress_ctx = p, .report = report_cb, .report_ctx = NULL
+            .progress_ctx = p, .report = add_report, .report_ctx = &rep,
+            .strip_components = (unsigned)strip_n, .skip_existing = skip, .dry_run = dry,
+            .to_original = orig, .result = &total
         };
         int rc;
         pqv_error_clear();
@@ -307,11 +339,38 @@ cmd_get(struct args *a)
             rc = pqv_vault_get(v, names[i], out, &opt);
         }
         progress_end(p);
+        if (rc == 0 || total.restored > 0)
+            worked = 1;
         if (rc != 0)
             keep(&status, lib_error(names[i], rc));
     }
+    if (!to_stdout && (worked || json)) {
+        double secs = seconds_since(&t0);
+        char b[32];
+        format_bytes(b, sizeof(b), total.bytes);
+        if (json)
+            printf("{\"summary\": {\"dry_run\": %s, \"restored\": %llu, \"bytes\": %llu, "
+                "\"skipped\": %llu, \"errors\": %llu, \"seconds\": %.3f}}\n",
+                dry ? "true" : "false", (unsigned long long)total.restored,
+                (unsigned long long)total.bytes, (unsigned long long)total.skipped,
+                (unsigned long long)total.failed, secs);
+        else if (!g_cli.quiet) {
+            fprintf(stderr, "%s %llu entr%s, %s", dry ? "would restore:" : "restored:",
+                (unsigned long long)total.restored, total.restored == 1 ? "y" : "ies", b);
+            if (total.skipped > 0)
+                fprintf(stderr, ", %llu skipped (existing)", (unsigned long long)total.skipped);
+            if (total.failed > 0)
+                fprintf(stderr, ", %llu error%s", (unsigned long long)total.failed,
+                    total.failed == 1 ? "" : "s");
+            if (dry)
+                fprintf(stderr, "\n");
+            else
+                fprintf(stderr, " in %.1f s\n", secs);
+        }
+    }
     pqv_vault_close(v);
     free(names);
+    free(outdir);
     return status;
 }
 
@@ -435,7 +494,7 @@ int
 cmd_rm(struct args *a)
 {
     const char *val;
-    int id, n = 0;
+    int id, n = 0, dry = 0, verbose = 0;
     const char **names = calloc((size_t)a->argc + 1, sizeof *names);
     if (!names) {
         err_msg("out of memory");
@@ -446,7 +505,12 @@ cmd_rm(struct args *a)
             free(names);
             return arg_stop(a, id);
         }
-        names[n++] = val;
+        if (id == OPT_DRYRUN)
+            dry = 1;
+        else if (id == OPT_VERBOSE)
+            verbose = 1;
+        else
+            names[n++] = val;
     }
     if (n == 0) {
         free(names);
@@ -455,12 +519,21 @@ cmd_rm(struct args *a)
     pqv_vault *v;
     int status = session(&v, 1);
     if (status == EXIT_OK) {
+        struct add_out rep = { 0, verbose || dry, 0 };
+        uint64_t removed = 0;
+        int worked = 0;
         for (int i = 0; i < n; i++) {
             pqv_error_clear();
-            int rc = pqv_vault_rm(v, names[i], &(struct pqv_rm_options){ report_cb, NULL });
+            int rc = pqv_vault_rm(v, names[i], &(struct pqv_rm_options){ add_report, &rep, dry,
+                &removed });
             if (rc != 0)
                 keep(&status, lib_error(names[i], rc));
+            else
+                worked = 1;
         }
+        if (worked && !g_cli.quiet)
+            fprintf(stderr, "%s %llu entr%s\n", dry ? "would remove:" : "removed:",
+                (unsigned long long)removed, removed == 1 ? "y" : "ies");
         pqv_vault_close(v);
     }
     free(names);

@@ -43,13 +43,16 @@ static const struct optdef add_opts[] = {
     { "json", 0, 0, OPT_JSON }, { NULL, 0, 0, 0 }
 };
 static const struct optdef get_opts[] = {
-    { "output", 'o', 1, OPT_OUT }, { "force", 'f', 0, OPT_FORCE }, { NULL, 0, 0, 0 }
+    { "output", 'o', 1, OPT_OUT }, { "force", 'f', 0, OPT_FORCE },
+    { "strip-components", 0, 1, OPT_STRIP }, { "skip-existing", 0, 0, OPT_SKIPEXISTING },
+    { "to-original", 0, 0, OPT_TOORIGINAL }, { "dry-run", 'n', 0, OPT_DRYRUN },
+    { "verbose", 0, 0, OPT_VERBOSE }, { "json", 0, 0, OPT_JSON }, { NULL, 0, 0, 0 }
 };
 static const struct optdef list_opts[] = {
     { "long", 'l', 0, OPT_LONG }, { "json", 0, 0, OPT_JSON }, { NULL, 0, 0, 0 }
 };
 static const struct optdef rm_opts[] = {
-    { NULL, 0, 0, 0 }
+    { "dry-run", 'n', 0, OPT_DRYRUN }, { "verbose", 0, 0, OPT_VERBOSE }, { NULL, 0, 0, 0 }
 };
 static const struct optdef check_opts[] = {
     { "read-data", 0, 0, OPT_READDATA }, { "no-key", 0, 0, OPT_NOKEY }, { NULL, 0, 0, 0 }
@@ -120,18 +123,32 @@ const struct command commands[] = {
       "  -n, --dry-run     say what would be done, change nothing\n"
       "  --verbose         name every entry and what was done with it\n"
       "  --json            one JSON object per entry on stdout, then a summary\n" },
-    { "get", CMD_GET, get_opts, "NAME... [-o OUT] [--force]",
+    { "get", CMD_GET, get_opts, "NAME... [-o OUT] [--force | --skip-existing] ...",
       "Restore stored files or directory trees.  A file goes to OUT unless OUT\n"
       "is an existing directory, then to OUT/NAME; a directory restores its\n"
-      "tree under OUT (default: the current directory).\n"
+      "tree under OUT (default: the current directory); several names go into\n"
+      "the directory OUT (created if missing).  Existing files are refused\n"
+      "before anything is written, unless --force or --skip-existing.  A file\n"
+      "that fails is reported and the rest restored (exit 1, or 4 for damage).\n"
+      "Ends with a summary on stderr (not with -q).\n"
       "  -o, --output OUT  destination; '-' writes a regular file to stdout\n"
-      "  -f, --force       replace existing files\n" },
+      "  -f, --force       replace existing files\n"
+      "  --skip-existing   leave existing files as they are\n"
+      "  --strip-components N  drop N leading components of each name (as tar)\n"
+      "  --to-original     restore where the name was added from (no -o)\n"
+      "  -n, --dry-run     say what would be restored, write nothing\n"
+      "  --verbose         name every entry restored\n"
+      "  --json            one JSON object per entry on stdout, then a summary\n" },
     { "list", CMD_LIST, list_opts, "[PREFIX] [-l] [--json]",
       "List stored names (sorted), optionally only PREFIX and what is under it.\n"
       "  -l, --long        mode, size, modification time and name\n"
       "  --json            one JSON array of objects (see pqvault(1))\n" },
-    { "rm", CMD_RM, rm_opts, "NAME...",
-      "Remove stored files (a directory name removes everything under it).\n" },
+    { "rm", CMD_RM, rm_opts, "NAME... [-n] [--verbose]",
+      "Remove stored names (a directory name removes everything under it), in\n"
+      "one commit.  The data stays until gc removes what nothing refers to.\n"
+      "Ends with a summary on stderr (not with -q).\n"
+      "  -n, --dry-run     say what would be removed, change nothing\n"
+      "  --verbose         name every entry removed\n" },
     { "check", CMD_CHECK, check_opts, "[--read-data | --no-key]",
       "Verify the config, the catalogue (every segment from the base up, its\n"
       "chain, the key file's history, this machine's last view of the vault)\n"

@@ -527,35 +527,6 @@ gone_names(const struct state *st, struct add_plan *plan, const struct pqv_add_o
     return 0;
 }
 
-/* stored_origin(st, name, out, outlen): where ${name} was added from: its
- * own recorded origin, or its nearest ancestor's with the rest of the name
- * appended; 0 if known, -1 if not (format-1 entries, a stream). */
-static int
-stored_origin(const struct state *st, const char *name, char *out, size_t outlen)
-{
-    size_t len = strlen(name);
-
-    for (;;) {
-        const struct entry *e = state_find(st, name);
-        char prefix[PQV_NAME_MAX + 1];
-        if (e != NULL && e->origin != NULL) {
-            if (snprintf(out, outlen, "%s%s", e->origin, name + strlen(e->name)) >= (int)outlen)
-                return -1;
-            return 0;
-        }
-        while (len > 0 && name[len - 1] != '/')
-            len--;
-        if (len == 0)
-            return -1;
-        len--; /* the '/' */
-        /* The ancestor's name, then the rest appended to its origin. */
-        snprintf(prefix, sizeof(prefix), "%.*s", (int)len, name);
-        const struct entry *anc = state_find(st, prefix);
-        if (anc != NULL && anc->origin != NULL)
-            return snprintf(out, outlen, "%s%s", anc->origin, name + len) >= (int)outlen ? -1 : 0;
-    }
-}
-
 /* prepare(st, plan, opt): decide, for every entry of the plan, whether it
  * is new, changed (stored again) or unchanged (left as it is), and refuse
  * before anything is written: duplicates, a name added from another place
@@ -571,7 +542,7 @@ prepare(struct state *st, struct add_plan *plan, const struct pqv_add_options *o
     root = plan->root_name != NULL ? state_find(st, plan->root_name) : NULL;
     if (root != NULL && !opt->force && plan->origin != NULL) {
         char was[PQV_NAME_MAX + 4096];
-        if (stored_origin(st, plan->root_name, was, sizeof(was)) == 0 &&
+        if (state_origin(st, plan->root_name, was, sizeof(was)) == 0 &&
             strcmp(was, plan->origin) != 0)
             return error_set(PQV_E_EXISTS, plan->root_name, "already exists, added from %s",
                 was);

@@ -367,7 +367,32 @@ struct restore {
     int worst;
     int single;                  /* one file: its failure is the call's, not reported */
     struct error_saved first;
+    struct pqv_get_result res;
 };
+
+/* restored(r, e, what): said and counted. */
+static void
+restored(struct restore *r, const struct entry *e, const char *name, const char *what)
+{
+    r->res.restored++;
+    if (e != NULL && e->kind == KIND_FILE)
+        r->res.bytes += e->size;
+    vault_report(r->opt->report, r->opt->report_ctx, PQV_REPORT_INFO, name, "%s", what);
+}
+
+/* strip(name, n): ${name} without its first ${n} components; NULL if it has
+ * no more (get --strip-components, as tar's). */
+static const char *
+strip(const char *name, unsigned n)
+{
+    for (unsigned i = 0; i < n; i++) {
+        const char *slash = strchr(name, '/');
+        if (slash == NULL)
+            return NULL;
+        name = slash + 1;
+    }
+    return name;
+}
 
 /* batch_limit(): files per batch: RESTORE_BATCH_FILES, or fewer if the
  * descriptor limit (two per pending file, and room for the rest) is low. */
@@ -465,8 +490,7 @@ flush(struct restore *r)
         struct pending *p = &r->batch[i];
         int src;
         if (p->done) {
-            vault_report(r->opt->report, r->opt->report_ctx, PQV_REPORT_INFO, p->e->name,
-                "restored");
+            restored(r, p->e, p->e->name, "restored");
             continue;
         }
         src = p->f.device || synced[i] ? 0 : pool_wait(pool, &jobs[i].job);
@@ -477,8 +501,7 @@ flush(struct restore *r)
         if (src != 0)
             failure(r, p->e->name, src);
         else
-            vault_report(r->opt->report, r->opt->report_ctx, PQV_REPORT_INFO, p->e->name,
-                "restored");
+            restored(r, p->e, p->e->name, "restored");
         entry_clear(&p->fresh);
     }
     r->nbatch = 0;
@@ -619,15 +642,14 @@ finish(struct restore *r)
         if (lrc != 0)
             failure(r, r->later[i].display, lrc);
         else
-            vault_report(r->opt->report, r->opt->report_ctx, PQV_REPORT_INFO, r->later[i].rel,
-                "restored (hard link)");
+            restored(r, NULL, r->later[i].rel, "restored (hard link)");
     }
     if (rc == 0 && (rc = dest_sync_dirs(&r->d)) != 0)
         failure(r, r->d.root, rc);
     return rc;
 }
 
-static const struct pqv_get_options no_options = { 0, NULL, NULL, NULL, NULL };
+static const struct pqv_get_options no_options;
 
 /* restore_tree(r, prefix, out): every entry under ${prefix}. */
 static int
@@ -645,27 +667,49 @@ restore_tree(struct restore *r, const char *prefix, const char *out, uint64_t da
         return damaged > 0 ? error_set(PQV_E_INTEGRITY, NULL, "not found, and %llu damaged "
             "record%s could not be examined", (unsigned long long)damaged, damaged == 1 ? "" : "s")
                            : error_set(PQV_E_NOTFOUND, NULL, "not found");
-    if ((rc = dest_open(&r->d, out, 1)) != 0)
+    /* A dry run creates nothing, not even the destination. */
+    struct stat sb;
+    int have_dest = !r->opt->dry_run || (stat(out, &sb) == 0 && S_ISDIR(sb.st_mode));
+    if (have_dest && (rc = dest_open(&r->d, out, !r->opt->dry_run)) != 0)
         return rc;
     r->d.batched = 1;
     /* Refuse before writing anything if any destination file exists. */
-    for (size_t i = first; i < end && !r->opt->force; i++) {
+    for (size_t i = first; i < end && !r->opt->force && !r->opt->skip_existing && have_dest;
+         i++) {
         const struct entry *e = &st->entries[i];
+        const char *rel = strip(e->name, r->opt->strip_components);
         char dest[4096];
-        if (e->kind == KIND_DIR)
+        if (e->kind == KIND_DIR || rel == NULL || *rel == '\0')
             continue;
-        if ((rc = join_path(dest, sizeof(dest), out, e->name)) != 0)
+        if ((rc = join_path(dest, sizeof(dest), out, rel)) != 0)
             return rc;
-        if (dest_exists(&r->d, e->name))
+        if (dest_exists(&r->d, rel))
             return error_set(PQV_E_EXISTS, dest, "already exists");
     }
     /* Everything in name order (parents before children)... */
     for (size_t i = first; i < end; i++) {
         const struct entry *e = &st->entries[i];
+        const char *rel = strip(e->name, r->opt->strip_components);
         char dest[4096];
-        if ((rc = join_path(dest, sizeof(dest), out, e->name)) != 0)
+        if (rel == NULL || *rel == '\0')
+            continue; /* stripped away */
+        if ((rc = join_path(dest, sizeof(dest), out, rel)) != 0)
             return rc;
-        rc = restore_one(r, e, e->name, dest, 0);
+        if (r->opt->skip_existing && e->kind != KIND_DIR && have_dest && dest_exists(&r->d, rel)) {
+            r->res.skipped++;
+            vault_report(r->opt->report, r->opt->report_ctx, PQV_REPORT_INFO, dest,
+                "skipped (exists)");
+            continue;
+        }
+        if (r->opt->dry_run) {
+            r->res.restored++;
+            if (e->kind == KIND_FILE)
+                r->res.bytes += e->size;
+            vault_report(r->opt->report, r->opt->report_ctx, PQV_REPORT_INFO, dest,
+                "would be restored");
+            continue;
+        }
+        rc = restore_one(r, e, rel, dest, 0);
         if (rc == PQV_E_NOMEM)
             return rc;
         if (rc < 0) {
@@ -686,23 +730,27 @@ restore_tree(struct restore *r, const char *prefix, const char *out, uint64_t da
                 return rc;
         }
     }
+    if (r->opt->dry_run)
+        return 0;
     if ((rc = finish(r)) != 0)
         return rc;
     /* ...then directories' attributes, deepest first, since creating a
      * file inside a directory changes its mtime. */
     for (size_t i = end; i-- > first;) {
         const struct entry *e = &st->entries[i];
+        const char *rel = strip(e->name, r->opt->strip_components);
         struct durable_meta meta;
         char dest[4096];
         int fd;
-        if (e->kind != KIND_DIR || join_path(dest, sizeof(dest), out, e->name) != 0)
+        if (e->kind != KIND_DIR || rel == NULL || *rel == '\0' ||
+            join_path(dest, sizeof(dest), out, rel) != 0)
             continue;
-        if (e->nxattrs > 0 && dest_open_dir(&r->d, e->name, &fd) == 0) {
+        if (e->nxattrs > 0 && dest_open_dir(&r->d, rel, &fd) == 0) {
             set_xattrs(fd, e, dest, r->opt);
             close(fd);
         }
         entry_meta(e, &meta);
-        if ((rc = dest_set_dir_meta(&r->d, e->name, dest, &meta)) != 0)
+        if ((rc = dest_set_dir_meta(&r->d, rel, dest, &meta)) != 0)
             failure(r, dest, rc);
     }
     /* The directories made and their attributes, all at once. */
@@ -723,22 +771,51 @@ pqv_vault_get(pqv_vault *v, const char *name, const char *out, const struct pqv_
     struct stat sb;
     int rc, out_is_dir;
 
+    struct pqv_get_options original;
+    char origin_dir[4096];
+
     if ((rc = vault_require_unlocked(v)) != 0)
         return rc;
     if (name == NULL)
         return PQV_E_INVAL;
     if (opt == NULL)
         opt = &no_options;
+    if (opt->to_original && out != NULL)
+        return error_set(PQV_E_INVAL, out, "a destination and the original place exclude each "
+            "other");
     if ((rc = pqv_name_normalize(name, norm, sizeof(norm))) != 0)
         return rc;
-    /* An existing directory, or a path ending in '/' (created). */
-    out_is_dir = out == NULL || (stat(out, &sb) == 0 && S_ISDIR(sb.st_mode)) ||
-        (out[0] != '\0' && out[strlen(out) - 1] == '/');
     w.report = opt->report;
     w.report_ctx = opt->report_ctx;
     w.damaged = &damaged;
     if ((rc = state_current(v, &st, &w)) != 0)
         return rc;
+    if (opt->to_original) {
+        /* Where the name was added from: restored into that place's
+         * directory, the components above the name stripped. */
+        char origin[4096];
+        unsigned depth = 0;
+        if ((rc = state_load_reporting(v, &st, &w)) != 0) {
+            state_free(&st);
+            return rc;
+        }
+        if (state_origin(&st, norm, origin, sizeof(origin)) != 0 || origin[0] != '/') {
+            state_free(&st);
+            return error_set(PQV_E_INVAL, norm, "its original place is not recorded (added "
+                "from standard input, or by format 1)");
+        }
+        fsutil_dirname(origin, origin_dir, sizeof(origin_dir));
+        for (const char *c = norm; (c = strchr(c, '/')) != NULL; c++)
+            depth++;
+        original = *opt;
+        original.to_original = 0;
+        original.strip_components = depth;
+        opt = &original;
+        out = origin_dir;
+    }
+    /* An existing directory, or a path ending in '/' (created). */
+    out_is_dir = out == NULL || (stat(out, &sb) == 0 && S_ISDIR(sb.st_mode)) ||
+        (out[0] != '\0' && out[strlen(out) - 1] == '/');
     /* One name is found without loading the catalogue; a tree needs it. */
     memset(&one, 0, sizeof(one));
     rc = state_lookup(v, &st, norm, &one);
@@ -763,10 +840,31 @@ pqv_vault_get(pqv_vault *v, const char *name, const char *out, const struct pqv_
             /* Into a directory: the stored name below it, walked without
              * following links. */
             const char *root = out != NULL ? out : ".";
-            if ((rc = join_path(dest, sizeof(dest), root, norm)) == 0 &&
-                (rc = dest_open(&r.d, root, 1)) == 0 &&
-                (rc = restore_one(&r, e, norm, dest, 0)) >= 0)
+            const char *rel = strip(norm, opt->strip_components);
+            if (rel == NULL || *rel == '\0')
+                rc = error_set(PQV_E_INVAL, norm, "has fewer than %u+1 components to strip",
+                    opt->strip_components);
+            else if ((rc = join_path(dest, sizeof(dest), root, rel)) != 0)
+                ;
+            else if (opt->dry_run) {
+                r.res.restored++;
+                r.res.bytes += e->size;
+                vault_report(opt->report, opt->report_ctx, PQV_REPORT_INFO, dest,
+                    "would be restored");
+            } else if (opt->skip_existing && lstat(dest, &sb) == 0) {
+                r.res.skipped++;
+                vault_report(opt->report, opt->report_ctx, PQV_REPORT_INFO, dest,
+                    "skipped (exists)");
+            } else if ((rc = dest_open(&r.d, root, 1)) == 0 &&
+                (rc = restore_one(&r, e, rel, dest, 0)) >= 0)
                 rc = finish(&r);
+        } else if (opt->dry_run) {
+            r.res.restored++;
+            r.res.bytes += e->size;
+            vault_report(opt->report, opt->report_ctx, PQV_REPORT_INFO, out, "would be restored");
+        } else if (opt->skip_existing && lstat(out, &sb) == 0) {
+            r.res.skipped++;
+            vault_report(opt->report, opt->report_ctx, PQV_REPORT_INFO, out, "skipped (exists)");
         } else {
             /* To the path the user named: its directory is theirs (links
              * followed, created if missing); its last component is the
@@ -796,6 +894,13 @@ pqv_vault_get(pqv_vault *v, const char *name, const char *out, const struct pqv_
                 NULL, "%llu entr%s not restored%s (reported above)",
                 (unsigned long long)(r.failed + damaged), r.failed + damaged == 1 ? "y" : "ies",
                 damaged > 0 ? ", damaged records among them" : "");
+    }
+    r.res.failed += r.failed;
+    if (opt->result != NULL) {
+        opt->result->restored += r.res.restored;
+        opt->result->bytes += r.res.bytes;
+        opt->result->skipped += r.res.skipped;
+        opt->result->failed += r.res.failed;
     }
     restore_free(&r);
     entry_clear(&one);

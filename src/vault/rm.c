@@ -160,13 +160,20 @@ rm_v2(pqv_vault *v, const char *norm, const struct pqv_rm_options *opt)
     }
     if (rc == 0 && found == 0)
         rc = error_set(PQV_E_NOTFOUND, NULL, "not found");
-    if (rc == 0 && (rc = txn_commit(&t, SEGMENT_DELTA, NULL, 0, NULL, 0)) == 0)
+    if (rc == 0 && opt->dry_run) {
+        for (size_t i = 0; i < t.n; i++)
+            vault_report(opt->report, opt->report_ctx, PQV_REPORT_INFO, t.entries[i]->name,
+                "would be removed");
+    } else if (rc == 0 && (rc = txn_commit(&t, SEGMENT_DELTA, NULL, 0, NULL, 0)) == 0) {
         for (size_t i = 0; i < t.n; i++)
             vault_report(opt->report, opt->report_ctx, PQV_REPORT_INFO, t.entries[i]->name,
                 "removed");
+    }
+    if (rc == 0 && opt->removed != NULL)
+        *opt->removed += t.n;
     txn_free(&t);
     state_free(&st);
-    if (rc == 0)
+    if (rc == 0 && !opt->dry_run)
         rc = compact_if_long(v, opt->report, opt->report_ctx);
     return rc;
 }
@@ -174,7 +181,7 @@ rm_v2(pqv_vault *v, const char *norm, const struct pqv_rm_options *opt)
 int
 pqv_vault_rm(pqv_vault *v, const char *name, const struct pqv_rm_options *opt)
 {
-    static const struct pqv_rm_options none = { NULL, NULL };
+    static const struct pqv_rm_options none;
     char norm[PQV_NAME_MAX + 1];
     int rc;
 
@@ -186,5 +193,8 @@ pqv_vault_rm(pqv_vault *v, const char *name, const struct pqv_rm_options *opt)
         return PQV_E_INVAL;
     if ((rc = pqv_name_normalize(name, norm, sizeof(norm))) != 0)
         return rc;
+    if (v->config.version == 1 && opt->dry_run)
+        return error_set(PQV_E_UNSUPPORTED, NULL, "a dry run needs format 2 (upgrade the vault "
+            "first)");
     return v->config.version == 1 ? rm_v1(v, norm, opt) : rm_v2(v, norm, opt);
 }

@@ -502,6 +502,35 @@ check_keyfile(pqv_vault *v, const struct state *st)
     return 0;
 }
 
+/* state_origin(st, name, out, outlen): where ${name} was added from: its
+ * own recorded origin, or its nearest ancestor's with the rest of the name
+ * appended; 0 if known, -1 if not (format-1 entries, a stream). */
+int
+state_origin(const struct state *st, const char *name, char *out, size_t outlen)
+{
+    size_t len = strlen(name);
+
+    for (;;) {
+        const struct entry *e = state_find(st, name);
+        char prefix[PQV_NAME_MAX + 1];
+        if (e != NULL && e->origin != NULL) {
+            if (snprintf(out, outlen, "%s%s", e->origin, name + strlen(e->name)) >= (int)outlen)
+                return -1;
+            return 0;
+        }
+        while (len > 0 && name[len - 1] != '/')
+            len--;
+        if (len == 0)
+            return -1;
+        len--; /* the '/' */
+        /* The ancestor's name, then the rest appended to its origin. */
+        snprintf(prefix, sizeof(prefix), "%.*s", (int)len, name);
+        const struct entry *anc = state_find(st, prefix);
+        if (anc != NULL && anc->origin != NULL)
+            return snprintf(out, outlen, "%s%s", anc->origin, name + len) >= (int)outlen ? -1 : 0;
+    }
+}
+
 int
 state_current(pqv_vault *v, struct state *st, const struct names_walk *w)
 {

@@ -419,6 +419,10 @@ const struct segment *state_segment(const struct state *st, uint64_t epoch);
 /* record_to_entry(r, e): a format-1 record as an entry (its extents are
  * its objects, KEY_V1: its key comes from its record when data is read). */
 int record_to_entry(const struct record *r, struct entry *e);
+/* state_origin(st, name, out, outlen): where ${name} was added from (its
+ * recorded origin, or its nearest ancestor's with the rest of the name);
+ * 0, or -1 if unknown.  ${st} loaded. */
+int state_origin(const struct state *st, const char *name, char *out, size_t outlen);
 /* state_file_key(v, st, e, key): the clear file key of ${e}. */
 int state_file_key(pqv_vault *v, struct state *st, const struct entry *e,
     uint8_t key[PQV_FILE_KEY_BYTES]);

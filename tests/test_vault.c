@@ -203,7 +203,7 @@ test_add_get_sizes(void)
     CHECK_EQ_INT(pqv_vault_lookup(v, "src/nothing", &e), PQV_E_NOTFOUND);
     /* Refuses to overwrite; --force replaces. */
     CHECK_EQ_INT(pqv_vault_get(v, "src/f1", out, NULL), PQV_E_EXISTS);
-    struct pqv_get_options force = { 1, NULL, NULL, NULL, NULL };
+    struct pqv_get_options force = { .force = 1 };
     CHECK(pqv_vault_get(v, "src/f1", out, &force) == 0);
     struct pqv_check_result res;
     CHECK(pqv_vault_check(v, &read_data_opt, &res) == 0);
@@ -812,7 +812,7 @@ test_tree_get_in_name_order(void)
 {
     pqv_vault *v = open_vault();
     char path[512], out[512];
-    struct pqv_get_options opt = { 0, NULL, NULL, collect_restored, NULL };
+    struct pqv_get_options opt = { .report = collect_restored };
 
     REQUIRE(v != NULL);
     CHECK(sh("mkdir -p order/a/b order/c && for f in 1 2 3 4 5 6; do echo $f > order/a/f$f; "

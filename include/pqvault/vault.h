@@ -317,6 +317,31 @@ PQV_API int pqv_vault_set_state_dir(pqv_vault *v, const char *dir) PQV_WARN_UNUS
  * unlock. */
 PQV_API int pqv_vault_accept(pqv_vault *v, pqv_report_fn report, void *report_ctx) PQV_WARN_UNUSED;
 
+/* Options and result of pqv_vault_copy. */
+struct pqv_copy_options {
+    pqv_report_fn report;       /* each blob copied; the key file left behind */
+    void *report_ctx;
+    pqv_progress_fn progress;   /* data blobs done, of all */
+    void *progress_ctx;
+};
+struct pqv_copy_result {
+    uint64_t copied, bytes;     /* blobs written, their bytes */
+    uint64_t skipped;           /* found at the destination already (verified) */
+    uint64_t epoch;             /* the epoch copied */
+};
+
+/* pqv_vault_copy(v, to, opt, result): copy the vault's current state to
+ * the storage ${to} (another directory, a bucket) blob for blob, without
+ * re-encryption: every pack and object its entries refer to (each verified
+ * against its recorded hash, or its extents opened), its segments from
+ * the base (each opened again), its key file if it lives in the vault,
+ * and its config last.  Leftovers are not copied.  Run again after an
+ * interruption, it continues (blobs already there are verified, not
+ * copied).  PQV_E_EXISTS if ${to} holds another vault or another history
+ * of this one.  Requires unlock; format 2. */
+PQV_API int pqv_vault_copy(pqv_vault *v, pqv_storage *to, const struct pqv_copy_options *opt,
+    struct pqv_copy_result *result) PQV_WARN_UNUSED;
+
 /* Counts gathered by check and gc. */
 struct pqv_check_result {
     int format;                        /* the vault's format version */

@@ -79,7 +79,7 @@ enum opt_id {
     OPT_KEM, OPT_AEAD, OPT_KDF, OPT_SLOT, OPT_CLEAR, OPT_NEWFILE, OPT_NEWFD,
     OPT_RECFILE, OPT_VERSION, OPT_NOCOMPRESS, OPT_FOLLOW, OPT_ONEFS,
     OPT_DELETE, OPT_FORCEREAD, OPT_DRYRUN, OPT_VERBOSE, OPT_EXCLUDE, OPT_EXCLUDEFROM,
-    OPT_EXCLUDECACHES, OPT_STRIP, OPT_SKIPEXISTING, OPT_TOORIGINAL,
+    OPT_EXCLUDECACHES, OPT_STRIP, OPT_SKIPEXISTING, OPT_TOORIGINAL, OPT_TO,
     G_FIRST = 1000,
     G_VAULT = G_FIRST, G_KEYFILE, G_PFILE, G_PFD, G_PCMD, G_QUIET, G_WAIT, G_HELP,
     G_KDFLIMIT, G_S3_ENDPOINT, G_S3_CA_FILE
@@ -94,7 +94,7 @@ struct optdef {
 
 enum cmd_id {
     CMD_INIT = 1, CMD_ADD, CMD_GET, CMD_LIST, CMD_RM, CMD_CHECK, CMD_PASSWD,
-    CMD_RECOVER, CMD_INFO, CMD_SPEED, CMD_GC, CMD_HELP, CMD_UPGRADE, CMD_ACCEPT, CMD_COUNT
+    CMD_RECOVER, CMD_INFO, CMD_SPEED, CMD_GC, CMD_HELP, CMD_UPGRADE, CMD_ACCEPT, CMD_COPY, CMD_COUNT
 };
 
 struct command {
@@ -161,6 +161,7 @@ int cmd_speed(struct args *a);
 int cmd_gc(struct args *a);
 int cmd_upgrade(struct args *a);
 int cmd_accept(struct args *a);
+int cmd_copy(struct args *a);
 int cmd_help(struct args *a);
 
 /* ---- vault helpers (session.c) ---- */
@@ -195,6 +196,10 @@ int location_is_s3(void);
  * --keyfile's directory) are opened once and kept until location_close().
  * *${storage_failed} says the storage itself could not be opened (a
  * missing bucket).  Library return codes. */
+/* location_open_other(where, out): a second storage (copy --to): a
+ * directory (created if missing) or an s3:// URL, with the same S3 settings
+ * as the vault's.  A library code. */
+int location_open_other(const char *where, pqv_storage **out);
 int location_vault_open(pqv_vault **v, unsigned flags, int *storage_failed);
 int location_vault_create(const uint8_t *pass, size_t passlen,
     const struct pqv_init_options *opt, char recovery[PQV_RECOVERY_CHARS],

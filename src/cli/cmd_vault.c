@@ -440,3 +440,56 @@ cmd_accept(struct args *a)
     pqv_vault_close(v);
     return status;
 }
+
+/* ---- copy ---- */
+
+int
+cmd_copy(struct args *a)
+{
+    const char *val, *to = NULL;
+    int id, verbose = 0;
+    while ((id = next_arg(a, &val)) != ARG_END) {
+        if (id == ARG_ERROR || id == ARG_HELP)
+            return arg_stop(a, id);
+        if (id == OPT_TO)
+            to = val;
+        else if (id == OPT_VERBOSE)
+            verbose = 1;
+        else
+            return no_operands(val);
+    }
+    if (to == NULL || *to == '\0')
+        return usage_error("missing --to DESTINATION");
+    pqv_vault *v;
+    int status = session(&v, 0);
+    if (status != EXIT_OK)
+        return status;
+    pqv_storage *dest = NULL;
+    pqv_error_clear();
+    int rc = location_open_other(to, &dest);
+    if (rc != 0) {
+        status = lib_error(to, rc);
+        pqv_vault_close(v);
+        return status;
+    }
+    struct pqv_copy_result r;
+    struct pqv_copy_options opt = { verbose ? stdout_cb : report_cb, NULL, NULL, NULL };
+    struct progress *p = progress_new("copy");
+    opt.progress = p ? progress_cb : NULL;
+    opt.progress_ctx = p;
+    memset(&r, 0, sizeof(r));
+    rc = pqv_vault_copy(v, dest, &opt, &r);
+    progress_end(p);
+    if (rc != 0) {
+        status = lib_error(to, rc);
+    } else if (!g_cli.quiet) {
+        char b[32];
+        format_bytes(b, sizeof(b), r.bytes);
+        fprintf(stderr, "copied: epoch %llu, %llu blobs (%s), %llu already there\n",
+            (unsigned long long)r.epoch, (unsigned long long)r.copied, b,
+            (unsigned long long)r.skipped);
+    }
+    dest->ops->close(dest);
+    pqv_vault_close(v);
+    return status;
+}

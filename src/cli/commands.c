@@ -83,6 +83,9 @@ static const struct optdef upgrade_opts[] = {
 static const struct optdef accept_opts[] = {
     { NULL, 0, 0, 0 }
 };
+static const struct optdef copy_opts[] = {
+    { "to", 0, 1, OPT_TO }, { "verbose", 0, 0, OPT_VERBOSE }, { NULL, 0, 0, 0 }
+};
 
 const struct command commands[] = {
     { "init", CMD_INIT, init_opts, "[--kem NAME] [--aead NAME] [--kdf t=N,m=KIB,p=N]",
@@ -190,6 +193,13 @@ const struct command commands[] = {
     { "upgrade", CMD_UPGRADE, upgrade_opts, "",
       "Upgrade a format-1 vault to format 2 (add does it too).  The data stays\n"
       "where it is; the records become one catalogue segment.\n" },
+    { "copy", CMD_COPY, copy_opts, "--to DIR|s3://BUCKET[/PREFIX] [--verbose]",
+      "Copy the vault to another place (a directory or a bucket, either way)\n"
+      "without re-encrypting: what its current state refers to, every blob\n"
+      "verified, the config last.  Run again after an interruption, it goes on\n"
+      "where it stopped.  A key file kept outside the vault stays where it is.\n"
+      "  --to WHERE        the destination (created if missing)\n"
+      "  --verbose         name every blob copied\n" },
     { "accept", CMD_ACCEPT, accept_opts, "",
       "Take the vault as it is now as the current state on this machine, after\n"
       "a rollback or fork error whose cause you know (a vault you restored from\n"

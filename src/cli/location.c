@@ -122,3 +122,20 @@ location_close(void)
     free(loc.key_name);
     memset(&loc, 0, sizeof loc);
 }
+
+int
+location_open_other(const char *where, pqv_storage **out)
+{
+    struct pqv_s3_config cfg;
+    int rc;
+
+    *out = NULL;
+    if (!pqv_s3_is_url(where))
+        return pqv_storage_local_open(out, where, 1);
+    if ((rc = pqv_s3_config_from_env(&cfg, g_cli.s3_endpoint, g_cli.s3_ca_file)) == 0)
+        rc = pqv_storage_s3_open(out, where, &cfg, 1);
+    pqv_s3_config_clear(&cfg);
+    if (rc != 0)
+        *out = NULL;
+    return rc;
+}

@@ -21,7 +21,7 @@ static int (*const run_command[CMD_COUNT])(struct args *) = {
     [CMD_RM] = cmd_rm, [CMD_CHECK] = cmd_check, [CMD_PASSWD] = cmd_passwd,
     [CMD_RECOVER] = cmd_recover, [CMD_INFO] = cmd_info, [CMD_SPEED] = cmd_speed,
     [CMD_GC] = cmd_gc, [CMD_HELP] = cmd_help, [CMD_UPGRADE] = cmd_upgrade,
-    [CMD_ACCEPT] = cmd_accept,
+    [CMD_ACCEPT] = cmd_accept, [CMD_COPY] = cmd_copy,
 };
 
 int

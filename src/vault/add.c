@@ -38,7 +38,6 @@
 
 #define READ_ATTEMPTS 3
 #define MAX_XATTR_LIST (64u << 10)
-#define MAX_XATTR_VALUE (64u << 10)
 
 /* One file, directory or symbolic link to add. */
 struct add_file {

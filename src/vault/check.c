@@ -469,7 +469,7 @@ check_without_key(pqv_vault *v, pqv_report_fn report, void *report_ctx,
     struct { pqv_vault *v; struct names_walk *w; struct pqv_check_result *res; } c = { v, &w, res };
     int rc;
 
-    check_keyfile_status(v, report, report_ctx, res);
+    check_v1_keyfile_status(v, report, report_ctx, res);
     if ((rc = names_walk(v->storage, "segments", 8, &w, check_segment_header, &c)) != 0 ||
         (rc = names_walk(v->storage, "packs", PACK_ID_BYTES, &w, check_pack_size, &c)) != 0)
         return rc;
@@ -540,7 +540,7 @@ pqv_vault_gc(pqv_vault *v, const struct pqv_check_options *opt, struct pqv_check
     if (opt == NULL)
         opt = &none;
     if (v->config.version == 1)
-        return gc_v1(v, opt, result);
+        return check_v1_gc(v, opt, result);
     memset(&res, 0, sizeof(res));
     res.format = v->config.version;
     memset(&garbage, 0, sizeof(garbage));

@@ -306,7 +306,7 @@ check_object_size(void *ctx, const char *name, const uint8_t *id, uint64_t size)
 }
 
 void
-check_keyfile_status(pqv_vault *v, pqv_report_fn report, void *report_ctx,
+check_v1_keyfile_status(pqv_vault *v, pqv_report_fn report, void *report_ctx,
     struct pqv_check_result *res)
 {
     struct pqv_error kerr;
@@ -344,7 +344,7 @@ check_without_key(pqv_vault *v, pqv_report_fn report, void *report_ctx,
     struct nokey_ctx c = { v, &w, res };
     int rc;
 
-    check_keyfile_status(v, report, report_ctx, res);
+    check_v1_keyfile_status(v, report, report_ctx, res);
     if ((rc = names_walk(v->storage, "records", NAME_HASH_BYTES, &w, check_record_header, &c)) != 0 ||
         (rc = names_walk(v->storage, "objects", OBJECT_ID_BYTES, &w, check_object_size, &c)) != 0)
         return rc;
@@ -384,7 +384,7 @@ check_v1(pqv_vault *v, const struct pqv_check_options *opt, struct pqv_check_res
 }
 
 int
-gc_v1(pqv_vault *v, const struct pqv_check_options *opt, struct pqv_check_result *result)
+check_v1_gc(pqv_vault *v, const struct pqv_check_options *opt, struct pqv_check_result *result)
 {
     struct pqv_check_result res;
     struct names_list orphans;

@@ -13,7 +13,6 @@
 #include "vault/vault_internal.h"
 
 #define MAX_XATTRS 4096
-#define MAX_XATTR_VALUE (64u << 10)
 #define MAX_TARGET 4096
 
 void

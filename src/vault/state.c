@@ -22,7 +22,6 @@
 #include "vault/vault_internal.h"
 
 /* No segment is larger (a million entries take about 100 MiB). */
-#define MAX_SEGMENT_BYTES (2ull << 30)
 
 void
 state_free(struct state *st)
@@ -52,7 +51,7 @@ compare_by_name_newest(const void *a, const void *b)
 /* ---- format 1 as a state ---- */
 
 int
-record_to_entry(const struct record *r, struct entry *e)
+state_entry_of_record(const struct record *r, struct entry *e)
 {
     memset(e, 0, sizeof(*e));
     if ((e->name = strdup(r->entry.name)) == NULL)
@@ -93,7 +92,7 @@ state_from_records(pqv_vault *v, struct state *st, const struct names_walk *w)
         return PQV_E_NOMEM;
     }
     for (size_t i = 0; i < cat.n && rc == 0; i++) {
-        if ((rc = record_to_entry(&cat.records[i], &st->entries[st->n])) == 0)
+        if ((rc = state_entry_of_record(&cat.records[i], &st->entries[st->n])) == 0)
             st->n++;
     }
     catalogue_free(&cat);
@@ -113,7 +112,7 @@ entry_from_record(pqv_vault *v, const char *name, struct entry *out)
 
     if ((rc = record_read(v, name, &r)) != 0)
         return rc;
-    rc = record_to_entry(&r, out);
+    rc = state_entry_of_record(&r, out);
     record_clear(&r);
     return rc;
 }

@@ -64,7 +64,7 @@ entries_of_records(pqv_vault *v, const struct catalogue *cat, struct entry **out
     if (pool == NULL || (entries = calloc(cat->n + 1, sizeof(*entries))) == NULL)
         return PQV_E_NOMEM;
     for (size_t i = 0; i < cat->n && rc == 0; i++)
-        rc = record_to_entry(&cat->records[i], &entries[i]);
+        rc = state_entry_of_record(&cat->records[i], &entries[i]);
     for (size_t first = 0; first < cat->n && rc == 0; first += UNWRAP_WINDOW) {
         size_t count = cat->n - first < UNWRAP_WINDOW ? cat->n - first : UNWRAP_WINDOW, k;
         for (k = 0; k < count; k++) {

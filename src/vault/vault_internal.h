@@ -223,6 +223,7 @@ void catalogue_sort(struct catalogue *cat);
 #define TAG_BYTES 16
 enum { KIND_FILE = 1, KIND_DIR = 2, KIND_SYMLINK = 3, KIND_REMOVED = 4 };
 enum { ENTRY_ORIGIN = 1, ENTRY_HLGROUP = 2, ENTRY_XATTRS = 4, ENTRY_CONTENT = 8 };  /* entry flags */
+#define MAX_XATTR_VALUE (64u << 10)     /* bytes of one extended attribute's value */
 enum { EXTENT_ZSTD = 1 };                                         /* extent flags */
 enum { PACK_INTRODUCED = 1, PACK_V1_OBJECT = 2 };                 /* pack table flags */
 /* What e->key holds. */
@@ -304,6 +305,7 @@ void entry_tables_free(struct seg_tables *t);
 
 /* ---- segment.c (format 2) ---- */
 #define SEGMENT_HEADER_BYTES 72
+#define MAX_SEGMENT_BYTES (2ull << 30)  /* read no larger segment */
 enum { SEGMENT_DELTA = 1, SEGMENT_BASE = 2 };
 
 struct seg_block {
@@ -416,9 +418,9 @@ const struct entry *state_find(const struct state *st, const char *name);
 size_t state_first_under(const struct state *st, const char *prefix);
 /* state_segment(st, epoch): the segment of ${epoch} in the chain, or NULL. */
 const struct segment *state_segment(const struct state *st, uint64_t epoch);
-/* record_to_entry(r, e): a format-1 record as an entry (its extents are
+/* state_entry_of_record(r, e): a format-1 record as an entry (its extents are
  * its objects, KEY_V1: its key comes from its record when data is read). */
-int record_to_entry(const struct record *r, struct entry *e);
+int state_entry_of_record(const struct record *r, struct entry *e);
 /* state_origin(st, name, out, outlen): where ${name} was added from (its
  * recorded origin, or its nearest ancestor's with the rest of the name);
  * 0, or -1 if unknown.  ${st} loaded. */
@@ -492,10 +494,10 @@ void txn_free(struct txn *t);
 
 /* ---- check_v1.c: check and gc of format 1 (arguments checked) ---- */
 int check_v1(pqv_vault *v, const struct pqv_check_options *opt, struct pqv_check_result *result);
-int gc_v1(pqv_vault *v, const struct pqv_check_options *opt, struct pqv_check_result *result);
-/* check_keyfile_status(v, report, ctx, res): a key file that could not be
+int check_v1_gc(pqv_vault *v, const struct pqv_check_options *opt, struct pqv_check_result *result);
+/* check_v1_keyfile_status(v, report, ctx, res): a key file that could not be
  * read at open: damage if damaged, else reported as not checked. */
-void check_keyfile_status(pqv_vault *v, pqv_report_fn report, void *report_ctx,
+void check_v1_keyfile_status(pqv_vault *v, pqv_report_fn report, void *report_ctx,
     struct pqv_check_result *res);
 
 /* ---- upgrade.c ---- */

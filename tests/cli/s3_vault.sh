@@ -23,7 +23,8 @@ cp "$OUT" "$T/recovery"
 expect_status 0 pqs info
 expect_stdout_contains "vault:           $URL"
 expect_stdout_contains "key file:        $URL/keyfile"
-expect_stdout_contains "records:         0"
+expect_stdout_contains "epoch:           1"
+expect_stdout_contains "segments:        1"
 check_ok "the config and key file are objects under the prefix" \
     test "$(s3_status GET "/$B/$RUN/config")$(s3_status GET "/$B/$RUN/keyfile")" = 200200
 expect_status 1 pqs init --kdf "$KDF"
@@ -207,6 +208,17 @@ if openssl req -x509 -newkey rsa:2048 -nodes -keyout "$T/tls.key" -out "$T/tls.c
 else
     echo "# SKIP - openssl cannot make a test certificate"
 fi
+
+# ---- copy between a bucket and a directory, either way ----
+expect_status 0 pqs copy --to "$T/copied"
+expect_stderr_contains "copied: epoch"
+expect_status 0 "$PQV" -v "$T/copied" --passphrase-file "$PF" check --read-data
+expect_status 0 "$PQV" -v "$T/copied" --passphrase-file "$PF" copy --to "$URL-back"
+expect_status 0 "$PQV" -v "$URL-back" --passphrase-file "$PF" check --read-data
+expect_status 0 "$PQV" -v "$URL-back" --passphrase-file "$PF" get tree -o "$T/out-back"
+check_ok "bucket -> directory -> bucket: the tree round-trips" diff -r "$T/tree" "$T/out-back/tree"
+expect_status 0 pqs copy --to "$T/copied"
+expect_stderr_contains "already there"
 
 expect_status 0 "$PQV" --help
 expect_stdout_contains "--s3-endpoint URL"

@@ -76,7 +76,8 @@ le() { awk -v a="$1" -v b="$2" 'BEGIN{print (a <= b) ? 1 : 0}'; }
 # mib BYTES: "123.4 MiB".
 mib() { awk -v b="$1" 'BEGIN{printf "%.1f MiB", b / 1048576}'; }
 
-# header TITLE (HERE: the bench directory of the checkout): the machine and the tools' versions (a Markdown list).
+# header TITLE (HERE: the bench directory of the checkout; LOAD0: the load
+# average when the run started): the machine and the tools' versions (a Markdown list).
 header() {
     _hash=$(git -C "$HERE/.." rev-parse --short HEAD 2>/dev/null || echo '?')
     _dirty=$(git -C "$HERE/.." status --porcelain --untracked-files=no 2>/dev/null | head -1)
@@ -85,7 +86,7 @@ header() {
     echo
     echo "- pqvault: $("$PQVAULT" --version 2>&1 | head -1), git $_hash"
     echo "- CPU: $(lscpu | sed -n 's/^Model name:[[:space:]]*//p' | head -1), $(nproc) CPUs available; kernel $(uname -sr)"
-    echo "- Scratch directory file system: $(df -T "$W" | awk 'NR==2{print $2}'); load at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+    echo "- Scratch directory file system: $(df -T "$W" | awk 'NR==2{print $2}'); load at start: ${LOAD0:-?}"
 }
 
 # ver CMD...: first line of a version command, or "missing".

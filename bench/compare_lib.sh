@@ -31,6 +31,14 @@ timed() {
 # have STEP: the step has results.
 have() { [ -s "$W/res/$1" ]; }
 
+# again STEP: true unless STEP's last run took more than STEP_BUDGET
+# seconds (default 60): a step that slow is not repeated, so that a slow
+# build (format 1 over a slow link) keeps the run's time bounded.
+again() {
+    have "$1" || return 0
+    tail -1 "$W/res/$1" | awk -v b="${STEP_BUDGET:-60}" '{exit !($1 <= b)}'
+}
+
 # med STEP [COL]: median of column COL (1: seconds, 2: until durable).
 med() {
     awk -v c="${2:-1}" '{print $c}' "$W/res/$1" | sort -n |
@@ -49,7 +57,14 @@ cell() {
     _m=$(med "$1" "$_c")
     _lo=$(awk -v c="$_c" '{print $c}' "$W/res/$1" | sort -n | head -1)
     _hi=$(awk -v c="$_c" '{print $c}' "$W/res/$1" | sort -n | tail -1)
-    printf "%s (%s-%s)" "$(secs "$_m")" "$(secs "$_lo")" "$(secs "$_hi")"
+    _n=$(wc -l <"$W/res/$1")
+    if [ "$_n" -eq 1 ] && [ "${RUNS:-1}" -gt 1 ]; then
+        printf "%s (1 run: over the %s s budget)" "$(secs "$_m")" "${STEP_BUDGET:-60}"
+    elif [ "$_n" -lt "${RUNS:-1}" ]; then
+        printf "%s (%s-%s, %s runs: over the %s s budget)" "$(secs "$_m")" "$(secs "$_lo")" "$(secs "$_hi")" "$_n" "${STEP_BUDGET:-60}"
+    else
+        printf "%s (%s-%s)" "$(secs "$_m")" "$(secs "$_lo")" "$(secs "$_hi")"
+    fi
 }
 
 # rss STEP: peak RSS over all runs of STEP, MiB.

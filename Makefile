@@ -207,8 +207,9 @@ bench: $(BIN) $(BENCH_BINS)
 	@if [ "$(BENCH_COMPARE)" = 1 ]; then echo; PQVAULT=$(BIN) sh bench/compare.sh; fi
 
 # Side by side with restic, borg and tar + age (bench/compare.sh, about
-# 12-15 minutes; RUNS, BIG_MB, LARGE_N), and over S3 with rclone and restic
-# against a local Ceph RGW (bench/compare_s3.sh).  Not part of make check.
+# 16 minutes; RUNS, BIG_MB, LARGE_N), and over S3 with rclone and restic
+# against a local Ceph RGW (bench/compare_s3.sh, about 25 minutes with
+# format 1).  Not part of make check; docs/BENCHMARKS.md.
 bench-compare: $(BIN)
 	PQVAULT=$(BIN) sh bench/compare.sh
 

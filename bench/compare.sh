@@ -18,9 +18,11 @@
 #   BORG_ENCRYPTION  borg's mode (default repokey: AES-CTR + HMAC-SHA256)
 #   PQ_KDF     pqvault init's --kdf (default t=3,m=65536,p=4, the default)
 #
-# Run time on the 2-core VM with the defaults: about 12-15 minutes, of
-# which the 100,000-entry vault takes about 3-4 (format 1); LARGE_N=10000
-# cuts that to under a minute.
+# Run time on the 2-core VM with the defaults: about 16 minutes at load
+# 4-5, of which building the 100,000-entry vault takes about 3 (format 1;
+# LARGE_N=10000: well under a minute) and pqvault's restores of the tree
+# about 3 (format 1 fsyncs every file); RUNS=1 BIG_MB=64 LARGE_N=2000 took
+# 3.5 minutes.
 set -eu
 
 RUNS=${RUNS:-3}
@@ -130,6 +132,7 @@ check_big() {
 
 # ---- Fixed vaults: empty (unlock alone) and the large one --------------------
 pq_init "$W/repo/v-empty"
+FORMAT=$($PQ -v "$W/repo/v-empty" info 2>/dev/null | sed -n 's/^format version:[[:space:]]*//p')
 pq_init "$W/repo/v-large"
 t0=$(date +%s%N)
 $PQ -v "$W/repo/v-large" add large >/dev/null
@@ -298,6 +301,7 @@ T_END=$(date +%s)
 # ---- Tables ----------------------------------------------------------------------
 header "Comparison (bench/compare.sh)"
 echo "- Tools: $(ver restic version), $(ver borg --version), age $(ver age --version), $(ver tar --version), $(ver python3 --version)"
+echo "- New vaults are written in format ${FORMAT:-?} (\`pqvault info\`)"
 echo "- borg \`init -e $BORG_ENCRYPTION\` (default lz4 compression); restic repository v2 (default auto compression); age X25519 recipient; pqvault \`init --kdf $PQ_KDF\`"
 echo "- $RUNS repetitions, tools interleaved in each; seconds, median (min-max); run took $((T_END - T_START)) s; load at end: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo

@@ -9,13 +9,14 @@
 # durability) and of CMD + sync (until durable).  A `sync` runs untimed
 # first, so writes of earlier steps are not counted.  Wall times come from
 # the nanosecond clock (GNU time's %e has 10 ms steps).  CMD's stdout is
-# discarded; a failure prints its stderr and stops the script.
+# discarded (or written to $TIMED_STDOUT when set); a failure prints its
+# stderr and stops the script.
 timed() {
     _step=$1
     shift
     sync
     _t0=$(date +%s%N)
-    if ! /usr/bin/time -o "$W/.time" -f "%M" "$@" >/dev/null 2>"$W/.err"; then
+    if ! /usr/bin/time -o "$W/.time" -f "%M" "$@" >"${TIMED_STDOUT:-/dev/null}" 2>"$W/.err"; then
         echo "$(basename "$0"): step $_step failed: $*" >&2
         cat "$W/.err" >&2
         exit 1
@@ -91,15 +92,17 @@ le() { awk -v a="$1" -v b="$2" 'BEGIN{print (a <= b) ? 1 : 0}'; }
 # mib BYTES: "123.4 MiB".
 mib() { awk -v b="$1" 'BEGIN{printf "%.1f MiB", b / 1048576}'; }
 
-# header TITLE (HERE: the bench directory of the checkout; LOAD0: the load
-# average when the run started): the machine and the tools' versions (a Markdown list).
+# The checkout's commit when the run started (HERE: the bench directory).
+BENCH_GIT=$(git -C "$HERE/.." rev-parse --short HEAD 2>/dev/null || echo '?')
+[ -z "$(git -C "$HERE/.." status --porcelain --untracked-files=no 2>/dev/null | head -1)" ] ||
+    BENCH_GIT="$BENCH_GIT (modified tree)"
+
+# header TITLE (LOAD0: the load average when the run started): the machine
+# and the tools' versions (a Markdown list).
 header() {
-    _hash=$(git -C "$HERE/.." rev-parse --short HEAD 2>/dev/null || echo '?')
-    _dirty=$(git -C "$HERE/.." status --porcelain --untracked-files=no 2>/dev/null | head -1)
-    [ -n "$_dirty" ] && _hash="$_hash (modified tree)"
-    echo "## $1, $(date -u '+%Y-%m-%d %H:%M UTC'), pqvault $_hash"
+    echo "## $1, $(date -u '+%Y-%m-%d %H:%M UTC'), pqvault $BENCH_GIT"
     echo
-    echo "- pqvault: $("$PQVAULT" --version 2>&1 | head -1), git $_hash"
+    echo "- pqvault: $("$PQVAULT" --version 2>&1 | head -1), git $BENCH_GIT"
     echo "- CPU: $(lscpu | sed -n 's/^Model name:[[:space:]]*//p' | head -1), $(nproc) CPUs available; kernel $(uname -sr)"
     echo "- Scratch directory file system: $(df -T "$W" | awk 'NR==2{print $2}'); load at start: ${LOAD0:-?}"
 }

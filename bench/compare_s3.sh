@@ -20,8 +20,10 @@
 #   PQV_RGW_MEMSTORE_BYTES  the RGW's in-memory store when this script
 #              starts it (default: enough for RUNS x 3 copies of BIG_MB)
 #
-# Run time on the 2-core VM with the defaults: about 10 minutes (format 1;
-# starting the RGW takes about half a minute of it).
+# Run time on the 2-core VM: format 1 lists one request per entry (about
+# 36 ms each here, directly): with the default LIST_N=10000 the one list
+# through the proxy takes 10-20 minutes, the whole run 25-35; the
+# baseline in docs/BENCHMARKS.md used LIST_N=2000 (about 12 minutes).
 set -eu
 
 RUNS=${RUNS:-3}
@@ -126,7 +128,7 @@ t0=$(date +%s%N)
 $PQ -v "$S3/listed" add listed >/dev/null
 t1=$(date +%s%N)
 list_build=$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.0f", (b - a) / 1e9}')
-list_lines=$($PQ -v "$S3/listed" list | wc -l)
+FORMAT=$($PQ -v "$S3/empty" info 2>/dev/null | sed -n 's/^format version:[[:space:]]*//p')
 
 # ---- The proxy: DELAY_MS on every request ----------------------------------------
 PURL=$(sh "$RGW" proxy-start "$PQV_RGW_DIR" "$PROXY")
@@ -181,7 +183,11 @@ while [ "$r" -lt "$RUNS" ]; do
         $PQ -v "s3://$B/$P/small" init >/dev/null
         counted small_add $PQ --s3-endpoint "$PURL" -v "s3://$B/$P/small" add small
     fi
-    again list && counted list $PQ --s3-endpoint "$PURL" -v "$S3/listed" list
+    if again list; then
+        TIMED_STDOUT=$W/list.out
+        counted list $PQ --s3-endpoint "$PURL" -v "$S3/listed" list
+        unset TIMED_STDOUT
+    fi
 
     rcl purge "rgw:$B/$P" >/dev/null 2>&1
     gc
@@ -191,6 +197,7 @@ T_END=$(date +%s)
 
 # ---- Tables ------------------------------------------------------------------------
 header "S3 comparison (bench/compare_s3.sh)"
+echo "- New vaults are written in format ${FORMAT:-?} (\`pqvault info\`)"
 echo "- Tools: $(ver rclone version), $(ver restic version); Ceph $(ver radosgw --version | awk '{print $3}') radosgw (memstore OSD) on 127.0.0.1"
 echo "- $RUNS repetitions, tools interleaved in each; seconds, median (min-max); run took $((T_END - T_START)) s (RGW start not included); load at end: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
@@ -215,7 +222,7 @@ echo
 um=$(med unlock)
 echo "### Through a proxy adding $DELAY_MS ms to every request (tests/s3/faultproxy.py)"
 echo
-echo "Unlock alone (\`list\` of an empty vault through the proxy): $(cell unlock), $(reqs unlock) requests. The $LIST_N-entry vault ($LIST_N files of 1-16 bytes in 100 directories; \`list\` prints $list_lines lines) was built once, directly, by one add in $list_build s."
+echo "Unlock alone (\`list\` of an empty vault through the proxy): $(cell unlock), $(reqs unlock) requests. The $LIST_N-entry vault ($LIST_N files of 1-16 bytes in 100 directories; \`list\` printed $(wc -l <"$W/list.out") lines) was built once, directly, by one add in $list_build s."
 echo
 echo "| step | pqvault | minus unlock | requests | target | peak RSS |"
 echo "| --- | --- | --- | --- | --- | --- |"

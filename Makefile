@@ -208,8 +208,8 @@ bench: $(BIN) $(BENCH_BINS)
 
 # Side by side with restic, borg and tar + age (bench/compare.sh, about
 # 16 minutes; RUNS, BIG_MB, LARGE_N), and over S3 with rclone and restic
-# against a local Ceph RGW (bench/compare_s3.sh, about 25 minutes with
-# format 1).  Not part of make check; docs/BENCHMARKS.md.
+# against a local Ceph RGW (bench/compare_s3.sh, about 17 minutes with
+# format 1, 6 with LIST_N=2000).  Not part of make check; docs/BENCHMARKS.md.
 bench-compare: $(BIN)
 	PQVAULT=$(BIN) sh bench/compare.sh
 

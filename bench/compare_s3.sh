@@ -20,10 +20,10 @@
 #   PQV_RGW_MEMSTORE_BYTES  the RGW's in-memory store when this script
 #              starts it (default: enough for RUNS x 3 copies of BIG_MB)
 #
-# Run time on the 2-core VM: format 1 lists one request per entry (about
-# 36 ms each here, directly): with the default LIST_N=10000 the one list
-# through the proxy takes 10-20 minutes, the whole run 25-35; the
-# baseline in docs/BENCHMARKS.md used LIST_N=2000 (about 12 minutes).
+# Run time on the 2-core VM: format 1 lists with one request per entry
+# (about 57 ms each through the proxy): with the default LIST_N=10000 the
+# one list through the proxy takes about 10 minutes, the whole run about
+# 17; the baseline in docs/BENCHMARKS.md used LIST_N=2000: 6 minutes.
 set -eu
 
 RUNS=${RUNS:-3}

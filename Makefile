@@ -61,7 +61,7 @@ TEST_BIN = $(BUILD)/pqvault-test
 $(BUILD)/obj/%_avx2.o: ALL_CFLAGS += -mavx2
 $(BUILD)/obj/%_avx512.o: ALL_CFLAGS += -mavx512f -mavx512bw -mavx512vl -mavx2
 
-.PHONY: all test check clang-build check-tests clean install static bench demo ct fuzz \
+.PHONY: all test check clang-build check-tests clean install static bench bench-compare bench-s3 demo ct fuzz \
 	fuzz-build fuzz-ci symbols
 
 all: $(LIB) $(BIN)
@@ -204,6 +204,17 @@ demo: $(BIN)
 
 bench: $(BIN) $(BENCH_BINS)
 	sh bench/run.sh
+	@if [ "$(BENCH_COMPARE)" = 1 ]; then echo; PQVAULT=$(BIN) sh bench/compare.sh; fi
+
+# Side by side with restic, borg and tar + age (bench/compare.sh, about
+# 16 minutes; RUNS, BIG_MB, LARGE_N), and over S3 with rclone and restic
+# against a local Ceph RGW (bench/compare_s3.sh, about 17 minutes with
+# format 1, 6 with LIST_N=2000).  Not part of make check; docs/BENCHMARKS.md.
+bench-compare: $(BIN)
+	PQVAULT=$(BIN) sh bench/compare.sh
+
+bench-s3: $(BIN)
+	PQVAULT=$(BIN) sh bench/compare_s3.sh
 
 # A fully static binary against Debian's static libcrypto and libzstd.
 # Without the S3 backend: Debian's libcurl needs static libraries it does

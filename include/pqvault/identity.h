@@ -39,6 +39,16 @@ typedef struct pqv_identity pqv_identity;
 PQV_API int pqv_identity_derive(pqv_identity **out, const pqv_frodo *kem,
     const uint8_t seed[PQV_SEED_BYTES]) PQV_WARN_UNUSED;
 
+/* pqv_identity_from_public(out, pub, len): an identity that holds only the
+ * public encoding ${pub} (a recipient): it wraps, fingerprints and hashes;
+ * it unwraps and derives nothing (PQV_E_INVAL).  PQV_E_INTEGRITY for an
+ * encoding of another version, an unknown KEM or the wrong length. */
+PQV_API int pqv_identity_from_public(pqv_identity **out, const uint8_t *pub, size_t len)
+    PQV_WARN_UNUSED;
+
+/* pqv_identity_has_secret(id): 1 for a derived identity, 0 for a public one. */
+PQV_API int pqv_identity_has_secret(const pqv_identity *id);
+
 /* pqv_identity_free(id): wipe and free; NULL is a no-op. */
 PQV_API void pqv_identity_free(pqv_identity *id);
 

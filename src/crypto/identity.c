@@ -172,6 +172,42 @@ err:
     return rc;
 }
 
+int
+pqv_identity_from_public(pqv_identity **out, const uint8_t *pub, size_t len)
+{
+    const pqv_frodo *kem;
+    pqv_identity *id;
+    int rc;
+
+    if (out == NULL || pub == NULL)
+        return PQV_E_INVAL;
+    if (len < 2 || pub[0] != PUBLIC_VERSION || (kem = pqv_frodo_by_id(pub[1])) == NULL ||
+        len != pqv_identity_public_bytes(kem))
+        return error_set(PQV_E_INTEGRITY, NULL, "not a public identity (version, KEM or length)");
+    if ((id = calloc(1, sizeof(*id))) == NULL)
+        return PQV_E_NOMEM;
+    id->kem = kem;
+    id->public_len = len;
+    if ((id->public_enc = malloc(len)) == NULL) {
+        free(id);
+        return PQV_E_NOMEM;
+    }
+    memcpy(id->public_enc, pub, len);
+    struct kdf_part part = { id->public_enc, id->public_len };
+    if ((rc = kdf_sha3_256(id->public_hash, &part, 1)) != 0) {
+        pqv_identity_free(id);
+        return rc;
+    }
+    *out = id; /* no secret: frodo_secret stays NULL */
+    return 0;
+}
+
+int
+pqv_identity_has_secret(const pqv_identity *id)
+{
+    return id != NULL && id->frodo_secret != NULL;
+}
+
 void
 pqv_identity_free(pqv_identity *id)
 {
@@ -218,6 +254,8 @@ pqv_identity_derive_key(const pqv_identity *id, const char *label, uint8_t out[3
     char info[128];
     int n;
 
+    if (!pqv_identity_has_secret(id))
+        return error_set(PQV_E_INVAL, NULL, "a public identity derives no key");
     n = snprintf(info, sizeof(info), "key/%s", label);
     if (n < 0 || (size_t)n >= sizeof(info))
         return PQV_E_INVAL;
@@ -349,6 +387,8 @@ pqv_unwrap(const pqv_identity *id, const uint8_t *wrapped, size_t len,
 
     if (id == NULL || wrapped == NULL || file_key == NULL || (ctx == NULL && ctxlen > 0))
         return PQV_E_INVAL;
+    if (!pqv_identity_has_secret(id))
+        return error_set(PQV_E_INVAL, NULL, "a public identity unwraps nothing");
     if (len != pqv_wrap_bytes(id->kem))
         return error_set(PQV_E_INTEGRITY, NULL, "wrapped key has the wrong length");
     if (wrapped[0] != WRAP_VERSION)

@@ -160,7 +160,7 @@ s3_sign_query(const struct s3_param *query, size_t n, char **out)
         }
     }
     /* Sorted by encoded key, then value: byte order, as AWS specifies. */
-    qsort(enc, n, sizeof(enc[0]), cmp_param);
+    util_sort(enc, n, sizeof(enc[0]), cmp_param);
     for (i = 0; i < n; i++) {
         if (i > 0)
             sb_add(&b, "&");
@@ -282,7 +282,7 @@ canonical_headers(const struct s3_sign_input *in, char **block, char **signed_li
             if (*p >= 'A' && *p <= 'Z')
                 *p = (char)(*p - 'A' + 'a');
     }
-    qsort(h, in->nheaders, sizeof(h[0]), cmp_header);
+    util_sort(h, in->nheaders, sizeof(h[0]), cmp_header);
     for (i = 0; i < in->nheaders; i++) {
         int repeat = i > 0 && strcmp(h[i].name, h[i - 1].name) == 0;
         if (repeat) {

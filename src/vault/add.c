@@ -270,7 +270,7 @@ read_dir(struct add_plan *plan, const char *rel, const char *path, int follow,
         goto fail;
     }
     closedir(d);
-    qsort(list, k, sizeof(*list), compare_dirents);
+    util_sort(list, k, sizeof(*list), compare_dirents);
     *out = list;
     *n = k;
     return 0;
@@ -536,7 +536,7 @@ prepare(struct state *st, struct add_plan *plan, const struct pqv_add_options *o
     const struct entry *root;
     int rc = 0;
 
-    qsort(plan->files, plan->n, sizeof(*plan->files), compare_names);
+    util_sort(plan->files, plan->n, sizeof(*plan->files), compare_names);
     /* The same name from another place is another tree, not an update. */
     root = plan->root_name != NULL ? state_find(st, plan->root_name) : NULL;
     if (root != NULL && !opt->force && plan->origin != NULL) {

@@ -31,7 +31,7 @@ catalogue_sort(struct catalogue *cat)
 {
     /* storage_names are not needed once sorted (only check and gc use
      * them, unsorted): drop them rather than permute two arrays. */
-    qsort(cat->records, cat->n, sizeof(*cat->records), compare_record_names);
+    util_sort(cat->records, cat->n, sizeof(*cat->records), compare_record_names);
     free(cat->storage_names);
     cat->storage_names = NULL;
 }

@@ -80,7 +80,7 @@ collect_refs(struct scan *sc)
             refs[k].entry = i;
             k++;
         }
-    qsort(refs, k, sizeof(*refs), compare_refs);
+    util_sort(refs, k, sizeof(*refs), compare_refs);
     /* One per pack: the furthest reach; the first entry in name order. */
     size_t n = 0;
     for (size_t i = 0; i < k; i++) {

@@ -42,7 +42,7 @@ referenced_ids(const struct catalogue *cat, struct id_ref **out, size_t *n)
             ids[k].index = j;
             k++;
         }
-    qsort(ids, total, sizeof(*ids), compare_ids);
+    util_sort(ids, total, sizeof(*ids), compare_ids);
     *out = ids;
     *n = total;
     return 0;
@@ -127,7 +127,7 @@ report_conflicts(struct catalogue *cat, pqv_report_fn report, void *report_ctx,
     if (cat->n < 2 || (sorted = malloc(cat->n * sizeof(*sorted))) == NULL)
         return;
     memcpy(sorted, cat->records, cat->n * sizeof(*sorted));
-    qsort(sorted, cat->n, sizeof(*sorted), compare_record_names);
+    util_sort(sorted, cat->n, sizeof(*sorted), compare_record_names);
     for (size_t i = 0; i + 1 < cat->n; i++) {
         const char *name = sorted[i].entry.name;
         size_t len = strlen(name);

@@ -179,7 +179,7 @@ copy_data(struct copy *c)
             blobs[n].e = &c->st.entries[i];
             n++;
         }
-    qsort(blobs, n, sizeof(*blobs), compare_blobs);
+    util_sort(blobs, n, sizeof(*blobs), compare_blobs);
     /* Recorded sizes and hashes, from any segment of the chain. */
     for (size_t s = 0; s < c->st.nsegs; s++)
         for (size_t p = 0; p < c->st.segs[s].t.npacks; p++) {

@@ -156,7 +156,7 @@ describe_packs(struct seg_tables *t, const struct seg_params *p)
         memcpy(sorted, p->introduced, p->nintroduced * sizeof(*sorted));
     if (p->nknown > 0)
         memcpy(sorted + p->nintroduced, p->known, p->nknown * sizeof(*sorted));
-    qsort(sorted, n, sizeof(*sorted), compare_pack_ids);
+    util_sort(sorted, n, sizeof(*sorted), compare_pack_ids);
     for (size_t i = 0; i < t->npacks; i++) {
         const struct seg_pack *hit;
         if (t->packs[i].flags & PACK_V1_OBJECT)
@@ -192,7 +192,7 @@ segment_build(pqv_vault *v, const struct seg_params *p, struct entry *const *ent
         if ((rc = segment_tag(v, entries[i]->name, sorted[i].tag)) != 0)
             goto done;
     }
-    qsort(sorted, n, sizeof(*sorted), compare_tagged);
+    util_sort(sorted, n, sizeof(*sorted), compare_tagged);
     for (size_t i = 1; i < n; i++)
         if (memcmp(sorted[i - 1].tag, sorted[i].tag, TAG_BYTES) == 0) {
             rc = error_set(PQV_E_INVAL, sorted[i].e->name, "named twice in one segment");

@@ -97,7 +97,7 @@ state_from_records(pqv_vault *v, struct state *st, const struct names_walk *w)
     }
     catalogue_free(&cat);
     if (rc == 0) {
-        qsort(st->entries, st->n, sizeof(*st->entries), compare_by_name_newest);
+        util_sort(st->entries, st->n, sizeof(*st->entries), compare_by_name_newest);
         st->loaded = 1;
     }
     return rc;
@@ -375,7 +375,7 @@ state_load_reporting(pqv_vault *v, struct state *st, const struct names_walk *w)
         return rc;
     }
     /* Each name's newest entry wins; a removed one hides the name. */
-    qsort(all, n, sizeof(*all), compare_by_name_newest);
+    util_sort(all, n, sizeof(*all), compare_by_name_newest);
     for (size_t i = 0; i < n;) {
         size_t j = i + 1;
         while (j < n && strcmp(all[j].name, all[i].name) == 0)

@@ -244,6 +244,42 @@ test_record_version_flip_is_damage(void)
     remove_vault(dir);
 }
 
+/* Bug: a bit flip in a segment's version byte made every command fail with
+ * "segment version N not supported" (exit 1), as if a newer pqvault had
+ * written it.  The config's format version fixes the segment version (as
+ * for records above): another number in a format-2 vault is damage (4). */
+static void
+test_segment_version_flip_is_damage(void)
+{
+    const char *seg = "segments/0000000000000002";
+    uint8_t *buf;
+    size_t len;
+    pqv_vault *v;
+    char dir[64];
+
+    REQUIRE(make_vault(dir) == 0);
+    REQUIRE(read_file(dir, seg, &buf, &len) == 0);
+    for (unsigned mask = 1; mask < 256; mask <<= 1) {
+        struct pqv_check_result res;
+        struct pqv_entry *es = NULL;
+        size_t n = 0;
+        buf[4] ^= (uint8_t)mask;
+        REQUIRE(write_file(dir, seg, buf, len) == 0);
+        REQUIRE(vf_open_vault(NULL, dir, pass, &v, 0) == 0);
+        CHECK_EQ_INT(pqv_vault_list(v, NULL, NULL, &es, &n), PQV_E_INTEGRITY);
+        pqv_entries_free(es, n);
+        CHECK_EQ_INT(pqv_vault_check(v, &read_data_opt, &res), PQV_E_INTEGRITY);
+        CHECK_EQ_INT(res.damaged, 1);
+        pqv_vault_close(v);
+        REQUIRE(pqv_vault_open(&v, dir, NULL) == 0); /* check --no-key */
+        CHECK_EQ_INT(pqv_vault_check(v, NULL, &res), PQV_E_INTEGRITY);
+        pqv_vault_close(v);
+        buf[4] ^= (uint8_t)mask;
+    }
+    free(buf);
+    remove_vault(dir);
+}
+
 /* record_with_body(v, body, len, out, outlen): a record of name "f" in
  * ${v} whose (authentic) body is ${body}, sealed as record_seal does. */
 /* record_test_vault(): a vault structure with just what the record codec
@@ -522,4 +558,4 @@ TEST_MAIN(test_keyfile_version_flip_is_damage, test_config_identity_damage,
     test_record_version_flip_is_damage, test_record_body_truncated_in_wrapped_key,
     test_record_size_beyond_object_count, test_config_created_overflow,
     test_record_name_not_normalised, test_config_noncanonical_refused,
-    test_wrong_size_object_counted_once)
+    test_wrong_size_object_counted_once, test_segment_version_flip_is_damage)

@@ -280,6 +280,25 @@ test_segment_version_flip_is_damage(void)
     remove_vault(dir);
 }
 
+/* Bug: check without the key read only a segment's 72-byte header, so a
+ * segment cut inside its head (whose length the header gives) passed. */
+static void
+test_nokey_segment_cut_in_head(void)
+{
+    struct pqv_check_result res;
+    pqv_vault *v;
+    char dir[64], cmd[200];
+
+    REQUIRE(make_vault(dir) == 0);
+    snprintf(cmd, sizeof(cmd), "truncate -s 1000 '%s/segments/0000000000000002'", dir);
+    REQUIRE(system(cmd) == 0);
+    REQUIRE(pqv_vault_open(&v, dir, NULL) == 0);
+    CHECK_EQ_INT(pqv_vault_check(v, NULL, &res), PQV_E_INTEGRITY);
+    CHECK_EQ_INT(res.damaged, 1);
+    pqv_vault_close(v);
+    remove_vault(dir);
+}
+
 /* record_with_body(v, body, len, out, outlen): a record of name "f" in
  * ${v} whose (authentic) body is ${body}, sealed as record_seal does. */
 /* record_test_vault(): a vault structure with just what the record codec
@@ -558,4 +577,5 @@ TEST_MAIN(test_keyfile_version_flip_is_damage, test_config_identity_damage,
     test_record_version_flip_is_damage, test_record_body_truncated_in_wrapped_key,
     test_record_size_beyond_object_count, test_config_created_overflow,
     test_record_name_not_normalised, test_config_noncanonical_refused,
-    test_wrong_size_object_counted_once, test_segment_version_flip_is_damage)
+    test_wrong_size_object_counted_once, test_segment_version_flip_is_damage,
+    test_nokey_segment_cut_in_head)

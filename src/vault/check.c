@@ -419,6 +419,11 @@ check_segment_header(void *ctx, const char *name, const uint8_t *id, uint64_t si
         rc = c->v->storage->ops->get_range(c->v->storage, name, 0, h, sizeof(h));
         if (rc == 0)
             rc = segment_check_header(h, sizeof(h), util_load_be64(id), c->v->config.vault_id);
+        /* The head's length is in the header: a segment cut inside it. */
+        if (rc == 0 && size - SEGMENT_HEADER_BYTES < util_load_be32(h + 64))
+            rc = error_set(PQV_E_INTEGRITY, NULL, "segment is truncated (%llu bytes, its head "
+                "alone needs %llu)", (unsigned long long)size,
+                (unsigned long long)SEGMENT_HEADER_BYTES + util_load_be32(h + 64));
     }
     if (rc == PQV_E_NOTFOUND)
         return 0;

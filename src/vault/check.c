@@ -433,8 +433,11 @@ check_segment_header(void *ctx, const char *name, const uint8_t *id, uint64_t si
             pqv_error_detail());
         return 0;
     }
-    if (rc == 0)
+    if (rc == 0) {
         c->res->segments++;
+        if (util_load_be64(id) > c->res->epoch)
+            c->res->epoch = util_load_be64(id);
+    }
     return rc;
 }
 
@@ -456,7 +459,8 @@ check_pack_size(void *ctx, const char *name, const uint8_t *id, uint64_t size)
 
 /* check_without_key(v, report, ctx, res): the config and key file (parsed
  * at open), every segment's header, every pack's name and size, and
- * temporaries. */
+ * temporaries.  The epoch is the newest segment's whose header is sound
+ * (unauthenticated: no entry can be counted without the key). */
 static int
 check_without_key(pqv_vault *v, pqv_report_fn report, void *report_ctx,
     struct pqv_check_result *res)

@@ -661,9 +661,25 @@ pqv_vault_get(pqv_vault *v, const char *name, const char *out, const struct pqv_
     /* One name is found without loading the catalogue; a tree needs it. */
     memset(&one, 0, sizeof(one));
     rc = state_lookup(v, &st, norm, &one);
-    if (rc == 0 && one.kind != KIND_DIR)
+    if (rc == 0 && one.kind != KIND_DIR) {
         e = &one;
-    else if ((rc = rc == 0 || rc == PQV_E_NOTFOUND ? state_load_reporting(v, &st, &w) : rc) != 0) {
+    } else if (rc == PQV_E_INTEGRITY && st.format != 1) {
+        /* The lookup met a damaged block, which may hold the name's newest
+         * entry: a file is refused; a tree is restored from the readable
+         * blocks (as list shows them), the damage counted (exit 4). */
+        struct error_saved lookup_err;
+        const struct entry *x;
+        error_save(&lookup_err);
+        if ((rc = state_load_reporting(v, &st, &w)) == 0 && (x = state_find(&st, norm)) != NULL &&
+            x->kind != KIND_DIR) {
+            error_restore(&lookup_err);
+            rc = PQV_E_INTEGRITY;
+        }
+        if (rc != 0) {
+            state_free(&st);
+            return rc;
+        }
+    } else if ((rc = rc == 0 || rc == PQV_E_NOTFOUND ? state_load_reporting(v, &st, &w) : rc) != 0) {
         entry_clear(&one);
         state_free(&st);
         return rc;

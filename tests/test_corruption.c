@@ -343,6 +343,7 @@ test_tree_get_past_damaged_block(void)
     REQUIRE(vf_open_vault(NULL, dir, pass, &v, 0) == 0);
     snprintf(out, sizeof(out), "%.60s.out", dir);
     CHECK_EQ_INT(pqv_vault_get(v, "t", out, NULL), PQV_E_INTEGRITY);
+    CHECK(strstr(pqv_error_detail(), "1 damaged catalogue block: the entries in it are lost") != NULL);
     for (i = 0; i < 2; i++) {
         struct stat sb;
         snprintf(path, sizeof(path), "%s/t/%c", out, 'a' + i);
@@ -351,6 +352,12 @@ test_tree_get_past_damaged_block(void)
     /* The lost name itself: not found among what can be read, damage said. */
     snprintf(path, sizeof(path), "%s/x", out);
     CHECK_EQ_INT(pqv_vault_get(v, name, path, NULL), PQV_E_INTEGRITY);
+    CHECK(strstr(pqv_error_detail(), "not found, and 1 damaged catalogue block could not be examined") != NULL);
+    struct pqv_entry *es = NULL;
+    size_t n = 0;
+    CHECK_EQ_INT(pqv_vault_list(v, NULL, NULL, &es, &n), PQV_E_INTEGRITY);
+    CHECK(strstr(pqv_error_detail(), "1 damaged catalogue block (reported above)") != NULL);
+    pqv_entries_free(es, n);
     pqv_vault_close(v);
     remove_vault(dir);
 }

@@ -566,7 +566,8 @@ restore_tree(struct restore *r, const char *prefix, const char *out, uint64_t da
     }
     if (end == first)
         return damaged > 0 ? error_set(PQV_E_INTEGRITY, NULL, "not found, and %llu damaged "
-            "record%s could not be examined", (unsigned long long)damaged, damaged == 1 ? "" : "s")
+            "%s%s could not be examined", (unsigned long long)damaged,
+            st->format == 1 ? "record" : "catalogue block", damaged == 1 ? "" : "s")
                            : error_set(PQV_E_NOTFOUND, NULL, "not found");
     if ((rc = dest_open(&r->d, out, 1)) != 0)
         return rc;
@@ -725,7 +726,16 @@ pqv_vault_get(pqv_vault *v, const char *name, const char *out, const struct pqv_
         else
             rc = restore_tree(&r, norm, out != NULL ? out : ".", damaged);
         /* Exit 4 if anything failed its integrity check, else 1. */
-        if (rc == 0 && (r.failed > 0 || damaged > 0))
+        if (rc == 0 && damaged > 0 && st.format != 1) {
+            /* A damaged block holds entries nobody can count. */
+            char failed[64] = "";
+            if (r.failed > 0)
+                snprintf(failed, sizeof(failed), "%llu entr%s not restored; ",
+                    (unsigned long long)r.failed, r.failed == 1 ? "y" : "ies");
+            rc = error_set(PQV_E_INTEGRITY, NULL, "%s%llu damaged catalogue block%s: the entries "
+                "in %s are lost (reported above)", failed, (unsigned long long)damaged,
+                damaged == 1 ? "" : "s", damaged == 1 ? "it" : "them");
+        } else if (rc == 0 && (r.failed > 0 || damaged > 0))
             rc = error_set(damaged > 0 || r.worst == PQV_E_INTEGRITY ? PQV_E_INTEGRITY : PQV_E_IO,
                 NULL, "%llu entr%s not restored%s (reported above)",
                 (unsigned long long)(r.failed + damaged), r.failed + damaged == 1 ? "y" : "ies",

@@ -108,8 +108,9 @@ done:
     *entries = out;
     *n = k;
     if (damaged > 0)
-        return error_set(PQV_E_INTEGRITY, NULL, "%llu damaged record%s (reported above)",
-            (unsigned long long)damaged, damaged == 1 ? "" : "s");
+        return error_set(PQV_E_INTEGRITY, NULL, "%llu damaged %s%s (reported above)",
+            (unsigned long long)damaged, v->config.version == 1 ? "record" : "catalogue block",
+            damaged == 1 ? "" : "s");
     return 0;
 }
 

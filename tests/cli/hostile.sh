@@ -128,7 +128,7 @@ ln -s "$T/victim" "$T/out2/f"
 expect_status 1 pq get d1/sub/f -o "$T/out2/f"
 expect_stderr_contains "exists (a symbolic link)"
 expect_status 0 pq get d1/sub/f -o "$T/out2/f" --force
-check_ok "--force replaced the link by the file" [ -f "$T/out2/f" ] && [ ! -L "$T/out2/f" ]
+check_ok "--force replaced the link by the file" [ -f "$T/out2/f" -a ! -L "$T/out2/f" ]
 check_ok "...and the link's target is untouched" [ "$(cat "$T/victim")" = precious ]
 
 # ---- 4. devices and FIFOs as the destination ---------------------------

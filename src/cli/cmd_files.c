@@ -228,6 +228,10 @@ list_long(const struct pqv_entry *e, size_t n, int escape)
         format_local_time(t, sizeof(t), e[i].mtime_sec, "%Y-%m-%d %H:%M");
         printf("%s %*llu %s ", mode, w, (unsigned long long)e[i].size, t);
         print_name(stdout, e[i].name, escape);
+        if (e[i].target != NULL) {
+            fputs(" -> ", stdout);
+            print_name(stdout, e[i].target, escape);
+        }
         putchar('\n');
     }
 }

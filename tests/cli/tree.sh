@@ -49,6 +49,8 @@ check_ok "list does not show the skipped FIFO" sh -c '! grep -q "fifo" "$1"' sh 
 check_ok "the link to a directory was not followed" sh -c '! grep -q "link-to-dir/" "$1"' sh "$OUT"
 expect_status 0 pq list -l tree/sub
 check_ok "list -l shows directories with d and setgid" grep -q '^drwxr-s--- ' "$OUT"
+check_ok "list -l shows a link with l and its target, as ls does" \
+    grep -q '^lrwxrwxrwx  *[0-9]* [0-9-]* [0-9:]* tree/sub/dangling -> /nonexistent$' "$OUT"
 expect_status 0 pq list --json tree
 check_ok "list --json of the tree is valid JSON" python3 -m json.tool "$OUT" >/dev/null
 check_ok "--json reports objects per 4 MiB" python3 -c '

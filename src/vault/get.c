@@ -666,15 +666,29 @@ pqv_vault_get(pqv_vault *v, const char *name, const char *out, const struct pqv_
         e = &one;
     } else if (rc == PQV_E_INTEGRITY && st.format != 1) {
         /* The lookup met a damaged block, which may hold the name's newest
-         * entry: a file is refused; a tree is restored from the readable
-         * blocks (as list shows them), the damage counted (exit 4). */
+         * entry: a file (or a name the readable blocks do not hold) is
+         * refused with that error; a tree is restored from the readable
+         * blocks (as list shows them), the damage reported (exit 4). */
+        struct names_walk quiet = w;
         struct error_saved lookup_err;
         const struct entry *x;
+        uint64_t ignored = 0;
+        int tree = 0;
         error_save(&lookup_err);
-        if ((rc = state_load_reporting(v, &st, &w)) == 0 && (x = state_find(&st, norm)) != NULL &&
-            x->kind != KIND_DIR) {
-            error_restore(&lookup_err);
-            rc = PQV_E_INTEGRITY;
+        quiet.report = NULL;
+        quiet.damaged = &ignored;
+        if ((rc = state_load_reporting(v, &st, &quiet)) == 0) {
+            size_t first = state_first_under(&st, norm);
+            x = state_find(&st, norm);
+            tree = x != NULL ? x->kind == KIND_DIR
+                             : first < st.n && names_under(st.entries[first].name, norm);
+            state_free(&st);
+            if (!tree) {
+                error_restore(&lookup_err);
+                rc = PQV_E_INTEGRITY;
+            } else if ((rc = state_current(v, &st, &w)) == 0) {
+                rc = state_load_reporting(v, &st, &w);
+            }
         }
         if (rc != 0) {
             state_free(&st);

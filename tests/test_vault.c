@@ -944,6 +944,10 @@ test_open_without_keyfile_and_info(void)
     CHECK(pqv_vault_check(v, &copt, &res) == 0);
     CHECK_EQ_INT(rc.warnings, 1);
     CHECK(strstr(rc.last, "key file not checked") != NULL);
+    /* Without the key, the epoch is the newest segment's with a sound
+     * header (check --no-key prints format 2's line). */
+    CHECK_EQ_INT(res.epoch, 1);
+    CHECK_EQ_INT(res.segments, 1);
     pqv_error_clear();
     CHECK_EQ_INT(pqv_vault_unlock(v, PASS), PQV_E_NOTFOUND);
     CHECK(strstr(pqv_error_detail(), "key file not found") != NULL);

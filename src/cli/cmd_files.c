@@ -433,6 +433,10 @@ list_long(const struct pqv_entry *e, size_t n, int escape)
         format_local_time(t, sizeof(t), e[i].mtime_sec, "%Y-%m-%d %H:%M");
         printf("%s %*llu %s ", mode, w, (unsigned long long)e[i].size, t);
         print_name(stdout, e[i].name, escape);
+        if (e[i].target != NULL) {
+            fputs(" -> ", stdout);
+            print_name(stdout, e[i].target, escape);
+        }
         putchar('\n');
     }
 }
@@ -542,14 +546,19 @@ cmd_rm(struct args *a)
 
 /* ---- check, gc ---- */
 
+/* print_counts(r, no_key): the summary line; without the key, format 2's
+ * has no entry count (entries are sealed). */
 static void
-print_counts(const struct pqv_check_result *r)
+print_counts(const struct pqv_check_result *r, int no_key)
 {
-    if (r->format >= 2) {
-        printf("epoch: %llu, segments: %llu, entries: %llu, packs: %llu, bytes: %llu, "
+    if (r->format >= 2 || r->epoch > 0) {
+        char entries[48] = "";
+        if (!no_key)
+            snprintf(entries, sizeof(entries), "entries: %llu, ", (unsigned long long)r->records);
+        printf("epoch: %llu, segments: %llu, %spacks: %llu, bytes: %llu, "
             "damaged: %llu, missing: %llu, leftovers: %llu, temporaries: %llu\n",
-            (unsigned long long)r->epoch, (unsigned long long)r->segments,
-            (unsigned long long)r->records, (unsigned long long)r->objects,
+            (unsigned long long)r->epoch, (unsigned long long)r->segments, entries,
+            (unsigned long long)r->objects,
             (unsigned long long)r->bytes, (unsigned long long)r->damaged,
             (unsigned long long)r->missing, (unsigned long long)r->orphans,
             (unsigned long long)r->temporaries);
@@ -594,7 +603,7 @@ cmd_check(struct args *a)
     pqv_error_clear();
     int rc = pqv_vault_check(v, &(struct pqv_check_options){ read_data, report_cb, NULL }, &r);
     if (rc == 0 || rc == PQV_E_INTEGRITY)
-        print_counts(&r);
+        print_counts(&r, no_key);
     if (rc == PQV_E_INTEGRITY) {
         err_msg("vault damaged: %llu damaged, %llu missing",
             (unsigned long long)r.damaged, (unsigned long long)r.missing);

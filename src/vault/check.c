@@ -428,6 +428,11 @@ check_segment_header(void *ctx, const char *name, const uint8_t *id, uint64_t si
         rc = c->v->storage->ops->get_range(c->v->storage, name, 0, h, sizeof(h));
         if (rc == 0)
             rc = segment_check_header(h, sizeof(h), util_load_be64(id), c->v->config.vault_id);
+        /* The head's length is in the header: a segment cut inside it. */
+        if (rc == 0 && size - SEGMENT_HEADER_BYTES < util_load_be32(h + 64))
+            rc = error_set(PQV_E_INTEGRITY, NULL, "segment is truncated (%llu bytes, its head "
+                "alone needs %llu)", (unsigned long long)size,
+                (unsigned long long)SEGMENT_HEADER_BYTES + util_load_be32(h + 64));
     }
     if (rc == PQV_E_NOTFOUND)
         return 0;
@@ -437,8 +442,11 @@ check_segment_header(void *ctx, const char *name, const uint8_t *id, uint64_t si
             pqv_error_detail());
         return 0;
     }
-    if (rc == 0)
+    if (rc == 0) {
         c->res->segments++;
+        if (util_load_be64(id) > c->res->epoch)
+            c->res->epoch = util_load_be64(id);
+    }
     return rc;
 }
 
@@ -460,7 +468,8 @@ check_pack_size(void *ctx, const char *name, const uint8_t *id, uint64_t size)
 
 /* check_without_key(v, report, ctx, res): the config and key file (parsed
  * at open), every segment's header, every pack's name and size, and
- * temporaries. */
+ * temporaries.  The epoch is the newest segment's whose header is sound
+ * (unauthenticated: no entry can be counted without the key). */
 static int
 check_without_key(pqv_vault *v, pqv_report_fn report, void *report_ctx,
     struct pqv_check_result *res)

@@ -665,7 +665,8 @@ restore_tree(struct restore *r, const char *prefix, const char *out, uint64_t da
     }
     if (end == first)
         return damaged > 0 ? error_set(PQV_E_INTEGRITY, NULL, "not found, and %llu damaged "
-            "record%s could not be examined", (unsigned long long)damaged, damaged == 1 ? "" : "s")
+            "%s%s could not be examined", (unsigned long long)damaged,
+            st->format == 1 ? "record" : "catalogue block", damaged == 1 ? "" : "s")
                            : error_set(PQV_E_NOTFOUND, NULL, "not found");
     /* A dry run creates nothing, not even the destination. */
     struct stat sb;
@@ -819,9 +820,39 @@ pqv_vault_get(pqv_vault *v, const char *name, const char *out, const struct pqv_
     /* One name is found without loading the catalogue; a tree needs it. */
     memset(&one, 0, sizeof(one));
     rc = state_lookup(v, &st, norm, &one);
-    if (rc == 0 && one.kind != KIND_DIR)
+    if (rc == 0 && one.kind != KIND_DIR) {
         e = &one;
-    else if ((rc = rc == 0 || rc == PQV_E_NOTFOUND ? state_load_reporting(v, &st, &w) : rc) != 0) {
+    } else if (rc == PQV_E_INTEGRITY && st.format != 1) {
+        /* The lookup met a damaged block, which may hold the name's newest
+         * entry: a file (or a name the readable blocks do not hold) is
+         * refused with that error; a tree is restored from the readable
+         * blocks (as list shows them), the damage reported (exit 4). */
+        struct names_walk quiet = w;
+        struct error_saved lookup_err;
+        const struct entry *x;
+        uint64_t ignored = 0;
+        int tree = 0;
+        error_save(&lookup_err);
+        quiet.report = NULL;
+        quiet.damaged = &ignored;
+        if ((rc = state_load_reporting(v, &st, &quiet)) == 0) {
+            size_t first = state_first_under(&st, norm);
+            x = state_find(&st, norm);
+            tree = x != NULL ? x->kind == KIND_DIR
+                             : first < st.n && names_under(st.entries[first].name, norm);
+            state_free(&st);
+            if (!tree) {
+                error_restore(&lookup_err);
+                rc = PQV_E_INTEGRITY;
+            } else if ((rc = state_current(v, &st, &w)) == 0) {
+                rc = state_load_reporting(v, &st, &w);
+            }
+        }
+        if (rc != 0) {
+            state_free(&st);
+            return rc;
+        }
+    } else if ((rc = rc == 0 || rc == PQV_E_NOTFOUND ? state_load_reporting(v, &st, &w) : rc) != 0) {
         entry_clear(&one);
         state_free(&st);
         return rc;
@@ -889,7 +920,16 @@ pqv_vault_get(pqv_vault *v, const char *name, const char *out, const struct pqv_
         else
             rc = restore_tree(&r, norm, out != NULL ? out : ".", damaged);
         /* Exit 4 if anything failed its integrity check, else 1. */
-        if (rc == 0 && (r.failed > 0 || damaged > 0))
+        if (rc == 0 && damaged > 0 && st.format != 1) {
+            /* A damaged block holds entries nobody can count. */
+            char failed[64] = "";
+            if (r.failed > 0)
+                snprintf(failed, sizeof(failed), "%llu entr%s not restored; ",
+                    (unsigned long long)r.failed, r.failed == 1 ? "y" : "ies");
+            rc = error_set(PQV_E_INTEGRITY, NULL, "%s%llu damaged catalogue block%s: the entries "
+                "in %s are lost (reported above)", failed, (unsigned long long)damaged,
+                damaged == 1 ? "" : "s", damaged == 1 ? "it" : "them");
+        } else if (rc == 0 && (r.failed > 0 || damaged > 0))
             rc = error_set(damaged > 0 || r.worst == PQV_E_INTEGRITY ? PQV_E_INTEGRITY : PQV_E_IO,
                 NULL, "%llu entr%s not restored%s (reported above)",
                 (unsigned long long)(r.failed + damaged), r.failed + damaged == 1 ? "y" : "ies",

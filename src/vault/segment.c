@@ -348,8 +348,10 @@ segment_check_header(const uint8_t *h, size_t len, uint64_t epoch, const uint8_t
         return error_set(PQV_E_INTEGRITY, NULL, "segment is truncated");
     if (memcmp(h, SEG_MAGIC, 4) != 0)
         return error_set(PQV_E_INTEGRITY, NULL, "segment has a bad magic number");
+    /* The config's format version fixes the segment version: another one
+     * in a format-2 vault is damage, not a newer pqvault's segment. */
     if (h[4] != SEG_VERSION)
-        return error_set(PQV_E_UNSUPPORTED, NULL, "segment version %u not supported", h[4]);
+        return error_set(PQV_E_INTEGRITY, NULL, "segment has an unknown version (%u)", h[4]);
     if ((h[5] != SEGMENT_DELTA && h[5] != SEGMENT_BASE) || pqv_aead_name(h[6]) == NULL || h[7] != 0)
         return error_set(PQV_E_INTEGRITY, NULL, "segment header is malformed");
     if (util_load_be64(h + 8) != epoch)

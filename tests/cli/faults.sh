@@ -1,10 +1,13 @@
 # tests/cli/faults.sh: I/O faults at the command line.  With the test-only
 # hook PQVAULT_TEST_FAULT="op:N[+]:errno" (src/util/io.c, compiled into the
-# test build build/pqvault-test only) a command
-# fails with exit 1 and one error line naming the cause, leaves no
-# temporary file, and leaves the vault as it was (check passes, earlier
-# files intact, the name absent or old).  Then a real small file system
-# that fills up (a 20 MiB ext4 image mounted on a loop device).
+# test build build/pqvault-test only; the link(2) of a segment, the commit
+# point of format 2, counts as a "rename") a command fails with exit 1 and
+# one error line naming the cause, leaves no temporary file, and leaves the
+# vault as it was (check passes, earlier files intact, the name absent or
+# old; packs written before the fault are leftovers, never served).  A
+# fault after the commit point (the segment's name exists) fails the same
+# way, but the command has happened.  Then a real small file system that
+# fills up (a 20 MiB ext4 image mounted on a loop device).
 . "$(dirname "$0")/lib.sh"
 PQV=$PQV_TEST
 
@@ -40,27 +43,57 @@ fault() {
     expect_stderr_contains "$msg"
 }
 
+# (open:1 is the lock file; rename:1 the pack's rename, rename:2 the
+# segment's link, the commit point; write:2 and open:3 the segment's.)
 for spec in open:1:EIO write:1:EIO fsync:1:EIO rename:1:EIO write:1:ENOSPC fsync:2:ENOSPC \
-    write:1:EDQUOT write:1:short any:3+:EIO fsync:1+:ENOSPC; do
+    write:1:EDQUOT write:1:short any:3+:EIO fsync:1+:ENOSPC rename:2:EIO write:2:ENOSPC open:3:EIO; do
     case $spec in
     *EIO) msg="Input/output error" ;;
     *EDQUOT) msg="Disk quota exceeded" ;;
     *) msg="No space left on device" ;;
     esac
     fault "$spec" "$msg" pq add "$T/b2" --name c
+    case $spec in
+    rename:2:* | write:2:* | open:3:*) expect_stderr_contains "/segments/0000000000000004: " ;;
+    esac
     after_fault "add with $spec"
 done
 
 # add --force over b: b stays the old version.
 fault fsync:3:EIO "Input/output error" pq add --force "$T/b2" --name b
 after_fault "add --force with fsync:3:EIO"
-# rm: the record's unlink fails: b stays.
-fault unlink:1:EIO "Input/output error" pq rm b
-after_fault "rm with unlink:1:EIO"
+# rm: the segment of removed entries cannot be written or linked: b stays.
+for spec in open:1:EIO write:1:ENOSPC fsync:1:EIO rename:1:EIO; do
+    case $spec in
+    *EIO) msg="Input/output error" ;;
+    *) msg="No space left on device" ;;
+    esac
+    fault "$spec" "$msg" pq rm b
+    after_fault "rm with $spec"
+done
 # passwd: the key file's write fails: the old passphrase still works.
 printf 'other\n' >"$T/newpass"
 fault write:1:ENOSPC "No space left on device" pqn --passphrase-file "$PF" passwd --new-passphrase-file "$T/newpass" --kdf "$KDF"
 after_fault "passwd with write:1:ENOSPC"
+
+# After the commit point: the barrier that follows the segment's link
+# fails (fsync:2 of rm: the segment, then the vault directory), and the
+# local state cannot be recorded (rename:2 of rm).  The command has happened
+# (its epoch is named) and says what failed; nothing is left half done.
+cp -a "$V" "$T/before-rm"
+cp -a "$XDG_STATE_HOME" "$T/before-rm-state"
+for spec in fsync:2:EIO rename:2:EIO; do
+    fault "$spec" "Input/output error" pq rm b
+    problems=""
+    pq check >/dev/null 2>"$T/check.err" || problems="$problems check-failed"
+    pq get a -o - 2>/dev/null | cmp -s - "$T/a" || problems="$problems a-differs"
+    if pq get b -o - >/dev/null 2>&1; then problems="$problems b-still-there"; fi
+    no_temps "$V" || problems="$problems temporaries-left"
+    if [ -z "$problems" ]; then ok "rm with $spec after the commit point: b removed, vault sound"; else
+        fail "rm with $spec after the commit point:$problems"; fi
+    rm -rf "$V" "$XDG_STATE_HOME" && cp -a "$T/before-rm" "$V" && cp -a "$T/before-rm-state" "$XDG_STATE_HOME"
+done
+after_fault "rm put back"
 
 # get: nothing at the destination, no hidden temporary beside it.
 for spec in mkdir:1:EIO open:1:EIO write:1:ENOSPC fsync:1:EIO rename:1:EIO; do

@@ -1,9 +1,11 @@
 # tests/cli/hostile_10k.sh: the acceptance case of issue 9.  A tree of
 # 10,000 files, with one file that cannot be read (an I/O error injected at
 # one read), one file changing while it is read (the test build stops
-# itself while reading it; the test appends to it), and one record damaged
-# after the add, is added, listed, restored and checked: exactly those
-# three are reported, everything else is byte-exact.
+# itself while reading it; the test appends to it), and one catalogue block
+# damaged after the add (format 2: the add is one segment of many blocks of
+# about 64 KiB; a block lost loses the names it holds, as a damaged record
+# lost its one name in format 1), is added, listed, restored and checked:
+# exactly those three are reported, everything else is byte-exact.
 . "$(dirname "$0")/lib.sh"
 
 bg() {
@@ -35,7 +37,7 @@ for d in range(100):
             continue
         with open(os.path.join(root, "d%02d" % d, "f%02d" % f), "wb") as out:
             out.write(os.urandom(rnd.randint(0, 3000)))
-# The file that changes while it is read: 3 objects, read last.
+# The file that changes while it is read: 3 extents, read last.
 with open(os.path.join(root, "zz-growing"), "wb") as out:
     out.write(os.urandom(9 * 1024 * 1024))
 EOF
@@ -54,44 +56,55 @@ st=$?
 BG_PIDS=
 check_ok "add: exit 1 (one file could not be read; the others are stored)" [ "$st" -eq 1 ]
 unreadable=$(sed -n 's|^pqvault: add: \(.*\): not stored: read: Input/output error$|\1|p' "$T/bg.err")
-check_ok "add: exactly one file reported unreadable" [ -n "$unreadable" ] && [ "$(printf '%s\n' "$unreadable" | wc -l)" -eq 1 ]
+check_ok "add: exactly one file reported unreadable" \
+    [ -n "$unreadable" -a "$(printf '%s\n' "$unreadable" | wc -l)" -eq 1 ]
 check_ok "add: the changing file reported once, read again" \
     [ "$(grep -c 'zz-growing: changed while it was being read: reading it again' "$T/bg.err")" -eq 1 ]
 check_ok "add: nothing else reported (3 lines: unreadable, changed, summary)" \
     [ "$(wc -l <"$T/bg.err")" -eq 3 ]
 check_ok "add: the summary counts one entry" grep -q 'tree: 1 entry not stored (reported above)' "$T/bg.err"
 
-# Damage one record (not the one of the unreadable file, which has none).
-rec=$(find "$V/records" -type f | sort | sed -n 4321p)
-flip_byte "$rec" 70
+# The add is one commit: one segment.  Damage one of its blocks, in the
+# middle of its block area.
+seg=$V/segments/0000000000000002
+check_ok "the add wrote one segment (epoch 2)" [ -f "$seg" -a ! -e "$V/segments/0000000000000003" ]
+size=$(stat -c %s "$seg")
+headend=$((72 + $(od -An -tu4 --endian=big -j64 -N4 "$seg")))
+flip_byte "$seg" $((size - (size - headend) / 2))
 expect_status 4 pq list tree
 listed=$T/listed
 cp "$OUT" "$listed"
-check_ok "list: exactly one error line, the damaged record" \
-    [ "$(grep -c 'record failed authentication' "$ERR")" -eq 1 ]
-# What list does not show: the unreadable file and the damaged record's.
+check_ok "list: exactly one error line about the catalogue, the damaged block" \
+    [ "$(grep -c 'segment block [0-9]* failed authentication' "$ERR")" -eq 1 ]
+expect_stderr_contains "tree: 1 damaged catalogue block (reported above)"
+# What list does not show: the unreadable file and the damaged block's
+# names (at most a block's worth: 64 KiB of entries).
 find "$T/tree" -mindepth 1 | sed "s|^$T/||" | sort >"$T/all"
 missing=$(sort "$listed" | comm -23 "$T/all" -)
-check_ok "list: every entry but two shows (the unreadable one and the damaged one)" \
-    [ "$(printf '%s\n' "$missing" | wc -l)" -eq 2 ]
+nmissing=$(printf '%s\n' "$missing" | wc -l)
+check_ok "list: every entry shows but the unreadable one and the damaged block's ($nmissing)" \
+    [ "$nmissing" -ge 2 -a "$nmissing" -lt 1500 -a "$(sort "$listed" | comm -13 "$T/all" - | wc -l)" -eq 1 ]
 check_ok "list: the unreadable file is one of them" \
     sh -c 'printf "%s\n" "$1" | grep -qxF "$2"' sh "$missing" "${unreadable#$T/}"
 
 expect_status 4 pq get tree -o "$T/out"
-check_ok "get: exactly one failure reported (the damaged record)" \
-    [ "$(grep -c 'record failed authentication' "$ERR")" -eq 1 ]
+check_ok "get: exactly one failure reported (the damaged block)" \
+    [ "$(grep -c 'segment block [0-9]* failed authentication' "$ERR")" -eq 1 ]
+expect_stderr_contains "1 damaged catalogue block: the entries in it are lost"
 bad=0
 good=0
 while IFS= read -r name; do
     [ -f "$T/$name" ] || continue
     if cmp -s "$T/$name" "$T/out/$name"; then good=$((good + 1)); else bad=$((bad + 1)); fi
 done <"$listed"
-check_ok "get: every listed file restored byte-exact ($good files)" [ "$bad" -eq 0 ] && [ "$good" -eq 9998 ]
+check_ok "get: every listed file restored byte-exact ($good files)" [ "$bad" -eq 0 -a "$good" -gt 8000 ]
+check_ok "get: nothing restored that list does not show" \
+    [ "$(cd "$T/out" && find tree -type f | wc -l)" -eq "$good" ]
 check_ok "get: the grown file restored as it was after growing" cmp -s "$T/tree/zz-growing" "$T/out/tree/zz-growing"
 
 expect_status 4 pq check --read-data
 expect_stdout_contains "damaged: 1, missing: 0"
-check_ok "check: one damaged item, the record" \
-    [ "$(grep -c 'record failed authentication' "$ERR")" -eq 1 ]
+check_ok "check: one damaged item, the block" \
+    [ "$(grep -c 'segments/0000000000000002: segment block [0-9]* failed authentication' "$ERR")" -eq 1 ]
 
 finish

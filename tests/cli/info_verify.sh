@@ -5,7 +5,8 @@
 # a prompt) info unlocks and verifies them, and names the slot that
 # opened; a slot that did not open is "unknown" (an unused slot is random
 # bytes).  Neither info nor check --no-key needs the key file: it may be
-# kept elsewhere (--keyfile) or lost.
+# kept elsewhere (--keyfile) or lost.  Format 2 shows its epoch, segments
+# and packs, format 1 (the frozen fixture) its records and objects.
 . "$(dirname "$0")/lib.sh"
 
 UNVERIFIED="(unverified: unlock to verify)"
@@ -48,6 +49,7 @@ expect_stdout_contains "fingerprint:     pqv1-"
 expect_stdout_contains "(verified)"
 # the second slot's passphrase opens slot 1; slot 0 is then unknown
 printf 'second\n' >"$T/p1"
+# (passwd records the new key file in an epoch of its own: epoch 3)
 expect_status 0 pq passwd --slot 1 --kdf "$KDF" --new-passphrase-file "$T/p1"
 expect_status 0 pqn --passphrase-file "$T/p1" info
 expect_stdout_contains "slot 0:          Argon2id t=1, m=256 KiB, p=1, $UNKNOWN"
@@ -73,20 +75,22 @@ expect_status 0 pqn info
 expect_stdout_contains "key file:        $V/keyfile (not found: if it is kept elsewhere, name it with --keyfile; if it is lost, 'pqvault recover' writes a new one from the recovery code)"
 expect_stdout_contains "KEM:             FrodoKEM-640-SHAKE $UNVERIFIED"
 expect_stdout_contains "slot 0:          unknown (no key file)"
-expect_stdout_contains "records:         1"
+expect_stdout_contains "epoch:           3"
+expect_stdout_contains "segments:        3 ("
+expect_stdout_contains "packs:           1 ("
 # a passphrase cannot verify anything without the key file: still exit 0
 expect_status 0 pq info
 expect_stdout_contains "(not found:"
 expect_stdout_contains "$UNVERIFIED"
 expect_status 0 pqn check --no-key
-expect_stdout_contains "records: 1, objects: 1"
+expect_stdout_contains "epoch: 3, segments: 3, packs: 1"
 expect_stderr_contains "$V/keyfile: key file not checked: key file not found"
 # it still finds damage in what it can check
-rec=$(first_file "$V/records")
-flip_byte "$rec" 0
+seg=$V/segments/0000000000000002
+flip_byte "$seg" 0
 expect_status 4 pqn check --no-key
-expect_stderr_contains "bad magic"
-flip_byte "$rec" 0
+expect_stderr_contains "segments/0000000000000002: segment has a bad magic number"
+flip_byte "$seg" 0
 # with --keyfile (and PQVAULT_KEYFILE) pointing at it, all is there
 expect_status 0 pqn --keyfile "$T/kf" info
 expect_stdout_contains "key file:        $T/kf"
@@ -119,5 +123,17 @@ expect_status 4 pq list
 cp "$T/kf" "$V/keyfile"
 expect_status 0 pqn check --no-key
 check_ok "an intact key file: nothing said about it" test ! -s "$ERR"
+
+# ---- format 1 (a copy of the frozen fixture): records and objects ----
+V=$T/v1
+cp -r "$(dirname "$0")/../fixtures/v1-aes" "$V" && chmod -R u+w "$V"
+expect_status 0 pqn info
+expect_stdout_contains "format version:  1"
+expect_stdout_contains "KEM:             FrodoKEM-976-AES $UNVERIFIED"
+expect_stdout_contains "records:         6 ("
+expect_stdout_contains "objects:         3 ("
+check_ok "no epoch shown for format 1" sh -c '! grep -q "^epoch:" "$1"' sh "$OUT"
+expect_status 0 pqn --passphrase-file "$(dirname "$0")/../fixtures/v1.pass" info
+expect_stdout_contains "KEM:             FrodoKEM-976-AES (verified)"
 
 finish

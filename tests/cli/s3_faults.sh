@@ -3,9 +3,11 @@
 # reset before or after the request was forwarded, a truncated body, a
 # duplicated request) are retried and the commands succeed, the vault stays
 # consistent (check --read-data); a create-only put whose reply was lost or
-# whose request was duplicated succeeds once; persistent faults fail
-# cleanly with the status and S3 error code in one message, leaving no
-# damage.  At most 5 faults per rule set (6 attempts per request), so
+# whose request was duplicated succeeds once (also the segment of an add,
+# format 2's commit point: one epoch, not two, and no error); persistent
+# faults on packs, on the segment's put and on reads fail cleanly with the
+# status and S3 error code in one message, committing nothing and leaving
+# no damage.  At most 5 faults per rule set (6 attempts per request), so
 # every transient case must succeed.  Skipped without Ceph.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/s3_lib.sh"
@@ -102,6 +104,25 @@ LAST="put_new over other bytes, reply lost"
 expect_stdout_contains "putnew: -5"
 expect_stdout_contains "already exists"
 
+# The segment of an add (its commit point) put create-only: its reply
+# lost, the retry finds its own bytes there (412, then the same bytes):
+# one epoch committed, no error.
+expect_status 0 pqs check
+ep_before=$(sed -n 's/^epoch: \([0-9]*\),.*/\1/p' "$OUT")
+step "action=reset-after method=PUT path=/segments/ nth=1"
+expect_status 0 pqx add "$T/tree/small" --name segment-reply-lost
+faults_seen "PUT [^ ]*/segments/[0-9a-f]* .*reset-after"
+faults_seen "PUT [^ ]*/segments/[0-9a-f]* 412"
+step "action=duplicate method=PUT path=/segments/ nth=1"
+expect_status 0 pqx add "$T/tree/small" --name segment-duplicated
+faults_seen "PUT [^ ]*/segments/.*duplicate"
+rules ""
+expect_status 0 pqs check
+check_ok "two adds, two epochs ($ep_before before)" \
+    grep -q "^epoch: $((ep_before + 2)), segments: [0-9]*, " "$OUT"
+expect_status 0 pqs list segment-reply-lost
+expect_status 0 pqs list segment-duplicated
+
 rules ""
 expect_status 0 pqs check --read-data
 expect_stdout_contains "damaged: 0, missing: 0"
@@ -123,24 +144,38 @@ step "action=reset-before from=1"
 expect_status 1 pqx list
 expect_stderr_contains "(after 6 attempts)"
 expect_one_error_line
-step "action=error status=503 method=PUT path=/objects/ from=1"
+step "action=error status=503 method=PUT path=/packs/ from=1"
 expect_status 1 pqx add "$T/big" --name big2
-expect_stderr_contains "/objects/"
+expect_stderr_contains "/packs/"
 expect_stderr_contains "HTTP 503 SlowDown"
 expect_stderr_contains "(after 6 attempts)"
+expect_one_error_line
 check_ok "the failed add released its lease" test "$(s3_status GET "/$B/$RUN/lock")" = 404
-step "action=truncate method=GET path=/objects/ from=1"
+# The commit point itself failing: the packs were written, the segment
+# cannot be: nothing committed.
+step "action=error status=500 method=PUT path=/segments/ from=1"
+expect_status 1 pqx add "$T/big" --name big3
+expect_stderr_contains "/segments/"
+expect_stderr_contains "HTTP 500 InternalError"
+expect_one_error_line
+check_ok "the add failed at its commit point released its lease" test "$(s3_status GET "/$B/$RUN/lock")" = 404
+step "action=truncate method=GET path=/packs/ from=1"
 expect_status 1 pqx get big -o "$T/fail.out"
+expect_stderr_contains "/packs/"
 expect_stderr_contains "(after 6 attempts)"
 check_ok "a failed get leaves no file" test ! -e "$T/fail.out"
+step "action=error status=503 method=GET path=/segments/ from=1"
+expect_status 1 pqx get big -o "$T/fail.out"
+expect_stderr_contains "HTTP 503 SlowDown"
+check_ok "a get that cannot read the catalogue leaves no file" test ! -e "$T/fail.out"
 rules ""
 expect_status 0 pqs list
-check_ok "the failed add committed nothing" sh -c "! grep -qx big2 '$OUT'"
+check_ok "the failed adds committed nothing" sh -c "! grep -qx 'big[23]' '$OUT'"
 expect_status 0 pqs check --read-data
 expect_stdout_contains "damaged: 0, missing: 0"
 expect_status 0 pqs gc
 expect_status 0 pqs check --read-data
-expect_stdout_contains "damaged: 0, missing: 0, orphans: 0"
+expect_stdout_contains "damaged: 0, missing: 0, leftovers: 0"
 expect_status 0 pqs get t2 -o "$T/out2"
 check_ok "the vault still holds what was committed" diff -r "$T/tree" "$T/out2/t2"
 

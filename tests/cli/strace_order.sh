@@ -1,10 +1,14 @@
 # tests/cli/strace_order.sh: an audit of the real system-call order under
-# strace: for `add` of a small tree, every rename of a temporary file comes
-# after an fsync of that file, every record rename comes after the fsync of
-# each object directory that received objects (following its last object
-# rename), and every directory that received a record is fsynced after it;
-# for `get`, the rename to the destination comes after the fsync of the
-# output file and is followed by an fsync of the destination directory.
+# strace.  For `add` of a small tree (format 2, docs/DESIGN.md section 3):
+# every rename or link(2) of a temporary file comes after an fsync of that
+# file; every pack is renamed into place before the commit point; the
+# commit point is one link(2) of the segment's synced temporary to its
+# name, after the fsync of each pack directory that received packs
+# (following its last pack rename) and of the parent of each directory the
+# command created; the segments directory is fsynced after the link (the
+# barrier), and only then is the local state renamed into place.  For
+# `get`, the rename to the destination comes after the fsync of the output
+# file and is followed by an fsync of the destination directory.
 . "$(dirname "$0")/lib.sh"
 
 if ! command -v strace >/dev/null 2>&1; then
@@ -22,14 +26,15 @@ for f in a b c sub/d sub/deeper/e; do
     head -c 20000 /dev/urandom >"$T/tree/$f"
 done
 : >"$T/tree/empty"
+head -c 9000000 /dev/urandom >"$T/tree/sub/big"   # three packs of at most 4 MiB
 # LeakSanitizer cannot run under ptrace: no leak check in traced runs.
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
-TRACE="openat,write,fsync,fdatasync,rename,renameat,renameat2,unlink,unlinkat,mkdir,mkdirat"
+TRACE="openat,write,fsync,fdatasync,rename,renameat,renameat2,link,linkat,unlink,unlinkat,mkdir,mkdirat"
 
 audit() {
-    python3 - "$1" "$2" <<'EOF'
+    python3 - "$1" "$2" "$V" <<'EOF'
 import os, re, sys
-mode, log = sys.argv[1], sys.argv[2]
+mode, log, vault = sys.argv[1], sys.argv[2], sys.argv[3]
 pending = {}          # pid -> (call, args, start)
 calls = []            # (name, args, result, start, end)
 line_re = re.compile(r'^(\d+)\s+(.*)$')
@@ -59,52 +64,77 @@ def fd_path(args):
 def strings(args):
     return re.findall(r'"((?:[^"\\]|\\.)*)"', args)
 
+# renameat2(3</dir>, "old", 3</dir>, "new", flags), and linkat alike: names
+# relative to directory descriptors, whose paths strace -y shows.
+two_names = re.compile(r'(\S+?)<(.*?)>, "((?:[^"\\]|\\.)*)", (\S+?)<(.*?)>, "((?:[^"\\]|\\.)*)"')
 fsyncs = []           # (path, end)
 renames = []          # (old, new, start, end)
+links = []            # (old, new, start, end)
+mkdirs = []           # (path, end)
 for name, args, res, start, end in calls:
-    if name in ('fsync', 'fdatasync') and res == 0:
+    if res != 0:
+        continue
+    if name in ('fsync', 'fdatasync'):
         fsyncs.append((fd_path(args), end))
-    elif name == 'rename' and res == 0:
+    elif name in ('rename', 'link'):
         s = strings(args)
         if len(s) >= 2:
-            renames.append((s[0], s[1], start, end))
-    elif name in ('renameat', 'renameat2') and res == 0:
-        # renameat2(3</dir>, "old", 3</dir>, "new", flags): names relative
-        # to directory descriptors, whose paths strace -y shows
-        m = re.match(r'(\S+?)<(.*?)>, "((?:[^"\\]|\\.)*)", (\S+?)<(.*?)>, "((?:[^"\\]|\\.)*)"', args)
+            (renames if name == 'rename' else links).append((s[0], s[1], start, end))
+    elif name in ('renameat', 'renameat2', 'linkat'):
+        m = two_names.match(args)
         if m:
-            renames.append((os.path.join(m.group(2), m.group(3)),
-                            os.path.join(m.group(5), m.group(6)), start, end))
+            (links if name == 'linkat' else renames).append(
+                (os.path.join(m.group(2), m.group(3)), os.path.join(m.group(5), m.group(6)), start, end))
+    elif name == 'mkdir':
+        s = strings(args)
+        if s:
+            mkdirs.append((s[0], end))
+    elif name == 'mkdirat':
+        m = re.match(r'(\S+?)<(.*?)>, "((?:[^"\\]|\\.)*)"', args)
+        if m:
+            mkdirs.append((os.path.join(m.group(2), m.group(3)), end))
 
 problems = []
 def synced_between(path, after, before):
     return any(p == path and after < e < before for p, e in fsyncs)
 
-for old, new, start, end in renames:
-    if '.tmp-' in os.path.basename(old) and not synced_between(old, -1, start):
-        problems.append('rename of %s without an fsync of it before' % old)
+for what, moves in (('rename', renames), ('link', links)):
+    for old, new, start, end in moves:
+        if '.tmp-' in os.path.basename(old) and not synced_between(old, -1, start):
+            problems.append('%s of %s without an fsync of it before' % (what, old))
 
 if mode == 'add':
-    objs = [r for r in renames if '/objects/' in r[1]]
-    recs = [r for r in renames if '/records/' in r[1]]
-    if not objs or not recs:
-        problems.append('no object or record renames seen (%d, %d)' % (len(objs), len(recs)))
-    last_obj = {}
-    for old, new, start, end in objs:
-        d = os.path.dirname(new)
-        last_obj[d] = max(last_obj.get(d, -1), end)
-    for old, new, start, end in recs:
-        for d, last in last_obj.items():
-            if not synced_between(d, last, start):
-                problems.append('record %s renamed before %s was fsynced' % (os.path.basename(new)[:12], d))
-    last_rec = {}
-    for old, new, start, end in recs:
-        d = os.path.dirname(new)
-        last_rec[d] = max(last_rec.get(d, -1), end)
-    for d, last in last_rec.items():
-        if not synced_between(d, last, 1 << 62):
-            problems.append('record directory %s not fsynced after its rename' % d)
-    print('# add: %d object renames, %d record renames, %d fsyncs' % (len(objs), len(recs), len(fsyncs)))
+    packs = [r for r in renames if r[1].startswith(vault + '/packs/')]
+    segs = [l for l in links if l[1].startswith(vault + '/segments/')]
+    if not packs:
+        problems.append('no pack renames seen')
+    if len(segs) != 1:
+        problems.append('%d segment links seen, expected one (one command, one commit)' % len(segs))
+    else:
+        old, seg, cstart, cend = segs[0]
+        last_pack = {}
+        for o, new, start, end in packs:
+            if start > cstart:
+                problems.append('pack %s renamed after the commit point' % os.path.basename(new)[:12])
+            d = os.path.dirname(new)
+            last_pack[d] = max(last_pack.get(d, -1), end)
+        for d, last in sorted(last_pack.items()):
+            if not synced_between(d, last, cstart):
+                problems.append('segment linked before %s was fsynced' % d)
+        for path, end in mkdirs:
+            if path.startswith(vault + '/') and end < cstart and \
+                    not synced_between(os.path.dirname(path), end, cstart):
+                problems.append('%s created, its parent not fsynced before the commit point' % path)
+        segdir = os.path.dirname(seg)
+        if not synced_between(segdir, cend, 1 << 62):
+            problems.append('%s not fsynced after the commit point (no barrier)' % segdir)
+        states = [r for r in renames if '/pqvault/' in r[1] and not r[1].startswith(vault + '/')]
+        if not states:
+            problems.append('no rename of the local state seen')
+        for o, new, start, end in states:
+            if not synced_between(segdir, cend, start):
+                problems.append('local state renamed before the barrier after the commit point')
+    print('# add: %d pack renames, %d segment links, %d fsyncs' % (len(packs), len(segs), len(fsyncs)))
 else:
     outs = [r for r in renames if '/out/' in r[1]]
     if not outs:
@@ -122,19 +152,31 @@ EOF
 strace -f -y -qq -o "$T/add.trace" -e trace=$TRACE "$PQV" -v "$V" --passphrase-file "$PF" add "$T/tree" --name tree >/dev/null 2>"$ERR"
 check_ok "add of a tree under strace" test $? -eq 0
 if audit add "$T/add.trace" >"$T/audit.out"; then
-    ok "add: temporaries fsynced before rename, object directories fsynced before records, record directories after"
+    ok "add: temporaries fsynced before rename or link, pack directories before the segment's link (the commit point), the segments directory after it, the local state last"
 else
     fail "add: system-call order"
     sed 's/^/#   /' "$T/audit.out"
 fi
 grep '^#' "$T/audit.out"
 
-# The audit itself: a trace with the object-directory fsyncs removed, and
-# one with a temporary's fsync removed, must be refused.
-grep -v 'fsync([0-9]*<[^>]*/objects/..>' "$T/add.trace" >"$T/bad1.trace"
-if audit add "$T/bad1.trace" >/dev/null; then fail "audit accepted a trace without object-directory fsyncs"; else ok "audit refuses a trace without object-directory fsyncs"; fi
-grep -v 'fsync([0-9]*<[^>]*\.tmp-' "$T/add.trace" >"$T/bad2.trace"
-if audit add "$T/bad2.trace" >/dev/null; then fail "audit accepted a trace without temporary-file fsyncs"; else ok "audit refuses a trace without temporary-file fsyncs"; fi
+# The audit itself: traces without the pack directories' fsyncs, without a
+# temporary's fsyncs, without the barrier after the link, without the vault
+# directory's fsyncs (the new packs/ not durable), must be refused; so must
+# one where the link comes before the packs are renamed.
+refuses() {
+    if audit add "$T/bad.trace" >"$T/bad.out"; then fail "audit accepted a trace $1"; else
+        ok "audit refuses a trace $1"; sed -n "s/^PROBLEM /#   /p" "$T/bad.out" | head -n 2; fi
+}
+grep -v 'fsync([0-9]*<[^>]*/packs/..>' "$T/add.trace" >"$T/bad.trace"
+refuses "without pack-directory fsyncs"
+grep -v 'fsync([0-9]*<[^>]*\.tmp-' "$T/add.trace" >"$T/bad.trace"
+refuses "without temporary-file fsyncs"
+grep -v 'fsync([0-9]*<[^>]*/segments>' "$T/add.trace" >"$T/bad.trace"
+refuses "without the segments directory's fsync"
+grep -v "fsync([0-9]*<$V>" "$T/add.trace" >"$T/bad.trace"
+refuses "without the vault directory's fsyncs"
+{ grep 'linkat(' "$T/add.trace"; grep -v 'linkat(' "$T/add.trace"; } >"$T/bad.trace"
+refuses "whose segment link comes first"
 
 mkdir -p "$T/out"
 strace -f -y -qq -o "$T/get.trace" -e trace=$TRACE "$PQV" -v "$V" --passphrase-file "$PF" get tree/sub/d -o "$T/out/d" >/dev/null 2>"$ERR"
@@ -151,6 +193,7 @@ grep '^#' "$T/audit.out"
 # A tree restored by get: the same for each file.
 strace -f -y -qq -o "$T/get2.trace" -e trace=$TRACE "$PQV" -v "$V" --passphrase-file "$PF" get tree -o "$T/out/tree" >/dev/null 2>"$ERR"
 check_ok "get of a tree under strace" test $? -eq 0
+check_ok "get of a tree restored it" diff -r "$T/tree" "$T/out/tree/tree"
 if audit get "$T/get2.trace" >"$T/audit.out"; then
     ok "get of a tree: every file fsynced before its rename, its directory after"
 else

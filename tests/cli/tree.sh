@@ -1,6 +1,8 @@
 # tests/cli/tree.sh: a directory tree round trip compared byte for byte
 # with mode and mtime: empty files, objects of exactly 4 MiB and 4 MiB + 1,
-# names with spaces, UTF-8 and leading dashes; symlinks and FIFOs skipped.
+# names with spaces, UTF-8 and leading dashes; symbolic links (to a file,
+# to a directory, dangling) stored as links and restored as links, never
+# followed; FIFOs skipped with one warning.
 . "$(dirname "$0")/lib.sh"
 
 init_vault || finish
@@ -25,27 +27,30 @@ chmod 700 "$S/private"
 touch -d '2001-02-03 04:05:06.123456789' "$S/four-mib" "$S/empty" "$S/-rf"
 touch -d '1999-12-31 23:59:59' "$S/with space/a b  c.txt"
 ln -s four-mib "$S/link-to-file"
+ln -s sub "$S/link-to-dir"
 ln -s /nonexistent "$S/sub/dangling"
 mkfifo "$S/fifo"
 touch -d '2010-01-01 00:00:00' "$S/sub/deeper" "$S/empty dir" "$S/with space"
 
 cd "$T" || exit 1
 expect_status 0 pq add tree
-expect_stderr_contains "pqvault: add: "
-expect_stderr_contains "link-to-file"
-expect_stderr_contains "dangling"
-expect_stderr_contains "fifo"
-expect_stderr_contains "skipped"
-check_ok "each skipped entry gets one warning line" test "$(wc -l <"$ERR")" -eq 3
+expect_stderr_contains "pqvault: add: tree/fifo: skipped (FIFO)"
+check_ok "the skipped FIFO gets one warning line, the links none" test "$(wc -l <"$ERR")" -eq 1
 expect_status 1 pq add tree
 expect_stderr_contains "already exists"
 expect_status 0 pq list tree
 expect_stdout_contains "tree/-rf"
 expect_stdout_contains "tree/with space/a b  c.txt"
 expect_stdout_contains "tree/sub/deeper/--help"
-check_ok "list does not show skipped entries" sh -c '! grep -q "link-to-file\|dangling\|fifo" "$1"' sh "$OUT"
+expect_stdout_contains "tree/link-to-file"
+expect_stdout_contains "tree/link-to-dir"
+expect_stdout_contains "tree/sub/dangling"
+check_ok "list does not show the skipped FIFO" sh -c '! grep -q "fifo" "$1"' sh "$OUT"
+check_ok "the link to a directory was not followed" sh -c '! grep -q "link-to-dir/" "$1"' sh "$OUT"
 expect_status 0 pq list -l tree/sub
 check_ok "list -l shows directories with d and setgid" grep -q '^drwxr-s--- ' "$OUT"
+check_ok "list -l shows a link with l and its target, as ls does" \
+    grep -q '^lrwxrwxrwx  *[0-9]* [0-9-]* [0-9:]* tree/sub/dangling -> /nonexistent$' "$OUT"
 expect_status 0 pq list --json tree
 check_ok "list --json of the tree is valid JSON" python3 -m json.tool "$OUT" >/dev/null
 check_ok "--json reports objects per 4 MiB" python3 -c '
@@ -58,11 +63,18 @@ assert e["tree/empty"]["size"] == 0
 assert e["tree/four-mib"]["mode"] == "0640"
 assert e["tree/four-mib"]["mtime"] == sys.argv[2], e["tree/four-mib"]["mtime"]
 assert e["tree/sub"]["type"] == "dir"
+assert e["tree/link-to-file"]["type"] == "symlink"
+assert e["tree/link-to-file"]["target"] == "four-mib"
+assert e["tree/link-to-dir"]["target"] == "sub"
+assert e["tree/sub/dangling"]["target"] == "/nonexistent"
+assert e["tree/four-mib"]["target"] is None
 ' "$OUT" "$(TZ=UTC date -d '2001-02-03 04:05:06.123456789' +%Y-%m-%dT%H:%M:%S.123456789Z 2>/dev/null)"
 
-# listing of a tree: type, mode, mtime (ns), size, name; skipped kinds removed
+# listing of a tree: type, mode, mtime (ns), size, name (and a link's
+# target); the skipped FIFO left out.  (A link's own mode is 777 and its
+# size its target's length on Linux.)
 sig() {
-    (cd "$1" && find . \( -type f -o -type d \) -printf '%y %m %T@ %s %p\n' | sort)
+    (cd "$1" && find . \( -type f -o -type d -o -type l \) -printf '%y %m %T@ %s %p %l\n' | sort)
 }
 sig "$S" >"$T/sig.src"
 mkdir -p "$T/restore"
@@ -70,7 +82,9 @@ expect_status 0 pq get tree -o "$T/restore"
 sig "$T/restore/tree" >"$T/sig.dst"
 check_ok "restored tree has the same files, modes and mtimes" cmp -s "$T/sig.src" "$T/sig.dst"
 if ! cmp -s "$T/sig.src" "$T/sig.dst"; then diff "$T/sig.src" "$T/sig.dst" | sed 's/^/#   /' | head -20; fi
-check_ok "restored tree is byte for byte equal" diff -r "$S" "$T/restore/tree" --no-dereference -x link-to-file -x dangling -x fifo
+check_ok "restored tree is byte for byte equal" diff -r "$S" "$T/restore/tree" --no-dereference -x fifo
+check_ok "links restored as links, with their targets" \
+    [ "$(readlink "$T/restore/tree/link-to-file"):$(readlink "$T/restore/tree/link-to-dir"):$(readlink "$T/restore/tree/sub/dangling")" = four-mib:sub:/nonexistent ]
 check_ok "no temporary files left in the restore" test -z "$(find "$T/restore" -name '*tmp*')"
 
 # restore of a subtree and of a single deep file

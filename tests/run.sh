@@ -15,9 +15,11 @@ trap 'rm -f "$log"' EXIT
 for t in "$BUILD"/tests/test_*; do
     [ -x "$t" ] || continue
     echo "== $t"
+    start=$(date +%s)
     "$t" >"$log" 2>&1
     status=$?
     cat "$log"
+    echo "== $t: $(( $(date +%s) - start )) s"
     result=$(grep '^RESULT ' "$log" | tail -n 1)
     if [ -z "$result" ]; then
         echo "FAIL - $t crashed or exited early (status $status)"
@@ -38,9 +40,11 @@ done
 for t in tests/cli/*.sh; do
     [ -f "$t" ] || continue
     echo "== $t"
+    start=$(date +%s)
     sh "$t" >"$log" 2>&1
     status=$?
     cat "$log"
+    echo "== $t: $(( $(date +%s) - start )) s"
     p=$(grep -c '^ok - ' "$log")
     f=$(grep -c '^FAIL - ' "$log")
     skipped=$((skipped + $(grep -c '^# SKIP - ' "$log")))

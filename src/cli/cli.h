@@ -79,7 +79,7 @@ enum opt_id {
     OPT_KEM, OPT_AEAD, OPT_KDF, OPT_SLOT, OPT_CLEAR, OPT_NEWFILE, OPT_NEWFD,
     OPT_RECFILE, OPT_VERSION, OPT_NOCOMPRESS, OPT_FOLLOW, OPT_ONEFS,
     OPT_DELETE, OPT_FORCEREAD, OPT_DRYRUN, OPT_VERBOSE, OPT_EXCLUDE, OPT_EXCLUDEFROM,
-    OPT_EXCLUDECACHES, OPT_STRIP, OPT_SKIPEXISTING, OPT_TOORIGINAL, OPT_TO,
+    OPT_EXCLUDECACHES, OPT_STRIP, OPT_SKIPEXISTING, OPT_TOORIGINAL, OPT_TO, OPT_BYTES, OPT_DEPTH,
     G_FIRST = 1000,
     G_VAULT = G_FIRST, G_KEYFILE, G_PFILE, G_PFD, G_PCMD, G_QUIET, G_WAIT, G_HELP,
     G_KDFLIMIT, G_S3_ENDPOINT, G_S3_CA_FILE
@@ -266,6 +266,10 @@ void format_utc_rfc3339(char *out, size_t outlen, int64_t sec, uint32_t nsec);
  * characters escaped, invalid bytes as \udcXX). */
 void json_string(FILE *f, const char *s);
 void format_bytes(char *out, size_t outlen, uint64_t n);
+/* format_size_human(out, outlen, n): ${n} bytes as ls -lh shows them: as is
+ * below 1024, else rounded up with a unit K, M, G, T, P, E (1.0K, 4.5G,
+ * 23M: one decimal below 10). */
+void format_size_human(char *out, size_t outlen, uint64_t n);
 /* print_name(f, name, escape): a stored name, with control characters and
  * backslashes escaped (\n, \t, \r, \\, \ooo) if ${escape} (a terminal). */
 void print_name(FILE *f, const char *name, int escape);

@@ -376,119 +376,297 @@ cmd_get(struct args *a)
 
 /* ---- list ---- */
 
+/* An operand of list: a prefix (a stored name and what is below it) or,
+ * when it has glob characters, a pattern over whole names. */
+struct list_operand {
+    const char *arg;        /* as given, for messages */
+    char *prefix;           /* normalised; "" for everything; NULL: a pattern */
+    pqv_match *pattern;
+    int found;              /* some stored name matches it */
+};
+
+#define LIST_DEPTH_MAX 4096
+
+static const char *
+entry_type_name(int type)
+{
+    return type == PQV_ENTRY_DIR ? "dir" : type == PQV_ENTRY_SYMLINK ? "symlink" : "file";
+}
+
 static void
-list_json(const struct pqv_entry *e, size_t n)
+list_json(const struct pqv_entry *e, const size_t *idx, size_t n)
 {
     printf("[");
-    for (size_t i = 0; i < n; i++) {
+    for (size_t k = 0; k < n; k++) {
+        const struct pqv_entry *x = &e[idx[k]];
         char t[64];
-        const char *aead = e[i].type == PQV_ENTRY_FILE ? pqv_aead_name(e[i].aead) : NULL;
-        format_utc_rfc3339(t, sizeof(t), e[i].mtime_sec, e[i].mtime_nsec);
-        printf("%s\n  {\"name\": ", i ? "," : "");
-        json_string(stdout, e[i].name);
+        const char *aead = x->type == PQV_ENTRY_FILE ? pqv_aead_name(x->aead) : NULL;
+        format_utc_rfc3339(t, sizeof(t), x->mtime_sec, x->mtime_nsec);
+        printf("%s\n  {\"name\": ", k ? "," : "");
+        json_string(stdout, x->name);
         printf(", \"type\": \"%s\", \"size\": %llu, \"mode\": \"%04o\", "
             "\"mtime\": \"%s\", \"mtime_unix\": %lld, \"aead\": ",
-            e[i].type == PQV_ENTRY_DIR ? "dir" : e[i].type == PQV_ENTRY_SYMLINK ? "symlink" : "file",
-            (unsigned long long)e[i].size, (unsigned)(e[i].mode & 07777u), t,
-            (long long)e[i].mtime_sec);
+            entry_type_name(x->type), (unsigned long long)x->size,
+            (unsigned)(x->mode & 07777u), t, (long long)x->mtime_sec);
         if (aead)
             json_string(stdout, aead);
         else
             printf("null");
-        printf(", \"objects\": %u, \"target\": ", (unsigned)e[i].nobjects);
+        printf(", \"objects\": %u, \"target\": ", (unsigned)x->nobjects);
         /* Keys of format 2 (after format 1's, which keep their order). */
-        if (e[i].target)
-            json_string(stdout, e[i].target);
+        if (x->target)
+            json_string(stdout, x->target);
         else
             printf("null");
-        printf(", \"uid\": %u, \"gid\": %u, \"user\": ", (unsigned)e[i].uid, (unsigned)e[i].gid);
-        if (e[i].user)
-            json_string(stdout, e[i].user);
+        printf(", \"uid\": %u, \"gid\": %u, \"user\": ", (unsigned)x->uid, (unsigned)x->gid);
+        if (x->user)
+            json_string(stdout, x->user);
         else
             printf("null");
         printf(", \"group\": ");
-        if (e[i].group)
-            json_string(stdout, e[i].group);
+        if (x->group)
+            json_string(stdout, x->group);
         else
             printf("null");
-        printf(", \"link_group\": %llu, \"holes\": %llu}", (unsigned long long)e[i].link_group,
-            (unsigned long long)e[i].holes);
+        printf(", \"link_group\": %llu, \"holes\": %llu}", (unsigned long long)x->link_group,
+            (unsigned long long)x->holes);
     }
     printf("%s]\n", n ? "\n" : "");
 }
 
+/* The owner and group columns, as ls: the name when the vault has it,
+ * else the number. */
 static void
-list_long(const struct pqv_entry *e, size_t n, int escape)
+owner_text(char *out, size_t outlen, const char *name, uint32_t id)
 {
-    int w = 1;
-    for (size_t i = 0; i < n; i++) {
-        char b[32];
-        int l = snprintf(b, sizeof(b), "%llu", (unsigned long long)e[i].size);
-        if (l > w)
-            w = l;
+    if (name != NULL)
+        snprintf(out, outlen, "%s", name);
+    else
+        snprintf(out, outlen, "%u", (unsigned)id);
+}
+
+static void
+size_text(char *out, size_t outlen, uint64_t n, int human)
+{
+    if (human)
+        format_size_human(out, outlen, n);
+    else
+        snprintf(out, outlen, "%llu", (unsigned long long)n);
+}
+
+/* list_long(e, idx, n, escape, human): mode, owner and group (when the
+ * vault records owners: format 1 records none), size, time, name (and a
+ * link's target); then the totals line. */
+static void
+list_long(const struct pqv_entry *e, const size_t *idx, size_t n, int escape, int human)
+{
+    int ws = 1, wu = 1, wg = 1, owners = 0;
+    uint64_t bytes = 0;
+    char b[64];
+
+    for (size_t k = 0; k < n; k++) {
+        const struct pqv_entry *x = &e[idx[k]];
+        if (x->uid != 0 || x->gid != 0 || x->user != NULL || x->group != NULL)
+            owners = 1;
     }
-    for (size_t i = 0; i < n; i++) {
-        char mode[11], t[64];
-        format_mode(mode, e[i].type, e[i].mode);
-        format_local_time(t, sizeof(t), e[i].mtime_sec, "%Y-%m-%d %H:%M");
-        printf("%s %*llu %s ", mode, w, (unsigned long long)e[i].size, t);
-        print_name(stdout, e[i].name, escape);
-        if (e[i].target != NULL) {
+    for (size_t k = 0; k < n; k++) {
+        const struct pqv_entry *x = &e[idx[k]];
+        int l;
+        size_text(b, sizeof(b), x->size, human);
+        if ((l = (int)strlen(b)) > ws)
+            ws = l;
+        owner_text(b, sizeof(b), x->user, x->uid);
+        if (owners && (l = (int)strlen(b)) > wu)
+            wu = l;
+        owner_text(b, sizeof(b), x->group, x->gid);
+        if (owners && (l = (int)strlen(b)) > wg)
+            wg = l;
+    }
+    for (size_t k = 0; k < n; k++) {
+        const struct pqv_entry *x = &e[idx[k]];
+        char mode[11], t[64], u[64], g[64];
+        format_mode(mode, x->type, x->mode);
+        format_local_time(t, sizeof(t), x->mtime_sec, "%Y-%m-%d %H:%M");
+        size_text(b, sizeof(b), x->size, human);
+        printf("%s ", mode);
+        if (owners) {
+            owner_text(u, sizeof(u), x->user, x->uid);
+            owner_text(g, sizeof(g), x->group, x->gid);
+            printf("%-*s %-*s ", wu, u, wg, g);
+        }
+        printf("%*s %s ", ws, b, t);
+        print_name(stdout, x->name, escape);
+        if (x->type == PQV_ENTRY_SYMLINK && x->target != NULL) {
             fputs(" -> ", stdout);
-            print_name(stdout, e[i].target, escape);
+            print_name(stdout, x->target, escape);
         }
         putchar('\n');
+        if (x->type == PQV_ENTRY_FILE)
+            bytes += x->size;
     }
+    size_text(b, sizeof(b), bytes, human);
+    printf("%zu entr%s, %s byte%s in files\n", n, n == 1 ? "y" : "ies", b,
+        !human && bytes == 1 ? "" : "s");
+}
+
+/* below(name, prefix, depth): whether ${name} is ${prefix} or under it, at
+ * most ${depth} components below (0: any depth). */
+static int
+below(const char *name, const char *prefix, unsigned long long depth)
+{
+    size_t pl = strlen(prefix);
+    const char *rest;
+    unsigned long long d = 0;
+
+    if (pl == 0) {
+        rest = name;
+        d = 1;
+    } else if (strncmp(name, prefix, pl) != 0 || (name[pl] != '\0' && name[pl] != '/')) {
+        return 0;
+    } else {
+        rest = name + pl;
+    }
+    if (depth == 0)
+        return 1;
+    for (; *rest; rest++)
+        if (*rest == '/' && ++d > depth)
+            return 0;
+    return d <= depth;
+}
+
+/* list_operand_init(op, arg): the operand ${arg}; exit status (message
+ * printed). */
+static int
+list_operand_init(struct list_operand *op, const char *arg)
+{
+    int rc;
+
+    memset(op, 0, sizeof(*op));
+    op->arg = arg;
+    pqv_error_clear();
+    if (pqv_match_is_glob(arg)) {
+        if ((rc = pqv_match_new(&op->pattern, PQV_MATCH_ANCHORED)) != 0 ||
+            (rc = pqv_match_add(op->pattern, arg)) != 0)
+            return lib_error(arg, rc);
+        return EXIT_OK;
+    }
+    if ((op->prefix = malloc(PQV_NAME_MAX + 1)) == NULL) {
+        err_msg("out of memory");
+        return EXIT_ERR;
+    }
+    op->prefix[0] = '\0';
+    if (*arg != '\0' && (rc = pqv_name_normalize(arg, op->prefix, PQV_NAME_MAX + 1)) != 0)
+        return lib_error(arg, rc);
+    return EXIT_OK;
+}
+
+static void
+list_operands_free(struct list_operand *ops, size_t n)
+{
+    for (size_t i = 0; ops != NULL && i < n; i++) {
+        free(ops[i].prefix);
+        pqv_match_free(ops[i].pattern);
+    }
+    free(ops);
 }
 
 int
 cmd_list(struct args *a)
 {
-    const char *val, *prefix = NULL;
-    int id, lng = 0, json = 0;
-    while ((id = next_arg(a, &val)) != ARG_END) {
+    const char *val;
+    int id, lng = 0, json = 0, bytes = 0, status = EXIT_OK;
+    unsigned long long depth = 0;
+    size_t nops = 0;
+    struct list_operand *ops = calloc((size_t)a->argc + 1, sizeof(*ops));
+    if (ops == NULL) {
+        err_msg("out of memory");
+        return EXIT_ERR;
+    }
+    while (status == EXIT_OK && (id = next_arg(a, &val)) != ARG_END) {
         switch (id) {
-        case ARG_ERROR: case ARG_HELP: return arg_stop(a, id);
+        case ARG_ERROR: case ARG_HELP:
+            list_operands_free(ops, nops);
+            return arg_stop(a, id);
         case OPT_LONG: lng = 1; break;
         case OPT_JSON: json = 1; break;
+        case OPT_BYTES: bytes = 1; break;
+        case OPT_DEPTH:
+            if (parse_uint(val, LIST_DEPTH_MAX, &depth) != 0 || depth == 0)
+                status = usage_error("--depth: expected a number from 1 to %d, not '%s'",
+                    LIST_DEPTH_MAX, val);
+            break;
         case ARG_OPERAND:
-            if (prefix)
-                return usage_error("too many operands (one PREFIX at most)");
-            prefix = val;
+            status = list_operand_init(&ops[nops++], val);
             break;
         }
     }
-    if (lng && json)
-        return usage_error("-l and --json exclude each other");
-    pqv_vault *v;
-    int status = session(&v, 0);
-    if (status != EXIT_OK)
+    if (status == EXIT_OK && lng && json)
+        status = usage_error("-l and --json exclude each other");
+    pqv_vault *v = NULL;
+    if (status == EXIT_OK)
+        status = session(&v, 0);
+    if (status != EXIT_OK) {
+        list_operands_free(ops, nops);
         return status;
+    }
+
+    /* One listing for every operand. */
     struct pqv_entry *e = NULL;
-    size_t n = 0;
+    size_t n = 0, shown = 0, *idx = NULL;
     pqv_error_clear();
-    int rc = pqv_vault_list(v, prefix, &(struct pqv_list_options){ report_cb, NULL }, &e, &n);
-    if (rc == 0 || rc == PQV_E_INTEGRITY) {
-        /* Damaged records were reported; the others are listed. */
-        int escape = isatty(STDOUT_FILENO);
-        if (json)
-            list_json(e, n);
-        else if (lng)
-            list_long(e, n, escape);
-        else
-            for (size_t i = 0; i < n; i++) {
-                print_name(stdout, e[i].name, escape);
-                putchar('\n');
+    int rc = pqv_vault_list(v, NULL, &(struct pqv_list_options){ report_cb, NULL }, &e, &n);
+    if (rc != 0 && rc != PQV_E_INTEGRITY) {
+        status = lib_error(NULL, rc);
+        goto done;
+    }
+    if ((idx = calloc(n + 1, sizeof(*idx))) == NULL) {
+        err_msg("out of memory");
+        keep(&status, EXIT_ERR);
+        goto done;
+    }
+    for (size_t i = 0; i < n; i++) {
+        int take = nops == 0 && below(e[i].name, "", depth);
+        for (size_t k = 0; k < nops; k++) {
+            struct list_operand *op = &ops[k];
+            if (op->pattern != NULL) {
+                if (pqv_match_test(op->pattern, e[i].name, e[i].type == PQV_ENTRY_DIR)) {
+                    op->found = 1;
+                    take = 1;
+                }
+            } else if (below(e[i].name, op->prefix, 0)) {
+                op->found = 1;
+                take |= below(e[i].name, op->prefix, depth);
             }
-        pqv_entries_free(e, n);
-        if (rc == 0 && n == 0 && prefix != NULL) {
-            err_msg("%s: not found", prefix);
-            status = EXIT_ERR;
+        }
+        if (take)
+            idx[shown++] = i;
+    }
+    int tty = isatty(STDOUT_FILENO);
+    if (json) {
+        list_json(e, idx, shown);
+    } else if (lng) {
+        list_long(e, idx, shown, tty, tty && !bytes);
+    } else {
+        for (size_t k = 0; k < shown; k++) {
+            print_name(stdout, e[idx[k]].name, tty);
+            putchar('\n');
         }
     }
-    if (rc != 0)
-        status = lib_error(prefix, rc);
+    /* Damaged records were reported, the others listed.  As get, an
+     * operand naming nothing is an error, the others are listed (with
+     * damaged records, what it names may be among them: not said). */
+    if (rc == PQV_E_INTEGRITY)
+        status = lib_error(NULL, rc);
+    for (size_t k = 0; rc == 0 && k < nops; k++)
+        if (!ops[k].found) {
+            err_msg("%s: not found", ops[k].arg);
+            keep(&status, EXIT_ERR);
+        }
+done:
+    free(idx);
+    pqv_entries_free(e, n);
     pqv_vault_close(v);
+    list_operands_free(ops, nops);
     return status;
 }
 

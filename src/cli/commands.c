@@ -49,7 +49,8 @@ static const struct optdef get_opts[] = {
     { "verbose", 0, 0, OPT_VERBOSE }, { "json", 0, 0, OPT_JSON }, { NULL, 0, 0, 0 }
 };
 static const struct optdef list_opts[] = {
-    { "long", 'l', 0, OPT_LONG }, { "json", 0, 0, OPT_JSON }, { NULL, 0, 0, 0 }
+    { "long", 'l', 0, OPT_LONG }, { "json", 0, 0, OPT_JSON }, { "bytes", 0, 0, OPT_BYTES },
+    { "depth", 0, 1, OPT_DEPTH }, { NULL, 0, 0, 0 }
 };
 static const struct optdef rm_opts[] = {
     { "dry-run", 'n', 0, OPT_DRYRUN }, { "verbose", 0, 0, OPT_VERBOSE }, { NULL, 0, 0, 0 }
@@ -142,9 +143,17 @@ const struct command commands[] = {
       "  -n, --dry-run     say what would be restored, write nothing\n"
       "  --verbose         name every entry restored\n"
       "  --json            one JSON object per entry on stdout, then a summary\n" },
-    { "list", CMD_LIST, list_opts, "[PREFIX] [-l] [--json]",
-      "List stored names (sorted), optionally only PREFIX and what is under it.\n"
-      "  -l, --long        mode, size, modification time and name\n"
+    { "list", CMD_LIST, list_opts, "[PATTERN...] [-l [--bytes]] [--json] [--depth N]",
+      "List stored names (sorted).  Each PATTERN is a prefix (a stored name and\n"
+      "what is under it) unless it has a *, ? or [, then a glob over whole names\n"
+      "('docs/*.pdf', '**' for any depth); a PATTERN matching nothing is an error\n"
+      "(exit 1), the others are listed.\n"
+      "  -l, --long        mode, owner and group (when recorded), size, modification\n"
+      "                    time and name ('name -> target' for a link), then a line\n"
+      "                    'N entries, X bytes in files'; sizes as 1.5K, 23M on a\n"
+      "                    terminal\n"
+      "  --bytes           sizes in bytes on a terminal too\n"
+      "  --depth N         at most N levels under each prefix (1: like ls)\n"
       "  --json            one JSON array of objects (see pqvault(1))\n" },
     { "rm", CMD_RM, rm_opts, "NAME... [-n] [--verbose]",
       "Remove stored names (a directory name removes everything under it), in\n"

@@ -59,6 +59,38 @@ format_bytes(char *out, size_t outlen, uint64_t n)
         snprintf(out, outlen, "%.1f %s", v, units[u]);
 }
 
+void
+format_size_human(char *out, size_t outlen, uint64_t n)
+{
+    static const char units[] = "KMGTPE";
+
+    if (n < 1024) {
+        snprintf(out, outlen, "%llu", (unsigned long long)n);
+        return;
+    }
+    /* As ls -lh and du -h: rounded up, one decimal below 10. */
+    for (int k = 1; k <= 6; k++) {
+        uint64_t base = 1ull << (10 * k), whole = n / base, rest = n % base;
+        if (whole >= 1024 && k < 6)
+            continue;
+        if (whole < 10) {
+            uint64_t tenths = whole * 10 + (rest * 10 + base - 1) / base;
+            if (tenths < 100) {
+                snprintf(out, outlen, "%llu.%llu%c", (unsigned long long)(tenths / 10),
+                    (unsigned long long)(tenths % 10), units[k - 1]);
+                return;
+            }
+            whole = 10;
+        } else if (rest != 0) {
+            whole++;
+        }
+        if (whole >= 1024 && k < 6)
+            continue;
+        snprintf(out, outlen, "%llu%c", (unsigned long long)whole, units[k - 1]);
+        return;
+    }
+}
+
 /* Length of the valid UTF-8 sequence at ${s}, or 0 (RFC 3629: no overlong
  * forms, no surrogates, nothing above U+10FFFF). */
 static int

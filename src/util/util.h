@@ -14,7 +14,7 @@
 #include "util/error.h"
 
 /*
- * util_sort(base, n, size, cmp): util_sort(3) of ${n} elements at ${base}, also
+ * util_sort(base, n, size, cmp): qsort(3) of ${n} elements at ${base}, also
  * when ${base} is NULL for no element (qsort's base must never be NULL).
  */
 #include <stdlib.h>
@@ -22,7 +22,7 @@ static inline void util_sort(void *base, size_t n, size_t size,
                              int (*cmp)(const void *, const void *))
 {
     if (n > 1)
-        util_sort(base, n, size, cmp);
+        qsort(base, n, size, cmp);
 }
 
 /* util_wipe(p, n): overwrite ${n} bytes at ${p} with zeros; never elided. */

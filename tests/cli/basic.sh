@@ -37,7 +37,7 @@ expect_status 2 pqn get x -o
 expect_stderr_contains "needs an argument"
 expect_status 2 pqn list --json=1
 expect_stderr_contains "takes no argument"
-expect_status 2 pqn list a b
+expect_status 2 pqn list --depth 0
 expect_status 2 pqn info extra
 expect_status 2 pqn check --read-data extra
 expect_status 2 pqn passwd --slot 2

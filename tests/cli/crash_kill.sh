@@ -49,8 +49,12 @@ kill_loop() {
     desc=$1 name=$2 old=$3 new=$4
     shift 4
     n=1 points=0 problems=""
-    rm -rf "$T/vault.saved"
+    rm -rf "$T/vault.saved" "$T/state.saved"
     cp -a "$V" "$T/vault.saved"
+    # The local state (last epoch seen) goes back with the vault: a vault
+    # put back alone would rightly be refused as a rollback.
+    mkdir -p "$T/state"
+    cp -a "$T/state" "$T/state.saved"
     while [ "$n" -le 60 ]; do
         PQVAULT_TEST_KILL_AT=$n "$@" >/dev/null 2>"$T/kill.err" </dev/null
         st=$?
@@ -66,8 +70,9 @@ kill_loop() {
             problems="$problems [kill at $n: exit $st: $(head -c 200 "$T/kill.err")]"
             break
         fi
-        rm -rf "$V"
+        rm -rf "$V" "$T/state"
         cp -a "$T/vault.saved" "$V"
+        cp -a "$T/state.saved" "$T/state"
         n=$((n + 1))
     done
     TOTAL_POINTS=$((TOTAL_POINTS + points))

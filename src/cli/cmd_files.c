@@ -82,6 +82,13 @@ seconds_since(const struct timespec *t0)
     return (double)(t1.tv_sec - t0->tv_sec) + (double)(t1.tv_nsec - t0->tv_nsec) / 1e9;
 }
 
+/* add_counted(r): every entry ${r} counts, whatever was done with it. */
+static uint64_t
+add_counted(const struct pqv_add_result *r)
+{
+    return r->added + r->changed + r->unchanged + r->removed + r->failed + r->excluded;
+}
+
 /* add_summary(r, dry, secs, json): the one line every add ends with. */
 static void
 add_summary(const struct pqv_add_result *r, int dry, double secs, int json)
@@ -210,6 +217,7 @@ cmd_add(struct args *a)
             .verbose = verbose || json || dry, .exclude = exclude, .exclude_caches = caches
         };
         int rc;
+        uint64_t counted = add_counted(&total);
         pqv_error_clear();
         if (strcmp(paths[i], "-") == 0) {
             mode_t um = umask(0);
@@ -222,10 +230,13 @@ cmd_add(struct args *a)
         progress_end(p);
         if (rc != 0) {
             keep(&status, lib_error(name ? name : paths[i], rc));
-            if (rc != PQV_E_IO)
-                total.failed++; /* refused whole: one error (the others counted theirs) */
-            else
+            /* An operand the library counted (files it could not read,
+             * the rest committed) worked; one refused or failed whole
+             * committed nothing: one error, no summary of its own. */
+            if (add_counted(&total) != counted)
                 worked = 1;
+            else
+                total.failed++;
         } else {
             worked = 1;
         }
@@ -656,7 +667,7 @@ cmd_list(struct args *a)
      * operand naming nothing is an error, the others are listed (with
      * damaged records, what it names may be among them: not said). */
     if (rc == PQV_E_INTEGRITY)
-        status = lib_error(NULL, rc);
+        status = lib_error(nops == 1 ? ops[0].arg : NULL, rc);
     for (size_t k = 0; rc == 0 && k < nops; k++)
         if (!ops[k].found) {
             err_msg("%s: not found", ops[k].arg);

@@ -289,8 +289,12 @@ printf '2\n' >"$T/t2/d/y"
 expect_status 0 pq add "$T/t2"
 rm -r "$T/t2/d"
 printf 'now a file\n' >"$T/t2/d"
-expect_status 1 pq add "$T/t2"
-expect_status 0 pq add --force "$T/t2"
+# The source changed: the directory became a file (incremental add: the
+# file is stored, the names below the old directory are removed).
+expect_status 0 pq add "$T/t2"
+expect_stderr_contains "0 new, 2 changed, 0 unchanged, 2 removed"
+expect_status 0 pq add "$T/t2"
+expect_stderr_contains "0 new, 0 changed, 2 unchanged, 0 removed"
 expect_status 0 pq list t2
 check_ok "a directory replaced by a file leaves no stale children" \
     sh -c 'printf "t2\nt2/d\n" | cmp -s - "$1"' sh "$OUT"

@@ -772,6 +772,31 @@ test_existing_shard_parent_synced(void)
     pqv_vault_close(v);
 }
 
+/* Regression: a hard link whose first name a checkpoint had committed
+ * failed "file key not available" (the new transaction had no command
+ * key: nothing in it had asked for a file key). */
+static void
+test_hard_link_after_checkpoint(void)
+{
+    pqv_vault *v = open_vault();
+    char path[512], out[512];
+
+    REQUIRE(v != NULL);
+    /* hl/b/sparse (600 MiB, all hole) makes a checkpoint (every 512 MiB
+     * read) between hl/a/one and its second name hl/c/three. */
+    CHECK(sh("cd '%s' && mkdir -p hl/a hl/b hl/c && printf 'shared\\n' >hl/a/one && "
+             "truncate -s 600M hl/b/sparse && ln hl/a/one hl/c/three", root) == 0);
+    path_of(path, sizeof(path), "hl");
+    CHECK(pqv_vault_add_path(v, path, "hl", NULL) == 0);
+    CHECK(count_files("vault/segments") >= 3);
+    path_of(out, sizeof(out), "hl.out");
+    CHECK(pqv_vault_get(v, "hl", out, NULL) == 0);
+    CHECK(same_file("hl/a/one", "hl.out/hl/c/three"));
+    CHECK(sh("cd '%s' && test $(stat -c %%h hl.out/hl/c/three) -eq 2 && "
+             "test $(stat -c %%i hl.out/hl/c/three) -eq $(stat -c %%i hl.out/hl/a/one)", root) == 0);
+    pqv_vault_close(v);
+}
+
 /* Regression (review): an uppercase copy of a record (records/AB/AB12...)
  * loaded as a second record (the name listed twice).  Only the lowercase
  * spelling the vault writes is accepted; anything else is damage (a pack
@@ -1046,6 +1071,6 @@ TEST_MAIN(test_setup, test_create_and_unlock, test_name_normalize, test_add_get_
     test_list_prefix, test_replace_and_rm, test_add_fd_pipe, test_swapped_records_detected,
     test_config_tamper, test_lock_exclusive, test_passwd_and_recover, test_gc_orphans,
     test_review_regressions, test_reader_races_writer, test_existing_shard_parent_synced,
-    test_uppercase_copy_rejected, test_tree_get_in_name_order, test_get_new_dirs_durable,
+    test_uppercase_copy_rejected, test_hard_link_after_checkpoint, test_tree_get_in_name_order, test_get_new_dirs_durable,
     test_empty_and_legacy_eol_passphrases, test_open_without_keyfile_and_info,
     test_recover_in_two_steps, test_teardown)

@@ -203,7 +203,13 @@ int
 txn_add(struct txn *t, struct entry *e)
 {
     struct entry **grown, *copy;
+    int rc;
 
+    /* A file's key is sealed under the command's key: made with the first
+     * file entry, also one that only shares a key already made (a hard
+     * link whose first name a checkpoint committed). */
+    if (e->kind == KIND_FILE && (rc = txn_command_key(t)) != 0)
+        return rc;
     if (t->n == t->cap) {
         size_t cap = t->cap ? 2 * t->cap : 64;
         if ((grown = realloc(t->entries, cap * sizeof(*grown))) == NULL)

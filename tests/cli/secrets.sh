@@ -64,7 +64,8 @@ else
     chown 65534:65534 "$NB/home"
     chmod 700 "$NB/home"
     mkfifo "$NB/fifo"
-    as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
+    # nobody keeps its local state (last epoch seen) in its own home.
+    as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups env XDG_STATE_HOME="$NB/home/state" "$@"; }
     if ! as_nobody "$NB/pqvault" --version >/dev/null 2>"$ERR"; then
         fail "nobody cannot run a copy of the program in $NB (is /tmp mounted noexec?)"
     elif ! as_nobody env PQVAULT_PASSPHRASE=nobody-pass "$NB/pqvault" -v "$NB/home/vault" -q \
@@ -73,7 +74,7 @@ else
     else
         # setpriv, env and pqvault exec each other: one process, $!.
         setpriv --reuid=65534 --regid=65534 --clear-groups \
-            env PQVAULT_PASSPHRASE=nobody-pass "$NB/pqvault" -v "$NB/home/vault" -q \
+            env XDG_STATE_HOME="$NB/home/state" PQVAULT_PASSPHRASE=nobody-pass "$NB/pqvault" -v "$NB/home/vault" -q \
             add - --name x <"$NB/fifo" >/dev/null 2>&1 &
         npid=$!
         exec 8>"$NB/fifo"

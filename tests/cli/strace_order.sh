@@ -29,7 +29,7 @@ done
 head -c 9000000 /dev/urandom >"$T/tree/sub/big"   # three packs of at most 4 MiB
 # LeakSanitizer cannot run under ptrace: no leak check in traced runs.
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
-TRACE="openat,write,fsync,fdatasync,rename,renameat,renameat2,link,linkat,unlink,unlinkat,mkdir,mkdirat"
+TRACE="openat,write,fsync,fdatasync,syncfs,rename,renameat,renameat2,link,linkat,unlink,unlinkat,mkdir,mkdirat"
 
 audit() {
     python3 - "$1" "$2" "$V" <<'EOF'
@@ -76,6 +76,10 @@ for name, args, res, start, end in calls:
         continue
     if name in ('fsync', 'fdatasync'):
         fsyncs.append((fd_path(args), end))
+    elif name == 'syncfs':
+        # The whole file system (the test's files are on one): every
+        # path synced at once, as a tree get does per batch.
+        fsyncs.append(('*syncfs*', end))
     elif name in ('rename', 'link'):
         s = strings(args)
         if len(s) >= 2:
@@ -96,7 +100,7 @@ for name, args, res, start, end in calls:
 
 problems = []
 def synced_between(path, after, before):
-    return any(p == path and after < e < before for p, e in fsyncs)
+    return any((p == path or p == '*syncfs*') and after < e < before for p, e in fsyncs)
 
 for what, moves in (('rename', renames), ('link', links)):
     for old, new, start, end in moves:
@@ -201,4 +205,11 @@ else
     sed 's/^/#   /' "$T/audit.out"
 fi
 grep '^#' "$T/audit.out"
+# The tree's files are synced by syncfs per batch: without those calls the
+# audit must refuse it.
+if grep -q 'syncfs(' "$T/get2.trace"; then
+    grep -v 'syncfs(' "$T/get2.trace" >"$T/bad.trace"
+    if audit get "$T/bad.trace" >"$T/bad.out"; then fail "audit accepted a tree get without its syncfs calls"
+    else ok "audit refuses a tree get without its syncfs calls"; fi
+fi
 finish

@@ -25,6 +25,16 @@ static inline void util_sort(void *base, size_t n, size_t size,
         qsort(base, n, size, cmp);
 }
 
+/*
+ * util_search(key, base, n, size, cmp): bsearch(3), also when ${base} is
+ * NULL for no element (NULL then: nothing found).
+ */
+static inline void *util_search(const void *key, const void *base, size_t n, size_t size,
+                                int (*cmp)(const void *, const void *))
+{
+    return n == 0 ? NULL : bsearch(key, base, n, size, cmp);
+}
+
 /* util_wipe(p, n): overwrite ${n} bytes at ${p} with zeros; never elided. */
 void util_wipe(void *p, size_t n);
 

@@ -428,7 +428,7 @@ planned_dir(const struct add_plan *plan, const char *name)
     struct add_file key, *hit;
 
     key.name = (char *)name;
-    hit = bsearch(&key, plan->files, plan->n, sizeof(*plan->files), compare_names);
+    hit = util_search(&key, plan->files, plan->n, sizeof(*plan->files), compare_names);
     return hit != NULL && hit->kind == KIND_DIR;
 }
 
@@ -506,7 +506,7 @@ gone_names(const struct state *st, struct add_plan *plan, const struct pqv_add_o
         int keep = 0;
         char **grown;
         key.name = e->name;
-        if (bsearch(&key, plan->files, plan->n, sizeof(*plan->files), compare_names) != NULL)
+        if (util_search(&key, plan->files, plan->n, sizeof(*plan->files), compare_names) != NULL)
             continue;
         for (size_t k = 0; k < plan->nunreadable && !keep; k++)
             keep = names_under(e->name, plan->unreadable[k]);

@@ -102,7 +102,7 @@ collect_refs(struct scan *sc)
                 continue;
             memset(&key, 0, sizeof(key));
             memcpy(key.id, sp->id, PACK_ID_BYTES);
-            if ((hit = bsearch(&key, refs, n, sizeof(*refs), compare_refs)) != NULL) {
+            if ((hit = util_search(&key, refs, n, sizeof(*refs), compare_refs)) != NULL) {
                 hit->described = 1;
                 hit->size = sp->size;
                 memcpy(hit->hash, sp->hash, 32);
@@ -145,7 +145,7 @@ scan_blob(struct scan *sc, const char *name, const uint8_t *id, uint64_t size, i
     key.v1 = v1;
     sc->res->objects++;
     sc->res->bytes += size;
-    if ((hit = bsearch(&key, sc->refs, sc->nrefs, sizeof(*sc->refs), compare_refs)) == NULL)
+    if ((hit = util_search(&key, sc->refs, sc->nrefs, sizeof(*sc->refs), compare_refs)) == NULL)
         return leftover(sc, name, v1 ? "a format-1 object" : "a pack");
     hit->seen = 1;
     if ((hit->described || v1) && size != (v1 ? hit->reach : hit->size)) {
@@ -346,7 +346,7 @@ in_bad_pack(const struct scan *sc, const struct entry *e)
         memset(&key, 0, sizeof(key));
         memcpy(key.id, e->extents[k].pack_id, PACK_ID_BYTES);
         key.v1 = (e->extents[k].pack_flags & PACK_V1_OBJECT) != 0;
-        hit = bsearch(&key, sc->refs, sc->nrefs, sizeof(*sc->refs), compare_refs);
+        hit = util_search(&key, sc->refs, sc->nrefs, sizeof(*sc->refs), compare_refs);
         if (hit == NULL || hit->bad)
             return 1;
     }

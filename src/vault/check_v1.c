@@ -169,7 +169,7 @@ scan_object(void *ctx, const char *name, const uint8_t *id, uint64_t size)
     memcpy(key.id, id, OBJECT_ID_BYTES);
     res->objects++;
     res->bytes += size;
-    hit = bsearch(&key, sc->ids, sc->nids, sizeof(*sc->ids), compare_ids);
+    hit = util_search(&key, sc->ids, sc->nids, sizeof(*sc->ids), compare_ids);
     if (hit == NULL) {
         if (sc->writer[0] != '\0') {
             /* Most likely the running writer's, its record still to come:

@@ -189,7 +189,7 @@ copy_data(struct copy *c)
                 continue;
             memset(&key, 0, sizeof(key));
             memcpy(key.id, sp->id, PACK_ID_BYTES);
-            for (hit = bsearch(&key, blobs, n, sizeof(*blobs), compare_blobs);
+            for (hit = util_search(&key, blobs, n, sizeof(*blobs), compare_blobs);
                  hit != NULL && hit > blobs && compare_blobs(hit - 1, &key) == 0;)
                 hit--;
             for (; hit != NULL && hit < blobs + n && compare_blobs(hit, &key) == 0; hit++)

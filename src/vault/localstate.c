@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include "crypto/kdf.h"
@@ -22,6 +23,7 @@
 
 #define STATE_MAX 1024
 
+/* The file's content. */
 struct local {
     uint64_t epoch;
     uint8_t chain[32];
@@ -79,13 +81,29 @@ parse(pqv_vault *v, const char *text, size_t len, struct local *l)
     return 0;
 }
 
-int
-localstate_record(pqv_vault *v, uint64_t epoch, const uint8_t chain[32])
+/* read_local(v, path, l): the state file at ${path}: 0, PQV_E_NOTFOUND, or
+ * PQV_E_INTEGRITY if damaged. */
+static int
+read_local(pqv_vault *v, const char *path, struct local *l)
 {
-    char path[4096], text[STATE_MAX];
-    struct local l;
+    uint8_t *text = NULL;
     size_t len;
     int rc;
+
+    if ((rc = fsutil_read_file(AT_FDCWD, path, &text, &len, STATE_MAX)) != 0)
+        return rc;
+    rc = parse(v, (const char *)text, len, l);
+    free(text);
+    return rc;
+}
+
+int
+localstate_record(pqv_vault *v, uint64_t epoch, const uint8_t chain[32], int replace)
+{
+    char path[4096], lockpath[4096 + 8], text[STATE_MAX];
+    struct local l, now;
+    size_t len;
+    int rc, lockfd;
 
     if (v->state_dir == NULL)
         return 0;
@@ -95,9 +113,27 @@ localstate_record(pqv_vault *v, uint64_t epoch, const uint8_t chain[32])
         return rc;
     if ((rc = fsutil_mkdirs(v->state_dir, 0700)) != 0)
         return rc;
-    if ((rc = durable_write_file(AT_FDCWD, path, NULL, text, len, 0600, DURABLE_REPLACE)) != 0)
-        return rc;
-    return fsutil_fsync_dir(v->state_dir);
+    /* Two commands on this machine may record at once (a reader that saw
+     * epoch 6 and a writer that committed 7): under a lock, the newer
+     * stays.  The lock is advisory, in a file of its own beside the state
+     * (the state file itself is replaced by rename). */
+    snprintf(lockpath, sizeof(lockpath), "%s.lock", path);
+    if ((lockfd = open(lockpath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600)) < 0)
+        return error_set(PQV_E_IO, lockpath, "open: %s", strerror(errno));
+    while (flock(lockfd, LOCK_EX) != 0)
+        if (errno != EINTR) {
+            rc = error_set(PQV_E_IO, lockpath, "flock: %s", strerror(errno));
+            close(lockfd);
+            return rc;
+        }
+    if (!replace && read_local(v, path, &now) == 0 && now.epoch >= epoch) {
+        close(lockfd); /* as new or newer already */
+        return 0;
+    }
+    if ((rc = durable_write_file(AT_FDCWD, path, NULL, text, len, 0600, DURABLE_REPLACE)) == 0)
+        rc = fsutil_fsync_dir(v->state_dir);
+    close(lockfd);
+    return rc;
 }
 
 /* chain_at(st, epoch, out): chain(epoch) as the state knows it (a segment
@@ -124,48 +160,61 @@ chain_at(const struct state *st, uint64_t epoch, uint8_t out[32])
 }
 
 int
-localstate_check(pqv_vault *v, const struct state *st, pqv_report_fn report, void *ctx)
+localstate_load(pqv_vault *v, struct localstate *seen)
 {
     char path[4096];
-    uint8_t *text = NULL, known[32];
     struct local l;
-    size_t len;
     int rc;
 
-    if (v->state_dir == NULL || st->format != 2)
+    memset(seen, 0, sizeof(*seen));
+    if (v->state_dir == NULL || v->config.version < 2)
         return 0;
     if ((rc = state_file(v, path, sizeof(path))) != 0)
         return rc;
-    rc = fsutil_read_file(AT_FDCWD, path, &text, &len, STATE_MAX);
-    if (rc == PQV_E_NOTFOUND) {
+    rc = read_local(v, path, &l);
+    if (rc == PQV_E_NOTFOUND)
+        return 0;
+    if (rc == PQV_E_INTEGRITY)
+        return error_set(PQV_E_INTEGRITY, path, "local state is damaged (remove it to accept the "
+            "vault as it is)");
+    if (rc != 0)
+        return rc;
+    seen->known = 1;
+    seen->epoch = l.epoch;
+    memcpy(seen->chain, l.chain, 32);
+    return 0;
+}
+
+int
+localstate_check(pqv_vault *v, const struct localstate *seen, const struct state *st,
+    pqv_report_fn report, void *ctx)
+{
+    uint8_t known[32];
+
+    if (v->state_dir == NULL || st->format != 2)
+        return 0;
+    if (!seen->known) {
         vault_report(report, ctx, PQV_REPORT_WARNING, NULL,
             "first use of this vault on this machine: accepting its epoch %llu as current",
             (unsigned long long)st->epoch);
-        return localstate_record(v, st->epoch, st->chain);
+        return localstate_record(v, st->epoch, st->chain, 0);
     }
-    if (rc != 0)
-        return rc;
-    rc = parse(v, (const char *)text, len, &l);
-    free(text);
-    if (rc != 0)
-        return error_set(PQV_E_INTEGRITY, path, "local state is damaged (remove it to accept the "
-            "vault as it is)");
-    if (st->epoch < l.epoch)
+    if (st->epoch < seen->epoch)
         return error_set(PQV_E_INTEGRITY, NULL, "rollback: the vault shows epoch %llu, but epoch "
             "%llu was seen here before (an older copy of the vault is being served; if you put "
             "it back yourself, accept it as current with pqvault accept)",
-            (unsigned long long)st->epoch, (unsigned long long)l.epoch);
-    if (!chain_at(st, l.epoch, known))
+            (unsigned long long)st->epoch, (unsigned long long)seen->epoch);
+    if (!chain_at(st, seen->epoch, known))
         return error_set(PQV_E_INTEGRITY, NULL, "fork: epoch %llu, seen here before, is not in "
             "the vault's history (if you put this vault back yourself, accept it with pqvault "
-            "accept)", (unsigned long long)l.epoch);
-    if (!util_ct_equal(known, l.chain, 32))
+            "accept)", (unsigned long long)seen->epoch);
+    if (!util_ct_equal(known, seen->chain, 32))
         return error_set(PQV_E_INTEGRITY, NULL, "fork: the vault's epoch %llu is not the one seen "
             "here before (another history of the vault is being served; if you put it back "
             "yourself, accept it with pqvault accept)",
-            (unsigned long long)l.epoch);
-    if (st->epoch > l.epoch)
-        return localstate_record(v, st->epoch, st->chain);
+            (unsigned long long)seen->epoch);
+    if (st->epoch > seen->epoch)
+        return localstate_record(v, st->epoch, st->chain, 0);
     return 0;
 }
 
@@ -224,7 +273,7 @@ pqv_vault_accept(pqv_vault *v, pqv_report_fn report, void *report_ctx)
     else
         vault_report(report, report_ctx, PQV_REPORT_INFO, NULL,
             "accepted epoch %llu as current", (unsigned long long)st.epoch);
-    rc = localstate_record(v, st.epoch, st.chain);
+    rc = localstate_record(v, st.epoch, st.chain, 1);
     state_free(&st);
     return rc;
 }

@@ -177,8 +177,11 @@ names_walk(pqv_storage *s, const char *prefix, size_t idlen, const struct names_
             if (fn != NULL)
                 rc = fn(ctx, name, id, names.sizes[i]);
         } else if (cls == NAME_TEMPORARY) {
-            if (w == NULL)
-                continue; /* a writer's, or a leftover: not ours to judge */
+            /* A writer's, or a leftover: judged only by a walker that counts
+             * them (check, gc), never by a reader (list, get), which may run
+             * beside a writer that took the lock after it looked. */
+            if (w == NULL || w->temporaries == NULL)
+                continue;
             if (w->writer_running != NULL && w->writer_running[0] != '\0') {
                 if (w->in_flight != NULL)
                     (*w->in_flight)++;

@@ -161,7 +161,7 @@ describe_packs(struct seg_tables *t, const struct seg_params *p)
         const struct seg_pack *hit;
         if (t->packs[i].flags & PACK_V1_OBJECT)
             continue;
-        if ((hit = bsearch(&t->packs[i], sorted, n, sizeof(*sorted), compare_pack_ids)) != NULL) {
+        if ((hit = util_search(&t->packs[i], sorted, n, sizeof(*sorted), compare_pack_ids)) != NULL) {
             t->packs[i] = *hit;
             t->packs[i].flags = PACK_INTRODUCED;
         }

@@ -403,7 +403,7 @@ compare_entry_name(const void *key, const void *e)
 const struct entry *
 state_find(const struct state *st, const char *name)
 {
-    return bsearch(name, st->entries, st->n, sizeof(*st->entries), compare_entry_name);
+    return util_search(name, st->entries, st->n, sizeof(*st->entries), compare_entry_name);
 }
 
 size_t
@@ -533,12 +533,15 @@ state_origin(const struct state *st, const char *name, char *out, size_t outlen)
 int
 state_current(pqv_vault *v, struct state *st, const struct names_walk *w)
 {
+    struct localstate seen;
     int rc;
 
-    if ((rc = state_open(v, st, w)) != 0)
+    /* What this machine saw first, then the vault (see localstate_load). */
+    if ((rc = localstate_load(v, &seen)) != 0 || (rc = state_open(v, st, w)) != 0)
         return rc;
     if ((rc = check_keyfile(v, st)) != 0 ||
-        (rc = localstate_check(v, st, w != NULL ? w->report : NULL, w != NULL ? w->report_ctx : NULL)) != 0)
+        (rc = localstate_check(v, &seen, st, w != NULL ? w->report : NULL,
+             w != NULL ? w->report_ctx : NULL)) != 0)
         state_free(st);
     return rc;
 }

@@ -302,7 +302,7 @@ txn_commit(struct txn *t, int kind, struct entry *const *all, size_t nall,
     memcpy(t->committed_chain, chain, 32);
     if ((rc = v->storage->ops->barrier(v->storage)) != 0)
         goto done; /* perhaps durable: not a failure to undo */
-    rc = localstate_record(v, p.epoch, chain);
+    rc = localstate_record(v, p.epoch, chain, 0);
     goto done;
 
 fail:

@@ -20,9 +20,9 @@ expect_status 0 pq add "$T/v1" --name x
     while [ "$(date +%s)" -lt "$end" ]; do
         i=$((i + 1))
         if [ $((i % 2)) -eq 1 ]; then src=$T/v2; else src=$T/v1; fi
-        "$PQV" -v "$V" --passphrase-file "$PF" add --force "$src" --name x >/dev/null 2>>"$T/writer.err" ||
+        "$PQV" -v "$V" --passphrase-file "$PF" -q add --force "$src" --name x >/dev/null 2>>"$T/writer.err" ||
             echo "writer: replace $i failed" >>"$T/writer.err"
-        "$PQV" -v "$V" --passphrase-file "$PF" add "$T/small" --name "n/$i" >/dev/null 2>>"$T/writer.err" ||
+        "$PQV" -v "$V" --passphrase-file "$PF" -q add "$T/small" --name "n/$i" >/dev/null 2>>"$T/writer.err" ||
             echo "writer: add $i failed" >>"$T/writer.err"
     done
     echo "$i" >"$T/writer.done"

@@ -184,6 +184,7 @@ int cmd_help(struct args *a);
  * needs no --kdf-limit), m also within half of the available memory (and
  * of RLIMIT_AS when set). */
 struct kdf_caps {
+    struct pqv_kdf_limit limit;   /* the reader limit the caps come from */
     uint32_t m_kib;
     uint32_t t_cost;
     uint64_t avail_kib;   /* MemAvailable (0: unknown) */
@@ -206,11 +207,19 @@ void kdf_get_caps(struct kdf_caps *c, uint32_t lanes);
 /* kdf_time_run(p, seconds): one pqv_argon2id of cost ${p} (lanes threads)
  * over a fixed, non-secret input; a library code. */
 int kdf_time_run(const struct pqv_kdf_params *p, double *seconds);
-/* kdf_calibrate(target, lanes, caps, out): the Argon2id cost with ${lanes}
- * lanes whose one run takes about ${target} seconds here: m grows (whole
- * MiB) up to the cap, then t; measured, not only extrapolated (the last
- * run's time is in out->seconds).  Takes about 2 to 3 times ${target}.  A
- * library code (PQV_E_NOMEM). */
+/* kdf_time_unlock(p, caps, seconds): the Argon2id work of one unlock of a
+ * key file with slot 0 at ${p} and slot 1 unused (the default cost), as
+ * pqv_keyfile_unlock_limited does it under caps->limit: both at once when
+ * their memory fits the limit, else one after the other; a library code. */
+int kdf_time_unlock(const struct pqv_kdf_params *p, const struct kdf_caps *caps,
+    double *seconds);
+/* kdf_calibrate(target, lanes, caps, out): the slot 0 cost with ${lanes}
+ * lanes (at least 8 MiB) whose unlock (kdf_time_unlock) takes about
+ * ${target} seconds here: m grows (whole MiB) up to the cap, then t;
+ * measured, not only extrapolated (the last cost's time, the faster of two
+ * runs up to a 5 s target, is in out->seconds).  Takes about 3 to 6 times
+ * ${target}.  A library code
+ * (PQV_E_NOMEM). */
 int kdf_calibrate(double target, uint32_t lanes, const struct kdf_caps *caps,
     struct kdf_pick *out);
 /* kdf_format_mem(buf, n, m_kib): "64 MiB", or "48 KiB" below a whole MiB. */

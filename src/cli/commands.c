@@ -103,10 +103,11 @@ const struct command commands[] = {
       "  --kdf t=N,m=KIB,p=N  Argon2id cost of slot 0 (default t=3,m=65536,p=4;\n"
       "                    above m=1048576 or t=16 unlocking needs --kdf-limit)\n"
       "  --kdf-time DURATION  instead of --kdf: measure here and pick the cost of\n"
-      "                    slot 0 (p=4, m up to 1 GiB or half the available\n"
-      "                    memory, then t up to 16; within --kdf-limit when given)\n"
-      "                    so that its Argon2id takes about DURATION (100ms to 60s:\n"
-      "                    500ms, 1s, 2.5s); the pick is said on stderr\n" },
+      "                    slot 0 (p=4, m from 8 MiB up to 1 GiB or half the\n"
+      "                    available memory, then t up to 16; within --kdf-limit\n"
+      "                    when given) so that an unlock's Argon2id (slot 0, and\n"
+      "                    slot 1 unused at the default cost) takes about DURATION\n"
+      "                    (100ms to 60s: 500ms, 1s, 2.5s); said on stderr\n" },
     { "add", CMD_ADD, add_opts, "PATH... [--name NAME] [--delete] [--exclude PATTERN] [-n] ...",
       "Store files, symbolic links and directory trees (recursively), with\n"
       "owner, group, mode, times, extended attributes, hard links and holes;\n"

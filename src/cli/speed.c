@@ -177,7 +177,7 @@ speed_kdf(double target, int quick)
     struct kdf_pick pick;
     char mem[32], avail[64], tm[32], tg[32];
     uint32_t last = 0;
-    int rc, skipped = 0;
+    int rc, skipped = 0, capped = 0;
 
     kdf_get_caps(&caps, def.lanes);
     kdf_format_mem(mem, sizeof(mem), def.m_kib);
@@ -205,7 +205,12 @@ speed_kdf(double target, int quick)
         printf("  %-10s", mem);
         for (uint32_t t = 1; t <= KDF_TCOLS; t++) {
             p.t_cost = t;
-            if (skipped || t > caps.t_cost ||
+            if (t > caps.t_cost) {
+                printf(" %8s", "-");
+                capped = 1;
+                continue;
+            }
+            if (skipped ||
                 (rate > 0 && now() - start + KDF_RUNS * rate * p.m_kib * t > budget)) {
                 printf(" %8s", "-");
                 skipped = 1;
@@ -221,8 +226,9 @@ speed_kdf(double target, int quick)
         }
         printf("\n");
     }
-    if (skipped)
-        printf("  (-: not measured, over the table's %.2g s budget or the t cap)\n", budget);
+    if (skipped || capped)
+        printf("  (-: not measured, %s%s%s)\n", skipped ? "over the table's budget" : "",
+            skipped && capped ? " or " : "", capped ? "above the t cap" : "");
     kdf_format_mem(mem, sizeof(mem), caps.m_kib);
     if (caps.avail_kib > 0)
         snprintf(avail, sizeof(avail), "; %llu MiB available",

@@ -27,6 +27,19 @@ expect_status 0 pq -q init --kdf "$rec"
 check_ok "init accepts speed's recommendation" test -f "$V/config"
 rm -rf "$V"
 
+# ---- the caps: a --kdf-limit bounds the table and the recommendation ----
+expect_status 0 "$PQV" --kdf-limit m=16384,t=2 speed --kdf-only --quick --kdf-time 2s
+expect_stdout_contains "caps: m at most 16 MiB (the --kdf-limit"
+expect_stdout_contains "t at most 2"
+expect_stdout_contains "(-: not measured, "
+check_ok "speed: no table row above the m cap" sh -c "! grep -q '^  32 MiB' '$OUT'"
+rec=$(sed -n 's/^recommended: --kdf \([^ ]*\) .*/\1/p' "$OUT")
+t=$(echo "$rec" | sed -n 's/^t=\([0-9]*\),m=\([0-9]*\),p=4$/\1/p')
+m=$(echo "$rec" | sed -n 's/^t=\([0-9]*\),m=\([0-9]*\),p=4$/\2/p')
+check_ok "speed: the recommendation ('$rec') stays within m=16384,t=2" \
+    test -n "$t" -a -n "$m" -a "${t:-0}" -ge 1 -a "${t:-0}" -le 2 -a "${m:-0}" -ge 32 \
+    -a "${m:-0}" -le 16384
+
 # ---- the whole speed output, quick: AEAD, KEM, then Argon2id ----
 expect_status 0 "$PQV" speed --quick --kdf-time 100ms
 for w in AES-256-GCM FrodoKEM-976-AES "Argon2id (" "recommended: --kdf t="; do

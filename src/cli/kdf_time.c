@@ -168,12 +168,13 @@ round_m(double kib, uint32_t lanes, uint32_t cap)
 
 /* choose(work, least, lanes, caps, p): the cost doing about ${work}
  * KiB-passes, at least ${least} KiB at one pass: t = 1 and m = work up to
- * the memory cap, then the fewest passes that keep m within it. */
+ * the memory cap, then the fewest passes that keep m within it (allowing
+ * 10% less work than asked rather than a pass more over less memory). */
 static void
 choose(double work, uint32_t least, uint32_t lanes, const struct kdf_caps *caps,
     struct pqv_kdf_params *p)
 {
-    double x = work / (double)caps->m_kib;
+    double x = work / ((double)caps->m_kib * 1.1);
     uint32_t t = 1;
     if (x >= (double)caps->t_cost)
         t = caps->t_cost;
@@ -219,13 +220,21 @@ measure(const struct pqv_kdf_params *p, const struct kdf_caps *caps, int runs, d
     return 0;
 }
 
+/* off(s, target): how far ${s} is from ${target}, as a factor >= 1. */
+static double
+off(double s, double target)
+{
+    s = s > 1e-6 ? s : 1e-6;
+    return s > target ? s / target : target / s;
+}
+
 int
 kdf_calibrate(double target, uint32_t lanes, const struct kdf_caps *caps,
     struct kdf_pick *out)
 {
     const uint32_t least = round_m(8.0 * MIB, lanes, caps->m_kib);
-    struct pqv_kdf_params p = { 1, least, lanes };
-    double s, w[2] = { 0, 0 }, ts[2] = { 0, 0 };
+    struct pqv_kdf_params p = { 1, least, lanes }, best;
+    double s, best_s, w[2] = { 0, 0 }, ts[2] = { 0, 0 };
     double first = target / 4 < 1.0 ? target / 4 : 1.0;
     int rc, n = 0, runs = target <= 5 ? 2 : 1;
 
@@ -238,6 +247,7 @@ kdf_calibrate(double target, uint32_t lanes, const struct kdf_caps *caps,
             return rc;
         w[0] = w[1], ts[0] = ts[1], n++;
         w[1] = p.m_kib, ts[1] = s;
+        best = p, best_s = s;   /* each larger, so nearer the target */
         if (s >= first || p.m_kib >= caps->m_kib)
             break;
         double f = s > 0 ? first / s : 8;
@@ -250,9 +260,8 @@ kdf_calibrate(double target, uint32_t lanes, const struct kdf_caps *caps,
      * that (at most four costs). */
     for (int round = 0; round < 4; round++) {
         struct pqv_kdf_params q;
-        double ratio = target / (s > 1e-6 ? s : 1e-6);
-        if (round > 0 && ratio > 0.87 && ratio < 1.15)
-            break;
+        if (off(s, target) < 1.15)
+            break;   /* close enough, the growth's last cost included */
         choose(estimate(w, ts, n, target), least, lanes, caps, &q);
         if (memcmp(&q, &p, sizeof(q)) == 0)
             break;   /* the same cost again: s is its time */
@@ -261,7 +270,11 @@ kdf_calibrate(double target, uint32_t lanes, const struct kdf_caps *caps,
             return rc;
         w[0] = w[1], ts[0] = ts[1], n++;
         w[1] = (double)p.m_kib * p.t_cost, ts[1] = s;
+        if (off(s, target) < off(best_s, target))
+            best = p, best_s = s;
     }
+    /* The cost measured nearest the target, with its own time. */
+    p = best, s = best_s;
     out->p = p;
     out->seconds = s;
     out->short_of_target = p.m_kib >= caps->m_kib && p.t_cost >= caps->t_cost &&

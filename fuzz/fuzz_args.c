@@ -1,10 +1,10 @@
 /*
  * fuzz_args.c: libFuzzer target for the command line's argument parser
- * (next_arg, parse_uint, parse_kdf in src/cli/args.c) over the real option
- * tables (src/cli/commands.c): only those two files are linked.  The input
- * is split on NUL bytes into argv; the first byte picks the command whose
- * options apply (or the options before a command).  Global options are
- * applied to a struct cli reset for every input.
+ * (next_arg, parse_uint, parse_kdf, parse_duration in src/cli/args.c) over
+ * the real option tables (src/cli/commands.c): only those two files are
+ * linked.  The input is split on NUL bytes into argv; the first byte picks
+ * the command whose options apply (or the options before a command).
+ * Global options are applied to a struct cli reset for every input.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -21,6 +21,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct args a;
     struct pqv_kdf_params kdf;
     unsigned long long u;
+    uint64_t us;
     size_t ncommands = 0;
     char *copy, **argv;
     const char *val;
@@ -63,6 +64,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (val != NULL) {
             (void)parse_kdf(val, &kdf);
             (void)parse_uint(val, 0xffffffffull, &u);
+            if (parse_duration(val, &us) == 0 &&
+                us >= ((uint64_t)DURATION_MAX_UNITS + 1) * 1000000)
+                abort();
         }
         if (a.i > a.argc)
             abort();

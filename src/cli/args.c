@@ -83,6 +83,42 @@ parse_kdf(const char *s, struct pqv_kdf_params *out)
 }
 
 int
+parse_duration(const char *s, uint64_t *usec)
+{
+    uint64_t whole = 0, frac = 0, scale = 1000000;
+    const char *p = s;
+    if (s == NULL || *p < '0' || *p > '9')
+        return -1;
+    for (; *p >= '0' && *p <= '9'; p++) {
+        if (whole > DURATION_MAX_UNITS / 10)
+            return -2;
+        whole = whole * 10 + (uint64_t)(*p - '0');
+        if (whole > DURATION_MAX_UNITS)
+            return -2;
+    }
+    if (*p == '.') {
+        p++;
+        if (*p < '0' || *p > '9')
+            return -1;
+        /* Fraction digits in millionths of the unit; finer ones must be
+         * digits too, and are dropped. */
+        for (; *p >= '0' && *p <= '9'; p++) {
+            if (scale > 1) {
+                scale /= 10;
+                frac += (uint64_t)(*p - '0') * scale;
+            }
+        }
+    }
+    if (strcmp(p, "ms") == 0)
+        *usec = whole * 1000 + frac / 1000;
+    else if (strcmp(p, "s") == 0)
+        *usec = whole * 1000000 + frac;
+    else
+        return -1;
+    return 0;
+}
+
+int
 parse_kdf_limit(const char *s, struct pqv_kdf_limit *out)
 {
     struct pqv_kdf_limit k = pqv_kdf_limit_default;

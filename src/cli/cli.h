@@ -80,6 +80,7 @@ enum opt_id {
     OPT_RECFILE, OPT_VERSION, OPT_NOCOMPRESS, OPT_FOLLOW, OPT_ONEFS,
     OPT_DELETE, OPT_FORCEREAD, OPT_DRYRUN, OPT_VERBOSE, OPT_EXCLUDE, OPT_EXCLUDEFROM,
     OPT_EXCLUDECACHES, OPT_STRIP, OPT_SKIPEXISTING, OPT_TOORIGINAL, OPT_TO, OPT_BYTES, OPT_DEPTH,
+    OPT_KDFTIME, OPT_KDFONLY, OPT_QUICK,
     G_FIRST = 1000,
     G_VAULT = G_FIRST, G_KEYFILE, G_PFILE, G_PFD, G_PCMD, G_QUIET, G_WAIT, G_HELP,
     G_KDFLIMIT, G_S3_ENDPOINT, G_S3_CA_FILE
@@ -142,6 +143,14 @@ int parse_kdf(const char *s, struct pqv_kdf_params *out);
  * format's maxima); 0 or -1. */
 int parse_kdf_limit(const char *s, struct pqv_kdf_limit *out);
 
+/* parse_duration(s, usec): strict "N[.F]ms" or "N[.F]s" (decimal digits,
+ * an optional fraction with at least one digit, the unit; no sign, space or
+ * anything after) into microseconds (fraction digits finer than that are
+ * dropped); 0, -1 (not a duration) or -2 (more than DURATION_MAX_UNITS of
+ * its unit). */
+#define DURATION_MAX_UNITS 1000000000u
+int parse_duration(const char *s, uint64_t *usec);
+
 /* ---- commands (cmd_*.c, speed.c, main.c) ---- */
 
 /* arg_stop(a, id): what a command returns when next_arg gave ARG_ERROR
@@ -163,6 +172,60 @@ int cmd_upgrade(struct args *a);
 int cmd_accept(struct args *a);
 int cmd_copy(struct args *a);
 int cmd_help(struct args *a);
+
+/* ---- Argon2id timing (kdf_time.c): speed and init --kdf-time ---- */
+
+/* --kdf-time bounds, microseconds. */
+#define KDF_TIME_MIN_US 100000u
+#define KDF_TIME_MAX_US 60000000u
+
+/* The most an Argon2id cost picked here may ask for: m and t within the
+ * reader limit (--kdf-limit, else pqv_kdf_limit_default, so that an unlock
+ * needs no --kdf-limit), m also within half of the available memory (and
+ * of RLIMIT_AS when set). */
+struct kdf_caps {
+    struct pqv_kdf_limit limit;   /* the reader limit the caps come from */
+    uint32_t m_kib;
+    uint32_t t_cost;
+    uint64_t avail_kib;   /* MemAvailable (0: unknown) */
+    const char *m_why;    /* what set m_kib */
+};
+
+/* A cost picked for a target time, and its measured time. */
+struct kdf_pick {
+    struct pqv_kdf_params p;
+    double seconds;       /* one run of p, measured last */
+    int short_of_target;  /* the caps reached, still below the target */
+    int over_target;      /* the least cost already above the target */
+};
+
+/* kdf_time_arg(opt, val, seconds): parse --kdf-time's DURATION; an exit
+ * status (usage error printed). */
+int kdf_time_arg(const char *opt, const char *val, double *seconds);
+/* kdf_get_caps(c, lanes): the caps on this machine now. */
+void kdf_get_caps(struct kdf_caps *c, uint32_t lanes);
+/* kdf_time_run(p, seconds): one pqv_argon2id of cost ${p} (lanes threads)
+ * over a fixed, non-secret input; a library code. */
+int kdf_time_run(const struct pqv_kdf_params *p, double *seconds);
+/* kdf_time_unlock(p, caps, seconds): the Argon2id work of one unlock of a
+ * key file with slot 0 at ${p} and slot 1 unused (the default cost), as
+ * pqv_keyfile_unlock_limited does it under caps->limit: both at once when
+ * their memory fits the limit, else one after the other; a library code. */
+int kdf_time_unlock(const struct pqv_kdf_params *p, const struct kdf_caps *caps,
+    double *seconds);
+/* kdf_calibrate(target, lanes, caps, out): the slot 0 cost with ${lanes}
+ * lanes (at least 8 MiB) whose unlock (kdf_time_unlock) takes about
+ * ${target} seconds here: m grows (whole MiB) up to the cap, then t;
+ * measured, not only extrapolated (the last cost's time, the faster of two
+ * runs up to a 5 s target, is in out->seconds).  Takes about 3 to 6 times
+ * ${target}.  A library code
+ * (PQV_E_NOMEM). */
+int kdf_calibrate(double target, uint32_t lanes, const struct kdf_caps *caps,
+    struct kdf_pick *out);
+/* kdf_format_mem(buf, n, m_kib): "64 MiB", or "48 KiB" below a whole MiB. */
+void kdf_format_mem(char *buf, size_t n, uint32_t m_kib);
+/* kdf_format_time(buf, n, seconds): "850 ms" below a second, else "1.2 s". */
+void kdf_format_time(char *buf, size_t n, double seconds);
 
 /* ---- vault helpers (session.c) ---- */
 

@@ -46,12 +46,52 @@ kdf_cost_warning(const struct pqv_kdf_params *p, int slot)
 
 /* ---- init ---- */
 
+/* kdf_for_time(target, kdf): calibrate slot 0's cost for ${target} seconds
+ * here (kdf_time.c, as speed recommends it) and say what was picked; an
+ * exit status. */
+static int
+kdf_for_time(double target, struct pqv_kdf_params *kdf)
+{
+    struct kdf_caps caps;
+    struct kdf_pick pick;
+    char mem[32], tm[32], cap[32];
+    int rc;
+
+    kdf_get_caps(&caps, pqv_kdf_default.lanes);
+    if ((rc = kdf_calibrate(target, pqv_kdf_default.lanes, &caps, &pick)) != 0) {
+        err_msg("--kdf-time: Argon2id calibration: %s", pqv_strerror(rc));
+        return EXIT_ERR;
+    }
+    *kdf = pick.p;
+    if (g_cli.quiet)
+        return EXIT_OK;
+    kdf_format_mem(mem, sizeof(mem), pick.p.m_kib);
+    kdf_format_time(tm, sizeof(tm), pick.seconds);
+    fprintf(stderr, "kdf: Argon2id t=%u, m=%s, p=%u (about %s here)\n",
+        (unsigned)pick.p.t_cost, mem, (unsigned)pick.p.lanes, tm);
+    if (pick.short_of_target) {
+        kdf_format_mem(cap, sizeof(cap), caps.m_kib);
+        fprintf(stderr, "kdf: that is the most within the caps (m at most %s: %s; "
+            "t at most %u): the target is not reached\n", cap, caps.m_why,
+            (unsigned)caps.t_cost);
+    } else if (pick.over_target) {
+        fprintf(stderr, "kdf: that is the least cost tried: the target is not reached\n");
+    }
+    if ((uint64_t)pick.p.m_kib * pick.p.t_cost <
+        (uint64_t)pqv_kdf_default.m_kib * pqv_kdf_default.t_cost)
+        fprintf(stderr, "kdf: note: less work than the default (t=%u, m=%u MiB, p=%u)\n",
+            (unsigned)pqv_kdf_default.t_cost, (unsigned)(pqv_kdf_default.m_kib / 1024),
+            (unsigned)pqv_kdf_default.lanes);
+    return EXIT_OK;
+}
+
 int
 cmd_init(struct args *a)
 {
     const char *val;
     struct pqv_kdf_params kdf;
-    int have_kdf = 0, id, rc;
+    double kdf_time = 0;
+    int have_kdf = 0, have_kdf_time = 0, id, rc;
     struct pqv_init_options opt = { NULL, 0, NULL, 0, NULL };
     opt.state_dir = cli_state_dir();
     while ((id = next_arg(a, &val)) != ARG_END) {
@@ -81,14 +121,29 @@ cmd_init(struct args *a)
                 return rc;
             have_kdf = 1;
             break;
+        case OPT_KDFTIME:
+            if ((rc = kdf_time_arg("--kdf-time", val, &kdf_time)) != EXIT_OK)
+                return rc;
+            have_kdf_time = 1;
+            break;
         }
     }
+    if (have_kdf && have_kdf_time)
+        return usage_error("only one of --kdf and --kdf-time may be given");
     if (have_kdf) {
         opt.kdf = &kdf;
         kdf_cost_warning(&kdf, 0);
     }
     if ((rc = resolve_location()) != EXIT_OK)
         return rc;
+    /* Calibrated before the passphrase is read: it is held no longer, and
+     * the pick is said before the prompt. */
+    if (have_kdf_time) {
+        if ((rc = kdf_for_time(kdf_time, &kdf)) != EXIT_OK)
+            return rc;
+        opt.kdf = &kdf;
+        kdf_cost_warning(&kdf, 0);
+    }
 
     struct secret s;
     if ((rc = secret_alloc(&s)) != EXIT_OK)

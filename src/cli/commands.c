@@ -31,7 +31,7 @@ const struct optdef main_opts[] = {
 
 static const struct optdef init_opts[] = {
     { "kem", 0, 1, OPT_KEM }, { "aead", 0, 1, OPT_AEAD }, { "kdf", 0, 1, OPT_KDF },
-    { NULL, 0, 0, 0 }
+    { "kdf-time", 0, 1, OPT_KDFTIME }, { NULL, 0, 0, 0 }
 };
 static const struct optdef add_opts[] = {
     { "name", 0, 1, OPT_NAME }, { "force", 'f', 0, OPT_FORCE },
@@ -70,7 +70,8 @@ static const struct optdef info_opts[] = {
     { NULL, 0, 0, 0 }
 };
 static const struct optdef speed_opts[] = {
-    { NULL, 0, 0, 0 }
+    { "kdf-time", 0, 1, OPT_KDFTIME }, { "kdf-only", 0, 0, OPT_KDFONLY },
+    { "quick", 0, 0, OPT_QUICK }, { NULL, 0, 0, 0 }
 };
 static const struct optdef gc_opts[] = {
     { NULL, 0, 0, 0 }
@@ -89,7 +90,8 @@ static const struct optdef copy_opts[] = {
 };
 
 const struct command commands[] = {
-    { "init", CMD_INIT, init_opts, "[--kem NAME] [--aead NAME] [--kdf t=N,m=KIB,p=N]",
+    { "init", CMD_INIT, init_opts,
+      "[--kem NAME] [--aead NAME] [--kdf t=N,m=KIB,p=N | --kdf-time DURATION]",
       "Create a vault and its key file, and print the recovery code once.\n"
       "The passphrase for slot 0 comes from the passphrase sources (asked\n"
       "twice on the terminal).\n"
@@ -99,7 +101,13 @@ const struct command commands[] = {
       "                    FrodoKEM-976-SHAKE otherwise\n"
       "  --aead NAME       default AEAD: AES-256-GCM, ChaCha20-Poly1305 or auto\n"
       "  --kdf t=N,m=KIB,p=N  Argon2id cost of slot 0 (default t=3,m=65536,p=4;\n"
-      "                    above m=1048576 or t=16 unlocking needs --kdf-limit)\n" },
+      "                    above m=1048576 or t=16 unlocking needs --kdf-limit)\n"
+      "  --kdf-time DURATION  instead of --kdf: measure here and pick the cost of\n"
+      "                    slot 0 (p=4, m from 8 MiB up to 1 GiB or half the\n"
+      "                    available memory, then t up to 16; within --kdf-limit\n"
+      "                    when given) so that an unlock's Argon2id (slot 0, and\n"
+      "                    slot 1 unused at the default cost) takes about DURATION\n"
+      "                    (100ms to 60s: 500ms, 1s, 2.5s); said on stderr\n" },
     { "add", CMD_ADD, add_opts, "PATH... [--name NAME] [--delete] [--exclude PATTERN] [-n] ...",
       "Store files, symbolic links and directory trees (recursively), with\n"
       "owner, group, mode, times, extended attributes, hard links and holes;\n"
@@ -192,9 +200,16 @@ const struct command commands[] = {
       "lines are then marked unverified.  With --passphrase-file, -fd, -command\n"
       "or $PQVAULT_PASSPHRASE (never a prompt) it unlocks, verifies them and\n"
       "names the slot the passphrase opened.\n" },
-    { "speed", CMD_SPEED, speed_opts, "",
+    { "speed", CMD_SPEED, speed_opts, "[--kdf-time DURATION] [--kdf-only] [--quick]",
       "Measure the AEAD suites and the FrodoKEM parameter sets on this CPU\n"
-      "and mark the choices of auto mode.  Needs no vault.\n" },
+      "and mark the choices of auto mode; then Argon2id (medians, ms) at init's\n"
+      "default cost and at m = 64, 256, 1024 MiB (at most half the available\n"
+      "memory) and t = 1..4 as time allows, and recommend the --kdf whose\n"
+      "unlock takes about a target time here (as init --kdf-time picks it).\n"
+      "About 15 s.  Needs no vault.\n"
+      "  --kdf-time DURATION  the target (default 1s; 100ms to 60s)\n"
+      "  --kdf-only        Argon2id only\n"
+      "  --quick           the Argon2id table at m = 8, 16, 32 MiB only\n" },
     { "gc", CMD_GC, gc_opts, "",
       "Fold the catalogue's chain into one base segment when it holds replaced\n"
       "or removed names, then remove what nothing refers to: packs, older\n"

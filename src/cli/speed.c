@@ -2,8 +2,11 @@
  * src/cli/speed.c: "pqvault speed", like gocryptfs -speed: in-memory STREAM
  * seal and open throughput of both AEAD suites on 16 MiB buffers, and
  * FrodoKEM key generation, encapsulation and decapsulation times for all
- * six parameter sets (medians), marking the choices of auto mode.  Uses
- * only the public APIs (aead.h, frodo.h).
+ * six parameter sets (medians), marking the choices of auto mode; then, as
+ * cryptsetup benchmark, Argon2id at init's default cost and a small table
+ * of costs (medians), and the --kdf that takes about a target time here
+ * (kdf_time.c, shared with init --kdf-time).  Uses only the public APIs
+ * (aead.h, frodo.h, argon2id.h).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,11 +17,15 @@
 
 #include "cli.h"
 #include "pqvault/aead.h"
+#include "pqvault/argon2id.h"
 #include "pqvault/frodo.h"
 
 #define SPEED_BUF (16u << 20)
 #define AEAD_RUNS 3
 #define KEM_RUNS 5
+#define KDF_RUNS 3
+#define KDF_TCOLS 4           /* the table's t = 1..4 */
+#define KDF_BUDGET 6.0        /* seconds the table may take (--quick: 1.2) */
 
 static double
 now(void)
@@ -135,16 +142,135 @@ out:
     return rc;
 }
 
+/* speed_kdf_median(p, out): the median of KDF_RUNS runs of cost ${p}; an
+ * exit status. */
+static int
+speed_kdf_median(const struct pqv_kdf_params *p, double *out)
+{
+    double v[KDF_RUNS];
+    for (int i = 0; i < KDF_RUNS; i++) {
+        int rc = kdf_time_run(p, &v[i]);
+        if (rc != 0) {
+            char mem[32];
+            kdf_format_mem(mem, sizeof(mem), p->m_kib);
+            err_msg("Argon2id t=%u, m=%s, p=%u: %s", (unsigned)p->t_cost, mem,
+                (unsigned)p->lanes, pqv_strerror(rc));
+            return EXIT_ERR;
+        }
+    }
+    *out = median(v, KDF_RUNS);
+    return EXIT_OK;
+}
+
+/* speed_kdf(target, quick): Argon2id at init's default cost, a table of
+ * medians over m (three sizes up to the memory cap) and t = 1..4 within a
+ * time budget, and the recommended --kdf for ${target} seconds. */
+static int
+speed_kdf(double target, int quick)
+{
+    static const uint32_t full_rows[] = { 64 * 1024, 256 * 1024, 1024 * 1024 };
+    static const uint32_t quick_rows[] = { 8 * 1024, 16 * 1024, 32 * 1024 };
+    const uint32_t *rows = quick ? quick_rows : full_rows;
+    const struct pqv_kdf_params def = pqv_kdf_default;
+    double budget = quick ? KDF_BUDGET / 5 : KDF_BUDGET, start, rate = 0, ms;
+    struct kdf_caps caps;
+    struct kdf_pick pick;
+    char mem[32], avail[64], tm[32], tg[32];
+    uint32_t last = 0;
+    int rc, skipped = 0, capped = 0;
+
+    kdf_get_caps(&caps, def.lanes);
+    kdf_format_mem(mem, sizeof(mem), def.m_kib);
+    printf("Argon2id (%s kernel, p=%u lanes in as many threads, median of %d, ms):\n",
+        pqv_argon2id_impl(), (unsigned)def.lanes, KDF_RUNS);
+    if ((rc = speed_kdf_median(&def, &ms)) != EXIT_OK)
+        return rc;
+    printf("  init's default t=%u, m=%s, p=%u: %.0f ms\n", (unsigned)def.t_cost, mem,
+        (unsigned)def.lanes, ms * 1e3);
+    printf("  %-10s", "m \\ t");
+    for (uint32_t t = 1; t <= KDF_TCOLS; t++)
+        printf(" %8u", (unsigned)t);
+    printf("\n");
+    fflush(stdout);
+    start = now();
+    /* Rows in increasing cost; a cell whose three runs would take the
+     * table past its budget (predicted from the last cell measured) is not
+     * measured, nor is any after it. */
+    for (int r = 0; r < 3; r++) {
+        struct pqv_kdf_params p = { 1, rows[r] < caps.m_kib ? rows[r] : caps.m_kib, def.lanes };
+        if (p.m_kib <= last)
+            continue;   /* scaled down to the cap: already a row */
+        last = p.m_kib;
+        kdf_format_mem(mem, sizeof(mem), p.m_kib);
+        printf("  %-10s", mem);
+        for (uint32_t t = 1; t <= KDF_TCOLS; t++) {
+            p.t_cost = t;
+            if (t > caps.t_cost) {
+                printf(" %8s", "-");
+                capped = 1;
+                continue;
+            }
+            if (skipped ||
+                (rate > 0 && now() - start + KDF_RUNS * rate * p.m_kib * t > budget)) {
+                printf(" %8s", "-");
+                skipped = 1;
+                continue;
+            }
+            if ((rc = speed_kdf_median(&p, &ms)) != EXIT_OK) {
+                printf("\n");
+                return rc;
+            }
+            rate = ms / ((double)p.m_kib * t);
+            printf(" %8.0f", ms * 1e3);
+            fflush(stdout);
+        }
+        printf("\n");
+    }
+    if (skipped || capped)
+        printf("  (-: not measured, %s%s%s)\n", skipped ? "over the table's budget" : "",
+            skipped && capped ? " or " : "", capped ? "above the t cap" : "");
+    kdf_format_mem(mem, sizeof(mem), caps.m_kib);
+    if (caps.avail_kib > 0)
+        snprintf(avail, sizeof(avail), "; %llu MiB available",
+            (unsigned long long)(caps.avail_kib / 1024));
+    else
+        snprintf(avail, sizeof(avail), "; available memory unknown");
+    printf("caps: m at most %s (%s%s), t at most %u\n", mem, caps.m_why, avail,
+        (unsigned)caps.t_cost);
+    fflush(stdout);
+    if ((rc = kdf_calibrate(target, def.lanes, &caps, &pick)) != 0) {
+        err_msg("Argon2id calibration: %s", pqv_strerror(rc));
+        return EXIT_ERR;
+    }
+    kdf_format_time(tm, sizeof(tm), pick.seconds);
+    kdf_format_time(tg, sizeof(tg), target);
+    printf("recommended: --kdf t=%u,m=%u,p=%u (about %s here for a target of %s%s)\n",
+        (unsigned)pick.p.t_cost, (unsigned)pick.p.m_kib, (unsigned)pick.p.lanes, tm, tg,
+        pick.short_of_target ? "; the most within the caps"
+        : pick.over_target ? "; the least this calibration tries" : "");
+    return EXIT_OK;
+}
+
 int
 cmd_speed(struct args *a)
 {
     const char *val;
-    int id, rc = EXIT_OK;
+    double target = 1.0;
+    int id, rc = EXIT_OK, kdf_only = 0, quick = 0;
     while ((id = next_arg(a, &val)) != ARG_END) {
-        if (id == ARG_ERROR || id == ARG_HELP)
-            return arg_stop(a, id);
-        return usage_error("unexpected operand '%s'", val);
+        switch (id) {
+        case ARG_ERROR: case ARG_HELP: return arg_stop(a, id);
+        case ARG_OPERAND: return usage_error("unexpected operand '%s'", val);
+        case OPT_KDFTIME:
+            if ((rc = kdf_time_arg("--kdf-time", val, &target)) != EXIT_OK)
+                return rc;
+            break;
+        case OPT_KDFONLY: kdf_only = 1; break;
+        case OPT_QUICK: quick = 1; break;
+        }
     }
+    if (kdf_only)
+        return speed_kdf(target, quick);
     static const int suites[] = { PQV_AEAD_AES256GCM, PQV_AEAD_CHACHA20POLY1305 };
     int autos = pqv_aead_auto();
     printf("AEAD (STREAM, 64 KiB segments, %u MiB in memory, median of %d):\n",
@@ -163,5 +289,7 @@ cmd_speed(struct args *a)
             fflush(stdout);
         }
     }
-    return rc;
+    if (rc != EXIT_OK)
+        return rc;
+    return speed_kdf(target, quick);
 }

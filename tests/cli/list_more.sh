@@ -4,27 +4,14 @@
 # --json keeps its shape and has no totals.
 . "$(dirname "$0")/lib.sh"
 
-# ptyrun CMD...: run CMD with its output on a pseudo-terminal; prints what
-# it wrote (CR LF as LF) and exits with its status.
-cat >"$T/ptyrun.py" <<'PY'
-import os, pty, sys
-pid, fd = pty.fork()
-if pid == 0:
-    os.execvp(sys.argv[1], sys.argv[1:])
-out = b""
-while True:
-    try:
-        d = os.read(fd, 4096)
-    except OSError:
-        break
-    if not d:
-        break
-    out += d
-_, st = os.waitpid(pid, 0)
-sys.stdout.buffer.write(out.replace(b"\r\n", b"\n"))
-sys.exit(os.waitstatus_to_exitcode(st) & 0xff)
-PY
-onpty() { python3 "$T/ptyrun.py" "$@"; }
+# onpty CMD...: run CMD with its output on a pseudo-terminal (ptydrv.py,
+# as tty.sh); prints what it wrote (CR LF as LF), exits with its status.
+onpty() {
+    python3 "$(dirname "$0")/ptydrv.py" "" "$@" >"$T/pty.out"
+    pst=$?
+    tr -d '\r' <"$T/pty.out"
+    return $pst
+}
 # same_lines FILE LINE...: FILE holds exactly these lines.
 same_lines() {
     f=$1

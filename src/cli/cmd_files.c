@@ -329,6 +329,7 @@ cmd_get(struct args *a)
             .to_original = orig, .result = &total
         };
         int rc;
+        uint64_t counted = total.restored + total.skipped + total.failed;
         pqv_error_clear();
         if (to_stdout) {
             struct pqv_entry e;
@@ -352,8 +353,13 @@ cmd_get(struct args *a)
         progress_end(p);
         if (rc == 0 || total.restored > 0)
             worked = 1;
-        if (rc != 0)
+        if (rc != 0) {
             keep(&status, lib_error(names[i], rc));
+            /* Refused whole (not found, exists, ...): one error; a tree
+             * that carried on past failures counted its own. */
+            if (total.restored + total.skipped + total.failed == counted)
+                total.failed++;
+        }
     }
     if (!to_stdout && (worked || json)) {
         double secs = seconds_since(&t0);

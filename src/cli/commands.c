@@ -164,8 +164,8 @@ const struct command commands[] = {
       "  --depth N         at most N levels under each prefix (1: like ls)\n"
       "  --json            one JSON array of objects (see pqvault(1))\n" },
     { "rm", CMD_RM, rm_opts, "NAME... [-n] [--verbose]",
-      "Remove stored names (a directory name removes everything under it), in\n"
-      "one commit.  The data stays until gc removes what nothing refers to.\n"
+      "Remove stored names (a directory name removes everything under it), each\n"
+      "NAME in one commit.  The data stays until gc removes what nothing refers to.\n"
       "Ends with a summary on stderr (not with -q).\n"
       "  -n, --dry-run     say what would be removed, change nothing\n"
       "  --verbose         name every entry removed\n" },

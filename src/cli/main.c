@@ -173,8 +173,9 @@ report_cb(void *ctx, int level, const char *subject, const char *message)
 static void
 on_signal(int sig)
 {
-    static const char add_msg[] = "pqvault: add: interrupted: nothing was stored (an add is "
-        "one commit); packs written so far are left for 'pqvault gc'\n";
+    static const char add_msg[] = "pqvault: add: interrupted: what was committed stays (each "
+        "PATH and each checkpoint of a large add is one commit; run the same add again to "
+        "continue); packs written since are left for 'pqvault gc'\n";
     static const char msg[] = "pqvault: interrupted: temporary files removed\n";
 
     pqv_remove_temporaries();

@@ -1512,7 +1512,9 @@ pqv_vault_add_path(pqv_vault *v, const char *path, const char *name,
         return PQV_E_INVAL;
     if (opt == NULL)
         opt = &no_options;
-    if ((rc = upgrade_if_needed(v, opt->report, opt->report_ctx)) != 0)
+    /* A dry run changes nothing, not even the format (it plans on the
+     * format-1 state as read). */
+    if (!opt->dry_run && (rc = upgrade_if_needed(v, opt->report, opt->report_ctx)) != 0)
         return rc;
     if ((rc = name != NULL ? pqv_name_normalize(name, norm, sizeof(norm))
                            : default_name(path, norm, sizeof(norm))) != 0)
@@ -1696,6 +1698,13 @@ pqv_vault_add_fd(pqv_vault *v, int fd, const char *name, uint32_t mode, int64_t 
     if (rc == 0 && opt->result != NULL) {
         opt->result->files++;
         opt->result->bytes += a.bytes;
+        if (plan.files[0].replacing)
+            opt->result->changed++;
+        else
+            opt->result->added++;
+        opt->result->removed += plan.nstale;
+        for (size_t i = 0; i < t.nintroduced; i++)
+            opt->result->new_bytes += t.introduced[i].size;
     }
 done:
     if (rc != 0 && t.committed_epoch == 0)

@@ -557,7 +557,10 @@ restore_file(struct restore *r, const struct entry *e, const char *rel, const ch
 static int
 join_path(char *out, size_t outlen, const char *dir, const char *name)
 {
-    int n = snprintf(out, outlen, "%s/%s", dir, name);
+    size_t dl = strlen(dir);
+    /* "out/" and "/" name the directory as "out" and "": one slash. */
+    int n = snprintf(out, outlen, "%.*s/%s", (int)(dl > 0 && dir[dl - 1] == '/' ? dl - 1 : dl),
+        dir, name);
 
     if (n < 0 || (size_t)n >= outlen)
         return error_set(PQV_E_INVAL, name, "path too long");
@@ -760,6 +763,39 @@ restore_tree(struct restore *r, const char *prefix, const char *out, uint64_t da
     return 0;
 }
 
+
+/* single_without_writing(r, e, dest, named): a file's get that writes
+ * nothing: skipped because ${dest} exists (--skip-existing), or a dry run
+ * that says what the real one would do, refusals included (${named}: the
+ * path the user named, where a device or FIFO is written into). */
+static int
+single_without_writing(struct restore *r, const struct entry *e, const char *dest, int named)
+{
+    struct stat sb;
+
+    if (lstat(dest, &sb) == 0) {
+        if (r->opt->skip_existing) {
+            r->res.skipped++;
+            vault_report(r->opt->report, r->opt->report_ctx, PQV_REPORT_INFO, dest,
+                "skipped (exists)");
+            return 0;
+        }
+        if (S_ISDIR(sb.st_mode))
+            return error_set(PQV_E_EXISTS, dest, "is a directory");
+        if (!(named && (S_ISCHR(sb.st_mode) || S_ISFIFO(sb.st_mode)))) {
+            if (!S_ISREG(sb.st_mode) && !S_ISLNK(sb.st_mode))
+                return error_set(PQV_E_EXISTS, dest, "exists and is not a regular file");
+            if (!r->opt->force)
+                return error_set(PQV_E_EXISTS, dest, "%s",
+                    S_ISLNK(sb.st_mode) ? "exists (a symbolic link)" : "already exists");
+        }
+    }
+    r->res.restored++;
+    r->res.bytes += e->size;
+    vault_report(r->opt->report, r->opt->report_ctx, PQV_REPORT_INFO, dest, "would be restored");
+    return 0;
+}
+
 int
 pqv_vault_get(pqv_vault *v, const char *name, const char *out, const struct pqv_get_options *opt)
 {
@@ -877,25 +913,13 @@ pqv_vault_get(pqv_vault *v, const char *name, const char *out, const struct pqv_
                     opt->strip_components);
             else if ((rc = join_path(dest, sizeof(dest), root, rel)) != 0)
                 ;
-            else if (opt->dry_run) {
-                r.res.restored++;
-                r.res.bytes += e->size;
-                vault_report(opt->report, opt->report_ctx, PQV_REPORT_INFO, dest,
-                    "would be restored");
-            } else if (opt->skip_existing && lstat(dest, &sb) == 0) {
-                r.res.skipped++;
-                vault_report(opt->report, opt->report_ctx, PQV_REPORT_INFO, dest,
-                    "skipped (exists)");
-            } else if ((rc = dest_open(&r.d, root, 1)) == 0 &&
+            else if (opt->dry_run || (opt->skip_existing && lstat(dest, &sb) == 0))
+                rc = single_without_writing(&r, e, dest, 0);
+            else if ((rc = dest_open(&r.d, root, 1)) == 0 &&
                 (rc = restore_one(&r, e, rel, dest, 0)) >= 0)
                 rc = finish(&r);
-        } else if (opt->dry_run) {
-            r.res.restored++;
-            r.res.bytes += e->size;
-            vault_report(opt->report, opt->report_ctx, PQV_REPORT_INFO, out, "would be restored");
-        } else if (opt->skip_existing && lstat(out, &sb) == 0) {
-            r.res.skipped++;
-            vault_report(opt->report, opt->report_ctx, PQV_REPORT_INFO, out, "skipped (exists)");
+        } else if (opt->dry_run || (opt->skip_existing && lstat(out, &sb) == 0)) {
+            rc = single_without_writing(&r, e, out, 1);
         } else {
             /* To the path the user named: its directory is theirs (links
              * followed, created if missing); its last component is the

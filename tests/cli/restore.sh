@@ -67,4 +67,34 @@ expect_status 0 pq rm proj/src
 expect_stderr_contains "removed: 4 entries"
 expect_status 0 pq -q rm proj/doc
 check_ok "-q: no summary" [ ! -s "$ERR" ]
+
+# Dry runs and summaries say what the real command does (review of the docs).
+mkdir -p "$T/dr"
+printf 'was here\n' >"$T/dr/f"
+expect_status 0 pq add "$T/dr" --name dr
+expect_status 0 pq get dr/f -o "$T/dr-out"
+expect_status 1 pq get dr/f -o "$T/dr-out" -n
+expect_stderr_contains "dr-out: already exists (use --force to replace)"
+expect_status 0 pq get dr/f -o "$T/dr-out" -n -f
+expect_stderr_contains "would be restored"
+expect_status 0 pq get dr/f -o "$T/dr-out" -n --skip-existing
+expect_stderr_contains "skipped (exists)"
+expect_status 0 pq get dr/f dr -n -o "$T/dr-multi/"
+expect_stderr_contains "$T/dr-multi/dr/f: would be restored"
+check_ok "a dry run's paths have one slash" sh -c '! grep -q "//" "$1"' sh "$ERR"
+check_ok "a dry run makes no directory" [ ! -e "$T/dr-multi" ]
+expect_status 1 pq get dr/f -o "$T/dr-out" --json
+check_ok "get --json: a refused operand is an error in the summary" \
+    grep -q '"restored": 0, "bytes": 0, "skipped": 0, "errors": 1,' "$OUT"
+printf 'streamed\n' | pq add - --name streamed >"$OUT" 2>"$ERR"
+expect_stderr_contains "added: 1 new, 0 changed"
+printf 'streamed again\n' | pq add -f - --name streamed >"$OUT" 2>"$ERR"
+expect_stderr_contains "added: 0 new, 1 changed"
+# A dry run changes nothing, not even a format-1 vault's format.
+cp -r tests/fixtures/v1-aes "$T/v1dry" && chmod -R u+w "$T/v1dry"
+cp -a "$T/v1dry" "$T/v1dry.before"
+expect_status 0 "$PQV" -v "$T/v1dry" --passphrase-file tests/fixtures/v1.pass add -n "$T/dr"
+expect_stderr_contains "would add: "
+check_ok "add --dry-run leaves a format-1 vault byte for byte (not upgraded)" \
+    diff -r -x lock "$T/v1dry.before" "$T/v1dry"
 finish

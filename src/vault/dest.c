@@ -137,23 +137,28 @@ dest_open_file(struct dest_file *f, struct dest *d, const char *rel, const char 
     f->tmp.fd = -1;
     f->tmp.temp[0] = '\0';
     f->tmp.slot = -1;
-    f->display = display;
-    if ((rc = split(rel, dir, sizeof(dir), &base)) != 0)
+    if ((f->display = strdup(display)) == NULL)
+        return PQV_E_NOMEM;
+    display = f->display; /* what the temporary borrows lives as long as it */
+    if ((rc = split(rel, dir, sizeof(dir), &base)) != 0) {
+        dest_close_file(f);
         return rc;
+    }
     snprintf(f->base, sizeof(f->base), "%s", base);
     if ((rc = fsutil_open_dirs(d->rootfd, d->root, dir, d->batched ? FSUTIL_CREATE : FSUTIL_CREATE_SYNC,
              0755, &f->dirfd)) != 0)
-        return rc;
+        goto fail;
     if (fstatat(f->dirfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0) {
         if (S_ISDIR(st.st_mode)) {
             rc = error_set(PQV_E_EXISTS, display, "is a directory");
         } else if ((S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) && allow_device) {
             /* Written into, like cat > /dev/null; never replaced. */
-            if ((f->fd = io_openat(f->dirfd, base, O_WRONLY, 0, display)) < 0)
+            if ((f->fd = io_openat(f->dirfd, base, O_WRONLY, 0, display)) < 0) {
                 rc = error_errno(display, "open", errno);
-            else
-                f->device = 1;
-            return rc;
+                goto fail;
+            }
+            f->device = 1;
+            return 0;
         } else if (!S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) {
             rc = error_set(PQV_E_EXISTS, display, "exists and is not a regular file");
         } else if (!force) {
@@ -285,6 +290,8 @@ dest_close_file(struct dest_file *f)
     if (f->dirfd >= 0)
         close(f->dirfd);
     f->dirfd = -1;
+    free(f->display);
+    f->display = NULL;
 }
 
 int

@@ -589,7 +589,8 @@ struct dest {
 struct dest_file {
     int dirfd;                  /* the file's directory */
     char base[256];             /* its name there */
-    const char *display;        /* its path, for messages */
+    char *display;              /* its path, for messages (owned: a batch outlives
+                                 * the caller's buffer) */
     int device;                 /* writing into a device or FIFO */
     struct durable tmp;         /* the temporary (not for a device) */
     int fd;                     /* where the plaintext goes */

@@ -230,7 +230,17 @@ put_as(pqv_storage *s, const char *name, const uint8_t *data, size_t len, int ho
     if ((rc = open_dir(ls, dir, 1, &dfd, &owned)) != 0)
         return rc;
     full_path(ls, name, what);
-    rc = durable_write_file(dfd, base, what, data, len, 0600, how);
+    /* Inbox files may be written by another user (a write-only writer)
+     * and read by the vault's owner: readable by all (they are sealed);
+     * a batch's directory lets the owner remove its packs without listing
+     * it (docs/SECURITY.md, deployment). */
+    int inbox = strncmp(name, "inbox/", 6) == 0;
+    if (inbox && strchr(name + 6, '/') != NULL) {
+        struct stat st;
+        if (fstat(dfd, &st) == 0 && st.st_uid == geteuid() && (st.st_mode & 07777) != 0733)
+            (void)fchmod(dfd, 0733);
+    }
+    rc = durable_write_file(dfd, base, what, data, len, inbox ? 0644 : 0600, how);
     dir_put(dfd, owned);
     if (rc != 0)
         return rc;
@@ -386,6 +396,18 @@ local_del(pqv_storage *s, const char *name)
     dir_put(dfd, owned);
     if (rc != 0)
         return error_errno(name, "unlink", errno);
+    if (strncmp(dir, "inbox/", 6) == 0 && strchr(dir + 6, '/') == NULL) {
+        /* The last pack of an inbox batch: its directory goes too (if
+         * empty; the cached descriptor stays valid until close). */
+        int pfd;
+        if (dir_get(ls, "inbox", 0, &pfd, &owned) == 0) {
+            if (unlinkat(pfd, dir + 6, AT_REMOVEDIR) == 0)
+                rc = mark_dirty(ls, "inbox");
+            dir_put(pfd, owned);
+        }
+        if (rc != 0)
+            return rc;
+    }
     return mark_dirty(ls, dir);
 }
 
@@ -406,7 +428,15 @@ local_barrier(pqv_storage *s)
             rc = fsutil_fsync_dirfd(ls->rootfd, ls->root);
         } else if ((rc = dir_get(ls, ls->dirty[i], 0, &fd, &owned)) == 0) {
             full_path(ls, ls->dirty[i], what);
-            rc = fsutil_fsync_dirfd(fd, what);
+            if ((fcntl(fd, F_GETFL) & O_PATH) != 0) {
+                /* A directory we may write but not read (a write-only
+                 * writer's -wx inbox/): no descriptor to fsync it by;
+                 * syncfs of the vault's file system instead. */
+                if (syncfs(ls->rootfd) != 0)
+                    rc = error_errno(what, "syncfs", errno);
+            } else {
+                rc = fsutil_fsync_dirfd(fd, what);
+            }
             dir_put(fd, owned);
         }
     }

@@ -239,6 +239,7 @@ cmd_add(struct args *a)
     if (recipient && worked && !dry) {
         char batch[33];
         pqv_error_clear();
+        g_cli.force_hint = 0;
         int rc = pqv_vault_inbox_commit(v, batch);
         if (rc != 0) {
             keep(&status, lib_error(NULL, rc));

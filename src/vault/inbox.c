@@ -389,6 +389,16 @@ pqv_vault_inbox_begin(pqv_vault *v, const uint8_t *recipient, size_t len)
         (rc = util_random(ib->id, sizeof(ib->id))) != 0 ||
         (rc = util_random(ib->key, sizeof(ib->key))) != 0)
         goto fail;
+#ifdef PQV_TEST_HOOKS
+    {
+        /* The test build may fix the batch id (a batch committed twice). */
+        const char *forced = getenv("PQVAULT_TEST_BATCH_ID");
+        if (forced != NULL && util_hex_decode(ib->id, BATCH_ID_BYTES, forced) != 0) {
+            rc = PQV_E_INVAL;
+            goto fail;
+        }
+    }
+#endif
     util_hex_encode(ib->hex, ib->id, BATCH_ID_BYTES);
     ib->wraplen = pqv_wrap_bytes(v->config.kem);
     if ((ib->wrap = malloc(ib->wraplen)) == NULL) {
@@ -543,8 +553,20 @@ pqv_vault_inbox_commit(pqv_vault *v, char id[33])
     rc = v->storage->ops->put_new(v->storage, sname, blob.p, blob.len);
     if (rc == PQV_E_EXISTS)
         rc = error_set(PQV_E_EXISTS, sname, "a batch of this id exists already");
-    if (rc != 0)
+    if (rc != 0) {
+        /* Not committed: this writer's packs are removed (best effort;
+         * left, they are an incomplete batch that check reports). */
+        struct error_saved first;
+        error_save(&first);
+        for (size_t i = 0; i < ib->npacks; i++) {
+            char pname[STORAGE_NAME_MAX];
+            inbox_pack_name(v, ib->packs[i].id, pname);
+            (void)v->storage->ops->del(v->storage, pname);
+        }
+        (void)v->storage->ops->barrier(v->storage);
+        error_restore(&first);
         goto out;
+    }
     ib->committed = 1;
     snprintf(id, 33, "%s", ib->hex);
     rc = v->storage->ops->barrier(v->storage);
@@ -723,6 +745,8 @@ batch_open(pqv_vault *v, const char *hex, const uint8_t *blob, size_t len, struc
     return rc;
 }
 
+static int import_packs(pqv_vault *v, const struct batch *b, int copy);
+
 /* ---- listing ---- */
 
 /* is_hex(s, n): exactly ${n} lowercase hex digits. */
@@ -837,6 +861,8 @@ pqv_vault_inbox_list(pqv_vault *v, struct pqv_inbox_batch **out, size_t *n)
             break;
         rc = batch_open(v, list[i].id, blob, len, &b);
         free(blob);
+        if (rc == 0 && (rc = import_packs(v, &b, 0)) != 0)
+            batch_free(&b);
         if (rc == PQV_E_INTEGRITY) {
             list[i].state = PQV_INBOX_DAMAGED;
             rc = 0;
@@ -857,11 +883,11 @@ pqv_vault_inbox_list(pqv_vault *v, struct pqv_inbox_batch **out, size_t *n)
 
 /* ---- import ---- */
 
-/* verify_packs(v, b, report, ctx): every pack of ${b} present in inbox/
- * with its size and SHA-256, then copied into packs/ (a pack already there
- * must be the same bytes: an earlier interrupted import). */
+/* import_packs(v, b, copy): every pack of ${b} present in inbox/ with its
+ * size and SHA-256; with ${copy}, each then copied into packs/ (a pack
+ * already there must be the same bytes: an earlier interrupted import). */
 static int
-import_packs(pqv_vault *v, const struct batch *b)
+import_packs(pqv_vault *v, const struct batch *b, int copy)
 {
     int rc = 0;
 
@@ -893,6 +919,10 @@ import_packs(pqv_vault *v, const struct batch *b)
                 free(data);
                 return error_set(PQV_E_INTEGRITY, from, "not a pack");
             }
+        }
+        if (!copy) {
+            free(data);
+            continue;
         }
         rc = v->storage->ops->stat(v->storage, to, &size);
         if (rc == 0) {
@@ -991,7 +1021,7 @@ import_batch(pqv_vault *v, struct batch *b, const struct pqv_import_options *opt
             rc = 1;
             goto out;
         }
-    if ((rc = import_packs(v, b)) != 0)
+    if ((rc = import_packs(v, b, 1)) != 0)
         goto out;
     if ((news = calloc(b->n, sizeof(*news))) == NULL ||
         (renames = calloc(b->n, sizeof(*renames))) == NULL ||

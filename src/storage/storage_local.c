@@ -411,6 +411,25 @@ local_del(pqv_storage *s, const char *name)
     return mark_dirty(ls, dir);
 }
 
+/* sync_fs(ls, what): syncfs of the vault's file system, for directories
+ * that cannot be opened for reading (search-only: a write-only writer's
+ * view).  Through the root if it is readable, else through the config (the
+ * one file such a writer reads). */
+static int
+sync_fs(struct local_storage *ls, const char *what)
+{
+    int fd = ls->rootfd, rc = 0;
+
+    if ((fcntl(fd, F_GETFL) & O_PATH) != 0 &&
+        (fd = openat(ls->rootfd, "config", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)) < 0)
+        return error_errno(what, "open for syncfs", errno);
+    if (syncfs(fd) != 0)
+        rc = error_errno(what, "syncfs", errno);
+    if (fd != ls->rootfd)
+        close(fd);
+    return rc;
+}
+
 static int
 local_barrier(pqv_storage *s)
 {
@@ -425,15 +444,15 @@ local_barrier(pqv_storage *s)
         char what[2 * NAME_MAX_LEN + 4096];
         int fd, owned;
         if (ls->dirty[i][0] == '\0') {
-            rc = fsutil_fsync_dirfd(ls->rootfd, ls->root);
+            rc = (fcntl(ls->rootfd, F_GETFL) & O_PATH) != 0 ? sync_fs(ls, ls->root)
+                : fsutil_fsync_dirfd(ls->rootfd, ls->root);
         } else if ((rc = dir_get(ls, ls->dirty[i], 0, &fd, &owned)) == 0) {
             full_path(ls, ls->dirty[i], what);
             if ((fcntl(fd, F_GETFL) & O_PATH) != 0) {
                 /* A directory we may write but not read (a write-only
                  * writer's -wx inbox/): no descriptor to fsync it by;
                  * syncfs of the vault's file system instead. */
-                if (syncfs(ls->rootfd) != 0)
-                    rc = error_errno(what, "syncfs", errno);
+                rc = sync_fs(ls, what);
             } else {
                 rc = fsutil_fsync_dirfd(fd, what);
             }
@@ -619,7 +638,11 @@ pqv_storage_local_open(pqv_storage **out, const char *dir, int create)
     } else if (!S_ISDIR(st.st_mode)) {
         return error_set(PQV_E_NOVAULT, dir, "not a directory");
     }
-    if ((fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+    if ((fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0 && errno == EACCES)
+        /* Searchable, not readable: a write-only writer's view (it opens
+         * the config and creates under inbox/, never lists). */
+        fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
         return error_errno(dir, "open directory", errno);
     if ((ls = calloc(1, sizeof(*ls))) == NULL) {
         close(fd);

@@ -142,7 +142,9 @@ fsutil_open_dirs(int rootfd, const char *root, const char *rel, int create, mode
     const char *p = rel;
     int fd, rc;
 
-    if ((fd = openat(rootfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+    if ((fd = openat(rootfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0 && errno == EACCES)
+        fd = openat(rootfd, ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
         return error_errno(rel, "open directory", errno);
     while (*p != '\0') {
         const char *end = strchr(p, '/');

@@ -11,7 +11,7 @@
 # imported once or not at all, check clean.
 . "$(dirname "$0")/lib.sh"
 # fails CMD...: CMD fails.
-fails() { ! "$@"; }
+fails() { ! "$@" >/dev/null 2>&1; }
 
 init_vault || finish
 R=$T/recipient
@@ -222,7 +222,7 @@ if [ "$(id -u)" -eq 0 ] && command -v useradd >/dev/null && command -v setpriv >
         trap 'userdel "$U" 2>/dev/null; cleanup' EXIT
         uid=$(id -u "$U") gid=$(id -g "$U")
         chmod 0711 "$T"
-        chmod 0755 "$V"
+        chmod 0711 "$V"
         chmod 0644 "$V/config"
         mkdir "$T/pub" && chmod 0755 "$T/pub"
         cp "$R" "$T/pub/recipient" && printf 'from another user\n' >"$T/pub/file" &&
@@ -232,13 +232,14 @@ if [ "$(id -u)" -eq 0 ] && command -v useradd >/dev/null && command -v setpriv >
         LAST="write-only add as another user"
         if asu "$PQV" -v "$V" add --recipient "$T/pub/recipient" "$T/pub/file" --name other \
             </dev/null >"$OUT" 2>"$ERR"; then ok "$LAST: exit 0"; else fail "$LAST: exit $?"; fi
-        for f in "$V/keyfile" "$V/segments/0000000000000001"; do
-            check_ok "the other user cannot read $(basename "$f")" fails asu cat "$f" >/dev/null 2>&1
+        for f in "$V/keyfile" "$V/segments/0000000000000001" "$(first_file "$V/packs")"; do
+            check_ok "the other user cannot read $(basename "$f")" fails asu cat "$f" 
         done
-        check_ok "the other user cannot list inbox/" fails asu ls "$V/inbox" >/dev/null 2>&1
-        check_ok "the other user cannot list segments/" fails asu ls "$V/segments" >/dev/null 2>&1
-        check_ok "the other user cannot list the vault" fails asu "$PQV" -v "$V" list >/dev/null 2>&1
-        check_ok "the other user cannot delete a vault file" fails asu rm "$V/config" 2>/dev/null
+        check_ok "the other user cannot list inbox/" fails asu ls "$V/inbox"
+        check_ok "the other user cannot list segments/" fails asu ls "$V/segments"
+        check_ok "the other user cannot list the vault directory" fails asu ls "$V"
+        check_ok "the other user cannot list the vault" fails asu "$PQV" -v "$V" list
+        check_ok "the other user cannot delete a vault file" fails asu rm "$V/config"
         check_ok "the other user's batch is in the inbox" [ "$(find "$V/inbox" -name '*.batch' -user "$U" | wc -l)" -eq 1 ]
         expect_status 0 pq import
         expect_status 0 pq get other -o "$T/other.out"

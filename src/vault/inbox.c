@@ -747,6 +747,32 @@ batch_open(pqv_vault *v, const char *hex, const uint8_t *blob, size_t len, struc
 
 static int import_packs(pqv_vault *v, const struct batch *b, int copy);
 
+int
+inbox_parse_body(const char *hex, const uint8_t *p, size_t len, size_t *n)
+{
+    struct batch b;
+    int rc;
+
+    memset(&b, 0, sizeof(b));
+    snprintf(b.hex, sizeof(b.hex), "%s", hex);
+    rc = batch_parse_body(&b, p, len);
+    *n = b.n;
+    batch_free(&b);
+    return rc;
+}
+
+int
+inbox_open_batch(pqv_vault *v, const char *hex, const uint8_t *blob, size_t len, size_t *n)
+{
+    struct batch b;
+    int rc = batch_open(v, hex, blob, len, &b);
+
+    *n = rc == 0 ? b.n : 0;
+    if (rc == 0)
+        batch_free(&b);
+    return rc;
+}
+
 /* ---- listing ---- */
 
 /* is_hex(s, n): exactly ${n} lowercase hex digits. */

@@ -35,7 +35,12 @@
 #define BATCH_MAGIC "PQVB"
 #define BATCH_VERSION 1
 #define BATCH_FIXED_BYTES (4 + 1 + 3 + VAULT_ID_BYTES + BATCH_ID_BYTES + 4)
-#define MAX_BATCH_BYTES (1ull << 30)
+/* Read no larger batch file (a body of about a million entries) and no
+ * larger inbox pack (4 MiB of extents, or one extent, and the header):
+ * bounds fixed before anything is authenticated, then the sizes the body
+ * gives are checked against them. */
+#define MAX_BATCH_BYTES (256u << 20)
+#define MAX_INBOX_PACK (16u << 20)
 #define WRAP_LABEL "pqvault/v2/inbox"
 #define BODY_LABEL "pqvault/v2/inbox-body"
 #define ORIGIN_PREFIX "inbox:"
@@ -643,7 +648,7 @@ batch_parse_body(struct batch *b, const uint8_t *p, size_t len)
     t.cappacks = (size_t)np;
     for (uint64_t i = 0; i < np; i++) {
         const uint8_t *id = cursor_take(&c, PACK_ID_BYTES);
-        uint64_t size = cursor_varint_max(&c, 1ull << 32);
+        uint64_t size = cursor_varint_max(&c, MAX_INBOX_PACK);
         const uint8_t *h = cursor_take(&c, 32);
         if (id == NULL || h == NULL || size < PACK_HEADER_BYTES)
             goto bad;

@@ -914,67 +914,112 @@ pqv_vault_inbox_list(pqv_vault *v, struct pqv_inbox_batch **out, size_t *n)
 
 /* ---- import ---- */
 
-/* import_packs(v, b, copy): every pack of ${b} present in inbox/ with its
- * size and SHA-256; with ${copy}, each then copied into packs/ (a pack
- * already there must be the same bytes: an earlier interrupted import). */
+/* pack_one(v, b, i, copy): pack ${i} of ${b} present in inbox/ with its
+ * size and SHA-256; with ${copy}, then copied into packs/ (a pack already
+ * there must be the same bytes: an earlier interrupted import). */
+static int
+pack_one(pqv_vault *v, const struct batch *b, size_t i, int copy)
+{
+    char from[STORAGE_NAME_MAX], to[STORAGE_NAME_MAX];
+    uint8_t *data = NULL, hash[32], header[PACK_HEADER_BYTES];
+    size_t len;
+    uint64_t size;
+    int rc;
+
+    batch_pack_name(b->hex, b->packs[i].id, from);
+    pack_name(b->packs[i].id, to);
+    rc = v->storage->ops->get(v->storage, from, &data, &len, (size_t)b->packs[i].size);
+    if (rc == PQV_E_NOTFOUND)
+        return error_set(PQV_E_INTEGRITY, from, "pack missing");
+    if (rc != 0)
+        return error_subject(rc, from);
+    pack_header(header);
+    if (len != b->packs[i].size || (rc = kdf_sha256(hash, data, len)) != 0 ||
+        !util_ct_equal(hash, b->packs[i].hash, 32) || len < PACK_HEADER_BYTES ||
+        memcmp(data, header, PACK_HEADER_BYTES) != 0) {
+        free(data);
+        return rc != 0 ? rc : error_set(PQV_E_INTEGRITY, from, "pack of the wrong size or "
+            "SHA-256 (altered, truncated or swapped)");
+    }
+    if (!copy) {
+        free(data);
+        return 0;
+    }
+    rc = v->storage->ops->stat(v->storage, to, &size);
+    if (rc == 0) {
+        /* There already: the same bytes (an interrupted import), or a
+         * batch naming one of the vault's packs: refused. */
+        uint8_t *have = NULL, h2[32];
+        size_t hl;
+        rc = v->storage->ops->get(v->storage, to, &have, &hl, (size_t)b->packs[i].size);
+        if (rc == 0 && ((rc = kdf_sha256(h2, have, hl)) != 0 || hl != len ||
+                           !util_ct_equal(h2, hash, 32)))
+            rc = rc != 0 ? rc : PQV_E_INTEGRITY;
+        if (rc == PQV_E_INTEGRITY)
+            rc = error_set(PQV_E_INTEGRITY, from, "names a pack the vault holds with other "
+                "contents");
+        free(have);
+    } else if (rc == PQV_E_NOTFOUND) {
+        rc = v->storage->ops->put(v->storage, to, data, len);
+    }
+    free(data);
+    return rc;
+}
+
+/* Packs verified (and copied) at once on the worker pool. */
+#define PACKS_AT_ONCE 4
+
+struct pack_job {
+    struct pool_job job;
+    pqv_vault *v;
+    const struct batch *b;
+    size_t i;
+    int copy;
+};
+
+static void
+pack_job_run(struct pool_job *pj)
+{
+    struct pack_job *j = (struct pack_job *)pj;
+
+    j->job.rc = pack_one(j->v, j->b, j->i, j->copy);
+}
+
+/* import_packs(v, b, copy): pack_one for every pack of ${b}, a few at a
+ * time; the first failure (in pack order) is returned. */
 static int
 import_packs(pqv_vault *v, const struct batch *b, int copy)
 {
+    struct pool *pool = vault_pool(v);
+    struct pack_job jobs[PACKS_AT_ONCE];
+    struct error_saved first;
+    size_t next = 0, done = 0;
     int rc = 0;
 
-    for (size_t i = 0; i < b->npacks && rc == 0; i++) {
-        char from[STORAGE_NAME_MAX], to[STORAGE_NAME_MAX];
-        uint8_t *data = NULL, hash[32];
-        size_t len;
-        uint64_t size;
-        batch_pack_name(b->hex, b->packs[i].id, from);
-        pack_name(b->packs[i].id, to);
-        rc = v->storage->ops->get(v->storage, from, &data, &len, (size_t)b->packs[i].size);
-        if (rc == PQV_E_NOTFOUND) {
-            /* Copied by an interrupted import, then deleted?  Only after
-             * its epoch: then the batch counts as imported (caller). */
-            return error_set(PQV_E_INTEGRITY, from, "pack missing");
-        }
-        if (rc != 0)
-            return error_subject(rc, from);
-        if (len != b->packs[i].size || (rc = kdf_sha256(hash, data, len)) != 0 ||
-            !util_ct_equal(hash, b->packs[i].hash, 32) || len < PACK_HEADER_BYTES) {
-            free(data);
-            return rc != 0 ? rc : error_set(PQV_E_INTEGRITY, from, "pack of the wrong size or "
-                "SHA-256 (altered, truncated or swapped)");
-        }
-        {
-            uint8_t header[PACK_HEADER_BYTES];
-            pack_header(header);
-            if (memcmp(data, header, PACK_HEADER_BYTES) != 0) {
-                free(data);
-                return error_set(PQV_E_INTEGRITY, from, "not a pack");
-            }
-        }
-        if (!copy) {
-            free(data);
+    if (pool == NULL)
+        return PQV_E_NOMEM;
+    memset(jobs, 0, sizeof(jobs));
+    while (done < next || (rc == 0 && next < b->npacks)) {
+        if (rc == 0 && next < b->npacks && next - done < PACKS_AT_ONCE) {
+            struct pack_job *j = &jobs[next % PACKS_AT_ONCE];
+            memset(j, 0, sizeof(*j));
+            j->v = v;
+            j->b = b;
+            j->i = next++;
+            j->copy = copy;
+            j->job.run = pack_job_run;
+            pool_submit(pool, &j->job);
             continue;
         }
-        rc = v->storage->ops->stat(v->storage, to, &size);
-        if (rc == 0) {
-            /* There already: the same bytes (an interrupted import), or
-             * a batch naming one of the vault's packs: refused. */
-            uint8_t *have = NULL, h2[32];
-            size_t hl;
-            rc = v->storage->ops->get(v->storage, to, &have, &hl, (size_t)b->packs[i].size);
-            if (rc == 0 && ((rc = kdf_sha256(h2, have, hl)) != 0 || hl != len ||
-                               !util_ct_equal(h2, hash, 32)))
-                rc = rc != 0 ? rc : error_set(PQV_E_INTEGRITY, from, "names a pack the vault "
-                    "holds with other contents");
-            else if (rc == PQV_E_INTEGRITY)
-                rc = error_set(PQV_E_INTEGRITY, from, "names a pack the vault holds with other "
-                    "contents");
-            free(have);
-        } else if (rc == PQV_E_NOTFOUND) {
-            rc = v->storage->ops->put(v->storage, to, data, len);
+        int jrc = pool_wait(pool, &jobs[done % PACKS_AT_ONCE].job);
+        done++;
+        if (jrc != 0 && rc == 0) {
+            rc = jrc; /* the first failure; jobs in flight are drained */
+            error_save(&first);
         }
-        free(data);
     }
+    if (rc != 0)
+        error_restore(&first);
     return rc;
 }
 

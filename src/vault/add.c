@@ -1553,7 +1553,7 @@ pqv_vault_add_path(pqv_vault *v, const char *path, const char *name,
     /* The vault's own files are never stored (add ~ with the vault in it). */
     if (v->dir == NULL || stat(v->dir, &wo.vault_dir) != 0)
         memset(&wo.vault_dir, 0, sizeof(wo.vault_dir));
-    if (v->keyfile_path == NULL || stat(v->keyfile_path, &wo.keyfile) != 0)
+    if (v->inbox != NULL || v->keyfile_path == NULL || stat(v->keyfile_path, &wo.keyfile) != 0)
         memset(&wo.keyfile, 0, sizeof(wo.keyfile));
     if (same_inode(&st, &wo.vault_dir) || same_inode(&st, &wo.keyfile))
         return error_set(PQV_E_INVAL, path, "is the vault's own %s: not stored",

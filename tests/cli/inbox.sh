@@ -76,21 +76,38 @@ if notty env -u PQVAULT_PASSPHRASE "$PQV" -v "$V" add --recipient "$R" "$T/src" 
     </dev/null >"$OUT" 2>"$ERR"; then ok "$LAST: exit 0"; else fail "$LAST: exit $?"; fi
 expect_stderr_contains "inbox batch"
 mv "$T/keyfile.away" "$V/keyfile"
+# What the writer touches, traced (strace -y names each descriptor's path):
+# the vault directory itself, its config and inbox/, nothing else.
+if command -v strace >/dev/null; then
+    printf 'traced\n' >"$T/traced"
+    strace -f -qq -y -o "$T/trace" -e trace=open,openat,openat2,creat,mkdir,mkdirat,rename,renameat,renameat2,link,linkat,unlink,unlinkat,newfstatat,statx,getdents64,truncate \
+        "$PQV" -v "$V" add --recipient "$R" "$T/traced" >/dev/null 2>&1 </dev/null
+    {
+        grep -o "[\"<]$V[^\">]*" "$T/trace" | cut -c2- | sed "s|^$V||"
+        grep -F "<$V>, \"" "$T/trace" | sed 's/.*<[^>]*>, "\([^"]*\)".*/\/\1/'
+    } | grep -vE '^(|/\.|/config|/inbox(/.*)?)$' | sort -u >"$T/touched"
+    check_ok "write-only add touches only the config and inbox/ ($(tr '\n' ' ' <"$T/touched"))" \
+        [ ! -s "$T/touched" -a -s "$T/trace" ]
+    check_ok "write-only add traced: it created its batch" grep -q '\.batch", 0) = 0' "$T/trace"
+else
+    fail "strace not installed: the write-only writer's accesses are not traced"
+fi
 ls "$V/segments" >"$T/segs.after"
 check_ok "write-only add wrote no segment" cmp -s "$T/segs.before" "$T/segs.after"
 check_ok "write-only add wrote only under inbox/" [ -z "$(find "$V" -newer "$T/segs.before" ! -path "$V/inbox*" ! -path "$V" -type f)" ]
-check_ok "one batch file" [ "$(find "$V/inbox" -name '*.batch' | wc -l)" -eq 1 ]
+check_ok "two batch files (the add and the traced add)" [ "$(find "$V/inbox" -name '*.batch' | wc -l)" -eq 2 ]
 expect_status 0 pq list
-expect_stderr_contains "1 inbox batch waits (pqvault import)"
+expect_stderr_contains "2 inbox batches wait (pqvault import)"
 check_ok "list before import: nothing listed" [ ! -s "$OUT" ]
 expect_status 0 pqn inbox
 expect_stdout_contains "pending"
 expect_status 0 pq inbox
 expect_stdout_contains " 8 entries"
+expect_stdout_contains " 1 entries"
 expect_status 0 pq check
-expect_stdout_contains "inbox: 1 batch waiting"
+expect_stdout_contains "inbox: 2 batches waiting"
 expect_status 0 pq import
-expect_stderr_contains "1 batch, 8 entries imported"
+expect_stderr_contains "2 batches, 9 entries imported"
 check_ok "inbox empty after import" [ -z "$(find "$V/inbox" -mindepth 1)" ]
 expect_status 0 pq list
 for n in src src/a src/big src/sub src/sub/c src/empty src/link lone; do

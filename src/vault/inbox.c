@@ -1147,8 +1147,11 @@ import_batch(pqv_vault *v, struct batch *b, const struct pqv_import_options *opt
             res->renamed++;
         }
         old = taken(&st, news, nnews, e->name);
-        if (old != NULL && !(is_dir(old) && is_dir(e)) &&
-            !(opt->replace && !is_dir(old) && !is_dir(e))) {
+        /* A name this batch already holds is always renamed: one name,
+         * one entry per epoch. */
+        int ours = old != NULL && old != state_find(&st, e->name);
+        if (old != NULL && (ours || (!(is_dir(old) && is_dir(e)) &&
+                                        !(opt->replace && !is_dir(old) && !is_dir(e))))) {
             /* Kept both: the new one under "name (inbox B8)", " 2"... */
             char *to = NULL;
             for (int k = 1; rc == 0; k++) {
@@ -1170,15 +1173,19 @@ import_batch(pqv_vault *v, struct batch *b, const struct pqv_import_options *opt
             vault_report(opt->report, opt->report_ctx, PQV_REPORT_WARNING, e->name,
                 "exists: the imported one is named '%s'", to);
             if (e->kind == KIND_DIR) {
-                renames[nren].from = e->name;
-                renames[nren++].to = strdup(to);
-                e->name = NULL;
+                /* Everything below it follows it. */
+                if ((renames[nren].to = strdup(to)) == NULL) {
+                    free(to);
+                    rc = PQV_E_NOMEM;
+                    break;
+                }
+                renames[nren++].from = e->name;
             } else {
                 free(e->name);
             }
             e->name = to;
             res->renamed++;
-        } else if (old != NULL && !(is_dir(old) && is_dir(e))) {
+        } else if (old != NULL && !is_dir(old)) {
             res->replaced++;
             vault_report(opt->report, opt->report_ctx, PQV_REPORT_INFO, e->name, "replaced");
         }

@@ -151,6 +151,33 @@ expect_status 0 pq list
 check_ok "dir over file: renamed tree" grep -q '^tree (inbox [0-9a-f]\{8\})/sub/c$' "$OUT"
 expect_status 0 pq check
 
+# One batch holding a name twice (two operands of one name): the second
+# renamed with what is below it, even with --replace.
+mkdir -p "$T/twice1/dd" "$T/twice2/dd"
+printf 'one\n' >"$T/twice1/dd/x"
+printf 'two\n' >"$T/twice2/dd/x"
+expect_status 0 pqn add --recipient "$R" "$T/twice1/dd" "$T/twice2/dd"
+expect_status 0 pq import --replace
+expect_status 0 pq list
+check_ok "a name twice in one batch: both kept" grep -q '^dd (inbox [0-9a-f]\{8\})/x$' "$OUT"
+expect_status 0 pq get dd/x -o "$T/dd.x"
+check_ok "a name twice in one batch: the first keeps the name" same_file "$T/dd.x" "$T/twice1/dd/x"
+expect_status 0 pq check
+
+# gc leaves the inbox alone: a pending batch and an incomplete one stay.
+printf 'pending\n' >"$T/pend"
+expect_status 0 pqn add --recipient "$R" "$T/pend"
+mkdir "$V/inbox/ffffffffffffffffffffffffffffffff" && head -c 100 /dev/urandom >"$V/inbox/ffffffffffffffffffffffffffffffff/ffffffffffffffffffffffffffffffff"
+expect_status 0 pq gc
+check_ok "gc: the pending batch stays" [ "$(find "$V/inbox" -name '*.batch' | wc -l)" -eq 1 ]
+check_ok "gc: the incomplete batch's pack stays" [ -f "$V/inbox/ffffffffffffffffffffffffffffffff/ffffffffffffffffffffffffffffffff" ]
+expect_status 0 pq inbox
+expect_stdout_contains "incomplete (no commit point)"
+expect_status 0 pq import
+expect_stderr_contains "1 batch, 1 entries imported"
+check_ok "import leaves the incomplete batch" [ -f "$V/inbox/ffffffffffffffffffffffffffffffff/ffffffffffffffffffffffffffffffff" ]
+rm -rf "$V/inbox/ffffffffffffffffffffffffffffffff"
+
 # ---- idempotent import: a batch put back after its import ----
 printf 'replayed\n' >"$T/rep"
 expect_status 0 pqn add --recipient "$R" "$T/rep"

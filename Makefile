@@ -42,7 +42,7 @@ CLI_SRCS = $(sort $(wildcard src/cli/*.c))
 TEST_SRCS = $(sort $(wildcard tests/test_*.c))
 BENCH_SRCS = $(sort $(wildcard bench/bench_*.c))
 # Modules with test hooks: built a second time with -DPQV_TEST_HOOKS.
-HOOK_SRCS = src/util/io.c src/crypto/cpu.c src/crypto/argon2id.c
+HOOK_SRCS = src/util/io.c src/crypto/cpu.c src/crypto/argon2id.c src/vault/inbox.c
 
 LIB_OBJS = $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
 TEST_LIB_OBJS = $(filter-out $(HOOK_SRCS:%.c=$(BUILD)/obj/%.o),$(LIB_OBJS)) \
@@ -161,7 +161,7 @@ ct: build/ct/ct_frodo build/ct/ct_misc
 # FUZZ_SECONDS; `make fuzz-ci` replays the committed seeds, then fuzzes each
 # for FUZZ_CI_SECONDS.  New inputs go to build-fuzz/corpus/NAME/, crashes to
 # build-fuzz/crash-NAME-*.
-FUZZ_TARGETS = keyfile config record stream recovery args s3 match
+FUZZ_TARGETS = keyfile config record stream recovery args s3 match recipient batch
 FUZZ_SECONDS ?= 60
 FUZZ_CI_SECONDS ?= 20
 FUZZ_CFLAGS = -O1 -g -fsanitize=fuzzer-no-link

@@ -123,6 +123,17 @@ while [ $r -lt "$RUNS" ]; do
     timed list $PQ -v "$W/v-list" list
     rm -f "$W/one.out"
     timed getsmall $PQ -v "$W/v-list" get "$small_name" -o "$W/one.out"
+    # Write-only adds (issue 13): the recipient alone, no key file read, no
+    # Argon2id; then the owner's import of the small-file batch.
+    new_vault "$W/v-wo"
+    $PQ -v "$W/v-wo" export-recipient -o "$W/rcpt" --force
+    sync
+    timed woaddsmall env -u PQVAULT_PASSPHRASE $PQ -v "$W/v-wo" add --recipient "$W/rcpt" "$W/small"
+    timed import $PQ -v "$W/v-wo" import
+    new_vault "$W/v-wobig"
+    $PQ -v "$W/v-wobig" export-recipient -o "$W/rcpt" --force
+    sync
+    timed woaddbig env -u PQVAULT_PASSPHRASE $PQ -v "$W/v-wobig" add --recipient "$W/rcpt" "$W/big" --name big
 done
 
 # Peak threads: one more, untimed, run of each step.
@@ -154,6 +165,9 @@ echo "| add $SMALL small files, 1-16 KiB (fresh vault, one command) | $(stat add
 echo "| get ${BIG_MB} MiB file | $(stat getbig) | dd conv=fsync: $(stat dd) | $(ratio "$(med getbig)" "$dd_m") | $(rss getbig) MiB | $(maxof th_getbig) | 9.8 s | 16.2 s |"
 echo "| list ($nrec records) | $(stat list) | unlock alone: $(stat unlock) | $(minus "$(med list)" "$un_m") | $(rss list) MiB | $(maxof th_list) | 4.95 s | 0.74 s |"
 echo "| get one small file | $(stat getsmall) | unlock alone: $(stat unlock) | $(minus "$(med getsmall)" "$un_m") | $(rss getsmall) MiB | $(maxof th_getsmall) | 5.24 s | 0.74 s |"
+echo "| write-only add $SMALL small files (recipient only; target <= 0.5 s) | $(stat woaddsmall) | | | $(rss woaddsmall) MiB | | | |"
+echo "| write-only add ${BIG_MB} MiB file (target <= 1.15x dd) | $(stat woaddbig) | dd conv=fsync: $(stat dd) | $(ratio "$(med woaddbig)" "$dd_m") | $(rss woaddbig) MiB | | | |"
+echo "| import of the $SMALL-file batch (target <= unlock + 0.5 s) | $(stat import) | unlock alone: $(stat unlock) | $(minus "$(med import)" "$un_m") | $(rss import) MiB | | | |"
 echo "| unlock alone (list of an empty vault) | $(stat unlock) | | | $(rss unlock) MiB | $(maxof th_unlock) | | |"
 echo
 echo "Limits: \`dd if=/dev/zero bs=4M count=$((BIG_MB / 4)) conv=fsync\` in the same directory is the durable-write limit for add and get; \`pqvault list\` of an empty vault is unlock alone. Ratio: pqvault / limit; gap: pqvault - unlock alone."

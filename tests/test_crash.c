@@ -94,6 +94,8 @@ struct scenario {
                     directory" covers those exhaustively) */
     struct crashsim *(*start)(void);         /* another starting vault, or NULL */
     const char *pass;                        /* its passphrase (NULL: VC_PASS) */
+    int import_first;    /* each outcome is imported (pqv_vault_import) before it
+                            is verified: inbox batches whole or absent */
 };
 
 /* ---- the operations (their models: vault_fixture.h, but for the
@@ -301,6 +303,45 @@ model_upgrade(struct vc_model *m)
 static int do_gc(pqv_vault *v) { return pqv_vault_gc(v, NULL, NULL); }
 static int op_gc(pqv_storage *s) { return vf_with_writer(s, NULL, do_gc); }
 
+/* write-only add of "new" with the vault's recipient alone (no key file
+ * read, no lock), then import of that batch */
+static int
+op_inbox_add(pqv_storage *s)
+{
+    pqv_vault *v = NULL, *w = NULL;
+    char *text = NULL, id[33];
+    size_t len;
+    int rc;
+
+    /* The recipient, as export-recipient makes it (reads the key file). */
+    if ((rc = pqv_vault_open_storage(&v, s, NULL, NULL)) != 0)
+        return rc;
+    rc = pqv_vault_export_recipient(v, &text, &len);
+    pqv_vault_close(v);
+    if (rc != 0)
+        return rc;
+    if ((rc = pqv_vault_open_storage_flags(&w, s, NULL, NULL, PQV_OPEN_NO_KEYFILE)) == 0) {
+        if ((rc = pqv_vault_inbox_begin(w, (const uint8_t *)text, len)) == 0 &&
+            (rc = add_bytes(w, "new", vf.one, VF_ONE_LEN, 0)) == 0)
+            rc = pqv_vault_inbox_commit(w, id);
+        pqv_vault_close(w);
+    }
+    free(text);
+    return rc;
+}
+
+static void
+prepare_inbox(struct crashsim *cs)
+{
+    if (op_inbox_add(crashsim_storage(cs)) != 0) {
+        fprintf(stderr, "prepare inbox: %s\n", pqv_error_detail());
+        exit(2);
+    }
+}
+
+static int do_import(pqv_vault *v) { return pqv_vault_import(v, NULL); }
+static int op_import(pqv_storage *s) { return vf_with_writer(s, NULL, do_import); }
+
 /* ---- the driver ---- */
 
 struct figures {
@@ -327,6 +368,24 @@ verify_outcome(struct crashsim *post, const struct scenario *sc, int completed, 
     }
     if (rc != 0)
         return vc_fail(why, whylen, "reopen/unlock: %d %s", rc, pqv_error_detail());
+    if (sc->import_first && (rc = pqv_vault_import(v, NULL)) != 0) {
+        pqv_vault_close(v);
+        return vc_fail(why, whylen, "import after the crash: %d %s", rc, pqv_error_detail());
+    }
+    if (sc->import_first && crashsim_count(post, "inbox/") > crashsim_count(post, ".tmp-")) {
+        /* Only an interrupted writer's packs (no commit point) may stay. */
+        struct pqv_inbox_batch *b = NULL;
+        size_t nb = 0;
+        int pending = 0;
+        if (pqv_vault_inbox_list(v, &b, &nb) == 0)
+            for (size_t i = 0; i < nb; i++)
+                pending += b[i].state != PQV_INBOX_INCOMPLETE;
+        free(b);
+        if (pending > 0) {
+            pqv_vault_close(v);
+            return vc_fail(why, whylen, "a batch is left after import");
+        }
+    }
     rc = vc_verify_vault(v, &m, completed, 1, why, whylen, NULL);
     pqv_vault_close(v);
     return rc;
@@ -437,18 +496,20 @@ setup(void)
 }
 
 static const struct scenario scenarios[] = {
-    { "add one file", op_add_one, vf_model_add_one, NULL, 0, 0, NULL, NULL },
-    { "add a directory", op_add_dir, model_add_dir, NULL, 0, 0, NULL, NULL },
-    { "add a wide directory", op_add_wide, model_add_wide, NULL, 0, 1, NULL, NULL },
-    { "add from a pipe", op_add_fd, vf_model_add_fd, NULL, 0, 0, NULL, NULL },
-    { "add --force", op_add_force, vf_model_add_force, NULL, 0, 0, NULL, NULL },
-    { "rm a file", op_rm, vf_model_rm, NULL, 0, 0, NULL, NULL },
-    { "rm a directory", op_rm_dir, vf_model_rm_dir, NULL, 0, 0, NULL, NULL },
-    { "passwd", op_passwd, vf_model_all, NULL, 1, 0, NULL, NULL },
-    { "recover", op_recover, vf_model_all, NULL, 1, 0, NULL, NULL },
-    { "gc", op_gc, vf_model_all, prepare_gc, 0, 0, NULL, NULL },
-    { "gc compacting", op_gc, model_after_rm, prepare_gc_compact, 0, 0, NULL, NULL },
-    { "upgrade", op_upgrade, model_upgrade, NULL, 0, 0, v1_start, V1_PASS },
+    { "add one file", op_add_one, vf_model_add_one, NULL, 0, 0, NULL, NULL, 0 },
+    { "add a directory", op_add_dir, model_add_dir, NULL, 0, 0, NULL, NULL, 0 },
+    { "add a wide directory", op_add_wide, model_add_wide, NULL, 0, 1, NULL, NULL, 0 },
+    { "add from a pipe", op_add_fd, vf_model_add_fd, NULL, 0, 0, NULL, NULL, 0 },
+    { "add --force", op_add_force, vf_model_add_force, NULL, 0, 0, NULL, NULL, 0 },
+    { "rm a file", op_rm, vf_model_rm, NULL, 0, 0, NULL, NULL, 0 },
+    { "rm a directory", op_rm_dir, vf_model_rm_dir, NULL, 0, 0, NULL, NULL, 0 },
+    { "passwd", op_passwd, vf_model_all, NULL, 1, 0, NULL, NULL, 0 },
+    { "recover", op_recover, vf_model_all, NULL, 1, 0, NULL, NULL, 0 },
+    { "gc", op_gc, vf_model_all, prepare_gc, 0, 0, NULL, NULL, 0 },
+    { "gc compacting", op_gc, model_after_rm, prepare_gc_compact, 0, 0, NULL, NULL, 0 },
+    { "upgrade", op_upgrade, model_upgrade, NULL, 0, 0, v1_start, V1_PASS, 0 },
+    { "write-only add", op_inbox_add, vf_model_add_one, NULL, 0, 0, NULL, NULL, 1 },
+    { "import", op_import, vf_model_add_one, prepare_inbox, 0, 0, NULL, NULL, 1 },
 };
 
 static void
@@ -475,6 +536,8 @@ static void test_crash_recover(void) { run_named("recover"); }
 static void test_crash_gc(void) { run_named("gc"); }
 static void test_crash_gc_compact(void) { run_named("gc compacting"); }
 static void test_crash_upgrade(void) { run_named("upgrade"); }
+static void test_crash_inbox_add(void) { run_named("write-only add"); }
+static void test_crash_import(void) { run_named("import"); }
 
 /* The simulator itself: pending operations, barriers and outcomes. */
 static void
@@ -618,4 +681,5 @@ test_cleanup(void)
 TEST_MAIN(test_crashsim_model, test_crash_add_one, test_crash_add_dir, test_crash_add_wide,
     test_crash_add_fd,
     test_crash_add_force, test_crash_rm, test_crash_rm_dir, test_crash_passwd, test_crash_recover,
-    test_crash_gc, test_crash_gc_compact, test_crash_upgrade, test_crash_get_realfs, test_cleanup)
+    test_crash_gc, test_crash_gc_compact, test_crash_upgrade, test_crash_inbox_add, test_crash_import,
+    test_crash_get_realfs, test_cleanup)

@@ -958,7 +958,12 @@ test_open_without_keyfile_and_info(void)
 
     CHECK(sh("mv nokey/keyfile nokey.kf%s", "") == 0);
     CHECK_EQ_INT(pqv_vault_open(&v, dir, NULL), PQV_E_NOTFOUND);
-    CHECK_EQ_INT(pqv_vault_open_flags(&v, dir, NULL, 2), PQV_E_INVAL);
+    CHECK_EQ_INT(pqv_vault_open_flags(&v, dir, NULL, 4), PQV_E_INVAL);
+    /* A write-only writer's open: the config only, the key file never read. */
+    REQUIRE(pqv_vault_open_flags(&v, dir, NULL, PQV_OPEN_NO_KEYFILE) == 0);
+    CHECK(pqv_vault_keyfile(v) == NULL);
+    CHECK(pqv_vault_unlock(v, PASS) != 0);
+    pqv_vault_close(v);
     REQUIRE(pqv_vault_open_flags(&v, dir, NULL, PQV_OPEN_KEYFILE_OPTIONAL) == 0);
     CHECK_EQ_INT(pqv_vault_keyfile_status(v, &kerr), PQV_E_NOTFOUND);
     CHECK(strstr(kerr.reason, "key file not found") != NULL);

@@ -98,6 +98,9 @@ PQV_API int pqv_vault_open(pqv_vault **out, const char *dir, const char *keyfile
 
 /* Flags of pqv_vault_open_flags. */
 #define PQV_OPEN_KEYFILE_OPTIONAL 1u
+/* PQV_OPEN_NO_KEYFILE: read the config only, never the key file (a
+ * write-only writer, pqv_vault_inbox_begin). */
+#define PQV_OPEN_NO_KEYFILE 2u
 
 /*
  * pqv_vault_open_flags(out, dir, keyfile, flags): pqv_vault_open; with
@@ -353,6 +356,10 @@ struct pqv_check_result {
     uint64_t in_flight;      /* the same while another writer runs: its own, likely */
     uint64_t temporaries;    /* leftover temporary files */
     uint64_t removed;        /* gc: files removed */
+    uint64_t inbox;          /* inbox batches waiting for import (format 2) */
+    uint64_t inbox_damaged;  /* among them, those that do not open (reported; not
+                                counted as damage: a write-only writer may put
+                                anything in the inbox, see pqv_vault_import) */
 };
 
 /* Options of pqv_vault_check and pqv_vault_gc. */
@@ -464,6 +471,69 @@ PQV_API int pqv_vault_open_storage_flags(pqv_vault **out, pqv_storage *storage,
 PQV_API int pqv_vault_recover_storage(pqv_storage *storage, pqv_storage *key_storage,
     const char *key_name, const char *code, const uint8_t *pass, size_t passlen,
     const struct pqv_kdf_params *kdf) PQV_WARN_UNUSED;
+
+/*
+ * Write-only adds (docs/FORMAT.md section 18).  A recipient is the vault's
+ * public identity as text ("pqvault-recipient 1", vault id, fingerprint,
+ * KEM, format, the base64 public identity).
+ *
+ * pqv_vault_export_recipient(v, text, len): the recipient of ${v} (a
+ * NUL-terminated string, free with free()), from the key file's public
+ * part checked against the config's identity hash (and the unlocked
+ * identity if unlocked).  PQV_E_INTEGRITY if they disagree.
+ */
+PQV_API int pqv_vault_export_recipient(pqv_vault *v, char **text, size_t *len) PQV_WARN_UNUSED;
+
+/* pqv_recipient_parse(text, len, vault_id, pub, publen): strict parse of a
+ * recipient: its vault id (16 bytes) and public identity (malloc'd).
+ * PQV_E_INVAL if malformed, PQV_E_INTEGRITY if the key does not match its
+ * own fingerprint line. */
+PQV_API int pqv_recipient_parse(const uint8_t *text, size_t len, uint8_t vault_id[16],
+    uint8_t **pub, size_t *publen) PQV_WARN_UNUSED;
+
+/* pqv_vault_inbox_begin(v, recipient, len): make ${v} (opened, not
+ * unlocked: PQV_OPEN_NO_KEYFILE) a write-only writer: later
+ * pqv_vault_add_path / pqv_vault_add_fd calls write into one inbox batch,
+ * which pqv_vault_inbox_commit commits.  PQV_E_AUTH if the recipient is
+ * another vault's (vault id, fingerprint or KEM differ from the config). */
+PQV_API int pqv_vault_inbox_begin(pqv_vault *v, const uint8_t *recipient, size_t len) PQV_WARN_UNUSED;
+
+/* pqv_vault_inbox_commit(v, id): write the batch's commit point (create-
+ * only) after its packs are durable; ${id} receives its hex id ("" if the
+ * batch was empty: nothing written). */
+PQV_API int pqv_vault_inbox_commit(pqv_vault *v, char id[33]) PQV_WARN_UNUSED;
+
+/* A pending inbox batch. */
+struct pqv_inbox_batch {
+    char id[33];             /* hex batch id */
+    uint64_t size;           /* bytes of its .batch file and packs */
+    uint64_t packs;          /* pack files present */
+    int64_t time;            /* unlocked: when written (batch body), else -1 */
+    int64_t entries;         /* unlocked: entries, else -1 */
+    int state;               /* PQV_INBOX_* */
+};
+enum { PQV_INBOX_PENDING = 0, PQV_INBOX_DAMAGED = 1, PQV_INBOX_INCOMPLETE = 2 };
+
+/* pqv_vault_inbox_list(v, out, n): the batches waiting in the inbox (and,
+ * as PQV_INBOX_INCOMPLETE, pack directories without a commit point).
+ * Unlocked, each batch is opened and verified (PQV_INBOX_DAMAGED if it does
+ * not).  Free with free(). */
+PQV_API int pqv_vault_inbox_list(pqv_vault *v, struct pqv_inbox_batch **out, size_t *n) PQV_WARN_UNUSED;
+
+struct pqv_import_result {
+    uint64_t batches, entries, renamed, replaced, already, damaged;
+};
+struct pqv_import_options {
+    int replace;                 /* an existing name is replaced (not kept beside) */
+    pqv_report_fn report;
+    void *report_ctx;
+    struct pqv_import_result *result;
+};
+/* pqv_vault_import(v, opt): fold every valid inbox batch into the vault,
+ * one epoch per batch; a damaged batch is reported, left, and makes the
+ * call return PQV_E_INTEGRITY once the others are imported.  Requires
+ * unlock+lock. */
+PQV_API int pqv_vault_import(pqv_vault *v, const struct pqv_import_options *opt) PQV_WARN_UNUSED;
 
 /* pqv_vault_slot(v): the slot that unlocked ${v}, or -1. */
 PQV_API int pqv_vault_slot(const pqv_vault *v);

@@ -80,7 +80,7 @@ enum opt_id {
     OPT_RECFILE, OPT_VERSION, OPT_NOCOMPRESS, OPT_FOLLOW, OPT_ONEFS,
     OPT_DELETE, OPT_FORCEREAD, OPT_DRYRUN, OPT_VERBOSE, OPT_EXCLUDE, OPT_EXCLUDEFROM,
     OPT_EXCLUDECACHES, OPT_STRIP, OPT_SKIPEXISTING, OPT_TOORIGINAL, OPT_TO, OPT_BYTES, OPT_DEPTH,
-    OPT_KDFTIME, OPT_KDFONLY, OPT_QUICK,
+    OPT_KDFTIME, OPT_KDFONLY, OPT_QUICK, OPT_RECIPIENT, OPT_REPLACE,
     G_FIRST = 1000,
     G_VAULT = G_FIRST, G_KEYFILE, G_PFILE, G_PFD, G_PCMD, G_QUIET, G_WAIT, G_HELP,
     G_KDFLIMIT, G_S3_ENDPOINT, G_S3_CA_FILE
@@ -95,7 +95,8 @@ struct optdef {
 
 enum cmd_id {
     CMD_INIT = 1, CMD_ADD, CMD_GET, CMD_LIST, CMD_RM, CMD_CHECK, CMD_PASSWD,
-    CMD_RECOVER, CMD_INFO, CMD_SPEED, CMD_GC, CMD_HELP, CMD_UPGRADE, CMD_ACCEPT, CMD_COPY, CMD_COUNT
+    CMD_RECOVER, CMD_INFO, CMD_SPEED, CMD_GC, CMD_HELP, CMD_UPGRADE, CMD_ACCEPT, CMD_COPY,
+    CMD_EXPORT_RECIPIENT, CMD_INBOX, CMD_IMPORT, CMD_COUNT
 };
 
 struct command {
@@ -172,6 +173,14 @@ int cmd_upgrade(struct args *a);
 int cmd_accept(struct args *a);
 int cmd_copy(struct args *a);
 int cmd_help(struct args *a);
+int cmd_export_recipient(struct args *a);
+int cmd_inbox(struct args *a);
+int cmd_import(struct args *a);
+/* inbox_session(v, recipient): ${v} opened as a write-only writer with the
+ * recipient file ${recipient} (no key file, no passphrase, no lock). */
+int inbox_session(pqv_vault **v, const char *recipient);
+/* inbox_note(v): "N inbox batches wait" on stderr when there are any. */
+void inbox_note(pqv_vault *v);
 
 /* ---- Argon2id timing (kdf_time.c): speed and init --kdf-time ---- */
 
@@ -239,6 +248,7 @@ int resolve_location(void);
  * --no-key): a missing, damaged or unsupported key file is no failure
  * (PQV_OPEN_KEYFILE_OPTIONAL); exit status (message printed). */
 int open_vault(pqv_vault **v);
+int open_vault_flags(pqv_vault **v, unsigned flags);
 /* unlock_vault(v): read the passphrase and unlock; exit status.  A key
  * file slot above the Argon2id limit is reported with the --kdf-limit that
  * would accept it. */

@@ -131,7 +131,7 @@ add_summary(const struct pqv_add_result *r, int dry, double secs, int json)
 int
 cmd_add(struct args *a)
 {
-    const char *val, *name = NULL;
+    const char *val, *name = NULL, *recipient = NULL;
     int force = 0, id, npaths = 0, stdin_used = 0, no_compress = 0, follow = 0, one_fs = 0;
     int del = 0, force_read = 0, dry = 0, verbose = 0, json = 0, caches = 0;
     pqv_match *exclude = NULL;
@@ -159,6 +159,7 @@ cmd_add(struct args *a)
         case OPT_VERBOSE: verbose = 1; break;
         case OPT_JSON: json = 1; break;
         case OPT_EXCLUDECACHES: caches = 1; break;
+        case OPT_RECIPIENT: recipient = val; break;
         case OPT_EXCLUDE: case OPT_EXCLUDEFROM:
             if (exclude == NULL && (mrc = pqv_match_new(&exclude, 0)) != 0)
                 break;
@@ -188,6 +189,8 @@ cmd_add(struct args *a)
         status = usage_error("'-' (standard input) needs --name");
     else if (name && *name == '\0')
         status = usage_error("--name: empty name");
+    else if (recipient && del)
+        status = usage_error("--delete needs the catalogue: not with --recipient");
     if (status != EXIT_OK) {
         free(paths);
         pqv_match_free(exclude);
@@ -195,7 +198,8 @@ cmd_add(struct args *a)
     }
 
     pqv_vault *v;
-    if ((status = session(&v, 1)) != EXIT_OK) {
+    /* Write-only: the recipient alone, no key file, passphrase or lock. */
+    if ((status = recipient ? inbox_session(&v, recipient) : session(&v, 1)) != EXIT_OK) {
         free(paths);
         pqv_match_free(exclude);
         return status;
@@ -239,6 +243,21 @@ cmd_add(struct args *a)
                 total.failed++;
         } else {
             worked = 1;
+        }
+    }
+    /* A write-only add: the batch's commit point, once every operand that
+     * could be added is in it (nothing if none was). */
+    if (recipient && worked && !dry) {
+        char batch[33];
+        pqv_error_clear();
+        g_cli.force_hint = 0;
+        int rc = pqv_vault_inbox_commit(v, batch);
+        if (rc != 0) {
+            keep(&status, lib_error(NULL, rc));
+            worked = 0;
+        } else if (batch[0] != '\0' && !g_cli.quiet) {
+            fprintf(stderr, "pqvault: add: inbox batch %s written (the owner imports it with "
+                "'pqvault import')\n", batch);
         }
     }
     /* A summary of what was done: none when every operand was refused. */
@@ -679,6 +698,7 @@ cmd_list(struct args *a)
             err_msg("%s: not found", ops[k].arg);
             keep(&status, EXIT_ERR);
         }
+    inbox_note(v);
 done:
     free(idx);
     pqv_entries_free(e, n);
@@ -759,6 +779,10 @@ print_counts(const struct pqv_check_result *r, int no_key)
             (unsigned long long)r->temporaries);
         if (r->in_flight > 0)
             printf("written by a running writer: %llu\n", (unsigned long long)r->in_flight);
+        if (r->inbox > 0)
+            printf("inbox: %llu batch%s waiting (pqvault import), %llu of them damaged\n",
+                (unsigned long long)r->inbox, r->inbox == 1 ? "" : "es",
+                (unsigned long long)r->inbox_damaged);
         return;
     }
     printf("records: %llu, objects: %llu, bytes: %llu, damaged: %llu, "

@@ -40,7 +40,16 @@ static const struct optdef add_opts[] = {
     { "force-read", 0, 0, OPT_FORCEREAD }, { "dry-run", 'n', 0, OPT_DRYRUN },
     { "verbose", 0, 0, OPT_VERBOSE }, { "exclude", 0, 1, OPT_EXCLUDE },
     { "exclude-from", 0, 1, OPT_EXCLUDEFROM }, { "exclude-caches", 0, 0, OPT_EXCLUDECACHES },
-    { "json", 0, 0, OPT_JSON }, { NULL, 0, 0, 0 }
+    { "json", 0, 0, OPT_JSON }, { "recipient", 0, 1, OPT_RECIPIENT }, { NULL, 0, 0, 0 }
+};
+static const struct optdef export_recipient_opts[] = {
+    { "output", 'o', 1, OPT_OUT }, { "force", 'f', 0, OPT_FORCE }, { NULL, 0, 0, 0 }
+};
+static const struct optdef inbox_opts[] = {
+    { NULL, 0, 0, 0 }
+};
+static const struct optdef import_opts[] = {
+    { "replace", 0, 0, OPT_REPLACE }, { NULL, 0, 0, 0 }
 };
 static const struct optdef get_opts[] = {
     { "output", 'o', 1, OPT_OUT }, { "force", 'f', 0, OPT_FORCE },
@@ -134,7 +143,31 @@ const struct command commands[] = {
       "                    1/32 or more; compression reveals sizes, see pqvault(1))\n"
       "  -n, --dry-run     say what would be done, change nothing\n"
       "  --verbose         name every entry and what was done with it\n"
-      "  --json            one JSON object per entry on stdout, then a summary\n" },
+      "  --json            one JSON object per entry on stdout, then a summary\n"
+      "  --recipient FILE  write-only add: with the vault's recipient alone (see\n"
+      "                    export-recipient; no key file, no passphrase), into\n"
+      "                    one inbox batch the owner imports (pqvault import);\n"
+      "                    not with --delete\n" },
+    { "export-recipient", CMD_EXPORT_RECIPIENT, export_recipient_opts, "[-o FILE] [--force]",
+      "Write the vault's recipient (vault id, fingerprint, KEM and public key,\n"
+      "about 21 KB) for write-only adds (add --recipient).  Read from the key\n"
+      "file's public part and checked against the config; with a passphrase\n"
+      "source (never a prompt) also against the unlocked identity.\n"
+      "  -o, --output FILE write to FILE (default, or '-': standard output)\n"
+      "  -f, --force       replace an existing FILE\n" },
+    { "inbox", CMD_INBOX, inbox_opts, "",
+      "List the batches write-only adds left in the inbox: id, time, bytes,\n"
+      "packs, entries, state.  Time and entries need the key: with a passphrase\n"
+      "source (never a prompt) each batch is opened and verified (exit 4 if one\n"
+      "is damaged).\n" },
+    { "import", CMD_IMPORT, import_opts, "[--replace]",
+      "Fold the inbox batches into the vault, one commit per batch, each\n"
+      "verified first (its key, its entries, every pack's size and SHA-256);\n"
+      "a batch's files are deleted once its commit is durable.  A name that\n"
+      "exists is kept, the imported one named 'NAME (inbox XXXXXXXX)'.  A\n"
+      "damaged batch is reported and left in place, the others imported\n"
+      "(exit 4).\n"
+      "  --replace         an imported file replaces a file of the same name\n" },
     { "get", CMD_GET, get_opts, "NAME... [-o OUT] [--force | --skip-existing] ...",
       "Restore stored files or directory trees.  A file goes to OUT unless OUT\n"
       "is an existing directory, then to OUT/NAME; a directory restores its\n"

@@ -22,6 +22,8 @@ static int (*const run_command[CMD_COUNT])(struct args *) = {
     [CMD_RECOVER] = cmd_recover, [CMD_INFO] = cmd_info, [CMD_SPEED] = cmd_speed,
     [CMD_GC] = cmd_gc, [CMD_HELP] = cmd_help, [CMD_UPGRADE] = cmd_upgrade,
     [CMD_ACCEPT] = cmd_accept, [CMD_COPY] = cmd_copy,
+    [CMD_EXPORT_RECIPIENT] = cmd_export_recipient, [CMD_INBOX] = cmd_inbox,
+    [CMD_IMPORT] = cmd_import,
 };
 
 int

@@ -118,6 +118,12 @@ open_with(pqv_vault **v, unsigned flags)
 }
 
 int
+open_vault_flags(pqv_vault **v, unsigned flags)
+{
+    return open_with(v, flags);
+}
+
+int
 open_vault(pqv_vault **v)
 {
     return open_with(v, PQV_OPEN_KEYFILE_OPTIONAL);

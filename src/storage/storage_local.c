@@ -230,7 +230,17 @@ put_as(pqv_storage *s, const char *name, const uint8_t *data, size_t len, int ho
     if ((rc = open_dir(ls, dir, 1, &dfd, &owned)) != 0)
         return rc;
     full_path(ls, name, what);
-    rc = durable_write_file(dfd, base, what, data, len, 0600, how);
+    /* Inbox files may be written by another user (a write-only writer)
+     * and read by the vault's owner: readable by all (they are sealed);
+     * a batch's directory lets the owner remove its packs without listing
+     * it (docs/SECURITY.md, deployment). */
+    int inbox = strncmp(name, "inbox/", 6) == 0;
+    if (inbox && strchr(name + 6, '/') != NULL) {
+        struct stat st;
+        if (fstat(dfd, &st) == 0 && st.st_uid == geteuid() && (st.st_mode & 07777) != 0733)
+            (void)fchmod(dfd, 0733);
+    }
+    rc = durable_write_file(dfd, base, what, data, len, inbox ? 0644 : 0600, how);
     dir_put(dfd, owned);
     if (rc != 0)
         return rc;
@@ -386,7 +396,38 @@ local_del(pqv_storage *s, const char *name)
     dir_put(dfd, owned);
     if (rc != 0)
         return error_errno(name, "unlink", errno);
+    if (strncmp(dir, "inbox/", 6) == 0 && strchr(dir + 6, '/') == NULL) {
+        /* The last pack of an inbox batch: its directory goes too (if
+         * empty; the cached descriptor stays valid until close). */
+        int pfd;
+        if (dir_get(ls, "inbox", 0, &pfd, &owned) == 0) {
+            if (unlinkat(pfd, dir + 6, AT_REMOVEDIR) == 0)
+                rc = mark_dirty(ls, "inbox");
+            dir_put(pfd, owned);
+        }
+        if (rc != 0)
+            return rc;
+    }
     return mark_dirty(ls, dir);
+}
+
+/* sync_fs(ls, what): syncfs of the vault's file system, for directories
+ * that cannot be opened for reading (search-only: a write-only writer's
+ * view).  Through the root if it is readable, else through the config (the
+ * one file such a writer reads). */
+static int
+sync_fs(struct local_storage *ls, const char *what)
+{
+    int fd = ls->rootfd, rc = 0;
+
+    if ((fcntl(fd, F_GETFL) & O_PATH) != 0 &&
+        (fd = openat(ls->rootfd, "config", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)) < 0)
+        return error_errno(what, "open for syncfs", errno);
+    if (syncfs(fd) != 0)
+        rc = error_errno(what, "syncfs", errno);
+    if (fd != ls->rootfd)
+        close(fd);
+    return rc;
 }
 
 static int
@@ -403,10 +444,18 @@ local_barrier(pqv_storage *s)
         char what[2 * NAME_MAX_LEN + 4096];
         int fd, owned;
         if (ls->dirty[i][0] == '\0') {
-            rc = fsutil_fsync_dirfd(ls->rootfd, ls->root);
+            rc = (fcntl(ls->rootfd, F_GETFL) & O_PATH) != 0 ? sync_fs(ls, ls->root)
+                : fsutil_fsync_dirfd(ls->rootfd, ls->root);
         } else if ((rc = dir_get(ls, ls->dirty[i], 0, &fd, &owned)) == 0) {
             full_path(ls, ls->dirty[i], what);
-            rc = fsutil_fsync_dirfd(fd, what);
+            if ((fcntl(fd, F_GETFL) & O_PATH) != 0) {
+                /* A directory we may write but not read (a write-only
+                 * writer's -wx inbox/): no descriptor to fsync it by;
+                 * syncfs of the vault's file system instead. */
+                rc = sync_fs(ls, what);
+            } else {
+                rc = fsutil_fsync_dirfd(fd, what);
+            }
             dir_put(fd, owned);
         }
     }
@@ -589,7 +638,11 @@ pqv_storage_local_open(pqv_storage **out, const char *dir, int create)
     } else if (!S_ISDIR(st.st_mode)) {
         return error_set(PQV_E_NOVAULT, dir, "not a directory");
     }
-    if ((fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+    if ((fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0 && errno == EACCES)
+        /* Searchable, not readable: a write-only writer's view (it opens
+         * the config and creates under inbox/, never lists). */
+        fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
         return error_errno(dir, "open directory", errno);
     if ((ls = calloc(1, sizeof(*ls))) == NULL) {
         close(fd);

@@ -236,6 +236,13 @@ durable_write_file(int dirfd, const char *name, const char *what, const void *bu
 
     if ((rc = durable_begin(&d, dirfd, name, what, 0, mode)) != 0)
         return rc;
+    /* A mode readable by others (inbox files, read by the vault's owner
+     * when another user wrote them) is set whatever the umask. */
+    if ((mode & 0044) != 0 && fchmod(d.fd, mode) != 0) {
+        int e = errno;
+        durable_abort(&d);
+        return error_errno(d.what, "chmod", e);
+    }
     if ((rc = fsutil_write_all(d.fd, buf, len, d.what)) != 0) {
         durable_abort(&d);
         return rc;

@@ -142,7 +142,9 @@ fsutil_open_dirs(int rootfd, const char *root, const char *rel, int create, mode
     const char *p = rel;
     int fd, rc;
 
-    if ((fd = openat(rootfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+    if ((fd = openat(rootfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0 && errno == EACCES)
+        fd = openat(rootfd, ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
         return error_errno(rel, "open directory", errno);
     while (*p != '\0') {
         const char *end = strchr(p, '/');
@@ -164,6 +166,10 @@ fsutil_open_dirs(int rootfd, const char *root, const char *rel, int create, mode
         snprintf(parent, sizeof(parent), "%s%s%.*s", root, p > rel ? "/" : "",
             p > rel ? (int)(p - rel - 1) : 0, rel);
         next = openat(fd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (next < 0 && errno == EACCES)
+            /* Searchable but not readable (a write-only writer's -wx
+             * inbox/): a path descriptor, enough to create in it. */
+            next = openat(fd, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (next < 0 && errno == ENOENT && create) {
             if (io_mkdirat(fd, comp, mode, sofar) != 0 && errno != EEXIST) {
                 rc = error_errno(sofar, "mkdir", errno);

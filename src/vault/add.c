@@ -1045,7 +1045,9 @@ read_file(struct adder *a, struct add_file *f, struct source *src)
             job->index = index++;
             job->suite = a->cur.suite;
             job->compress = !a->opt->no_compress;
-            job->hash = nregions == 1 && regions[0].off == 0 && job->x.plain_len == a->cur.size;
+            /* (A write-only writer has no content-hash key: no dedup.) */
+            job->hash = a->v->inbox == NULL && nregions == 1 && regions[0].off == 0 &&
+                job->x.plain_len == a->cur.size;
             job->job.run = job_run;
             submit(a, job);
             off += job->x.plain_len;
@@ -1308,6 +1310,27 @@ dry_run(const struct add_plan *plan, const struct pqv_add_options *opt, struct p
     }
 }
 
+/* add_state_open(v, st) and add_state_load(v, st): the state an add builds
+ * on; a write-only writer reads nothing of the vault, its state is empty
+ * (every name is new to it; conflicts are resolved at import). */
+static int
+add_state_open(pqv_vault *v, struct state *st)
+{
+    if (v->inbox != NULL) {
+        memset(st, 0, sizeof(*st));
+        st->format = 2;
+        st->loaded = 1;
+        return 0;
+    }
+    return state_current(v, st, NULL);
+}
+
+static int
+add_state_load(pqv_vault *v, struct state *st)
+{
+    return v->inbox != NULL ? 0 : state_load(v, st);
+}
+
 static int
 run_plan(pqv_vault *v, struct add_plan *plan, const struct pqv_add_options *opt)
 {
@@ -1318,9 +1341,9 @@ run_plan(pqv_vault *v, struct add_plan *plan, const struct pqv_add_options *opt)
     int rc;
 
     memset(&res, 0, sizeof(res));
-    if ((rc = state_current(v, &st, NULL)) != 0)
+    if ((rc = add_state_open(v, &st)) != 0)
         return rc;
-    if ((rc = state_load(v, &st)) != 0 || (rc = prepare(&st, plan, opt)) != 0 ||
+    if ((rc = add_state_load(v, &st)) != 0 || (rc = prepare(&st, plan, opt)) != 0 ||
         (rc = hard_links(plan)) != 0) {
         state_free(&st);
         return rc;
@@ -1409,7 +1432,7 @@ done:
     adder_free(&a);
     txn_free(&t);
     state_free(&st);
-    if (rc == 0)
+    if (rc == 0 && v->inbox == NULL)
         rc = compact_if_long(v, opt->report, opt->report_ctx);
 result:
     if (rc == 0 && opt->result != NULL) {
@@ -1513,8 +1536,9 @@ pqv_vault_add_path(pqv_vault *v, const char *path, const char *name,
     if (opt == NULL)
         opt = &no_options;
     /* A dry run changes nothing, not even the format (it plans on the
-     * format-1 state as read). */
-    if (!opt->dry_run && (rc = upgrade_if_needed(v, opt->report, opt->report_ctx)) != 0)
+     * format-1 state as read); a write-only writer never upgrades. */
+    if (!opt->dry_run && v->inbox == NULL &&
+        (rc = upgrade_if_needed(v, opt->report, opt->report_ctx)) != 0)
         return rc;
     if ((rc = name != NULL ? pqv_name_normalize(name, norm, sizeof(norm))
                            : default_name(path, norm, sizeof(norm))) != 0)
@@ -1532,7 +1556,7 @@ pqv_vault_add_path(pqv_vault *v, const char *path, const char *name,
     /* The vault's own files are never stored (add ~ with the vault in it). */
     if (v->dir == NULL || stat(v->dir, &wo.vault_dir) != 0)
         memset(&wo.vault_dir, 0, sizeof(wo.vault_dir));
-    if (v->keyfile_path == NULL || stat(v->keyfile_path, &wo.keyfile) != 0)
+    if (v->inbox != NULL || v->keyfile_path == NULL || stat(v->keyfile_path, &wo.keyfile) != 0)
         memset(&wo.keyfile, 0, sizeof(wo.keyfile));
     if (same_inode(&st, &wo.vault_dir) || same_inode(&st, &wo.keyfile))
         return error_set(PQV_E_INVAL, path, "is the vault's own %s: not stored",
@@ -1591,7 +1615,7 @@ pqv_vault_add_fd(pqv_vault *v, int fd, const char *name, uint32_t mode, int64_t 
         return PQV_E_INVAL;
     if (opt == NULL)
         opt = &no_options;
-    if ((rc = upgrade_if_needed(v, opt->report, opt->report_ctx)) != 0)
+    if (v->inbox == NULL && (rc = upgrade_if_needed(v, opt->report, opt->report_ctx)) != 0)
         return rc;
     if ((rc = pqv_name_normalize(name, norm, sizeof(norm))) != 0)
         return rc;
@@ -1605,7 +1629,7 @@ pqv_vault_add_fd(pqv_vault *v, int fd, const char *name, uint32_t mode, int64_t 
     fst.st_gid = getegid();
     if ((rc = plan_push(&plan, NULL, "standard input", norm, KIND_FILE, &fst, NULL)) != 0)
         return rc;
-    if ((rc = state_current(v, &st, NULL)) != 0) {
+    if ((rc = add_state_open(v, &st)) != 0) {
         plan_free(&plan);
         return rc;
     }
@@ -1614,7 +1638,7 @@ pqv_vault_add_fd(pqv_vault *v, int fd, const char *name, uint32_t mode, int64_t 
     a.t = &t;
     a.plan = &plan;
     a.opt = opt;
-    if ((rc = state_load(v, &st)) == 0 && (rc = prepare(&st, &plan, opt)) == 0 &&
+    if ((rc = add_state_load(v, &st)) == 0 && (rc = prepare(&st, &plan, opt)) == 0 &&
         plan.files[0].replacing && !opt->force)
         /* A stream is no tree to update: replacing a name takes force. */
         rc = error_set(PQV_E_EXISTS, norm, "already exists");

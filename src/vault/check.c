@@ -527,6 +527,9 @@ pqv_vault_check(pqv_vault *v, const struct pqv_check_options *opt,
             pqv_error_last()->reason);
         rc = 0;
     }
+    /* Inbox batches: reported (damaged ones too), never the vault's damage. */
+    if (rc == 0)
+        rc = inbox_check(v, opt->report, opt->report_ctx, &res);
     if (result != NULL)
         *result = res;
     if (rc == 0 && res.damaged > 0)

@@ -2,11 +2,14 @@
  * create.c: creating a vault: seed, identity, key file, config (the config
  * last: a vault exists once its config does).
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
+#include "util/fsutil.h"
 #include "util/util.h"
 #include "vault/vault_internal.h"
 
@@ -101,6 +104,26 @@ done:
     return rc;
 }
 
+/* make_inbox(dir): the inbox directory of a local vault, mode 1733: other
+ * users (write-only writers) may create files in it but neither list it
+ * nor remove what they did not create (docs/SECURITY.md, deployment). */
+static int
+make_inbox(const char *dir)
+{
+    char path[4200];
+    int rc;
+
+    if (snprintf(path, sizeof(path), "%s/" INBOX_DIR, dir) >= (int)sizeof(path))
+        return error_set(PQV_E_INVAL, dir, "path too long");
+    if (mkdir(path, 0700) != 0 && errno != EEXIST)
+        return error_errno(path, "mkdir", errno);
+    if (chmod(path, 01733) != 0)
+        return error_errno(path, "chmod", errno);
+    if ((rc = fsutil_fsync_dir(dir)) != 0)
+        return rc;
+    return 0;
+}
+
 int
 pqv_vault_create(const char *dir, const char *keyfile, const uint8_t *pass, size_t passlen,
     const struct pqv_init_options *opt, char recovery[PQV_RECOVERY_CHARS],
@@ -117,6 +140,8 @@ pqv_vault_create(const char *dir, const char *keyfile, const uint8_t *pass, size
     if (rc == PQV_E_EXISTS && v->storage->ops->stat(v->storage, CONFIG_NAME, NULL) == 0)
         error_set(rc, dir, "a vault already exists here");
     pqv_vault_close(v);
+    if (rc == 0)
+        rc = make_inbox(dir);
     return rc;
 }
 

@@ -304,9 +304,10 @@ entry_decode(struct cursor *c, struct entry *e, const struct seg_tables *t)
         size_t n = (size_t)cursor_varint_max(&in, MAX_XATTRS);
         if (n == 0 || (e->xattrs = calloc(n, sizeof(*e->xattrs))) == NULL)
             goto bad_or_nomem;
-        for (size_t i = 0; i < n && !in.bad; i++, e->nxattrs++) {
+        for (size_t i = 0; i < n && !in.bad; i++) {
             struct xattr *x = &e->xattrs[i];
             const uint8_t *v;
+            e->nxattrs = i + 1; /* cleared by entry_clear from here on */
             if ((rc = table_string(t, cursor_varint(&in), &x->name)) != 0 || x->name == NULL)
                 goto bad;
             x->len = (size_t)cursor_varint_max(&in, MAX_XATTR_VALUE);

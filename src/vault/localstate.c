@@ -65,13 +65,17 @@ render(pqv_vault *v, const struct local *l, char out[STATE_MAX], size_t *len)
 static int
 parse(pqv_vault *v, const char *text, size_t len, struct local *l)
 {
-    char again[STATE_MAX], id[2 * VAULT_ID_BYTES + 1], chain[65];
+    char again[STATE_MAX], id[2 * VAULT_ID_BYTES + 1], chain[65], copy[STATE_MAX];
     unsigned long long epoch;
     size_t n;
 
     util_hex_encode(id, v->config.vault_id, VAULT_ID_BYTES);
-    if (len >= STATE_MAX || memchr(text, '\0', len) != NULL ||
-        sscanf(text, "pqvault-state 1\nvault %*32[0-9a-f]\nepoch %llu\nchain %64[0-9a-f]\n", &epoch,
+    if (len >= STATE_MAX || memchr(text, '\0', len) != NULL)
+        return PQV_E_INTEGRITY;
+    /* sscanf needs a terminated string: the file's bytes are not. */
+    memcpy(copy, text, len);
+    copy[len] = '\0';
+    if (sscanf(copy, "pqvault-state 1\nvault %*32[0-9a-f]\nepoch %llu\nchain %64[0-9a-f]\n", &epoch,
             chain) != 2 || util_hex_decode(l->chain, 32, chain) != 0)
         return PQV_E_INTEGRITY;
     l->epoch = epoch;

@@ -38,7 +38,10 @@ pack_job_run(struct pool_job *pj)
     struct pack_job *j = (struct pack_job *)pj;
     char sname[STORAGE_NAME_MAX];
 
-    pack_name(j->id, sname);
+    if (j->v->inbox != NULL)
+        inbox_pack_name(j->v, j->id, sname);
+    else
+        pack_name(j->id, sname);
     j->job.rc = j->v->storage->ops->put(j->v->storage, sname, j->data.p, j->data.len);
 }
 
@@ -100,6 +103,10 @@ txn_command_key(struct txn *t)
 {
     int rc;
 
+    /* A write-only writer's file keys are sealed in its batch under the
+     * batch's own encapsulation (inbox.c): no command key. */
+    if (t->v->inbox != NULL)
+        return 0;
     /* The command's key: one hybrid encapsulation, however many files. */
     if (t->wrap == NULL) {
         uint8_t ctx[64];
@@ -268,6 +275,13 @@ txn_commit(struct txn *t, int kind, struct entry *const *all, size_t nall,
     wait_all(t);
     if ((rc = t->rc) != 0 || (rc = v->storage->ops->barrier(v->storage)) != 0)
         goto fail;
+    if (v->inbox != NULL) {
+        /* A write-only writer: into its batch (committed by
+         * pqv_vault_inbox_commit); its packs are durable now. */
+        if ((rc = inbox_take(v, t)) != 0)
+            goto fail;
+        goto done;
+    }
     memset(&p, 0, sizeof(p));
     p.epoch = t->st->epoch + 1;
     p.kind = kind;
@@ -326,7 +340,10 @@ txn_abort(struct txn *t)
      * them to gc (best effort). */
     for (size_t i = 0; i < t->nintroduced; i++) {
         char sname[STORAGE_NAME_MAX];
-        pack_name(t->introduced[i].id, sname);
+        if (t->v->inbox != NULL)
+            inbox_pack_name(t->v, t->introduced[i].id, sname);
+        else
+            pack_name(t->introduced[i].id, sname);
         (void)t->v->storage->ops->del(t->v->storage, sname);
     }
     t->nintroduced = 0;

@@ -51,8 +51,11 @@ vault_require_unlocked(const pqv_vault *v)
 int
 vault_require_writer(const pqv_vault *v)
 {
-    int rc = vault_require_unlocked(v);
+    int rc;
 
+    if (v != NULL && v->inbox != NULL)
+        return 0; /* a write-only writer: it writes into its inbox batch only */
+    rc = vault_require_unlocked(v);
     if (rc == 0 && !v->locked)
         rc = error_set(PQV_E_INVAL, NULL, "vault writer lock not held");
     return rc;
@@ -222,7 +225,8 @@ new_local(pqv_vault **out, const char *dir, const char *keyfile, int create, uns
             error_set(rc, dir, "no vault here");
         goto err;
     }
-    if ((rc = key_location_open(v, dir, keyfile, (flags & PQV_OPEN_KEYFILE_OPTIONAL) != 0)) != 0)
+    if ((rc = key_location_open(v, dir, keyfile,
+             (flags & (PQV_OPEN_KEYFILE_OPTIONAL | PQV_OPEN_NO_KEYFILE)) != 0)) != 0)
         goto err;
     *out = v;
     return 0;
@@ -283,6 +287,14 @@ vault_load(pqv_vault *v, unsigned flags)
     free(text);
     if (rc != 0)
         return rc;
+    if (flags & PQV_OPEN_NO_KEYFILE) {
+        /* A write-only writer: the key file is never read. */
+        v->keyfile_status = PQV_E_NOTFOUND;
+        error_set(PQV_E_NOTFOUND, v->keyfile_path, "key file not read (write-only writer)");
+        error_save(&v->keyfile_error);
+        pqv_error_clear();
+        return 0;
+    }
     if (v->key_storage == NULL) {
         /* Its directory is missing (key_location_open, optional). */
         if (flags & PQV_OPEN_KEYFILE_OPTIONAL)
@@ -309,7 +321,8 @@ pqv_vault_open_flags(pqv_vault **out, const char *dir, const char *keyfile, unsi
     pqv_vault *v;
     int rc;
 
-    if (out == NULL || dir == NULL || (flags & ~(unsigned)PQV_OPEN_KEYFILE_OPTIONAL) != 0)
+    if (out == NULL || dir == NULL ||
+        (flags & ~(unsigned)(PQV_OPEN_KEYFILE_OPTIONAL | PQV_OPEN_NO_KEYFILE)) != 0)
         return PQV_E_INVAL;
     if ((rc = new_local(&v, dir, keyfile, 0, flags)) != 0)
         return rc;
@@ -334,7 +347,8 @@ pqv_vault_open_storage_flags(pqv_vault **out, pqv_storage *storage, pqv_storage 
     pqv_vault *v;
     int rc;
 
-    if (out == NULL || storage == NULL || (flags & ~(unsigned)PQV_OPEN_KEYFILE_OPTIONAL) != 0)
+    if (out == NULL || storage == NULL ||
+        (flags & ~(unsigned)(PQV_OPEN_KEYFILE_OPTIONAL | PQV_OPEN_NO_KEYFILE)) != 0)
         return PQV_E_INVAL;
     if ((rc = vault_new_over(&v, storage, key_storage, key_name)) != 0)
         return rc;
@@ -500,6 +514,7 @@ pqv_vault_close(pqv_vault *v)
     if (v == NULL)
         return;
     pool_free(v->pool);
+    inbox_free(v->inbox);
     if (v->locked && v->storage != NULL)
         v->storage->ops->unlock(v->storage);
     if (v->own_key_storage && v->key_storage != NULL)

@@ -10,6 +10,7 @@
  *   add.c        add                       get.c     get
  *   dest.c       restore destinations      rm.c      rm
  *   check.c      check and gc
+ *   inbox.c      write-only adds: recipients, inbox batches, import
  */
 #ifndef PQV_VAULT_INTERNAL_H
 #define PQV_VAULT_INTERNAL_H
@@ -77,6 +78,7 @@ struct pqv_vault {
     int keyfile_status;          /* 0, or why there is no keyfile (PQV_OPEN_KEYFILE_OPTIONAL) */
     struct error_saved keyfile_error; /* that failure, as it was reported */
     struct pool *pool;              /* created on first use */
+    struct inbox *inbox;            /* a write-only writer's batch (inbox.c), or NULL */
 };
 
 /* ---- vault.c ---- */
@@ -491,6 +493,27 @@ int txn_commit(struct txn *t, int kind, struct entry *const *all, size_t nall,
 /* txn_abort(t): remove the packs written (best effort). */
 void txn_abort(struct txn *t);
 void txn_free(struct txn *t);
+
+/* ---- inbox.c: write-only adds (docs/FORMAT.md section 18) ---- */
+#define INBOX_DIR "inbox"
+#define BATCH_ID_BYTES 16
+struct inbox;
+void inbox_free(struct inbox *ib);
+/* inbox_pack_name(v, id, out): where a write-only writer puts pack ${id}:
+ * "inbox/<batch hex>/<pack hex>". */
+void inbox_pack_name(const pqv_vault *v, const uint8_t id[PACK_ID_BYTES], char out[STORAGE_NAME_MAX]);
+/* inbox_take(v, t): a write-only writer's transaction "commits" into its
+ * batch: its entries and packs are copied there (written by
+ * pqv_vault_inbox_commit). */
+int inbox_take(pqv_vault *v, const struct txn *t);
+/* inbox_check(v, report, ctx, res): pending batches reported; unlocked,
+ * each opened and its packs' sizes checked (damage counted in res). */
+int inbox_check(pqv_vault *v, pqv_report_fn report, void *ctx, struct pqv_check_result *res);
+/* inbox_parse_body(hex, p, len, n) and inbox_open_batch(v, hex, blob, len,
+ * n): the batch body's parser, and a whole batch verified and parsed
+ * (unlocked ${v}); *${n} its entries.  For the fuzzers and unit tests. */
+int inbox_parse_body(const char *hex, const uint8_t *p, size_t len, size_t *n);
+int inbox_open_batch(pqv_vault *v, const char *hex, const uint8_t *blob, size_t len, size_t *n);
 
 /* ---- check_v1.c: check and gc of format 1 (arguments checked) ---- */
 int check_v1(pqv_vault *v, const struct pqv_check_options *opt, struct pqv_check_result *result);

@@ -7,6 +7,7 @@
 # Skipped without Ceph.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/s3_lib.sh"
+fails_quietly() { ! "$@" >/dev/null 2>&1; }
 
 # ---- the storage backend on its own ----
 "$LIVE" "$URL/live" ops >"$T/live.out" 2>&1
@@ -221,6 +222,55 @@ check_ok "bucket -> directory -> bucket: the tree round-trips" diff -r -x 'a b' 
 check_ok "bucket -> directory -> bucket: the removed directory stays removed" test ! -e "$T/out-back/tree/a b"
 expect_status 0 pqs copy --to "$T/copied"
 expect_stderr_contains "already there"
+
+# ---- write-only adds: a second user limited by a bucket policy ----
+# pqvwriter may PutObject under PREFIX/inbox/ and GetObject PREFIX/config,
+# nothing else; with the recipient alone it adds a batch, the owner imports.
+expect_status 0 pqs export-recipient -o "$T/rcpt"
+cat >"$T/policy.json" <<EOF
+{"Version": "2012-10-17", "Statement": [
+ {"Effect": "Allow", "Principal": {"AWS": ["arn:aws:iam:::user/pqvwriter"]},
+  "Action": ["s3:PutObject"], "Resource": ["arn:aws:s3:::$B/$RUN/inbox/*"]},
+ {"Effect": "Allow", "Principal": {"AWS": ["arn:aws:iam:::user/pqvwriter"]},
+  "Action": ["s3:GetObject"], "Resource": ["arn:aws:s3:::$B/$RUN/config"]}]}
+EOF
+s3req PUT "/$B?policy" --data-binary "@$T/policy.json"
+check_ok "bucket policy for pqvwriter set ($(cat "$OUT"))" grep -qE '^(200|204)$' "$OUT"
+printf 'written by a write-only user\n' >"$T/wo-file"
+head -c 200000 /dev/urandom >"$T/wo-big"
+wo() { env AWS_ACCESS_KEY_ID="$PQV_S3_WRITER_ACCESS_KEY_ID" \
+    AWS_SECRET_ACCESS_KEY="$PQV_S3_WRITER_SECRET_ACCESS_KEY" "$PQV" -v "$URL" "$@"; }
+LAST="s3: write-only add as pqvwriter (no key file, no passphrase)"
+if wo add --recipient "$T/rcpt" "$T/wo-file" "$T/wo-big" </dev/null >"$OUT" 2>"$ERR"; then
+    ok "$LAST: exit 0"; else fail "$LAST: exit $?"; fi
+expect_stderr_contains "inbox batch"
+batch=$(sed -n 's/.*inbox batch \([0-9a-f]\{32\}\) written.*/\1/p' "$ERR")
+# Every other request of pqvwriter is denied (it owns, and so may read back,
+# the objects it wrote itself: S3 object ownership; they are sealed to the
+# vault's identity).
+for req in "GET /$B/$RUN/keyfile" "GET /$B/$RUN/segments/0000000000000001" \
+    "GET /$B?list-type=2&prefix=$RUN/" "DELETE /$B/$RUN/config" \
+    "DELETE /$B/$RUN/inbox/$batch.batch" "PUT /$B/$RUN/segments/0000000000000099"; do
+    set -- $req
+    if [ "$1" = PUT ]; then
+        S3CURL_USER=writer s3req "$1" "$2" --data-binary "@$T/wo-file"
+    else
+        S3CURL_USER=writer s3req "$1" "$2"
+    fi
+    check_ok "s3: pqvwriter denied $req ($(cat "$OUT"))" test "$(cat "$OUT")" = 403
+done
+check_ok "s3: pqvwriter cannot list the vault" fails_quietly wo list
+expect_status 0 pqs list
+expect_stderr_contains "1 inbox batch waits"
+expect_status 0 pqs import
+expect_stderr_contains "1 batch, 2 entries imported"
+expect_status 0 pqs get wo-big -o "$T/wo-big.out"
+check_ok "s3: write-only add imported byte-exact" cmp -s "$T/wo-big.out" "$T/wo-big"
+expect_status 0 pqs get wo-file -o "$T/wo-file.out"
+check_ok "s3: write-only small file imported byte-exact" cmp -s "$T/wo-file.out" "$T/wo-file"
+check_ok "s3: the batch object is gone" test "$(s3_status GET "/$B/$RUN/inbox/$batch.batch")" = 404
+expect_status 0 pqs check --read-data
+s3req DELETE "/$B?policy"
 
 expect_status 0 "$PQV" --help
 expect_stdout_contains "--s3-endpoint URL"

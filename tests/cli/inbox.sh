@@ -1,0 +1,394 @@
+# tests/cli/inbox.sh: write-only adds (issue 13; docs/FORMAT.md section 18).
+# export-recipient (format, fingerprint, no overwrite, tampered and foreign
+# recipients refused); add --recipient with no key file, no passphrase and
+# no terminal, and as another Unix user who can only create files in the
+# 1733 inbox/; inbox, list's note, import round trip byte-exact, name
+# conflicts (suffix, --replace), idempotent import (a replayed batch),
+# tampered, truncated, swapped, renamed and foreign batches (reported, left,
+# the others imported, exit 4), a batch id committed twice (create-only);
+# the test build killed at every durability call of a write-only add and of
+# an import, and an I/O fault at every operation of an import: the batch is
+# imported once or not at all, check clean.
+. "$(dirname "$0")/lib.sh"
+# fails CMD...: CMD fails.
+fails() { ! "$@" >/dev/null 2>&1; }
+
+init_vault || finish
+R=$T/recipient
+# ---- export-recipient ----
+expect_status 0 pqn export-recipient -o "$R"
+check_ok "recipient: first line" [ "$(head -n 1 "$R")" = "pqvault-recipient 1" ]
+check_ok "recipient: vault-id line" grep -qE '^vault-id: [0-9a-f]{32}$' "$R"
+check_ok "recipient: kem line" grep -qE '^kem: FrodoKEM-976-(AES|SHAKE)$' "$R"
+check_ok "recipient: format line" grep -qx 'format: 2' "$R"
+fp=$(sed -n 's/^fingerprint: //p' "$R")
+expect_status 0 pq info
+info_fp=$(sed -n 's/^fingerprint: *\(pqv1-[0-9a-f-]*\).*/\1/p' "$OUT")
+check_ok "recipient: fingerprint equals info's ($fp)" [ -n "$fp" -a "$fp" = "$info_fp" ]
+check_ok "recipient: ~21 KB" [ "$(wc -c <"$R")" -gt 20000 -a "$(wc -c <"$R")" -lt 24000 ]
+expect_status 1 pqn export-recipient -o "$R"
+expect_stderr_contains "exists"
+expect_status 0 pqn export-recipient -o "$R" --force
+expect_status 0 pqn export-recipient
+check_ok "export-recipient to stdout equals the file" same_file "$OUT" "$R"
+expect_status 0 pq export-recipient -o -
+check_ok "export-recipient unlocked equals the file" same_file "$OUT" "$R"
+
+# ---- sources ----
+mkdir -p "$T/src/sub" "$T/src/empty"
+head -c 70000 /dev/urandom >"$T/src/big"
+printf 'hello\n' >"$T/src/a"
+printf 'sub file\n' >"$T/src/sub/c"
+ln -s a "$T/src/link"
+head -c 3000 /dev/urandom >"$T/lone"
+
+# ---- refused recipients ----
+sed '7s/^\(.\)/\1/; 7y/ABCDEFGHIJ/BCDEFGHIJA/' "$R" >"$T/r.tampered"
+expect_status 4 pqn add --recipient "$T/r.tampered" "$T/lone"
+expect_stderr_contains "does not match its fingerprint"
+sed 's/^fingerprint: pqv1-\(.\)/fingerprint: pqv1-0/; s/^fingerprint: pqv1-00/fingerprint: pqv1-11/' "$R" >"$T/r.fp"
+expect_status 4 pqn add --recipient "$T/r.fp" "$T/lone"
+head -c 5000 "$R" >"$T/r.trunc"
+expect_status 1 pqn add --recipient "$T/r.trunc" "$T/lone"
+expect_stderr_contains "recipient"
+sed '1s/1$/2/' "$R" >"$T/r.ver"
+expect_status 1 pqn add --recipient "$T/r.ver" "$T/lone"
+printf 'junk\n' >>"$T/r.ver"
+cp "$R" "$T/r.extra"
+printf 'AAAA\n\n' >>"$T/r.extra"
+expect_status 1 pqn add --recipient "$T/r.extra" "$T/lone"
+V2=$T/other
+"$PQV" -v "$V2" --passphrase-file "$PF" -q init --kdf "$KDF" >/dev/null 2>&1
+"$PQV" -v "$V2" export-recipient -o "$T/r.other" 2>/dev/null
+expect_status 3 pqn add --recipient "$T/r.other" "$T/lone"
+expect_stderr_contains "another vault"
+# The vault id line of this vault over another vault's key: fingerprint refused.
+{ sed -n 1,2p "$R"; sed -n '3,$p' "$T/r.other"; } >"$T/r.mixed"
+expect_status 3 pqn add --recipient "$T/r.mixed" "$T/lone"
+expect_status 2 pqn add --recipient "$R" --delete "$T/lone"
+check_ok "refused recipients wrote nothing into the inbox" [ -z "$(find "$V/inbox" -mindepth 1)" ]
+
+# ---- write-only add: no key file, no passphrase, no terminal ----
+ls "$V/segments" >"$T/segs.before"
+mv "$V/keyfile" "$T/keyfile.away"
+LAST="write-only add, no key file, no passphrase, no tty"
+if notty env -u PQVAULT_PASSPHRASE "$PQV" -v "$V" add --recipient "$R" "$T/src" "$T/lone" \
+    </dev/null >"$OUT" 2>"$ERR"; then ok "$LAST: exit 0"; else fail "$LAST: exit $?"; fi
+expect_stderr_contains "inbox batch"
+mv "$T/keyfile.away" "$V/keyfile"
+# What the writer touches, traced (strace -y names each descriptor's path):
+# the vault directory itself, its config and inbox/, nothing else.
+if command -v strace >/dev/null; then
+    printf 'traced\n' >"$T/traced"
+    strace -f -qq -y -o "$T/trace" -e trace=open,openat,openat2,creat,mkdir,mkdirat,rename,renameat,renameat2,link,linkat,unlink,unlinkat,newfstatat,statx,getdents64,truncate \
+        "$PQV" -v "$V" add --recipient "$R" "$T/traced" >/dev/null 2>&1 </dev/null
+    {
+        grep -o "[\"<]$V[^\">]*" "$T/trace" | cut -c2- | sed "s|^$V||"
+        grep -F "<$V>, \"" "$T/trace" | sed 's/.*<[^>]*>, "\([^"]*\)".*/\/\1/'
+    } | grep -vE '^(|/\.|/config|/inbox(/.*)?)$' | sort -u >"$T/touched"
+    check_ok "write-only add touches only the config and inbox/ ($(tr '\n' ' ' <"$T/touched"))" \
+        [ ! -s "$T/touched" -a -s "$T/trace" ]
+    check_ok "write-only add traced: it created its batch" grep -q '\.batch", 0) = 0' "$T/trace"
+else
+    fail "strace not installed: the write-only writer's accesses are not traced"
+fi
+ls "$V/segments" >"$T/segs.after"
+check_ok "write-only add wrote no segment" cmp -s "$T/segs.before" "$T/segs.after"
+check_ok "write-only add wrote only under inbox/" [ -z "$(find "$V" -newer "$T/segs.before" ! -path "$V/inbox*" ! -path "$V" -type f)" ]
+check_ok "two batch files (the add and the traced add)" [ "$(find "$V/inbox" -name '*.batch' | wc -l)" -eq 2 ]
+expect_status 0 pq list
+expect_stderr_contains "2 inbox batches wait (pqvault import)"
+check_ok "list before import: nothing listed" [ ! -s "$OUT" ]
+expect_status 0 pqn inbox
+expect_stdout_contains "pending"
+expect_status 0 pq inbox
+expect_stdout_contains " 8 entries"
+expect_stdout_contains " 1 entries"
+expect_status 0 pq check
+expect_stdout_contains "inbox: 2 batches waiting"
+expect_status 0 pq import
+expect_stderr_contains "2 batches, 9 entries imported"
+check_ok "inbox empty after import" [ -z "$(find "$V/inbox" -mindepth 1)" ]
+expect_status 0 pq list
+for n in src src/a src/big src/sub src/sub/c src/empty src/link lone; do
+    check_ok "imported: $n listed" grep -qx "$n" "$OUT"
+done
+expect_status 0 pq get src -o "$T/out1"
+check_ok "round trip: big byte-exact" same_file "$T/out1/src/big" "$T/src/big"
+check_ok "round trip: a byte-exact" same_file "$T/out1/src/a" "$T/src/a"
+check_ok "round trip: sub/c byte-exact" same_file "$T/out1/src/sub/c" "$T/src/sub/c"
+check_ok "round trip: link" [ "$(readlink "$T/out1/src/link")" = a ]
+expect_status 0 pq get lone -o "$T/lone.out"
+check_ok "round trip: lone byte-exact" same_file "$T/lone.out" "$T/lone"
+expect_status 0 pq check --read-data
+expect_status 0 pq import
+expect_stderr_contains "0 batches"
+
+# ---- name conflicts ----
+printf 'second version\n' >"$T/lone"
+expect_status 0 pqn add --recipient "$R" "$T/lone"
+expect_status 0 pq import
+expect_stderr_contains "1 renamed"
+expect_status 0 pq list
+renamed=$(grep '^lone (inbox [0-9a-f]\{8\})$' "$OUT")
+check_ok "conflict: the imported one renamed ($renamed)" [ -n "$renamed" ]
+expect_status 0 pq get lone -o "$T/lone.old"
+check_ok "conflict: the old one kept" same_file "$T/lone.old" "$T/lone.out"
+expect_status 0 pq get "$renamed" -o "$T/lone.new"
+check_ok "conflict: the new one under its new name" same_file "$T/lone.new" "$T/lone"
+printf 'third version\n' >"$T/lone"
+expect_status 0 pqn add --recipient "$R" "$T/lone"
+expect_status 0 pq import --replace
+expect_stderr_contains "1 replaced"
+expect_status 0 pq get lone -o "$T/lone.3"
+check_ok "--replace: the name holds the imported file" same_file "$T/lone.3" "$T/lone"
+# A directory imported over a file: renamed with everything below it.
+printf 'x\n' >"$T/plain"
+expect_status 0 pq add "$T/plain" --name tree
+expect_status 0 pqn add --recipient "$R" "$T/src" --name tree
+expect_status 0 pq import
+expect_status 0 pq list
+check_ok "dir over file: renamed tree" grep -q '^tree (inbox [0-9a-f]\{8\})/sub/c$' "$OUT"
+expect_status 0 pq check
+
+# One batch holding a name twice (two operands of one name): the second
+# renamed with what is below it, even with --replace.
+mkdir -p "$T/twice1/dd" "$T/twice2/dd"
+printf 'one\n' >"$T/twice1/dd/x"
+printf 'two\n' >"$T/twice2/dd/x"
+expect_status 0 pqn add --recipient "$R" "$T/twice1/dd" "$T/twice2/dd"
+expect_status 0 pq import --replace
+expect_status 0 pq list
+check_ok "a name twice in one batch: both kept" grep -q '^dd (inbox [0-9a-f]\{8\})/x$' "$OUT"
+expect_status 0 pq get dd/x -o "$T/dd.x"
+check_ok "a name twice in one batch: the first keeps the name" same_file "$T/dd.x" "$T/twice1/dd/x"
+expect_status 0 pq check
+
+# gc leaves the inbox alone: a pending batch and an incomplete one stay.
+printf 'pending\n' >"$T/pend"
+expect_status 0 pqn add --recipient "$R" "$T/pend"
+mkdir "$V/inbox/ffffffffffffffffffffffffffffffff" && head -c 100 /dev/urandom >"$V/inbox/ffffffffffffffffffffffffffffffff/ffffffffffffffffffffffffffffffff"
+expect_status 0 pq gc
+check_ok "gc: the pending batch stays" [ "$(find "$V/inbox" -name '*.batch' | wc -l)" -eq 1 ]
+check_ok "gc: the incomplete batch's pack stays" [ -f "$V/inbox/ffffffffffffffffffffffffffffffff/ffffffffffffffffffffffffffffffff" ]
+expect_status 0 pq inbox
+expect_stdout_contains "incomplete (no commit point)"
+expect_status 0 pq import
+expect_stderr_contains "1 batch, 1 entries imported"
+check_ok "import leaves the incomplete batch" [ -f "$V/inbox/ffffffffffffffffffffffffffffffff/ffffffffffffffffffffffffffffffff" ]
+rm -rf "$V/inbox/ffffffffffffffffffffffffffffffff"
+
+# ---- idempotent import: a batch put back after its import ----
+printf 'replayed\n' >"$T/rep"
+expect_status 0 pqn add --recipient "$R" "$T/rep"
+cp -a "$V/inbox" "$T/inbox.copy"
+expect_status 0 pq import
+rm -rf "$V/inbox"
+cp -a "$T/inbox.copy" "$V/inbox"
+expect_status 0 pq import
+expect_stderr_contains "imported before"
+expect_stderr_contains "1 imported before"
+expect_status 0 pq list
+check_ok "replayed batch: imported once" [ "$(grep -c '^rep' "$OUT")" -eq 1 ]
+check_ok "replayed batch: removed" [ -z "$(find "$V/inbox" -name '*.batch')" ]
+
+# ---- damaged batches: reported, left in place, the others imported ----
+# batch_of FILE NAME: a write-only add of FILE as NAME; its batch id.
+batch_of() {
+    pqn add --recipient "$R" "$1" --name "$2" >/dev/null 2>"$T/b.err"
+    sed -n 's/.*inbox batch \([0-9a-f]\{32\}\) written.*/\1/p' "$T/b.err"
+}
+printf 'good\n' >"$T/good"
+printf 'bad one\n' >"$T/bad1"
+head -c 9000 /dev/urandom >"$T/bad2"
+head -c 9000 /dev/urandom >"$T/bad3"
+g=$(batch_of "$T/good" good)
+b1=$(batch_of "$T/bad1" bad1)
+b2=$(batch_of "$T/bad2" bad2)
+b3=$(batch_of "$T/bad3" bad3)
+b4=$(batch_of "$T/bad1" bad4)
+b5=$(batch_of "$T/bad1" bad5)
+check_ok "six batches written" [ "$(find "$V/inbox" -name '*.batch' | wc -l)" -eq 6 ]
+sz=$(stat -c %s "$V/inbox/$b1.batch")
+flip_byte "$V/inbox/$b1.batch" $((sz - 20))                 # tampered body
+head -c $((sz - 7)) "$V/inbox/$b5.batch" >"$T/trunc" && cat "$T/trunc" >"$V/inbox/$b5.batch"  # truncated
+p2=$(ls "$V/inbox/$b2") p3=$(ls "$V/inbox/$b3")
+mv "$V/inbox/$b2/$p2" "$T/p2" && mv "$V/inbox/$b3/$p3" "$V/inbox/$b2/$p2" && mv "$T/p2" "$V/inbox/$b3/$p3"  # swapped
+# renamed: batch b4 moved to another id
+nid=00000000000000000000000000000001
+mv "$V/inbox/$b4.batch" "$V/inbox/$nid.batch" && mv "$V/inbox/$b4" "$V/inbox/$nid"
+# another vault's batch
+"$PQV" -v "$V2" add --recipient "$T/r.other" "$T/good" --name foreign >/dev/null 2>&1
+fb=$(basename "$(find "$V2/inbox" -name '*.batch')" .batch)
+cp -a "$V2/inbox/$fb" "$V2/inbox/$fb.batch" "$V/inbox/"
+expect_status 4 pq inbox
+expect_stdout_contains "damaged"
+expect_status 4 pq import
+expect_stderr_contains "6 damaged"
+expect_stderr_contains "$b1.batch"
+expect_stderr_contains "does not authenticate"
+expect_stderr_contains "wrong size or SHA-256"
+expect_stderr_contains "not its name's"
+expect_stderr_contains "another vault"
+expect_status 0 pq get good -o "$T/good.out"
+check_ok "the good batch imported beside the damaged ones" same_file "$T/good.out" "$T/good"
+for b in "$b1" "$b2" "$b3" "$nid" "$b5" "$fb"; do
+    check_ok "damaged batch $b left in place" [ -f "$V/inbox/$b.batch" ]
+done
+expect_status 0 pq list
+check_ok "no damaged batch's entry imported" [ -z "$(grep '^bad' "$OUT")" ]
+expect_status 0 pq check
+expect_stdout_contains "6 of them damaged"
+rm -rf "$V/inbox/$b1" "$V/inbox/$b1.batch" "$V/inbox/$b2" "$V/inbox/$b2.batch" \
+    "$V/inbox/$b3" "$V/inbox/$b3.batch" "$V/inbox/$nid" "$V/inbox/$nid.batch" \
+    "$V/inbox/$b5" "$V/inbox/$b5.batch" "$V/inbox/$fb" "$V/inbox/$fb.batch"
+
+# ---- one batch id committed twice: create-only ----
+fixed=0123456789abcdef0123456789abcdef
+printf 'first\n' >"$T/first"
+printf 'second\n' >"$T/second"
+LAST="batch id committed twice"
+PQVAULT_TEST_BATCH_ID=$fixed "$PQV_TEST" -v "$V" add --recipient "$R" "$T/first" >/dev/null 2>&1
+PQVAULT_TEST_BATCH_ID=$fixed "$PQV_TEST" -v "$V" add --recipient "$R" "$T/second" >"$OUT" 2>"$ERR"
+st=$?
+if [ "$st" -eq 1 ]; then ok "$LAST: exit 1"; else fail "$LAST: exit $st, expected 1"; fi
+expect_stderr_contains "exists already"
+expect_status 0 pq import
+expect_status 0 pq get first -o "$T/first.out"
+check_ok "the first batch of the id stands" same_file "$T/first.out" "$T/first"
+expect_status 1 pq get second -o "$T/second.out"
+check_ok "nothing left in the inbox" [ -z "$(find "$V/inbox" -mindepth 1)" ]
+
+# ---- another Unix user, who can only create files in inbox/ ----
+if [ "$(id -u)" -eq 0 ] && command -v useradd >/dev/null && command -v setpriv >/dev/null; then
+    U=pqvt$$
+    if useradd -M -r -s /usr/sbin/nologin "$U" 2>/dev/null; then
+        trap 'userdel "$U" 2>/dev/null; cleanup' EXIT
+        uid=$(id -u "$U") gid=$(id -g "$U")
+        chmod 0711 "$T"
+        chmod 0711 "$V"
+        chmod 0644 "$V/config"
+        mkdir "$T/pub" && chmod 0755 "$T/pub"
+        cp "$R" "$T/pub/recipient" && printf 'from another user\n' >"$T/pub/file" &&
+            chmod 0644 "$T/pub/recipient" "$T/pub/file"
+        check_ok "inbox/ is 1733" [ "$(stat -c %a "$V/inbox")" = 1733 ]
+        asu() { setpriv --reuid="$uid" --regid="$gid" --clear-groups env -u PQVAULT_PASSPHRASE HOME=/nonexistent XDG_STATE_HOME=/nonexistent "$@"; }
+        LAST="write-only add as another user"
+        if asu "$PQV" -v "$V" add --recipient "$T/pub/recipient" "$T/pub/file" --name other \
+            </dev/null >"$OUT" 2>"$ERR"; then ok "$LAST: exit 0"; else fail "$LAST: exit $?"; fi
+        for f in "$V/keyfile" "$V/segments/0000000000000001" "$(first_file "$V/packs")"; do
+            check_ok "the other user cannot read $(basename "$f")" fails asu cat "$f" 
+        done
+        check_ok "the other user cannot list inbox/" fails asu ls "$V/inbox"
+        check_ok "the other user cannot list segments/" fails asu ls "$V/segments"
+        check_ok "the other user cannot list the vault directory" fails asu ls "$V"
+        check_ok "the other user cannot list the vault" fails asu "$PQV" -v "$V" list
+        check_ok "the other user cannot delete a vault file" fails asu rm "$V/config"
+        check_ok "the other user's batch is in the inbox" [ "$(find "$V/inbox" -name '*.batch' -user "$U" | wc -l)" -eq 1 ]
+        expect_status 0 pq import
+        expect_status 0 pq get other -o "$T/other.out"
+        check_ok "another user's file imported byte-exact" same_file "$T/other.out" "$T/pub/file"
+        check_ok "inbox empty after importing another user's batch" [ -z "$(find "$V/inbox" -mindepth 1)" ]
+        userdel "$U" 2>/dev/null
+        trap cleanup EXIT
+    else
+        fail "useradd $U failed"
+    fi
+else
+    fail "another-user case needs root, useradd and setpriv"
+fi
+
+# ---- killed at every durability call: write-only add, then import ----
+mkdir -p "$T/ks"
+head -c 300000 /dev/urandom >"$T/ks/big"
+printf 'small\n' >"$T/ks/small"
+expect_status 0 pq check
+rm -rf "$T/saved" "$T/state.saved" && cp -a "$V" "$T/saved" && cp -a "$T/state" "$T/state.saved"
+# restore DIR: the vault saved in DIR, and this machine's memory of it.
+restore() { rm -rf "$V" "$T/state" && cp -a "$1" "$V" && cp -a "$T/state.saved" "$T/state"; }
+# state_ok: check clean, and ks either fully imported and byte-exact or absent
+# (no batch, or a batch that imports whole).
+state_ok() {
+    bad=""
+    "$PQV" -v "$V" --passphrase-file "$PF" import >/dev/null 2>"$T/imp.err" || bad="$bad import-failed"
+    "$PQV" -v "$V" --passphrase-file "$PF" check >/dev/null 2>"$T/chk.err" || bad="$bad check-failed"
+    if "$PQV" -v "$V" --passphrase-file "$PF" list >"$T/l.out" 2>/dev/null; then
+        n=$(grep -c '^ks' "$T/l.out")
+        if [ "$n" -eq 3 ]; then
+            "$PQV" -v "$V" --passphrase-file "$PF" get ks -o "$T/ks.out" >/dev/null 2>&1 &&
+                same_file "$T/ks.out/ks/big" "$T/ks/big" && same_file "$T/ks.out/ks/small" "$T/ks/small" ||
+                bad="$bad ks-differs"
+            rm -rf "$T/ks.out"
+        elif [ "$n" -ne 0 ] && [ "${1:-}" != partial-ok ]; then
+            bad="$bad ks-partial($n)"
+        fi
+        [ "$(grep -c '^ks (inbox' "$T/l.out")" -eq 0 ] || bad="$bad imported-twice"
+    else
+        bad="$bad list-failed"
+    fi
+    echo "$bad"
+}
+n=1 points=0 problems=""
+while [ "$n" -le 80 ]; do
+    restore "$T/saved"
+    PQVAULT_TEST_KILL_AT=$n "$PQV_TEST" -v "$V" add --recipient "$R" "$T/ks" >/dev/null 2>&1 </dev/null
+    st=$?
+    [ "$st" -ne 137 ] && break
+    points=$((points + 1))
+    res=$(state_ok)
+    [ -n "$res" ] && problems="$problems [add killed at $n:$res]"
+    n=$((n + 1))
+done
+check_ok "write-only add killed at each of $points durability calls: batch whole or absent, check clean ($problems)" [ -z "$problems" -a "$points" -gt 3 -a "$st" -eq 0 ]
+# The batch committed; import killed at every durability call.
+restore "$T/saved"
+pqn add --recipient "$R" "$T/ks" >/dev/null 2>&1
+rm -rf "$T/saved2" && cp -a "$V" "$T/saved2"
+n=1 points=0 problems=""
+while [ "$n" -le 80 ]; do
+    restore "$T/saved2"
+    PQVAULT_TEST_KILL_AT=$n "$PQV_TEST" -v "$V" --passphrase-file "$PF" import >/dev/null 2>&1 </dev/null
+    st=$?
+    [ "$st" -ne 137 ] && break
+    points=$((points + 1))
+    res=$(state_ok)
+    [ -n "$res" ] && problems="$problems [import killed at $n:$res]"
+    grep -q '^ks$' "$T/l.out" || problems="$problems [import killed at $n: ks lost]"
+    n=$((n + 1))
+done
+check_ok "import killed at each of $points durability calls: imported once, check clean ($problems)" [ -z "$problems" -a "$points" -gt 3 -a "$st" -eq 0 ]
+# An I/O error at every operation of an import: exit non-zero, then a clean retry.
+n=1 points=0 problems=""
+while [ "$n" -le 200 ]; do
+    restore "$T/saved2"
+    PQVAULT_TEST_FAULT="any:$n:EIO" "$PQV_TEST" -v "$V" --passphrase-file "$PF" import >/dev/null 2>&1 </dev/null
+    st=$?
+    [ "$st" -eq 0 ] && break
+    points=$((points + 1))
+    res=$(state_ok)
+    [ -n "$res" ] && problems="$problems [import EIO at $n:$res]"
+    grep -q '^ks$' "$T/l.out" || problems="$problems [import EIO at $n: ks lost]"
+    n=$((n + 1))
+done
+check_ok "import with EIO at each of $points operations: imported once, check clean ($problems)" [ -z "$problems" -a "$points" -gt 3 ]
+
+# An I/O error at every operation of a write-only add: exit 1, then the
+# batch imports whole or is absent (a file whose reading failed is left
+# out and reported, as by any add).
+n=1 points=0 problems=""
+while [ "$n" -le 200 ]; do
+    restore "$T/saved"
+    PQVAULT_TEST_FAULT="any:$n:EIO" "$PQV_TEST" -v "$V" add --recipient "$R" "$T/ks" >/dev/null 2>"$T/f.err" </dev/null
+    st=$?
+    [ "$st" -eq 0 ] && break
+    points=$((points + 1))
+    [ "$st" -eq 1 ] || problems="$problems [add EIO at $n: exit $st]"
+    # A source file that cannot be read is left out, the rest added (as
+    # any add does): then the batch holds the rest.
+    if grep -q "not stored" "$T/f.err"; then res=$(state_ok partial-ok); else res=$(state_ok); fi
+    [ -n "$res" ] && problems="$problems [add EIO at $n:$res]"
+    n=$((n + 1))
+done
+check_ok "write-only add with EIO at each of $points operations: exit 1, batch whole or absent ($problems)" [ -z "$problems" -a "$points" -gt 3 ]
+
+finish

@@ -5,6 +5,10 @@ BUILD=${BUILD:-build}
 export PQV_SAN=${PQV_SAN:-0}
 export PQV_BIN="$PWD/$BUILD/pqvault"
 export PQV_TEST_BIN="$PWD/$BUILD/pqvault-test"
+# No test may hang the run (CI stops at 90 minutes): each gets at most
+# PQV_TEST_TIMEOUT seconds (the slowest takes about 3 minutes under ASan on
+# a loaded 2-core machine), then fails as "timed out".
+TEST_TIMEOUT=${PQV_TEST_TIMEOUT:-1200}
 passed=0
 failed=0
 skipped=0
@@ -16,8 +20,9 @@ for t in "$BUILD"/tests/test_*; do
     [ -x "$t" ] || continue
     echo "== $t"
     start=$(date +%s)
-    "$t" >"$log" 2>&1
+    timeout -k 30 "$TEST_TIMEOUT" "$t" >"$log" 2>&1
     status=$?
+    [ "$status" -eq 124 ] && echo "FAIL - $t timed out after $TEST_TIMEOUT s" >>"$log"
     cat "$log"
     echo "== $t: $(( $(date +%s) - start )) s"
     result=$(grep '^RESULT ' "$log" | tail -n 1)
@@ -41,8 +46,9 @@ for t in tests/cli/*.sh; do
     [ -f "$t" ] || continue
     echo "== $t"
     start=$(date +%s)
-    sh "$t" >"$log" 2>&1
+    timeout -k 30 "$TEST_TIMEOUT" sh "$t" >"$log" 2>&1
     status=$?
+    [ "$status" -eq 124 ] && echo "FAIL - $t timed out after $TEST_TIMEOUT s" >>"$log"
     cat "$log"
     echo "== $t: $(( $(date +%s) - start )) s"
     p=$(grep -c '^ok - ' "$log")

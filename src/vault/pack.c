@@ -16,8 +16,9 @@
 #include "util/util.h"
 #include "vault/vault_internal.h"
 
-/* zstd level 5: on /usr/share/doc 1.3% smaller than level 3 for about
- * 0.4 s more CPU (docs/BENCHMARKS.md); restore speed is the same. */
+/* zstd level 5: on /usr/share/doc 1.3% smaller than level 3 (what pays
+ * only: a level-1 probe comes first, so incompressible data costs less
+ * than before); restore speed is the same (docs/BENCHMARKS.md). */
 #define ZSTD_LEVEL 5
 
 static const char extent_label[] = "pqvault/v2/extent";
@@ -73,13 +74,19 @@ pack_seal_extent(int suite, const uint8_t file_key[PQV_FILE_KEY_BYTES], uint32_t
 
     x->flags = 0;
     if (compress && x->plain_len >= 64) {
-        size_t c = ZSTD_compress(scratch, pack_scratch_size(), plain, x->plain_len, ZSTD_LEVEL);
-        /* Only when it pays (and never for an incompressible chunk, which
-         * would cost the decompression for nothing). */
+        /* A fast probe first (level 1 gives up quickly on incompressible
+         * data: most of a backup's bytes are already compressed); only
+         * what pays is compressed again at ZSTD_LEVEL. */
+        size_t c = ZSTD_compress(scratch, pack_scratch_size(), plain, x->plain_len, 1);
         if (!ZSTD_isError(c) && c < x->plain_len - x->plain_len / 64) {
-            stored = scratch;
-            stored_len = c;
-            x->flags = EXTENT_ZSTD;
+            c = ZSTD_compress(scratch, pack_scratch_size(), plain, x->plain_len, ZSTD_LEVEL);
+            /* Only when it pays (and never for an incompressible chunk,
+             * which would cost the decompression for nothing). */
+            if (!ZSTD_isError(c) && c < x->plain_len - x->plain_len / 64) {
+                stored = scratch;
+                stored_len = c;
+                x->flags = EXTENT_ZSTD;
+            }
         }
     }
     if ((rc = extent_key(file_key, index, key)) != 0)

@@ -249,6 +249,13 @@ int resolve_location(void);
  * (PQV_OPEN_KEYFILE_OPTIONAL); exit status (message printed). */
 int open_vault(pqv_vault **v);
 int open_vault_flags(pqv_vault **v, unsigned flags);
+/* passphrase_given(): a passphrase source that asks nobody (a file, fd,
+ * command or $PQVAULT_PASSPHRASE; never a prompt): info, inbox and
+ * export-recipient unlock only then, to verify what they show. */
+int passphrase_given(void);
+/* open_vault_unlock_if_given(v): open_vault, then unlock_vault when
+ * passphrase_given(); exit status (${v} closed on failure). */
+int open_vault_unlock_if_given(pqv_vault **v);
 /* unlock_vault(v): read the passphrase and unlock; exit status.  A key
  * file slot above the Argon2id limit is reported with the --kdf-limit that
  * would accept it. */

@@ -41,17 +41,11 @@ cmd_export_recipient(struct args *a)
     if (out != NULL && *out == '\0')
         return usage_error("-o: empty file name");
     pqv_vault *v;
-    int status = open_vault(&v);
-    if (status != EXIT_OK)
-        return status;
     /* With a passphrase source (never a prompt): unlocked, and the
      * recipient checked against the identity too. */
-    if (g_cli.pass.kind != PASS_NONE || getenv("PQVAULT_PASSPHRASE") != NULL) {
-        if ((status = unlock_vault(v)) != EXIT_OK) {
-            pqv_vault_close(v);
-            return status;
-        }
-    }
+    int status = open_vault_unlock_if_given(&v);
+    if (status != EXIT_OK)
+        return status;
     char *text = NULL;
     size_t len = 0;
     pqv_error_clear();
@@ -173,16 +167,10 @@ cmd_inbox(struct args *a)
         return no_operand(val);
     }
     pqv_vault *v;
-    int status = open_vault(&v);
+    /* With a passphrase source (never a prompt), each batch is opened. */
+    int status = open_vault_unlock_if_given(&v);
     if (status != EXIT_OK)
         return status;
-    /* With a passphrase source (never a prompt), each batch is opened. */
-    if (g_cli.pass.kind != PASS_NONE || getenv("PQVAULT_PASSPHRASE") != NULL) {
-        if ((status = unlock_vault(v)) != EXIT_OK) {
-            pqv_vault_close(v);
-            return status;
-        }
-    }
     struct pqv_inbox_batch *b = NULL;
     size_t n = 0;
     pqv_error_clear();

@@ -355,7 +355,7 @@ cmd_info(struct args *a)
     int kstatus = pqv_vault_keyfile_status(v, &kerr);
     /* With a passphrase source that asks nobody (never a prompt), verify
      * what the config says by unlocking. */
-    if (kstatus == 0 && (g_cli.pass.kind != PASS_NONE || getenv("PQVAULT_PASSPHRASE") != NULL) &&
+    if (kstatus == 0 && passphrase_given() &&
         (rc = unlock_vault(v)) != EXIT_OK) {
         pqv_vault_close(v);
         return rc;

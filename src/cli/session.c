@@ -175,6 +175,24 @@ unlock_with(pqv_vault *v, struct secret *s)
 }
 
 int
+passphrase_given(void)
+{
+    return g_cli.pass.kind != PASS_NONE || getenv("PQVAULT_PASSPHRASE") != NULL;
+}
+
+int
+open_vault_unlock_if_given(pqv_vault **v)
+{
+    int status = open_vault(v);
+
+    if (status == EXIT_OK && passphrase_given() && (status = unlock_vault(*v)) != EXIT_OK) {
+        pqv_vault_close(*v);
+        *v = NULL;
+    }
+    return status;
+}
+
+int
 unlock_vault(pqv_vault *v)
 {
     struct secret s;

@@ -271,10 +271,13 @@ if [ "$(id -u)" -eq 0 ] && command -v useradd >/dev/null && command -v setpriv >
         mkdir "$T/pub" && chmod 0755 "$T/pub"
         cp "$R" "$T/pub/recipient" && printf 'from another user\n' >"$T/pub/file" &&
             chmod 0644 "$T/pub/recipient" "$T/pub/file"
+        # A copy of the program the other user can run wherever the clone
+        # lives (a private directory included).
+        cp "$PQV" "$T/pub/pqvault" && chmod 0755 "$T/pub/pqvault"
         check_ok "inbox/ is 1733" [ "$(stat -c %a "$V/inbox")" = 1733 ]
         asu() { setpriv --reuid="$uid" --regid="$gid" --clear-groups env -u PQVAULT_PASSPHRASE HOME=/nonexistent XDG_STATE_HOME=/nonexistent "$@"; }
         LAST="write-only add as another user"
-        if asu "$PQV" -v "$V" add --recipient "$T/pub/recipient" "$T/pub/file" --name other \
+        if asu "$T/pub/pqvault" -v "$V" add --recipient "$T/pub/recipient" "$T/pub/file" --name other \
             </dev/null >"$OUT" 2>"$ERR"; then ok "$LAST: exit 0"; else fail "$LAST: exit $?"; fi
         for f in "$V/keyfile" "$V/segments/0000000000000001" "$(first_file "$V/packs")"; do
             check_ok "the other user cannot read $(basename "$f")" fails asu cat "$f" 
@@ -282,7 +285,7 @@ if [ "$(id -u)" -eq 0 ] && command -v useradd >/dev/null && command -v setpriv >
         check_ok "the other user cannot list inbox/" fails asu ls "$V/inbox"
         check_ok "the other user cannot list segments/" fails asu ls "$V/segments"
         check_ok "the other user cannot list the vault directory" fails asu ls "$V"
-        check_ok "the other user cannot list the vault" fails asu "$PQV" -v "$V" list
+        check_ok "the other user cannot list the vault" fails asu "$T/pub/pqvault" -v "$V" list
         check_ok "the other user cannot delete a vault file" fails asu rm "$V/config"
         check_ok "the other user's batch is in the inbox" [ "$(find "$V/inbox" -name '*.batch' -user "$U" | wc -l)" -eq 1 ]
         expect_status 0 pq import

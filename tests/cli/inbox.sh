@@ -44,9 +44,21 @@ head -c 3000 /dev/urandom >"$T/lone"
 
 # ---- refused recipients ----
 sed '7s/^\(.\)/\1/; 7y/ABCDEFGHIJ/BCDEFGHIJA/' "$R" >"$T/r.tampered"
+check_ok "the tampered recipient differs from the real one" sh -c '! cmp -s "$1" "$2"' sh "$R" "$T/r.tampered"
 expect_status 4 pqn add --recipient "$T/r.tampered" "$T/lone"
 expect_stderr_contains "does not match its fingerprint"
-sed 's/^fingerprint: pqv1-\(.\)/fingerprint: pqv1-0/; s/^fingerprint: pqv1-00/fingerprint: pqv1-11/' "$R" >"$T/r.fp"
+# The fingerprint's first hex digit changed (always to another digit).
+python3 -c '
+import sys
+out = []
+for line in open(sys.argv[1]):
+    if line.startswith("fingerprint: pqv1-"):
+        i = len("fingerprint: pqv1-")
+        line = line[:i] + "%x" % ((int(line[i], 16) + 1) % 16) + line[i + 1:]
+    out.append(line)
+open(sys.argv[2], "w").write("".join(out))
+' "$R" "$T/r.fp"
+check_ok "the altered recipient differs from the real one" sh -c '! cmp -s "$1" "$2"' sh "$R" "$T/r.fp"
 expect_status 4 pqn add --recipient "$T/r.fp" "$T/lone"
 head -c 5000 "$R" >"$T/r.trunc"
 expect_status 1 pqn add --recipient "$T/r.trunc" "$T/lone"

@@ -96,8 +96,7 @@ compact(pqv_vault *v, struct state *st, pqv_report_fn report, void *report_ctx,
     began = 1;
     t.known = known;
     t.nknown = nknown;
-    if ((rc = txn_command_key(&t)) != 0 ||
-        (rc = txn_commit(&t, SEGMENT_BASE, all, nall, history, nhistory)) != 0)
+    if ((rc = txn_commit(&t, SEGMENT_BASE, all, nall, history, nhistory)) != 0)
         goto done;
     *epoch = t.committed_epoch;
     vault_report(report, report_ctx, PQV_REPORT_INFO, NULL,

@@ -1207,22 +1207,8 @@ import_batch(pqv_vault *v, struct batch *b, const struct pqv_import_options *opt
         if ((rc = txn_add(&t, e)) == 0)
             news[nnews++] = t.entries[t.n - 1];
     }
-    for (size_t i = 0; rc == 0 && i < b->npacks; i++) {
-        struct txn *tp = &t;
-        if (tp->nintroduced == tp->capintro) {
-            size_t cap = tp->capintro ? 2 * tp->capintro : 16;
-            struct seg_pack *g = realloc(tp->introduced, cap * sizeof(*g));
-            if (g == NULL) {
-                rc = PQV_E_NOMEM;
-                break;
-            }
-            tp->introduced = g;
-            tp->capintro = cap;
-        }
-        tp->introduced[tp->nintroduced++] = b->packs[i];
-    }
-    if (rc == 0)
-        rc = txn_command_key(&t);
+    for (size_t i = 0; rc == 0 && i < b->npacks; i++)
+        rc = txn_introduce(&t, &b->packs[i]);
     /* The commit point: one epoch for the whole batch. */
     if (rc == 0)
         rc = txn_commit(&t, SEGMENT_DELTA, NULL, 0, NULL, 0);

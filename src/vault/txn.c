@@ -137,10 +137,25 @@ txn_new_file_key(struct txn *t, uint8_t key[PQV_FILE_KEY_BYTES])
 }
 
 int
+txn_introduce(struct txn *t, const struct seg_pack *sp)
+{
+    if (t->nintroduced == t->capintro) {
+        size_t cap = t->capintro ? 2 * t->capintro : 16;
+        struct seg_pack *grown = realloc(t->introduced, cap * sizeof(*grown));
+        if (grown == NULL)
+            return PQV_E_NOMEM;
+        t->introduced = grown;
+        t->capintro = cap;
+    }
+    t->introduced[t->nintroduced++] = *sp;
+    return 0;
+}
+
+int
 txn_flush_pack(struct txn *t)
 {
     struct pack_job *jobs = t->jobs, *j = NULL;
-    struct seg_pack *sp;
+    struct seg_pack sp;
     int rc;
 
     if (t->pack.len == 0)
@@ -154,22 +169,13 @@ txn_flush_pack(struct txn *t)
         wait_job(t, j);
     }
     t->next_job = (t->next_job + 1) % PACKS_IN_FLIGHT;
-    if (t->nintroduced == t->capintro) {
-        size_t cap = t->capintro ? 2 * t->capintro : 16;
-        struct seg_pack *grown = realloc(t->introduced, cap * sizeof(*grown));
-        if (grown == NULL)
-            return PQV_E_NOMEM;
-        t->introduced = grown;
-        t->capintro = cap;
-    }
-    sp = &t->introduced[t->nintroduced];
-    memset(sp, 0, sizeof(*sp));
-    memcpy(sp->id, t->pack_id, PACK_ID_BYTES);
-    sp->flags = PACK_INTRODUCED;
-    sp->size = t->pack.len;
-    if ((rc = kdf_sha256(sp->hash, t->pack.p, t->pack.len)) != 0)
+    memset(&sp, 0, sizeof(sp));
+    memcpy(sp.id, t->pack_id, PACK_ID_BYTES);
+    sp.flags = PACK_INTRODUCED;
+    sp.size = t->pack.len;
+    if ((rc = kdf_sha256(sp.hash, t->pack.p, t->pack.len)) != 0 ||
+        (rc = txn_introduce(t, &sp)) != 0)
         return rc;
-    t->nintroduced++;
     j->v = t->v;
     j->data = t->pack;
     memcpy(j->id, t->pack_id, PACK_ID_BYTES);
@@ -210,13 +216,7 @@ int
 txn_add(struct txn *t, struct entry *e)
 {
     struct entry **grown, *copy;
-    int rc;
 
-    /* A file's key is sealed under the command's key: made with the first
-     * file entry, also one that only shares a key already made (a hard
-     * link whose first name a checkpoint committed). */
-    if (e->kind == KIND_FILE && (rc = txn_command_key(t)) != 0)
-        return rc;
     if (t->n == t->cap) {
         size_t cap = t->cap ? 2 * t->cap : 64;
         if ((grown = realloc(t->entries, cap * sizeof(*grown))) == NULL)
@@ -257,6 +257,20 @@ keyfile_hashes(struct txn *t, struct seg_params *p, uint8_t (**list)[32], size_t
     return 0;
 }
 
+/* needs_command_key(t, all, nall): a file entry is in the segment (the
+ * transaction's, or ${all} for a base). */
+static int
+needs_command_key(const struct txn *t, struct entry *const *all, size_t nall)
+{
+    for (size_t i = 0; i < t->n; i++)
+        if (t->entries[i]->kind == KIND_FILE)
+            return 1;
+    for (size_t i = 0; i < nall; i++)
+        if (all[i]->kind == KIND_FILE)
+            return 1;
+    return 0;
+}
+
 int
 txn_commit(struct txn *t, int kind, struct entry *const *all, size_t nall,
     const struct seg_history *history, size_t nhistory)
@@ -270,7 +284,12 @@ txn_commit(struct txn *t, int kind, struct entry *const *all, size_t nall,
     int rc;
 
     memset(zero, 0, sizeof(zero));
-    if ((rc = txn_flush_pack(t)) != 0)
+    /* Every file key of the segment is sealed under the command's key:
+     * made here if no file key was (entries that only carry keys made
+     * before: a hard link after a checkpoint, an import, a compaction, an
+     * upgrade). */
+    if ((rc = needs_command_key(t, all, nall) ? txn_command_key(t) : 0) != 0 ||
+        (rc = txn_flush_pack(t)) != 0)
         goto fail;
     wait_all(t);
     if ((rc = t->rc) != 0 || (rc = v->storage->ops->barrier(v->storage)) != 0)

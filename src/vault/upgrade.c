@@ -136,8 +136,7 @@ write_base(pqv_vault *v, pqv_report_fn report, void *report_ctx)
     st.format = 2;
     if ((rc = txn_begin(v, &st, &t)) != 0)
         goto done;
-    if ((rc = txn_command_key(&t)) == 0)
-        rc = txn_commit(&t, SEGMENT_BASE, all, cat.n, NULL, 0);
+    rc = txn_commit(&t, SEGMENT_BASE, all, cat.n, NULL, 0);
     txn_free(&t);
 done:
     for (size_t i = 0; entries != NULL && i < cat.n; i++)

@@ -483,6 +483,9 @@ int txn_new_file_key(struct txn *t, uint8_t key[PQV_FILE_KEY_BYTES]);
  * pack (x->pack_id and x->pack_off set); a full pack is written. */
 int txn_put_extent(struct txn *t, const uint8_t *sealed, struct extent *x);
 int txn_flush_pack(struct txn *t);
+/* txn_introduce(t, sp): record ${sp} as a pack this command wrote (its
+ * size and hash go into the segment). */
+int txn_introduce(struct txn *t, const struct seg_pack *sp);
 /* txn_add(t, e): a new entry (moved: ${e} is left empty). */
 int txn_add(struct txn *t, struct entry *e);
 /* txn_commit(t, kind, all, nall, history, nhistory): steps 2-4; a delta

@@ -26,7 +26,7 @@
 #include "pqvault/keyfile.h"
 #include "pqvault/vault.h"
 #include "util/util.h"
-#include "vault/vault_internal.h"
+#include "vault/format1.h"
 
 #define MAX_SAMPLES 4000
 

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "pqvault/aead.h"
+#include "vault/inbox.h"
 #include "vault/vault_internal.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

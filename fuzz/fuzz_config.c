@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vault/vault_internal.h"
+#include "vault/config.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

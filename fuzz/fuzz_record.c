@@ -16,6 +16,10 @@
 
 #include "crypto/kdf.h"
 #include "pqvault/aead.h"
+#include "vault/config.h"
+#include "vault/entry.h"
+#include "vault/format1.h"
+#include "vault/names.h"
 #include "vault/vault_internal.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -16,7 +16,8 @@
 #include <sys/types.h>
 
 #include "pqvault/aead.h"
-#include "vault/vault_internal.h"
+#include "vault/format1.h"
+#include "vault/source.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

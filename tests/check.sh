@@ -1,5 +1,6 @@
 #!/bin/sh
-# Everything CI runs (`make check`): the test suite built with gcc, the same
+# Everything CI runs (`make check`): every header compiled alone, no build
+# output tracked in git, the test suite built with gcc, the same
 # under ASan+UBSan, a clang build with -Werror, the symbol check, the
 # constant-time checks
 # under valgrind, valgrind memcheck over the crypto tests, the fuzz corpora
@@ -51,6 +52,8 @@ step() {
     fi
 }
 
+step "every header compiles on its own" sh tests/headers.sh
+step "no build output tracked in git" sh tests/tracked.sh
 suite "tests (gcc)"
 suite "tests (ASan+UBSan)" SAN=1
 step "clang build (-Wall -Wextra -Werror)" $MAKE -s CC=clang BUILD=build-clang clang-build

@@ -22,6 +22,11 @@
 #include "util/durable.h"
 #include "util/fsutil.h"
 #include "util/util.h"
+#include "vault/config.h"
+#include "vault/entry.h"
+#include "vault/format1.h"
+#include "vault/names.h"
+#include "vault/segment.h"
 #include "vault/vault_internal.h"
 #include "vault_fixture.h"
 

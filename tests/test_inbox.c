@@ -15,7 +15,8 @@
 #include "harness.h"
 #include "pqvault/aead.h"
 #include "pqvault/vault.h"
-#include "vault/vault_internal.h"
+#include "vault/inbox.h"
+#include "vault/state.h"
 
 static const struct pqv_kdf_params cheap = { 1, 64, 1 };
 static const uint8_t pass[] = "inbox test passphrase";

@@ -6,7 +6,7 @@
  * registers (v0-3, v4-7, v8-11, v12-15), so the column step of P is
  * lane-wise and the diagonal step needs a rotation of three registers.
  * Columns: loading words 2i..2i+3 of each of the eight rows gives columns
- * i and i+1 at once (argon2id_simd.h, shared with argon2id_avx512.c).
+ * i and i+1 at once (argon2id_simd.inc, shared with argon2id_avx512.c).
  */
 #include <immintrin.h>
 
@@ -32,7 +32,7 @@
 #define SIMD_STORE(p, x) _mm256_store_si256((p), (x))
 #define SIMD_ROW_REGS 4
 
-#include "crypto/argon2id_simd.h"
+#include "crypto/argon2id_simd.inc"
 
 void
 argon2id_avx2_fill_block_with(argon2id_scratch *restrict s, argon2id_block *out,

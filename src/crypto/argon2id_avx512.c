@@ -8,7 +8,7 @@
  * quarters of the two rows gathered into one register with a 128-bit
  * shuffle so that each 256-bit half looks like one AVX2 row register.
  * Columns: a register holding words 8h..8h+7 of a row holds columns
- * 4h..4h+3 of it, so the shared column step (argon2id_simd.h) applies
+ * 4h..4h+3 of it, so the shared column step (argon2id_simd.inc) applies
  * unchanged with four columns per step.
  */
 #include <immintrin.h>
@@ -30,7 +30,7 @@
 #define SIMD_STORE(p, x) _mm512_store_si512((p), (x))
 #define SIMD_ROW_REGS 2
 
-#include "crypto/argon2id_simd.h"
+#include "crypto/argon2id_simd.inc"
 
 /* Low 256 bits of x then low 256 bits of y (LOWS), or the high halves. */
 #define LOWS(x, y) _mm512_shuffle_i64x2((x), (y), _MM_SHUFFLE(1, 0, 1, 0))

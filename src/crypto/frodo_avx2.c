@@ -138,7 +138,7 @@ frodo_avx2_sample(uint16_t *w, size_t count, const uint16_t *cdf,
 
 /* ---- Four-way Keccak-f[1600] and SHAKE128 rows of A ------------------- */
 
-/* The shared four-way Keccak (frodo_keccak4.h) with AVX2 operations: a
+/* The shared four-way Keccak (frodo_keccak4.inc) with AVX2 operations: a
  * rotation is two shifts and an OR, chi an ANDNOT and an XOR. */
 #define K4_XOR(a, b) _mm256_xor_si256((a), (b))
 #define K4_XOR3(a, b, c) _mm256_xor_si256(_mm256_xor_si256((a), (b)), (c))
@@ -146,4 +146,4 @@ frodo_avx2_sample(uint16_t *w, size_t count, const uint16_t *cdf,
     _mm256_or_si256(_mm256_slli_epi64((v), (n)), _mm256_srli_epi64((v), 64 - (n)))
 #define K4_CHI(a, b, c) _mm256_xor_si256((a), _mm256_andnot_si256((b), (c)))
 #define K4_ROWS4_NAME frodo_avx2_shake128_rows4
-#include "crypto/frodo_keccak4.h"
+#include "crypto/frodo_keccak4.inc"

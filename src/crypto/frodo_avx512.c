@@ -1,5 +1,5 @@
 /*
- * frodo_avx512.c: the four-way SHAKE128 rows of A (frodo_keccak4.h) built
+ * frodo_avx512.c: the four-way SHAKE128 rows of A (frodo_keccak4.inc) built
  * with AVX-512VL on the same 256-bit vectors as the AVX2 instance: a lane
  * rotation is one vprolq instead of two shifts and an OR, theta's
  * three-input XOR and chi are one vpternlogq each, and the 32 vector
@@ -19,4 +19,4 @@
 /* 0xD2: a ^ (~b & c) */
 #define K4_CHI(a, b, c) _mm256_ternarylogic_epi64((a), (b), (c), 0xD2)
 #define K4_ROWS4_NAME frodo_avx512_shake128_rows4
-#include "crypto/frodo_keccak4.h"
+#include "crypto/frodo_keccak4.inc"

@@ -33,7 +33,17 @@
 #include "crypto/kdf.h"
 #include "pqvault/match.h"
 #include "util/fsutil.h"
+#include "util/pool.h"
 #include "util/util.h"
+#include "vault/compact.h"
+#include "vault/entry.h"
+#include "vault/format1.h"
+#include "vault/names.h"
+#include "vault/pack.h"
+#include "vault/segment.h"
+#include "vault/source.h"
+#include "vault/state.h"
+#include "vault/txn.h"
 #include "vault/vault_internal.h"
 
 #define READ_ATTEMPTS 3

@@ -8,6 +8,9 @@
 
 #include "util/fsutil.h"
 #include "util/util.h"
+#include "vault/entry.h"
+#include "vault/format1.h"
+#include "vault/names.h"
 #include "vault/vault_internal.h"
 
 void

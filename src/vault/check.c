@@ -21,6 +21,14 @@
 
 #include "crypto/kdf.h"
 #include "util/util.h"
+#include "vault/compact.h"
+#include "vault/entry.h"
+#include "vault/format1.h"
+#include "vault/inbox.h"
+#include "vault/names.h"
+#include "vault/pack.h"
+#include "vault/segment.h"
+#include "vault/state.h"
 #include "vault/vault_internal.h"
 
 /* One pack or format-1 object an entry refers to, with the reach of the

@@ -9,6 +9,9 @@
 #include <string.h>
 
 #include "util/util.h"
+#include "vault/entry.h"
+#include "vault/format1.h"
+#include "vault/names.h"
 #include "vault/vault_internal.h"
 
 /* A sorted set of referenced object ids. */

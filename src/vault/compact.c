@@ -17,6 +17,13 @@
 #include <string.h>
 
 #include "util/util.h"
+#include "vault/compact.h"
+#include "vault/entry.h"
+#include "vault/format1.h"
+#include "vault/names.h"
+#include "vault/segment.h"
+#include "vault/state.h"
+#include "vault/txn.h"
 #include "vault/vault_internal.h"
 
 /* history_of(st, out, n): the chain value of every epoch before the next

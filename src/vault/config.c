@@ -18,8 +18,9 @@
 #include <string.h>
 
 #include "crypto/kdf.h"
+#include "pqvault/aead.h"
 #include "util/util.h"
-#include "vault/vault_internal.h"
+#include "vault/config.h"
 
 /* next_line(p, end, key, value, vlen): match "key value\n" at *p; on success
  * advance *p past the line and point ${value} at the value. */

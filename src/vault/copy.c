@@ -21,6 +21,13 @@
 
 #include "crypto/kdf.h"
 #include "util/util.h"
+#include "vault/config.h"
+#include "vault/entry.h"
+#include "vault/format1.h"
+#include "vault/names.h"
+#include "vault/pack.h"
+#include "vault/segment.h"
+#include "vault/state.h"
 #include "vault/vault_internal.h"
 
 struct copy {

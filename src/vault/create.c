@@ -11,6 +11,11 @@
 
 #include "util/fsutil.h"
 #include "util/util.h"
+#include "vault/config.h"
+#include "vault/inbox.h"
+#include "vault/segment.h"
+#include "vault/state.h"
+#include "vault/txn.h"
 #include "vault/vault_internal.h"
 
 /* vault_create(v, pass, passlen, opt, recovery, fingerprint): create the

@@ -29,7 +29,7 @@
 #include "util/fsutil.h"
 #include "util/io.h"
 #include "util/util.h"
-#include "vault/vault_internal.h"
+#include "vault/dest.h"
 
 int
 dest_open(struct dest *d, const char *path, int create)

@@ -10,7 +10,8 @@
 
 #include "util/buf.h"
 #include "util/util.h"
-#include "vault/vault_internal.h"
+#include "vault/entry.h"
+#include "vault/format1.h"
 
 #define MAX_XATTRS 4096
 #define MAX_TARGET 4096

@@ -26,7 +26,14 @@
 
 #include "util/fsutil.h"
 #include "util/io.h"
+#include "util/pool.h"
 #include "util/util.h"
+#include "vault/dest.h"
+#include "vault/entry.h"
+#include "vault/format1.h"
+#include "vault/names.h"
+#include "vault/pack.h"
+#include "vault/state.h"
 #include "vault/vault_internal.h"
 
 /* A batch: files written and verified, synced together, then named. */

@@ -5,7 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pqvault/aead.h"
 #include "util/util.h"
+#include "vault/config.h"
+#include "vault/names.h"
 #include "vault/vault_internal.h"
 
 /* Counting callback for info. */

@@ -7,6 +7,10 @@
 #include <string.h>
 
 #include "util/util.h"
+#include "vault/entry.h"
+#include "vault/format1.h"
+#include "vault/names.h"
+#include "vault/state.h"
 #include "vault/vault_internal.h"
 
 void

@@ -19,6 +19,10 @@
 #include "util/durable.h"
 #include "util/fsutil.h"
 #include "util/util.h"
+#include "vault/config.h"
+#include "vault/localstate.h"
+#include "vault/segment.h"
+#include "vault/state.h"
 #include "vault/vault_internal.h"
 
 #define STATE_MAX 1024

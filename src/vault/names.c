@@ -8,6 +8,7 @@
 
 #include "crypto/kdf.h"
 #include "util/util.h"
+#include "vault/names.h"
 #include "vault/vault_internal.h"
 
 int

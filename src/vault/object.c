@@ -13,7 +13,8 @@
 
 #include "crypto/kdf.h"
 #include "util/util.h"
-#include "vault/vault_internal.h"
+#include "vault/format1.h"
+#include "vault/names.h"
 
 #define OBJECT_MAGIC "PQVO"
 #define OBJECT_VERSION 1

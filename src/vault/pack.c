@@ -14,6 +14,10 @@
 
 #include "crypto/kdf.h"
 #include "util/util.h"
+#include "vault/entry.h"
+#include "vault/format1.h"
+#include "vault/names.h"
+#include "vault/pack.h"
 #include "vault/vault_internal.h"
 
 /* zstd level 5: on /usr/share/doc 1.3% smaller than level 3 (what pays

@@ -19,7 +19,12 @@
 #include <string.h>
 
 #include "crypto/kdf.h"
+#include "util/cursor.h"
 #include "util/util.h"
+#include "vault/config.h"
+#include "vault/entry.h"
+#include "vault/format1.h"
+#include "vault/names.h"
 #include "vault/vault_internal.h"
 
 #define RECORD_MAGIC "PQVR"

@@ -12,6 +12,10 @@
 #include "crypto/kdf.h"
 #include "util/buf.h"
 #include "util/util.h"
+#include "vault/config.h"
+#include "vault/entry.h"
+#include "vault/names.h"
+#include "vault/segment.h"
 #include "vault/vault_internal.h"
 
 #define SEG_MAGIC "PQVS"

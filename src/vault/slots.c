@@ -7,6 +7,10 @@
 #include <string.h>
 
 #include "util/util.h"
+#include "vault/format1.h"
+#include "vault/segment.h"
+#include "vault/state.h"
+#include "vault/txn.h"
 #include "vault/vault_internal.h"
 
 /* record_keyfile(v): format 2: an epoch with no entries, recording the new

@@ -17,10 +17,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "pqvault/vault.h"
 #include "util/fsutil.h"
 #include "util/io.h"
 #include "util/util.h"
-#include "vault/vault_internal.h"
+#include "vault/source.h"
 
 /* parent(rootfd, root, rel, dir, base): the directory of ${rel} below
  * ${rootfd}, opened without following links, and its last component. */

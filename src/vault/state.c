@@ -19,6 +19,12 @@
 #include "crypto/kdf.h"
 #include "util/buf.h"
 #include "util/util.h"
+#include "vault/entry.h"
+#include "vault/format1.h"
+#include "vault/localstate.h"
+#include "vault/names.h"
+#include "vault/segment.h"
+#include "vault/state.h"
 #include "vault/vault_internal.h"
 
 /* No segment is larger (a million entries take about 100 MiB). */

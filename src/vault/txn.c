@@ -18,7 +18,16 @@
 
 #include "crypto/kdf.h"
 #include "util/buf.h"
+#include "util/pool.h"
 #include "util/util.h"
+#include "vault/entry.h"
+#include "vault/inbox.h"
+#include "vault/localstate.h"
+#include "vault/names.h"
+#include "vault/pack.h"
+#include "vault/segment.h"
+#include "vault/state.h"
+#include "vault/txn.h"
 #include "vault/vault_internal.h"
 
 /* Packs being written at once (each holds up to 4 MiB). */

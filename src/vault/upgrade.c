@@ -23,7 +23,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/pool.h"
 #include "util/util.h"
+#include "vault/config.h"
+#include "vault/entry.h"
+#include "vault/format1.h"
+#include "vault/names.h"
+#include "vault/segment.h"
+#include "vault/state.h"
+#include "vault/txn.h"
 #include "vault/vault_internal.h"
 
 /* Unwrapping keys on the pool, a window at a time. */

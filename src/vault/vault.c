@@ -15,7 +15,12 @@
 #include "crypto/cpu.h"
 #include "crypto/kdf.h"
 #include "util/fsutil.h"
+#include "util/pool.h"
 #include "util/util.h"
+#include "vault/config.h"
+#include "vault/format1.h"
+#include "vault/inbox.h"
+#include "vault/state.h"
 #include "vault/vault_internal.h"
 
 const char *

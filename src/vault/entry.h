@@ -1,0 +1,102 @@
+/*
+ * vault/entry.h: catalogue entries (entry.c, docs/FORMAT.md section 13): the
+ * in-memory entry, its codec, and the string and pack tables of the
+ * segment (or batch) that holds it.
+ */
+#ifndef PQV_VAULT_ENTRY_H
+#define PQV_VAULT_ENTRY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pqvault/aead.h"
+#include "pqvault/vault.h"
+
+#define PACK_ID_BYTES 16
+#define TAG_BYTES 16
+enum { KIND_FILE = 1, KIND_DIR = 2, KIND_SYMLINK = 3, KIND_REMOVED = 4 };
+enum { ENTRY_ORIGIN = 1, ENTRY_HLGROUP = 2, ENTRY_XATTRS = 4, ENTRY_CONTENT = 8 };  /* entry flags */
+#define MAX_XATTR_VALUE (64u << 10)     /* bytes of one extended attribute's value */
+enum { EXTENT_ZSTD = 1 };                                         /* extent flags */
+enum { PACK_INTRODUCED = 1, PACK_V1_OBJECT = 2 };                 /* pack table flags */
+/* What e->key holds. */
+enum { KEY_NONE = 0, KEY_STORED = 1, KEY_CLEAR = 2, KEY_V1 = 3 };
+
+struct extent {
+    uint64_t file_off;
+    uint32_t plain_len;
+    uint32_t stored_len;
+    uint32_t pack_off;
+    uint8_t flags;               /* EXTENT_ZSTD */
+    uint8_t pack_id[PACK_ID_BYTES];
+    uint8_t pack_flags;          /* PACK_V1_OBJECT: a format-1 object */
+};
+
+struct xattr {
+    char *name;
+    uint8_t *value;
+    size_t len;
+};
+
+/* A catalogue entry (docs/FORMAT.md section 13). */
+struct entry {
+    char *name;
+    int kind;                    /* KIND_* */
+    uint32_t perm, uid, gid;
+    char *user, *group;          /* NULL: unknown */
+    int64_t mtime_sec;
+    uint32_t mtime_nsec;
+    int64_t ctime_sec;
+    uint32_t ctime_nsec;
+    uint64_t dev, ino;
+    char *origin;                /* an add's root: its absolute source path */
+    uint64_t hlgroup;            /* nonzero: one file with the others of the group */
+    int has_content;             /* files of one extent: ${content} is set */
+    uint8_t content[32];         /* HMAC(key("dedup"), plaintext): equal files share data */
+    struct xattr *xattrs;
+    size_t nxattrs;
+    int suite;                   /* files */
+    uint64_t size;
+    uint8_t key[PQV_FILE_KEY_BYTES];
+    int key_state;               /* KEY_*: what ${key} holds */
+    struct extent *extents;
+    uint32_t nextents;
+    char *target;                /* symbolic links */
+    uint64_t epoch;              /* the segment it came from; 0: a format-1 record */
+};
+
+struct seg_pack {
+    uint8_t id[PACK_ID_BYTES];
+    uint8_t flags;               /* PACK_* */
+    uint64_t size;               /* introduced packs */
+    uint8_t hash[32];
+};
+
+/* A segment's string and pack tables. */
+struct seg_tables {
+    char **strings;
+    size_t nstrings;
+    struct seg_pack *packs;
+    size_t npacks, cappacks;
+};
+
+void entry_clear(struct entry *e);
+/* entry_copy(dst, src): a deep copy. */
+int entry_copy(struct entry *dst, const struct entry *src);
+/* entry_encode(out, e, t, stored_key): append ${e} (its file key as
+ * ${stored_key}), adding its strings and packs to ${t}. */
+struct buf;
+struct cursor;
+int entry_encode(struct buf *out, const struct entry *e, struct seg_tables *t,
+    const uint8_t *stored_key);
+/* entry_decode(c, e, t): the next entry; PQV_E_INTEGRITY if malformed. */
+int entry_decode(struct cursor *c, struct entry *e, const struct seg_tables *t);
+/* entry_tables_pack(t, id, flags, index): the index of pack ${id} (added). */
+int entry_tables_pack(struct seg_tables *t, const uint8_t id[PACK_ID_BYTES], uint8_t flags,
+    uint64_t *index);
+void entry_tables_free(struct seg_tables *t);
+
+/* list_public_entry(e, out): the public form of an entry (list.c). */
+int list_public_entry(const struct entry *e, struct pqv_entry *out);
+
+#endif

@@ -1,0 +1,35 @@
+/*
+ * vault/pack.h: packs and the sealed extents in them (pack.c, docs/FORMAT.md
+ * section 14).
+ */
+#ifndef PQV_VAULT_PACK_H
+#define PQV_VAULT_PACK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pqvault/vault.h"
+#include "vault/entry.h"
+#include "vault/names.h"
+
+#define PACK_HEADER_BYTES 8
+void pack_name(const uint8_t id[PACK_ID_BYTES], char out[STORAGE_NAME_MAX]);
+void pack_header(uint8_t header[PACK_HEADER_BYTES]);
+/* Room for a compressed extent, and for any sealed extent. */
+size_t pack_scratch_size(void);
+size_t pack_sealed_max(void);
+/* pack_seal_extent(suite, file_key, index, x, plain, compress, scratch,
+ * out): seal x->plain_len bytes at ${plain} as extent ${index} (compressed
+ * if ${compress} and it pays; x->flags and x->stored_len set) into ${out}
+ * (pack_sealed_max bytes); ${scratch} holds pack_scratch_size bytes. */
+int pack_seal_extent(int suite, const uint8_t file_key[PQV_FILE_KEY_BYTES], uint32_t index,
+    struct extent *x, const uint8_t *plain, int compress, uint8_t *scratch, uint8_t *out);
+/* pack_open_extent(...): verify and open a sealed extent into ${plain}. */
+int pack_open_extent(int suite, const uint8_t file_key[PQV_FILE_KEY_BYTES], uint32_t index,
+    const struct extent *x, const uint8_t *sealed, uint8_t *plain, uint8_t *scratch);
+/* pack_read_extent(v, suite, file_key, index, x, plain, sealed, scratch):
+ * read extent ${index} (from its pack, or its format-1 object) and open it. */
+int pack_read_extent(pqv_vault *v, int suite, const uint8_t file_key[PQV_FILE_KEY_BYTES],
+    uint32_t index, const struct extent *x, uint8_t *plain, uint8_t *sealed, uint8_t *scratch);
+
+#endif

@@ -1,0 +1,98 @@
+/*
+ * vault/segment.h: catalogue segments of format 2 (segment.c, docs/FORMAT.md
+ * sections 10-12): building one, opening its header and head, and its blocks
+ * of entries on demand.
+ */
+#ifndef PQV_VAULT_SEGMENT_H
+#define PQV_VAULT_SEGMENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pqvault/vault.h"
+#include "util/buf.h"
+#include "vault/entry.h"
+#include "vault/names.h"
+
+#define SEGMENT_HEADER_BYTES 72
+#define MAX_SEGMENT_BYTES (2ull << 30)  /* read no larger segment */
+enum { SEGMENT_DELTA = 1, SEGMENT_BASE = 2 };
+
+struct seg_block {
+    uint8_t first[TAG_BYTES];    /* tag of its first entry */
+    uint64_t off, len;           /* after the head; sealed length */
+    uint64_t n;                  /* entries */
+};
+
+struct seg_history {
+    uint64_t epoch;
+    uint8_t chain[32];
+};
+
+/* An opened segment: header, head, and its sealed blocks. */
+struct segment {
+    uint64_t epoch;
+    int kind, suite;
+    uint8_t header[SEGMENT_HEADER_BYTES];
+    int64_t time;
+    uint64_t base;
+    uint8_t prev_chain[32], chain[32];
+    uint8_t keyfile_hash[32];
+    uint8_t (*superseded)[32];
+    size_t nsuperseded;
+    struct seg_history *history;     /* base: chain values of earlier epochs */
+    size_t nhistory;
+    uint8_t *wrap;                   /* the command key, wrapped (NULL: none) */
+    size_t wraplen;
+    struct seg_tables t;
+    struct seg_block *blocks;
+    size_t nblocks;
+    uint64_t nentries;
+    uint8_t *blockdata;              /* the sealed blocks */
+    uint64_t blocklen;
+    uint8_t key[32];                 /* K_seg */
+    int cmd_key_known;
+    uint8_t cmd_key[32];             /* unwrapped on first need */
+};
+
+/* What segment_build writes. */
+struct seg_params {
+    uint64_t epoch;
+    int kind;                        /* SEGMENT_DELTA or SEGMENT_BASE */
+    uint64_t base;
+    int64_t time;
+    const uint8_t *prev_chain;       /* chain(epoch - 1) */
+    const uint8_t *keyfile_hash;
+    const uint8_t (*superseded)[32];
+    size_t nsuperseded;
+    const struct seg_history *history;   /* base */
+    size_t nhistory;
+    const uint8_t *cmd_key;          /* NULL: no file entries */
+    const uint8_t *wrap;             /* its wrap */
+    size_t wraplen;
+    const struct seg_pack *introduced;   /* packs this command wrote */
+    size_t nintroduced;
+    const struct seg_pack *known;    /* a base: packs described before it */
+    size_t nknown;
+};
+
+void segment_name(uint64_t epoch, char out[STORAGE_NAME_MAX]);
+/* segment_tag(v, name, tag): tag(name). */
+int segment_tag(const pqv_vault *v, const char *name, uint8_t tag[TAG_BYTES]);
+/* segment_cmd_context(v, epoch, out): the wrap context of K_cmd; its length. */
+int segment_cmd_context(const pqv_vault *v, uint64_t epoch, uint8_t *out);
+/* segment_pad(cmd_key, tag, pad): pad(name). */
+int segment_pad(const uint8_t cmd_key[32], const uint8_t tag[TAG_BYTES], uint8_t pad[32]);
+/* segment_build(v, p, entries, n, out, chain): the segment's bytes in
+ * ${out}, and chain(epoch). */
+int segment_build(pqv_vault *v, const struct seg_params *p, struct entry *const *entries,
+    size_t n, struct buf *out, uint8_t chain[32]);
+/* segment_check_header(h, len, epoch, vault_id): the header's own checks. */
+int segment_check_header(const uint8_t *h, size_t len, uint64_t epoch, const uint8_t vault_id[16]);
+/* segment_open(v, epoch, blob, len, s): verify and parse segment ${epoch}. */
+int segment_open(pqv_vault *v, uint64_t epoch, const uint8_t *blob, size_t len, struct segment *s);
+/* segment_block(v, s, i, out, n): the entries of block ${i}, verified. */
+int segment_block(pqv_vault *v, const struct segment *s, size_t i, struct entry **out, size_t *n);
+void segment_free(struct segment *s);
+
+#endif

@@ -1,0 +1,63 @@
+/*
+ * vault/state.h: the catalogue's current state (state.c): the verified chain
+ * of segments, every entry loaded on demand, lookups by name, file keys.
+ * Format 1 is seen through it (records as entries).
+ */
+#ifndef PQV_VAULT_STATE_H
+#define PQV_VAULT_STATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pqvault/vault.h"
+#include "vault/entry.h"
+#include "vault/names.h"
+#include "vault/segment.h"
+
+struct record;
+
+struct state {
+    int format;                  /* 1 or 2 */
+    uint64_t epoch, base;        /* newest epoch, its base (format 2) */
+    uint8_t chain[32];           /* chain(epoch) */
+    struct segment *segs;        /* base first, newest last */
+    size_t nsegs;
+    struct entry *entries;       /* every entry, sorted by name, once loaded */
+    size_t n;
+    int loaded;
+};
+/* state_open(v, st, w): the current state (format 2: heads and chain
+ * verified; format 1: every record loaded).  ${w} as for names_walk. */
+int state_open(pqv_vault *v, struct state *st, const struct names_walk *w);
+/* state_read_segment(v, epoch, s): read and open one segment. */
+int state_read_segment(pqv_vault *v, uint64_t epoch, struct segment *s);
+/* state_load(v, st): every entry (no KEM operation). */
+int state_load(pqv_vault *v, struct state *st);
+/* state_load_reporting(v, st, w): the same; with ${w} counting damage, a
+ * damaged block is reported and skipped instead of failing the load. */
+int state_load_reporting(pqv_vault *v, struct state *st, const struct names_walk *w);
+/* state_current(v, st, w): state_open, then the key file and the local state
+ * checked against it (rollback, fork). */
+int state_current(pqv_vault *v, struct state *st, const struct names_walk *w);
+/* state_lookup(v, st, name, out): the entry named ${name} (a copy). */
+int state_lookup(pqv_vault *v, struct state *st, const char *name, struct entry *out);
+/* state_find(st, name): in a loaded state; NULL if none. */
+const struct entry *state_find(const struct state *st, const char *name);
+/* state_first_under(st, prefix): index of the first loaded entry that is
+ * ${prefix} or below it (entries under a prefix are contiguous). */
+size_t state_first_under(const struct state *st, const char *prefix);
+/* state_segment(st, epoch): the segment of ${epoch} in the chain, or NULL. */
+const struct segment *state_segment(const struct state *st, uint64_t epoch);
+/* state_entry_of_record(r, e): a format-1 record as an entry (its extents are
+ * its objects, KEY_V1: its key comes from its record when data is read). */
+int state_entry_of_record(const struct record *r, struct entry *e);
+/* state_origin(st, name, out, outlen): where ${name} was added from (its
+ * recorded origin, or its nearest ancestor's with the rest of the name);
+ * 0, or -1 if unknown.  ${st} loaded. */
+int state_origin(const struct state *st, const char *name, char *out, size_t outlen);
+/* state_file_key(v, st, e, key): the clear file key of ${e}. */
+int state_file_key(pqv_vault *v, struct state *st, const struct entry *e,
+    uint8_t key[PQV_FILE_KEY_BYTES]);
+void state_free(struct state *st);
+
+#endif

@@ -218,6 +218,36 @@ struct pqv_match;
 PQV_API int pqv_vault_add_path(pqv_vault *v, const char *path, const char *name,
     const struct pqv_add_options *opt) PQV_WARN_UNUSED;
 
+/* One operand of pqv_vault_add. */
+struct pqv_add_operand {
+    const char *path;           /* a file, link or directory; NULL: read ${fd} */
+    const char *name;           /* its stored name (NULL: the last component of
+                                   ${path}); required with ${fd} */
+    int fd;                     /* with ${path} NULL: read until end of file
+                                   (a pipe is fine), stored as a regular file */
+    uint32_t mode;              /* with ${fd}: its permission bits and mtime */
+    int64_t mtime_sec;
+    int rc;                     /* out: 0, or why this operand was refused or
+                                   failed (then ${error} says so) */
+    struct pqv_error error;     /* out: that failure, as pqv_error_last would */
+};
+
+/*
+ * pqv_vault_add(v, ops, n, opt): every operand as pqv_vault_add_path and
+ * pqv_vault_add_fd describe, in one transaction: one epoch, one hybrid
+ * encapsulation, packs shared.  An operand that is refused (not found, a
+ * special file, a name added from another place, a name an earlier
+ * operand also stores) is left out with its own ${rc} and ${error} and
+ * nothing of it is written; one whose entries could not all be read has
+ * ${rc} PQV_E_IO (the rest of it is stored).  Returns 0 if every operand
+ * was stored whole, else the first operand's failure (pqv_error_last says
+ * it), or a failure of the whole command (nothing committed since the last
+ * checkpoint).  Requires unlock+lock, or a write-only writer
+ * (pqv_vault_inbox_begin).
+ */
+PQV_API int pqv_vault_add(pqv_vault *v, struct pqv_add_operand *ops, size_t n,
+    const struct pqv_add_options *opt) PQV_WARN_UNUSED;
+
 /* pqv_vault_add_fd(v, fd, name, mode, mtime, opt): store what is read from
  * ${fd} until end of file (a pipe is fine) as the regular file ${name}. */
 PQV_API int pqv_vault_add_fd(pqv_vault *v, int fd, const char *name, uint32_t mode,

@@ -45,6 +45,16 @@ dupstr(char **out, const char *s)
 }
 
 int
+entry_removed(struct entry *e, const char *name)
+{
+    memset(e, 0, sizeof(*e));
+    e->kind = KIND_REMOVED;
+    if ((e->name = strdup(name)) == NULL)
+        return PQV_E_NOMEM;
+    return 0;
+}
+
+int
 entry_copy(struct entry *dst, const struct entry *src)
 {
     *dst = *src;

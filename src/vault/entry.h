@@ -81,6 +81,8 @@ struct seg_tables {
 };
 
 void entry_clear(struct entry *e);
+/* entry_removed(e, name): ${e} as the removed entry of ${name}. */
+int entry_removed(struct entry *e, const char *name);
 /* entry_copy(dst, src): a deep copy. */
 int entry_copy(struct entry *dst, const struct entry *src);
 /* entry_encode(out, e, t, stored_key): append ${e} (its file key as

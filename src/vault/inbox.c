@@ -28,7 +28,6 @@
 #include "util/buf.h"
 #include "util/pool.h"
 #include "util/util.h"
-#include "vault/compact.h"
 #include "vault/config.h"
 #include "vault/entry.h"
 #include "vault/format1.h"
@@ -71,9 +70,12 @@ struct inbox {
     int committed;
 };
 
-void
-inbox_free(struct inbox *ib)
+/* inbox_free(ctx): a writer's batch in progress (the sink's context). */
+static void
+inbox_free(void *ctx)
 {
+    struct inbox *ib = ctx;
+
     if (ib == NULL)
         return;
     pqv_identity_free(ib->recipient);
@@ -88,13 +90,16 @@ inbox_free(struct inbox *ib)
     free(ib);
 }
 
-void
+/* inbox_pack_name(v, id, out): where a write-only writer puts pack ${id}:
+ * "inbox/<batch hex>/<pack hex>". */
+static void
 inbox_pack_name(const pqv_vault *v, const uint8_t id[PACK_ID_BYTES], char out[STORAGE_NAME_MAX])
 {
     char hex[2 * PACK_ID_BYTES + 1];
 
     util_hex_encode(hex, id, PACK_ID_BYTES);
-    snprintf(out, STORAGE_NAME_MAX, INBOX_DIR "/%s/%s", v->inbox->hex, hex);
+    snprintf(out, STORAGE_NAME_MAX, INBOX_DIR "/%s/%s", ((const struct inbox *)v->sink_ctx)->hex,
+        hex);
 }
 
 /* batch_pack_name(bhex, id, out): "inbox/<bhex>/<pack hex>". */
@@ -369,6 +374,54 @@ body_key(const uint8_t kb[32], uint8_t key[32])
         strlen(BODY_LABEL));
 }
 
+/* ---- the write-only writer's sink (txn.h) ---- */
+
+/* A writer may always write (into its own batch): it holds no lock, since
+ * it changes nothing the owner or another writer reads. */
+static int
+writer_ready(const pqv_vault *v)
+{
+    (void)v;
+    return 0;
+}
+
+static int
+writer_prepare(pqv_vault *v, pqv_report_fn report, void *ctx)
+{
+    (void)v;
+    (void)report;
+    (void)ctx;
+    return 0; /* never upgrades: it cannot read the catalogue */
+}
+
+/* writer_open_state(v, st): the writer reads nothing of the vault: its
+ * state is empty (every name is new to it; conflicts are resolved at
+ * import). */
+static int
+writer_open_state(pqv_vault *v, struct state *st)
+{
+    (void)v;
+    memset(st, 0, sizeof(*st));
+    st->format = 2;
+    st->loaded = 1;
+    return 0;
+}
+
+static int inbox_take(pqv_vault *v, const struct txn *t);
+
+static const struct txn_sink inbox_sink = {
+    .ready = writer_ready,
+    .prepare = writer_prepare,
+    .open_state = writer_open_state,
+    .pack_name = inbox_pack_name,
+    .take = inbox_take,
+    .after = NULL,
+    .release = inbox_free,
+    .command_key = 0,     /* file keys sealed in the batch, under K_b */
+    .content_hashes = 0,  /* no key("dedup") without the seed */
+    .uses_keyfile = 0,
+};
+
 int
 pqv_vault_inbox_begin(pqv_vault *v, const uint8_t *recipient, size_t len)
 {
@@ -378,7 +431,7 @@ pqv_vault_inbox_begin(pqv_vault *v, const uint8_t *recipient, size_t len)
     struct kdf_part part;
     int rc;
 
-    if (v == NULL || recipient == NULL || v->inbox != NULL)
+    if (v == NULL || recipient == NULL || v->sink != &txn_owner_sink)
         return PQV_E_INVAL;
     if (v->config.version < 2)
         return error_set(PQV_E_UNSUPPORTED, NULL, "write-only adds need a format-2 vault "
@@ -425,7 +478,8 @@ pqv_vault_inbox_begin(pqv_vault *v, const uint8_t *recipient, size_t len)
     if ((rc = pqv_wrap(ib->recipient, ib->key, ctx, wrap_context(v->config.vault_id, ib->id, ctx),
              ib->wrap)) != 0)
         goto fail;
-    v->inbox = ib;
+    v->sink = &inbox_sink;
+    v->sink_ctx = ib;
     goto out;
 fail:
     inbox_free(ib);
@@ -434,10 +488,13 @@ out:
     return rc;
 }
 
-int
+/* inbox_take(v, t): a write-only writer's transaction "commits" into its
+ * batch: its entries and packs are copied there (written by
+ * pqv_vault_inbox_commit). */
+static int
 inbox_take(pqv_vault *v, const struct txn *t)
 {
-    struct inbox *ib = v->inbox;
+    struct inbox *ib = v->sink_ctx;
 
     if (ib->n + t->n > ib->cap) {
         size_t cap = ib->cap ? ib->cap : 64;
@@ -501,7 +558,7 @@ pqv_vault_inbox_commit(pqv_vault *v, char id[33])
     size_t hlen;
     int rc = 0;
 
-    if (v == NULL || id == NULL || (ib = v->inbox) == NULL || ib->committed)
+    if (v == NULL || id == NULL || v->sink != &inbox_sink || (ib = v->sink_ctx)->committed)
         return PQV_E_INVAL;
     id[0] = '\0';
     if (ib->n == 0)
@@ -1222,7 +1279,7 @@ import_batch(pqv_vault *v, struct batch *b, const struct pqv_import_options *opt
         rc = txn_introduce(&t, &b->packs[i]);
     /* The commit point: one epoch for the whole batch. */
     if (rc == 0)
-        rc = txn_commit(&t, SEGMENT_DELTA, NULL, 0, NULL, 0);
+        rc = txn_finish(&t, 0, opt->report, opt->report_ctx);
     else
         txn_abort(&t);
     if (rc == 0) {
@@ -1275,8 +1332,6 @@ pqv_vault_import(pqv_vault *v, const struct pqv_import_options *opt)
 
     if ((rc = vault_require_writer(v)) != 0)
         return rc;
-    if (v->inbox != NULL)
-        return PQV_E_INVAL;
     if (opt == NULL)
         opt = &none;
     memset(&res, 0, sizeof(res));
@@ -1328,8 +1383,6 @@ pqv_vault_import(pqv_vault *v, const struct pqv_import_options *opt)
         r->already += res.already;
         r->damaged += res.damaged;
     }
-    if (rc == 0 && res.batches > 0)
-        rc = compact_if_long(v, opt->report, opt->report_ctx);
     if (rc == 0 && res.damaged > 0)
         rc = error_set(PQV_E_INTEGRITY, NULL, "%llu inbox batch%s damaged (reported above, left "
             "in place)", (unsigned long long)res.damaged, res.damaged == 1 ? "" : "es");

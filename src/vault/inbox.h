@@ -12,19 +12,8 @@
 #include "vault/entry.h"
 #include "vault/names.h"
 
-struct txn;
-
 #define INBOX_DIR "inbox"
 #define BATCH_ID_BYTES 16
-struct inbox;
-void inbox_free(struct inbox *ib);
-/* inbox_pack_name(v, id, out): where a write-only writer puts pack ${id}:
- * "inbox/<batch hex>/<pack hex>". */
-void inbox_pack_name(const pqv_vault *v, const uint8_t id[PACK_ID_BYTES], char out[STORAGE_NAME_MAX]);
-/* inbox_take(v, t): a write-only writer's transaction "commits" into its
- * batch: its entries and packs are copied there (written by
- * pqv_vault_inbox_commit). */
-int inbox_take(pqv_vault *v, const struct txn *t);
 /* inbox_check(v, report, ctx, res): pending batches reported; unlocked,
  * each opened and its packs' sizes checked (damage counted in res). */
 int inbox_check(pqv_vault *v, pqv_report_fn report, void *ctx, struct pqv_check_result *res);

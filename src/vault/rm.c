@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include "util/util.h"
-#include "vault/compact.h"
 #include "vault/entry.h"
 #include "vault/format1.h"
 #include "vault/names.h"
@@ -135,29 +134,17 @@ rm_v2(pqv_vault *v, const char *norm, const struct pqv_rm_options *opt)
         return rc;
     }
     for (size_t i = state_first_under(&st, norm); i < st.n && rc == 0; i++) {
-        struct entry gone;
         if (!names_under(st.entries[i].name, norm))
             break;
-        memset(&gone, 0, sizeof(gone));
-        gone.kind = KIND_REMOVED;
-        if ((gone.name = strdup(st.entries[i].name)) == NULL)
-            rc = PQV_E_NOMEM;
-        else
-            rc = txn_add(&t, &gone);
+        rc = txn_remove(&t, st.entries[i].name);
         found++;
     }
     if (rc == 0 && found == 0 && damaged > 0) {
         /* It may be in a block that failed to open: removing its name
          * costs nothing if it was not. */
-        struct entry gone;
-        memset(&gone, 0, sizeof(gone));
-        gone.kind = KIND_REMOVED;
         vault_report(opt->report, opt->report_ctx, PQV_REPORT_WARNING, norm,
             "not among the readable entries: removed in case it is in a damaged block");
-        if ((gone.name = strdup(norm)) == NULL)
-            rc = PQV_E_NOMEM;
-        else
-            rc = txn_add(&t, &gone);
+        rc = txn_remove(&t, norm);
         found++;
     } else if (damaged > 0) {
         vault_report(opt->report, opt->report_ctx, PQV_REPORT_WARNING, norm,
@@ -171,7 +158,7 @@ rm_v2(pqv_vault *v, const char *norm, const struct pqv_rm_options *opt)
         for (size_t i = 0; i < t.n; i++)
             vault_report(opt->report, opt->report_ctx, PQV_REPORT_INFO, t.entries[i]->name,
                 "would be removed");
-    } else if (rc == 0 && (rc = txn_commit(&t, SEGMENT_DELTA, NULL, 0, NULL, 0)) == 0) {
+    } else if (rc == 0 && (rc = txn_finish(&t, 0, opt->report, opt->report_ctx)) == 0) {
         for (size_t i = 0; i < t.n; i++)
             vault_report(opt->report, opt->report_ctx, PQV_REPORT_INFO, t.entries[i]->name,
                 "removed");
@@ -180,8 +167,6 @@ rm_v2(pqv_vault *v, const char *norm, const struct pqv_rm_options *opt)
         *opt->removed += t.n;
     txn_free(&t);
     state_free(&st);
-    if (rc == 0 && !opt->dry_run)
-        rc = compact_if_long(v, opt->report, opt->report_ctx);
     return rc;
 }
 

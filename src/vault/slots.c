@@ -30,7 +30,7 @@ record_keyfile(pqv_vault *v)
     if ((rc = state_current(v, &st, NULL)) != 0)
         goto failed;
     if ((rc = txn_begin(v, &st, &t)) == 0) {
-        rc = txn_commit(&t, SEGMENT_DELTA, NULL, 0, NULL, 0);
+        rc = txn_finish(&t, TXN_EVEN_EMPTY, NULL, NULL);
         txn_free(&t);
     }
     state_free(&st);

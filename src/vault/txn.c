@@ -20,8 +20,9 @@
 #include "util/buf.h"
 #include "util/pool.h"
 #include "util/util.h"
+#include "vault/compact.h"
 #include "vault/entry.h"
-#include "vault/inbox.h"
+#include "vault/format1.h"
 #include "vault/localstate.h"
 #include "vault/names.h"
 #include "vault/pack.h"
@@ -47,10 +48,7 @@ pack_job_run(struct pool_job *pj)
     struct pack_job *j = (struct pack_job *)pj;
     char sname[STORAGE_NAME_MAX];
 
-    if (j->v->inbox != NULL)
-        inbox_pack_name(j->v, j->id, sname);
-    else
-        pack_name(j->id, sname);
+    j->v->sink->pack_name(j->v, j->id, sname);
     j->job.rc = j->v->storage->ops->put(j->v->storage, sname, j->data.p, j->data.len);
 }
 
@@ -114,7 +112,7 @@ txn_command_key(struct txn *t)
 
     /* A write-only writer's file keys are sealed in its batch under the
      * batch's own encapsulation (inbox.c): no command key. */
-    if (t->v->inbox != NULL)
+    if (!t->v->sink->command_key)
         return 0;
     /* The command's key: one hybrid encapsulation, however many files. */
     if (t->wrap == NULL) {
@@ -241,6 +239,17 @@ txn_add(struct txn *t, struct entry *e)
     return 0;
 }
 
+int
+txn_remove(struct txn *t, const char *name)
+{
+    struct entry gone;
+    int rc;
+
+    if ((rc = entry_removed(&gone, name)) != 0 || (rc = txn_add(t, &gone)) != 0)
+        entry_clear(&gone);
+    return rc;
+}
+
 /* keyfile_hashes(t, p, list, n): the key file's hash, and the hashes of
  * the key files this vault no longer accepts (carried from the newest
  * segment, plus the one it recorded if the key file changed since). */
@@ -303,10 +312,10 @@ txn_commit(struct txn *t, int kind, struct entry *const *all, size_t nall,
     wait_all(t);
     if ((rc = t->rc) != 0 || (rc = v->storage->ops->barrier(v->storage)) != 0)
         goto fail;
-    if (v->inbox != NULL) {
+    if (v->sink->take != NULL) {
         /* A write-only writer: into its batch (committed by
          * pqv_vault_inbox_commit); its packs are durable now. */
-        if ((rc = inbox_take(v, t)) != 0)
+        if ((rc = v->sink->take(v, t)) != 0)
             goto fail;
         goto done;
     }
@@ -368,13 +377,68 @@ txn_abort(struct txn *t)
      * them to gc (best effort). */
     for (size_t i = 0; i < t->nintroduced; i++) {
         char sname[STORAGE_NAME_MAX];
-        if (t->v->inbox != NULL)
-            inbox_pack_name(t->v, t->introduced[i].id, sname);
-        else
-            pack_name(t->introduced[i].id, sname);
+        t->v->sink->pack_name(t->v, t->introduced[i].id, sname);
         (void)t->v->storage->ops->del(t->v->storage, sname);
     }
     t->nintroduced = 0;
     (void)t->v->storage->ops->barrier(t->v->storage);
     error_restore(&first);
 }
+
+int
+txn_finish(struct txn *t, int flags, pqv_report_fn report, void *ctx)
+{
+    int rc = 0;
+
+    if (t->n > 0 || (flags & TXN_EVEN_EMPTY))
+        rc = txn_commit(t, SEGMENT_DELTA, NULL, 0, NULL, 0);
+    else
+        txn_abort(t); /* nothing to commit: no epoch (packs only if an entry failed) */
+    if (rc == 0 && t->v->sink->after != NULL)
+        rc = t->v->sink->after(t->v, report, ctx);
+    return rc;
+}
+
+/* ---- the owner's sink ---- */
+
+static int
+owner_ready(const pqv_vault *v)
+{
+    return vault_require_writer(v);
+}
+
+static int
+owner_prepare(pqv_vault *v, pqv_report_fn report, void *ctx)
+{
+    return upgrade_if_needed(v, report, ctx);
+}
+
+static int
+owner_open_state(pqv_vault *v, struct state *st)
+{
+    int rc;
+
+    if ((rc = state_current(v, st, NULL)) == 0 && (rc = state_load(v, st)) != 0)
+        state_free(st);
+    return rc;
+}
+
+static void
+owner_pack_name(const pqv_vault *v, const uint8_t id[PACK_ID_BYTES], char out[STORAGE_NAME_MAX])
+{
+    (void)v;
+    pack_name(id, out);
+}
+
+const struct txn_sink txn_owner_sink = {
+    .ready = owner_ready,
+    .prepare = owner_prepare,
+    .open_state = owner_open_state,
+    .pack_name = owner_pack_name,
+    .take = NULL,
+    .after = compact_if_long,
+    .release = NULL,
+    .command_key = 1,
+    .content_hashes = 1,
+    .uses_keyfile = 1,
+};

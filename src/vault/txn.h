@@ -10,9 +10,50 @@
 
 #include "pqvault/vault.h"
 #include "util/buf.h"
+#include "vault/names.h"
 #include "vault/entry.h"
 #include "vault/segment.h"
 #include "vault/state.h"
+
+struct txn;
+
+/*
+ * Where a transaction's packs go and how it commits, handed to the
+ * transaction by the vault structure (v->sink) rather than tested as a mode
+ * in every module (as restic's packer manager is handed a queueFn): the
+ * owner's vault (txn_owner_sink: packs/, segment N+1, compaction) or a
+ * write-only writer's batch (inbox.c: inbox/<B>/, the batch file).
+ */
+struct txn_sink {
+    /* ready(v): 0 if ${v} may write through this sink (the owner: unlocked,
+     * writer lock held). */
+    int (*ready)(const pqv_vault *v);
+    /* prepare(v, report, ctx): before a command plans (the owner: upgrade
+     * an older format). */
+    int (*prepare)(pqv_vault *v, pqv_report_fn report, void *ctx);
+    /* open_state(v, st): the state a command builds on, loaded (a writer
+     * sees none: every name is new to it). */
+    int (*open_state)(pqv_vault *v, struct state *st);
+    /* pack_name(v, id, out): the storage name of pack ${id}. */
+    void (*pack_name)(const pqv_vault *v, const uint8_t id[PACK_ID_BYTES],
+        char out[STORAGE_NAME_MAX]);
+    /* take(v, t): the commit, once the packs are durable: NULL for the
+     * owner's segment (txn_commit), else the entries handed over. */
+    int (*take)(pqv_vault *v, const struct txn *t);
+    /* after(v, report, ctx): once a command committed (the owner: compact
+     * a long chain); a failure is reported, the commit stands (only running
+     * out of memory is returned). */
+    int (*after)(pqv_vault *v, pqv_report_fn report, void *ctx);
+    /* release(ctx): the sink's context freed with the vault structure. */
+    void (*release)(void *ctx);
+    int command_key;             /* file keys stored under a wrapped command key */
+    int content_hashes;          /* key("dedup") is known: equal files found */
+    int uses_keyfile;            /* the key file is this writer's (a write-only
+                                    writer never touches it, not even by stat) */
+};
+
+/* The owner's sink: packs in packs/, segment N+1, compaction. */
+extern const struct txn_sink txn_owner_sink;
 
 struct txn {
     pqv_vault *v;
@@ -48,11 +89,20 @@ int txn_flush_pack(struct txn *t);
 int txn_introduce(struct txn *t, const struct seg_pack *sp);
 /* txn_add(t, e): a new entry (moved: ${e} is left empty). */
 int txn_add(struct txn *t, struct entry *e);
+/* txn_remove(t, name): a removed entry for ${name} (entry_removed). */
+int txn_remove(struct txn *t, const char *name);
 /* txn_commit(t, kind, all, nall, history, nhistory): steps 2-4; a delta
  * holds the added entries, a base ${all} (every entry of the state) and
  * ${history}.  On failure before the commit point the packs are removed. */
 int txn_commit(struct txn *t, int kind, struct entry *const *all, size_t nall,
     const struct seg_history *history, size_t nhistory);
+/* Flags of txn_finish. */
+enum { TXN_EVEN_EMPTY = 1 };        /* commit an epoch with no entries (passwd) */
+/* txn_finish(t, flags, report, ctx): every writing command's end: the
+ * delta committed (none for a transaction with no entries, unless
+ * TXN_EVEN_EMPTY), or the packs removed on failure; then the sink's after
+ * step (compaction). */
+int txn_finish(struct txn *t, int flags, pqv_report_fn report, void *ctx);
 /* txn_abort(t): remove the packs written (best effort). */
 void txn_abort(struct txn *t);
 void txn_free(struct txn *t);

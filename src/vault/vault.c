@@ -19,8 +19,8 @@
 #include "util/util.h"
 #include "vault/config.h"
 #include "vault/format1.h"
-#include "vault/inbox.h"
 #include "vault/state.h"
+#include "vault/txn.h"
 #include "vault/vault_internal.h"
 
 const char *
@@ -58,8 +58,6 @@ vault_require_writer(const pqv_vault *v)
 {
     int rc;
 
-    if (v != NULL && v->inbox != NULL)
-        return 0; /* a write-only writer: it writes into its inbox batch only */
     rc = vault_require_unlocked(v);
     if (rc == 0 && !v->locked)
         rc = error_set(PQV_E_INVAL, NULL, "vault writer lock not held");
@@ -195,6 +193,7 @@ vault_new_over(pqv_vault **out, pqv_storage *storage, pqv_storage *key_storage, 
     util_pin_memory(v, sizeof(*v)); /* holds the seed and catalogue keys */
     v->slot = -1;
     v->kdf_limit = pqv_kdf_limit_default;
+    v->sink = &txn_owner_sink;
     v->storage = storage;
     v->key_storage = key_storage != NULL ? key_storage : storage;
     if ((v->key_name = strdup(key_name != NULL ? key_name : KEYFILE_NAME)) == NULL ||
@@ -219,6 +218,7 @@ new_local(pqv_vault **out, const char *dir, const char *keyfile, int create, uns
     util_pin_memory(v, sizeof(*v)); /* holds the seed and catalogue keys */
     v->slot = -1;
     v->kdf_limit = pqv_kdf_limit_default;
+    v->sink = &txn_owner_sink;
     v->own_storage = 1;
     if ((v->dir = strdup(dir)) == NULL) {
         rc = PQV_E_NOMEM;
@@ -519,7 +519,8 @@ pqv_vault_close(pqv_vault *v)
     if (v == NULL)
         return;
     pool_free(v->pool);
-    inbox_free(v->inbox);
+    if (v->sink != NULL && v->sink->release != NULL)
+        v->sink->release(v->sink_ctx);
     if (v->locked && v->storage != NULL)
         v->storage->ops->unlock(v->storage);
     if (v->own_key_storage && v->key_storage != NULL)

@@ -29,7 +29,7 @@
 #define WINDOW_EXTRA 2
 
 struct pool;
-struct inbox;
+struct txn_sink;
 
 struct pqv_vault {
     char *dir;                   /* for messages ("" over a given storage) */
@@ -55,7 +55,10 @@ struct pqv_vault {
     int keyfile_status;          /* 0, or why there is no keyfile (PQV_OPEN_KEYFILE_OPTIONAL) */
     struct error_saved keyfile_error; /* that failure, as it was reported */
     struct pool *pool;              /* created on first use */
-    struct inbox *inbox;            /* a write-only writer's batch (inbox.c), or NULL */
+    /* Where writing commands put packs and commit (txn.h): the owner's
+     * vault, or a write-only writer's batch (set by pqv_vault_inbox_begin). */
+    const struct txn_sink *sink;
+    void *sink_ctx;
 };
 
 int vault_require_unlocked(const pqv_vault *v);

@@ -1,0 +1,487 @@
+/*
+ * add_walk.c: an operand of add walked into a plan.  A tree is walked from
+ * a descriptor of the directory the user named, one component at a time,
+ * never following a link below it (-L follows them); regular files,
+ * directories and symbolic links are planned, other kinds are noted and
+ * skipped, the exclusion rules and the vault's own files leave names out.
+ * Nothing is reported yet: notes wait until the plan has passed its checks
+ * (add_plan.c), so a refused add says only why it was refused.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "pqvault/match.h"
+#include "util/fsutil.h"
+#include "util/util.h"
+#include "vault/add_internal.h"
+#include "vault/txn.h"
+#include "vault/vault_internal.h"
+
+void
+add_walk_init(struct add_plan *plan)
+{
+    memset(plan, 0, sizeof(*plan));
+    plan->rootfd = -1;
+}
+
+void
+add_walk_free(struct add_plan *plan)
+{
+    for (size_t i = 0; i < plan->n; i++) {
+        free(plan->files[i].rel);
+        free(plan->files[i].path);
+        free(plan->files[i].name);
+        free(plan->files[i].target);
+    }
+    free(plan->files);
+    for (size_t i = 0; i < plan->nnotes; i++) {
+        free(plan->notes[i].subject);
+        free(plan->notes[i].message);
+    }
+    free(plan->notes);
+    for (size_t i = 0; i < plan->nstale; i++)
+        free(plan->stale[i]);
+    free(plan->stale);
+    for (size_t i = 0; i < plan->nunreadable; i++)
+        free(plan->unreadable[i]);
+    free(plan->unreadable);
+    free(plan->root_name);
+    if (plan->rootfd >= 0)
+        close(plan->rootfd);
+    free(plan->root);
+    free(plan->origin);
+    memset(plan, 0, sizeof(*plan));
+    plan->rootfd = -1;
+}
+
+int
+add_walk_note(struct add_plan *plan, int level, const char *subject, const char *fmt, ...)
+{
+    struct note *grown = realloc(plan->notes, (plan->nnotes + 1) * sizeof(*grown));
+    struct note *n;
+    va_list ap;
+    int rc;
+
+    if (grown == NULL)
+        return PQV_E_NOMEM;
+    plan->notes = grown;
+    n = &plan->notes[plan->nnotes];
+    va_start(ap, fmt);
+    rc = vasprintf(&n->message, fmt, ap);
+    va_end(ap);
+    if (rc < 0 || (n->subject = strdup(subject)) == NULL) {
+        if (rc >= 0)
+            free(n->message);
+        return PQV_E_NOMEM;
+    }
+    n->level = level;
+    plan->nnotes++;
+    if (level == PQV_REPORT_ERROR)
+        plan->not_stored++;
+    return 0;
+}
+
+int
+add_walk_push(struct add_plan *plan, const char *rel, const char *path, const char *name, int kind,
+    const struct stat *st, const char *target)
+{
+    struct add_file *f;
+
+    if (plan->n == plan->cap) {
+        size_t cap = plan->cap ? 2 * plan->cap : 64;
+        struct add_file *p = realloc(plan->files, cap * sizeof(*p));
+        if (p == NULL)
+            return PQV_E_NOMEM;
+        plan->files = p;
+        plan->cap = cap;
+    }
+    f = &plan->files[plan->n];
+    memset(f, 0, sizeof(*f));
+    if ((rel != NULL && (f->rel = strdup(rel)) == NULL) || (f->path = strdup(path)) == NULL ||
+        (f->name = strdup(name)) == NULL || (target != NULL && (f->target = strdup(target)) == NULL)) {
+        free(f->rel);
+        free(f->path);
+        free(f->name);
+        return PQV_E_NOMEM;
+    }
+    plan->n++;
+    f->kind = kind;
+    if (st != NULL) {
+        f->st = *st;
+        if (kind == KIND_FILE)
+            plan->total_bytes += (uint64_t)st->st_size;
+    }
+    return 0;
+}
+
+/* add_walk_kind_name(mode): what a file that is not stored is, in words. */
+const char *
+add_walk_kind_name(mode_t mode)
+{
+    return S_ISLNK(mode) ? "symbolic link" : S_ISSOCK(mode) ? "socket" :
+        S_ISFIFO(mode) ? "FIFO" : (S_ISCHR(mode) || S_ISBLK(mode)) ? "device" : "special file";
+}
+
+/* A directory entry read during the walk. */
+struct dirent_stat {
+    char *name;
+    struct stat st;
+    char *target;           /* a symbolic link's */
+};
+
+static int
+compare_dirents(const void *a, const void *b)
+{
+    return strcmp(((const struct dirent_stat *)a)->name, ((const struct dirent_stat *)b)->name);
+}
+
+/* read_link(dirfd, name, st, out): a symbolic link's target (as written). */
+static int
+read_link(int dirfd, const char *name, const struct stat *st, char **out)
+{
+    size_t cap = st->st_size > 0 && st->st_size < 4096 ? (size_t)st->st_size + 1 : 4097;
+    char *t = malloc(cap);
+    ssize_t n;
+
+    if (t == NULL)
+        return PQV_E_NOMEM;
+    n = readlinkat(dirfd, name, t, cap);
+    if (n < 0 || (size_t)n >= cap || n == 0) {
+        int e = n < 0 ? errno : ENAMETOOLONG;
+        free(t);
+        return error_errno(name, "read link", e);
+    }
+    t[n] = '\0';
+    *out = t;
+    return 0;
+}
+
+/* read_dir(plan, rel, path, follow, out, n): the entries of the directory
+ * ${rel} below the root with their lstat (stat with ${follow}), sorted. */
+static int
+read_dir(struct add_plan *plan, const char *rel, const char *path, int follow,
+    struct dirent_stat **out, size_t *n)
+{
+    struct dirent_stat *list = NULL;
+    size_t k = 0, cap = 0;
+    struct dirent *de;
+    DIR *d;
+    int fd, rc;
+
+    if ((rc = fsutil_open_dirs(plan->rootfd, plan->root, rel, FSUTIL_NOCREATE, 0, &fd)) != 0)
+        return error_subject(rc, path);
+    if ((d = fdopendir(fd)) == NULL) {
+        rc = error_errno(path, "open directory", errno);
+        close(fd);
+        return rc;
+    }
+    while ((errno = 0, de = readdir(d)) != NULL) {
+        struct dirent_stat *x;
+        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+            continue;
+        if (k == cap) {
+            cap = cap ? 2 * cap : 32;
+            struct dirent_stat *p = realloc(list, cap * sizeof(*p));
+            if (p == NULL) {
+                rc = PQV_E_NOMEM;
+                goto fail;
+            }
+            list = p;
+        }
+        x = &list[k];
+        x->target = NULL;
+        if (fstatat(dirfd(d), de->d_name, &x->st, follow ? 0 : AT_SYMLINK_NOFOLLOW) != 0 &&
+            (!follow || fstatat(dirfd(d), de->d_name, &x->st, AT_SYMLINK_NOFOLLOW) != 0))
+            continue; /* vanished meanwhile */
+        if (S_ISLNK(x->st.st_mode) && (rc = read_link(dirfd(d), de->d_name, &x->st, &x->target)) != 0) {
+            if (rc == PQV_E_NOMEM)
+                goto fail;
+            continue; /* vanished, or changed into something else */
+        }
+        if ((x->name = strdup(de->d_name)) == NULL) {
+            free(x->target);
+            rc = PQV_E_NOMEM;
+            goto fail;
+        }
+        k++;
+    }
+    if (errno != 0) {
+        rc = error_errno(path, "read directory", errno);
+        goto fail;
+    }
+    closedir(d);
+    util_sort(list, k, sizeof(*list), compare_dirents);
+    *out = list;
+    *n = k;
+    return 0;
+
+fail:
+    closedir(d);
+    for (size_t i = 0; i < k; i++) {
+        free(list[i].name);
+        free(list[i].target);
+    }
+    free(list);
+    return rc;
+}
+
+/* Options of the walk. */
+struct walk_opts {
+    int follow;             /* -L: follow symbolic links */
+    dev_t dev;              /* --one-file-system: the operand's device */
+    int one_fs;
+    const struct pqv_match *exclude;
+    size_t root_len;        /* the operand's stored name: excluded names are
+                               tested relative to it */
+    int exclude_caches;
+    int verbose;
+    struct stat vault_dir, keyfile;  /* never stored (st_ino 0: unknown) */
+};
+
+/* same_inode(a, b): whether two stats are one file (${b} known). */
+static int
+same_inode(const struct stat *a, const struct stat *b)
+{
+    return b->st_ino != 0 && a->st_dev == b->st_dev && a->st_ino == b->st_ino;
+}
+
+/* cache_dir(plan, rel): whether the directory ${rel} holds a CACHEDIR.TAG
+ * with its signature (bford.info/cachedir), as tar and borg honour. */
+static int
+cache_dir(struct add_plan *plan, const char *rel)
+{
+    static const char sig[] = "Signature: 8a477f597d28d172789f06886806bc55";
+    char buf[sizeof(sig) - 1];
+    int dfd, fd, is = 0;
+
+    if (fsutil_open_dirs(plan->rootfd, plan->root, rel, FSUTIL_NOCREATE, 0, &dfd) != 0)
+        return 0;
+    fd = openat(dfd, "CACHEDIR.TAG", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    close(dfd);
+    if (fd < 0)
+        return 0;
+    is = fsutil_pread_all(fd, buf, sizeof(buf), 0, "CACHEDIR.TAG") == (ssize_t)sizeof(buf) &&
+        memcmp(buf, sig, sizeof(buf)) == 0;
+    close(fd);
+    return is;
+}
+
+/* left_out(plan, wo, cname, crel, cpath, cst, rc): whether the walk leaves
+ * this entry out (the vault itself, the exclusion rules); said once. */
+static int
+left_out(struct add_plan *plan, const struct walk_opts *wo, const char *cname, const char *crel,
+    const char *cpath, const struct stat *cst, int *rc)
+{
+    const char *rel = strlen(cname) > wo->root_len ? cname + wo->root_len + 1 : cname;
+
+    *rc = 0;
+    if (same_inode(cst, &wo->vault_dir) || same_inode(cst, &wo->keyfile)) {
+        *rc = add_walk_note(plan, PQV_REPORT_WARNING, cpath, "not stored: it is the vault %s itself",
+            same_inode(cst, &wo->keyfile) ? "key file" : "directory");
+        return 1;
+    }
+    if ((wo->exclude != NULL && pqv_match_test(wo->exclude, rel, S_ISDIR(cst->st_mode))) ||
+        (wo->exclude_caches && S_ISDIR(cst->st_mode) && cache_dir(plan, crel))) {
+        plan->excluded++;
+        if (wo->verbose)
+            *rc = add_walk_note(plan, PQV_REPORT_INFO, cpath, "excluded");
+        return 1;
+    }
+    return 0;
+}
+
+/* walk(plan, wo, rel, path, name, st): add the directory ${rel} (below the
+ * root, ${path} in messages) and what is below it to the plan. */
+static int
+walk(struct add_plan *plan, const struct walk_opts *wo, const char *rel, const char *path,
+    const char *name, const struct stat *st, int depth)
+{
+    struct dirent_stat *list = NULL;
+    size_t n = 0;
+    int rc;
+
+    if (depth > 2048)
+        return add_walk_note(plan, PQV_REPORT_ERROR, path, "not stored: too deep (a link loop?)");
+    if ((rc = read_dir(plan, rel, path, wo->follow, &list, &n)) != 0) {
+        char **grown;
+        if (rc == PQV_E_NOMEM)
+            return rc;
+        /* Unreadable: reported, and the rest of the tree is stored; what
+         * the vault holds below it is not "gone" (--delete keeps it). */
+        if ((grown = realloc(plan->unreadable, (plan->nunreadable + 1) * sizeof(*grown))) == NULL)
+            return PQV_E_NOMEM;
+        plan->unreadable = grown;
+        if ((plan->unreadable[plan->nunreadable] = strdup(name)) == NULL)
+            return PQV_E_NOMEM;
+        plan->nunreadable++;
+        return add_walk_note(plan, PQV_REPORT_ERROR, path, "not stored: %s", pqv_error_last()->reason);
+    }
+    rc = add_walk_push(plan, rel, path, name, KIND_DIR, st, NULL);
+    for (size_t i = 0; i < n; i++) {
+        char *crel = NULL, *cpath = NULL, *cname = NULL;
+        const struct stat *cst = &list[i].st;
+        if (rc != 0)
+            goto next;
+        if (asprintf(&crel, "%s%s%s", rel, *rel ? "/" : "", list[i].name) < 0 ||
+            asprintf(&cpath, "%s/%s", path, list[i].name) < 0 ||
+            asprintf(&cname, "%s/%s", name, list[i].name) < 0) {
+            crel = cpath = cname = NULL; /* (asprintf leaves them undefined) */
+            rc = PQV_E_NOMEM;
+        } else if (strlen(cname) > PQV_NAME_MAX) {
+            rc = add_walk_note(plan, PQV_REPORT_ERROR, cpath, "not stored: its name would be longer "
+                "than %d bytes", PQV_NAME_MAX);
+        } else if (left_out(plan, wo, cname, crel, cpath, cst, &rc)) {
+            /* (said by left_out) */
+        } else if (S_ISREG(cst->st_mode)) {
+            rc = add_walk_push(plan, crel, cpath, cname, KIND_FILE, cst, NULL);
+        } else if (S_ISLNK(cst->st_mode)) {
+            rc = add_walk_push(plan, crel, cpath, cname, KIND_SYMLINK, cst, list[i].target);
+        } else if (S_ISDIR(cst->st_mode)) {
+            if (wo->one_fs && cst->st_dev != wo->dev)
+                rc = add_walk_note(plan, PQV_REPORT_INFO, cpath, "skipped (another file system)");
+            else
+                rc = walk(plan, wo, crel, cpath, cname, cst, depth + 1);
+        } else {
+            rc = add_walk_note(plan, PQV_REPORT_WARNING, cpath, "skipped (%s)", add_walk_kind_name(cst->st_mode));
+        }
+next:
+        free(crel);
+        free(cpath);
+        free(cname);
+        free(list[i].name);
+        free(list[i].target);
+    }
+    free(list);
+    return rc;
+}
+
+/* add_walk_default_name(path, out, outlen): the stored name of ${path} when none is
+ * given: its last component (as cp, rsync and tar -C do), "." and ".."
+ * resolved to the directory's own name. */
+int
+add_walk_default_name(const char *path, char *out, size_t outlen)
+{
+    char *real = NULL;
+    const char *base;
+    size_t n = strlen(path);
+    int rc;
+
+    while (n > 1 && path[n - 1] == '/')
+        n--;
+    base = path + n;
+    while (base > path && base[-1] != '/')
+        base--;
+    if ((size_t)(path + n - base) == 0 || (path + n - base == 1 && *base == '.') ||
+        (path + n - base == 2 && base[0] == '.' && base[1] == '.')) {
+        if ((real = realpath(path, NULL)) == NULL)
+            return error_errno(path, "resolve", errno);
+        base = strrchr(real, '/') != NULL ? strrchr(real, '/') + 1 : real;
+        if (*base == '\0') {
+            free(real);
+            return error_set(PQV_E_INVAL, path, "has no name of its own (the root directory)");
+        }
+        rc = pqv_name_normalize(base, out, outlen);
+        free(real);
+        return rc;
+    }
+    if ((size_t)(path + n - base) >= outlen)
+        return error_set(PQV_E_INVAL, path, "name too long");
+    memcpy(out, base, (size_t)(path + n - base));
+    out[path + n - base] = '\0';
+    return pqv_name_normalize(out, out, outlen);
+}
+
+/* open_operand(plan, path, st, rel): the directory the tree is read from
+ * (the operand itself, or its parent for a file or link), and the
+ * operand's path below it. */
+static int
+open_operand(struct add_plan *plan, const char *path, const struct stat *st, const char **rel)
+{
+    char dir[4096];
+    const char *base;
+
+    if (S_ISDIR(st->st_mode)) {
+        snprintf(dir, sizeof(dir), "%s", path);
+        *rel = "";
+    } else {
+        fsutil_dirname(path, dir, sizeof(dir));
+        base = strrchr(path, '/');
+        *rel = base != NULL ? base + 1 : path;
+    }
+    /* The operand's own path is the user's to point anywhere: links in it
+     * are followed (as cd would); nothing below it is. */
+    if ((plan->rootfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+        return error_errno(dir, "open directory", errno);
+    if ((plan->root = strdup(dir)) == NULL)
+        return PQV_E_NOMEM;
+    plan->origin = realpath(path, NULL); /* recorded where it is known */
+    return 0;
+}
+
+int
+add_walk_operand(pqv_vault *v, struct add_plan *plan, const char *path, const char *name,
+    const struct pqv_add_options *opt)
+{
+    struct walk_opts wo;
+    char norm[PQV_NAME_MAX + 1];
+    const char *rel;
+    struct stat st;
+    int rc;
+
+    if ((rc = name != NULL ? pqv_name_normalize(name, norm, sizeof(norm))
+                           : add_walk_default_name(path, norm, sizeof(norm))) != 0)
+        return rc;
+    if ((opt->follow_links ? stat(path, &st) : lstat(path, &st)) != 0)
+        return error_errno(path, "stat", errno);
+    memset(&wo, 0, sizeof(wo));
+    wo.follow = opt->follow_links;
+    wo.one_fs = opt->one_file_system;
+    wo.dev = st.st_dev;
+    wo.exclude = opt->exclude;
+    wo.root_len = strlen(norm);
+    wo.exclude_caches = opt->exclude_caches;
+    wo.verbose = opt->verbose;
+    /* The vault's own files are never stored (add ~ with the vault in it);
+     * a write-only writer knows no key file. */
+    if (v->dir == NULL || stat(v->dir, &wo.vault_dir) != 0)
+        memset(&wo.vault_dir, 0, sizeof(wo.vault_dir));
+    if (!v->sink->uses_keyfile || v->keyfile_path == NULL ||
+        stat(v->keyfile_path, &wo.keyfile) != 0)
+        memset(&wo.keyfile, 0, sizeof(wo.keyfile));
+    if (same_inode(&st, &wo.vault_dir) || same_inode(&st, &wo.keyfile))
+        return error_set(PQV_E_INVAL, path, "is the vault's own %s: not stored",
+            same_inode(&st, &wo.keyfile) ? "key file" : "directory");
+    if ((plan->root_name = strdup(norm)) == NULL)
+        return PQV_E_NOMEM;
+    if (S_ISLNK(st.st_mode)) {
+        /* A link given as an operand is stored as the link (as tar does;
+         * -L stores what it points to). */
+        char dir[4096], *target = NULL;
+        int dfd;
+        fsutil_dirname(path, dir, sizeof(dir));
+        if ((dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+            return error_errno(dir, "open directory", errno);
+        rc = read_link(dfd, strrchr(path, '/') != NULL ? strrchr(path, '/') + 1 : path, &st,
+            &target);
+        close(dfd);
+        if (rc == 0)
+            rc = add_walk_push(plan, NULL, path, norm, KIND_SYMLINK, &st, target);
+        free(target);
+        return rc;
+    }
+    if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
+        return error_set(PQV_E_INVAL, path, "is a %s: not stored (regular files, directories "
+            "and symbolic links are)", add_walk_kind_name(st.st_mode));
+    if ((rc = open_operand(plan, path, &st, &rel)) != 0)
+        return rc;
+    if (S_ISREG(st.st_mode))
+        return add_walk_push(plan, rel, path, norm, KIND_FILE, &st, NULL);
+    return walk(plan, &wo, rel, path, norm, &st, 0);
+}

@@ -1,0 +1,134 @@
+/*
+ * fsmeta.c: file-system metadata to entries (add) and back (get): owners
+ * and their names, permission bits, times, extended attributes.
+ */
+#include <errno.h>
+#include <grp.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include "vault/entry.h"
+#include "vault/fsmeta.h"
+#include "vault/vault_internal.h"
+
+/* Bytes of a file's list of extended-attribute names read at most. */
+#define MAX_XATTR_LIST (64u << 10)
+
+static char *
+owner_name(struct fsmeta_names *c, uint32_t id, int group)
+{
+    char buf[4096];
+    const char *name = NULL;
+
+    for (size_t i = 0; i < c->n; i++)
+        if (c->e[i].id == id && c->e[i].group == group)
+            return c->e[i].name != NULL ? strdup(c->e[i].name) : NULL;
+    if (group) {
+        struct group gr, *g = NULL;
+        if (getgrgid_r(id, &gr, buf, sizeof(buf), &g) == 0 && g != NULL)
+            name = g->gr_name;
+    } else {
+        struct passwd pw, *p = NULL;
+        if (getpwuid_r(id, &pw, buf, sizeof(buf), &p) == 0 && p != NULL)
+            name = p->pw_name;
+    }
+    void *grown = realloc(c->e, (c->n + 1) * sizeof(*c->e));
+    if (grown != NULL) {
+        c->e = grown;
+        c->e[c->n].id = id;
+        c->e[c->n].group = group;
+        c->e[c->n].name = name != NULL && strlen(name) < 256 ? strdup(name) : NULL;
+        c->n++;
+    }
+    return name != NULL && strlen(name) < 256 ? strdup(name) : NULL;
+}
+
+void
+fsmeta_names_free(struct fsmeta_names *c)
+{
+    for (size_t i = 0; i < c->n; i++)
+        free(c->e[i].name);
+    free(c->e);
+}
+
+int
+fsmeta_read_xattrs(int fd, struct entry *e, const char *path, pqv_report_fn report,
+    void *report_ctx)
+{
+    char *list = NULL;
+    ssize_t len = flistxattr(fd, NULL, 0);
+    int rc = 0;
+
+    if (len <= 0)
+        return 0;
+    if ((size_t)len > MAX_XATTR_LIST || (list = malloc((size_t)len + 1)) == NULL)
+        return len > (ssize_t)MAX_XATTR_LIST ? 0 : PQV_E_NOMEM;
+    if ((len = flistxattr(fd, list, (size_t)len)) < 0) {
+        free(list);
+        return 0;
+    }
+    list[len] = '\0';
+    for (char *name = list; name < list + len && rc == 0; name += strlen(name) + 1) {
+        uint8_t *value;
+        ssize_t vlen;
+        struct xattr *grown;
+        if (*name == '\0' || strlen(name) > 255 ||
+            (strncmp(name, "user.", 5) != 0 && geteuid() != 0))
+            continue;
+        if ((vlen = fgetxattr(fd, name, NULL, 0)) < 0 || (size_t)vlen > MAX_XATTR_VALUE) {
+            vault_report(report, report_ctx, PQV_REPORT_WARNING, path,
+                "extended attribute %s not stored", name);
+            continue;
+        }
+        if ((value = malloc((size_t)vlen + 1)) == NULL)
+            rc = PQV_E_NOMEM;
+        else if ((vlen = fgetxattr(fd, name, value, (size_t)vlen)) < 0)
+            free(value);
+        else if ((grown = realloc(e->xattrs, (e->nxattrs + 1) * sizeof(*grown))) == NULL) {
+            free(value);
+            rc = PQV_E_NOMEM;
+        } else {
+            e->xattrs = grown;
+            e->xattrs[e->nxattrs].value = value;
+            e->xattrs[e->nxattrs].len = (size_t)vlen;
+            if ((e->xattrs[e->nxattrs].name = strdup(name)) == NULL) {
+                free(value);
+                rc = PQV_E_NOMEM;
+            } else {
+                e->nxattrs++;
+            }
+        }
+    }
+    free(list);
+    return rc;
+}
+
+int
+fsmeta_fill_entry(struct entry *e, const char *name, int kind, const struct stat *st,
+    const char *target, uint64_t hlgroup, struct fsmeta_names *cache)
+{
+    memset(e, 0, sizeof(*e));
+    if ((e->name = strdup(name)) == NULL)
+        return PQV_E_NOMEM;
+    e->kind = kind;
+    e->perm = (uint32_t)(st->st_mode & 07777);
+    e->uid = st->st_uid;
+    e->gid = st->st_gid;
+    e->user = owner_name(cache, st->st_uid, 0);
+    e->group = owner_name(cache, st->st_gid, 1);
+    e->mtime_sec = (int64_t)st->st_mtim.tv_sec;
+    e->mtime_nsec = (uint32_t)st->st_mtim.tv_nsec;
+    e->ctime_sec = (int64_t)st->st_ctim.tv_sec;
+    e->ctime_nsec = (uint32_t)st->st_ctim.tv_nsec;
+    e->dev = st->st_dev;
+    e->ino = st->st_ino;
+    e->hlgroup = hlgroup;
+    if (kind == KIND_SYMLINK && (e->target = strdup(target)) == NULL)
+        return PQV_E_NOMEM;
+    return 0;
+}

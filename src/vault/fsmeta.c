@@ -12,6 +12,7 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include "util/io.h"
 #include "vault/entry.h"
 #include "vault/fsmeta.h"
 #include "vault/vault_internal.h"
@@ -131,4 +132,53 @@ fsmeta_fill_entry(struct entry *e, const char *name, int kind, const struct stat
     if (kind == KIND_SYMLINK && (e->target = strdup(target)) == NULL)
         return PQV_E_NOMEM;
     return 0;
+}
+
+/* ---- entry -> file (get) ---- */
+
+/* fsmeta_owner(e, uid, gid): as root, the owner to restore: by name when the
+ * name exists here (as tar does), else by number; 0 when not root. */
+int
+fsmeta_owner(const struct entry *e, uid_t *uid, gid_t *gid)
+{
+    char buf[4096];
+    struct passwd pw, *pwp = NULL;
+    struct group gr, *grp = NULL;
+
+    if (geteuid() != 0 || e->epoch == 0) /* (format 1 kept no owners) */
+        return 0;
+    *uid = e->uid;
+    *gid = e->gid;
+    if (e->user != NULL && getpwnam_r(e->user, &pw, buf, sizeof(buf), &pwp) == 0 && pwp != NULL)
+        *uid = pwp->pw_uid;
+    if (e->group != NULL && getgrnam_r(e->group, &gr, buf, sizeof(buf), &grp) == 0 && grp != NULL)
+        *gid = grp->gr_gid;
+    return 1;
+}
+
+void
+fsmeta_durable_meta(const struct entry *e, struct durable_meta *m)
+{
+    memset(m, 0, sizeof(*m));
+    m->mode = e->perm & 07777;
+    m->mtime.tv_sec = e->mtime_sec;
+    m->mtime.tv_nsec = e->mtime_nsec;
+    m->set_owner = fsmeta_owner(e, &m->uid, &m->gid);
+}
+
+/* fsmeta_set_xattrs(fd, e, display, opt): user.* attributes always, the others
+ * (security., trusted., system.) as root only; a file system that takes
+ * none is reported, not an error. */
+void
+fsmeta_set_xattrs(int fd, const struct entry *e, const char *display, pqv_report_fn report,
+    void *report_ctx)
+{
+    for (size_t i = 0; i < e->nxattrs; i++) {
+        const struct xattr *x = &e->xattrs[i];
+        if (strncmp(x->name, "user.", 5) != 0 && geteuid() != 0)
+            continue;
+        if (io_fsetxattr(fd, x->name, x->value, x->len, display) != 0)
+            vault_report(report, report_ctx, PQV_REPORT_WARNING, display,
+                "extended attribute %s not restored: %s", x->name, strerror(errno));
+    }
 }

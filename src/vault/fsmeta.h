@@ -9,8 +9,10 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/stat.h>
+#include <sys/types.h>
 
 #include "pqvault/vault.h"
+#include "util/durable.h"
 #include "vault/entry.h"
 
 /* A small cache of user and group names (getpwuid_r and getgrgid_r are
@@ -33,5 +35,18 @@ int fsmeta_read_xattrs(int fd, struct entry *e, const char *path, pqv_report_fn 
  * ${cache}), a link's ${target}, its hard-link group. */
 int fsmeta_fill_entry(struct entry *e, const char *name, int kind, const struct stat *st,
     const char *target, uint64_t hlgroup, struct fsmeta_names *cache);
+
+/* fsmeta_owner(e, uid, gid): as root, the owner to restore: by name when
+ * the name exists here (as tar does), else by number; 0 (nothing to set)
+ * when not root or when the entry keeps no owner (format 1). */
+int fsmeta_owner(const struct entry *e, uid_t *uid, gid_t *gid);
+/* fsmeta_durable_meta(e, m): what a restored file of ${e} is given: mode,
+ * times, owner (fsmeta_owner). */
+void fsmeta_durable_meta(const struct entry *e, struct durable_meta *m);
+/* fsmeta_set_xattrs(fd, e, display, report, ctx): user.* attributes always,
+ * the others (security., trusted., system.) as root only; a file system
+ * that takes none is reported, not an error. */
+void fsmeta_set_xattrs(int fd, const struct entry *e, const char *display, pqv_report_fn report,
+    void *report_ctx);
 
 #endif

@@ -1,0 +1,125 @@
+/*
+ * vault/get_internal.h: the stages of get, shared by get*.c only:
+ *   get_stream.c   a file's extents read and opened on the worker pool, a
+ *                  bounded window ahead, to a file (at offsets, holes left)
+ *                  or a stream (in order, holes as zeros), tolerating a
+ *                  writer that replaces the file meanwhile
+ *   get_restore.c  restoring entries into a destination: batches of files
+ *                  written, verified, synced together and named; links,
+ *                  hard links, directories' attributes deepest first
+ *   get.c          the name looked up (a damaged block tolerated for a
+ *                  tree), a single file or a tree -> the result
+ * Metadata (owner, mode, times, attributes) is set through fsmeta.c.
+ */
+#ifndef PQV_VAULT_GET_INTERNAL_H
+#define PQV_VAULT_GET_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pqvault/vault.h"
+#include "util/error.h"
+#include "vault/dest.h"
+#include "vault/entry.h"
+#include "vault/state.h"
+
+/* A batch: files written and verified, synced together, then named. */
+#define RESTORE_BATCH_FILES 256     /* at most: each holds two descriptors */
+#define RESTORE_BATCH_BYTES (64u << 20)
+
+/* ---- get_stream.c ---- */
+
+struct get_job;
+
+/* Where plaintext goes: a file of ours (written at offsets), or a stream
+ * (standard output, a FIFO, a device: written in order, holes as zeros). */
+struct get_out {
+    int fd;
+    const char *name;
+    int seekable;
+    int writeback;           /* start the write-back of each extent at once */
+    uint64_t done, total;
+    const struct pqv_get_options *opt;
+    struct get_job *jobs;    /* reused from file to file (sink_free) */
+    size_t window;
+};
+
+/* get_out_free(out): the extent buffers, wiped where they were used. */
+void get_out_free(struct get_out *out);
+/*
+ * get_stream_current(v, st, e, out, fresh, fresh_state): the plaintext of
+ * ${e}, every extent verified, to ${out}, tolerating writers.  Readers take
+ * no lock: a writer may replace or remove the file, and gc may repack or
+ * delete its data, while we read.  If data is missing, the state is read
+ * again (into ${fresh_state}): the file is gone (PQV_E_NOTFOUND), or
+ * changed (we start again from its new entry, left in ${fresh} for the
+ * caller), or the same (the data is really missing: PQV_E_INTEGRITY).  A
+ * retry rewinds the output, which only a file allows (or a stream nothing
+ * was written to).
+ */
+int get_stream_current(pqv_vault *v, struct state *st, const struct entry *e,
+    struct get_out *out, struct entry *fresh, struct state *fresh_state);
+
+/* ---- get_restore.c ---- */
+
+struct pending {
+    struct dest_file f;
+    const struct entry *e;
+    struct entry fresh;          /* if it changed while read */
+    int done;                    /* nothing to name: only to report (in order) */
+};
+
+/* A name that was a hard link of a file restored earlier in this run. */
+struct hardlink {
+    uint64_t group;
+    char *first;                 /* where its first name was restored */
+};
+
+struct restore {
+    pqv_vault *v;
+    struct state *st;
+    struct state fresh_state;    /* read again when a writer raced */
+    struct dest d;
+    const struct pqv_get_options *opt;
+    struct get_out progress;
+    struct pending batch[RESTORE_BATCH_FILES];
+    size_t nbatch, batch_max;    /* batch_max: what the descriptor limit allows */
+    uint64_t batch_bytes;
+    struct hardlink *links;
+    size_t nlinks;
+    struct { char *rel; char *display; uint64_t group; } *later;  /* hard links to make */
+    size_t nlater;
+    uint64_t failed;
+    int worst;
+    int single;                  /* one file: its failure is the call's, not reported */
+    struct error_saved first;
+    struct pqv_get_result res;
+};
+
+/* get_restore_said(r, e, name, what): an entry restored: said and counted. */
+void get_restore_said(struct restore *r, const struct entry *e, const char *name,
+    const char *what);
+/* get_restore_failure(r, subject, rc): report and count a failed entry. */
+void get_restore_failure(struct restore *r, const char *subject, int rc);
+/* get_restore_strip(name, n): ${name} without its first ${n} components;
+ * NULL if it has no more (get --strip-components, as tar's). */
+const char *get_restore_strip(const char *name, unsigned n);
+/* get_restore_join(out, outlen, dir, name): "dir/name", one slash. */
+int get_restore_join(char *out, size_t outlen, const char *dir, const char *name);
+/* get_restore_batch_limit(): files per batch: RESTORE_BATCH_FILES, or fewer
+ * if the descriptor limit (two per pending file, and room) is low. */
+size_t get_restore_batch_limit(void);
+/* get_restore_one(r, e, rel, display, allow_device): one entry of any kind
+ * at ${rel} below the destination; a file is queued in the batch (1: a
+ * hard link queued for the end). */
+int get_restore_one(struct restore *r, const struct entry *e, const char *rel,
+    const char *display, int allow_device);
+/* get_restore_finish(r): the last batch, then the hard links. */
+int get_restore_finish(struct restore *r);
+/* get_restore_tree(r, prefix, out, damaged): every entry under ${prefix}
+ * restored below ${out}; refused before writing anything if a destination
+ * file exists (without force or skip_existing). */
+int get_restore_tree(struct restore *r, const char *prefix, const char *out, uint64_t damaged);
+void get_restore_free(struct restore *r);
+
+#endif

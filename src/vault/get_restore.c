@@ -1,0 +1,417 @@
+/*
+ * get_restore.c: entries restored into a destination (dest.c).  A file is
+ * written into a temporary beside its name, every tag verified, then given
+ * its owner (as root), mode, times and extended attributes.  Files are
+ * committed in batches: their temporaries synced together (one syncfs per
+ * file system), then named, then each directory that received names synced
+ * once; no name ever points at unsynced or unverified data (docs/DESIGN.md
+ * section 3).  Symbolic links are recreated (never followed); names that
+ * were hard links of one file become hard links again; directories get
+ * their attributes last, deepest first.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util/io.h"
+#include "util/pool.h"
+#include "util/util.h"
+#include "vault/fsmeta.h"
+#include "vault/get_internal.h"
+#include "vault/names.h"
+#include "vault/vault_internal.h"
+
+/* get_restore_said(r, e, what): said and counted. */
+void
+get_restore_said(struct restore *r, const struct entry *e, const char *name, const char *what)
+{
+    r->res.restored++;
+    if (e != NULL && e->kind == KIND_FILE)
+        r->res.bytes += e->size;
+    vault_report(r->opt->report, r->opt->report_ctx, PQV_REPORT_INFO, name, "%s", what);
+}
+
+/* get_restore_strip(name, n): ${name} without its first ${n} components; NULL if it has
+ * no more (get --strip-components, as tar's). */
+const char *
+get_restore_strip(const char *name, unsigned n)
+{
+    for (unsigned i = 0; i < n; i++) {
+        const char *slash = strchr(name, '/');
+        if (slash == NULL)
+            return NULL;
+        name = slash + 1;
+    }
+    return name;
+}
+
+/* get_restore_batch_limit(): files per batch: RESTORE_BATCH_FILES, or fewer if the
+ * descriptor limit (two per pending file, and room for the rest) is low. */
+size_t
+get_restore_batch_limit(void)
+{
+    struct rlimit rl;
+    size_t n = RESTORE_BATCH_FILES;
+
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+        rl.rlim_cur < 2 * RESTORE_BATCH_FILES + 128)
+        n = rl.rlim_cur > 128 + 2 * 4 ? (size_t)(rl.rlim_cur - 128) / 2 : 4;
+    return n;
+}
+
+/* get_restore_failure(r, subject, rc): report and count a failed entry. */
+void
+get_restore_failure(struct restore *r, const char *subject, int rc)
+{
+    const struct pqv_error *err = pqv_error_last();
+    const char *who = err->subject[0] != '\0' && strncmp(err->subject, r->d.root,
+        strlen(r->d.root)) == 0 ? err->subject : subject;
+
+    if (!r->single)
+        vault_report(r->opt->report, r->opt->report_ctx, PQV_REPORT_ERROR, who, "%s",
+            err->reason[0] != '\0' ? err->reason : pqv_strerror(rc));
+    else if (r->failed == 0)
+        error_save(&r->first);
+    r->failed++;
+    if (rc == PQV_E_INTEGRITY || r->worst == 0)
+        r->worst = rc;
+}
+
+struct sync_job {
+    struct pool_job job;
+    struct durable *tmp;
+};
+
+static void
+sync_job_run(struct pool_job *pj)
+{
+    struct sync_job *j = (struct sync_job *)pj;
+
+    j->job.rc = durable_sync(j->tmp);
+}
+
+/* sync_batch(r, synced): the batch's temporaries durable with one
+ * syncfs(2) per file system they are on (one journal commit instead of an
+ * fsync each); synced[i] set for those done.  A file system whose syncfs
+ * fails leaves its files to their own fsync, which reports the error. */
+static void
+sync_batch(struct restore *r, unsigned char synced[RESTORE_BATCH_FILES])
+{
+    struct stat st[RESTORE_BATCH_FILES];
+    int have[RESTORE_BATCH_FILES];
+
+    memset(synced, 0, RESTORE_BATCH_FILES);
+    for (size_t i = 0; i < r->nbatch; i++)
+        have[i] = !r->batch[i].f.device && !r->batch[i].done &&
+            fstat(r->batch[i].f.tmp.fd, &st[i]) == 0;
+    for (size_t i = 0; i < r->nbatch; i++) {
+        int ok;
+        if (!have[i] || synced[i])
+            continue;
+        ok = io_syncfs(r->batch[i].f.tmp.fd, r->batch[i].f.display) == 0;
+        for (size_t k = i; k < r->nbatch; k++)
+            if (have[k] && st[k].st_dev == st[i].st_dev) {
+                synced[k] = (unsigned char)ok;
+                have[k] = ok;
+            }
+    }
+}
+
+/* flush(r): make the batch's files durable (syncfs, or concurrent fsyncs
+ * for a batch of one), name them, sync their directories once. */
+static int
+flush(struct restore *r)
+{
+    struct sync_job jobs[RESTORE_BATCH_FILES];
+    unsigned char synced[RESTORE_BATCH_FILES];
+    struct pool *pool = vault_pool(r->v);
+    int rc = 0;
+
+    memset(synced, 0, sizeof(synced));
+    if (r->nbatch > 1)
+        sync_batch(r, synced);
+    for (size_t i = 0; i < r->nbatch; i++) {
+        jobs[i].tmp = &r->batch[i].f.tmp;
+        jobs[i].job.run = sync_job_run;
+        jobs[i].job.rc = 0;
+        if (!r->batch[i].f.device && !r->batch[i].done && !synced[i])
+            pool_submit(pool, &jobs[i].job);
+    }
+    for (size_t i = 0; i < r->nbatch; i++) {
+        struct pending *p = &r->batch[i];
+        int src;
+        if (p->done) {
+            get_restore_said(r, p->e, p->e->name, "restored");
+            continue;
+        }
+        src = p->f.device || synced[i] ? 0 : pool_wait(pool, &jobs[i].job);
+        if (src == 0)
+            src = dest_name_file(&r->d, &p->f, r->opt->force);
+        else
+            dest_close_file(&p->f);
+        if (src != 0)
+            get_restore_failure(r, p->e->name, src);
+        else
+            get_restore_said(r, p->e, p->e->name, "restored");
+        entry_clear(&p->fresh);
+    }
+    r->nbatch = 0;
+    r->batch_bytes = 0;
+    if ((rc = dest_sync_dirs(&r->d)) != 0)
+        get_restore_failure(r, r->d.root, rc);
+    return 0;
+}
+
+/* restore_file(r, e, rel, display, allow_device): write ${e} into a
+ * temporary at ${rel}, verified, with its attributes; queued for flush. */
+static int
+restore_file(struct restore *r, const struct entry *e, const char *rel, const char *display,
+    int allow_device)
+{
+    struct pending *p = &r->batch[r->nbatch];
+    struct durable_meta meta;
+    int rc;
+
+    memset(p, 0, sizeof(*p));
+    if ((rc = dest_open_file(&p->f, &r->d, rel, display, r->opt->force, allow_device)) != 0)
+        return rc;
+    r->progress.fd = p->f.fd;
+    r->progress.name = display;
+    r->progress.seekable = !p->f.device;
+    r->progress.writeback = !p->f.device && e->size >= (1u << 20);
+    rc = get_stream_current(r->v, r->st, e, &r->progress, &p->fresh, &r->fresh_state);
+    if (p->fresh.name != NULL)
+        e = &p->fresh; /* replaced meanwhile: restore the new version's attributes */
+    if (rc != 0) {
+        dest_close_file(&p->f);
+        entry_clear(&p->fresh);
+        return rc;
+    }
+    /* Every tag verified: now the file may become what it claims to be. */
+    if (!p->f.device) {
+        fsmeta_set_xattrs(p->f.fd, e, display, r->opt->report, r->opt->report_ctx);
+        fsmeta_durable_meta(e, &meta);
+        if ((rc = durable_set_meta(&p->f.tmp, &meta)) != 0) {
+            dest_close_file(&p->f);
+            entry_clear(&p->fresh);
+            return error_subject(rc, display);
+        }
+    }
+    p->e = e;
+    r->nbatch++;
+    r->batch_bytes += e->size;
+    if (r->nbatch == r->batch_max || r->batch_bytes >= RESTORE_BATCH_BYTES)
+        return flush(r);
+    return 0;
+}
+
+int
+get_restore_join(char *out, size_t outlen, const char *dir, const char *name)
+{
+    size_t dl = strlen(dir);
+    /* "out/" and "/" name the directory as "out" and "": one slash. */
+    int n = snprintf(out, outlen, "%.*s/%s", (int)(dl > 0 && dir[dl - 1] == '/' ? dl - 1 : dl),
+        dir, name);
+
+    if (n < 0 || (size_t)n >= outlen)
+        return error_set(PQV_E_INVAL, name, "path too long");
+    return 0;
+}
+
+/* get_restore_one(r, e, rel, display, allow_device): one entry of any kind. */
+int
+get_restore_one(struct restore *r, const struct entry *e, const char *rel, const char *display,
+    int allow_device)
+{
+    struct durable_meta meta;
+
+    switch (e->kind) {
+    case KIND_DIR:
+        return dest_make_dir(&r->d, rel);
+    case KIND_SYMLINK:
+        fsmeta_durable_meta(e, &meta);
+        return dest_symlink(&r->d, rel, display, e->target, r->opt->force, &meta);
+    default:
+        if (e->hlgroup != 0) {
+            /* Another name of a file restored in this run: linked after
+             * the files are named. */
+            for (size_t i = 0; i < r->nlinks; i++)
+                if (r->links[i].group == e->hlgroup) {
+                    void *grown = realloc(r->later, (r->nlater + 1) * sizeof(*r->later));
+                    if (grown == NULL)
+                        return PQV_E_NOMEM;
+                    r->later = grown;
+                    if ((r->later[r->nlater].rel = strdup(rel)) == NULL ||
+                        (r->later[r->nlater].display = strdup(display)) == NULL) {
+                        free(r->later[r->nlater].rel);
+                        return PQV_E_NOMEM;
+                    }
+                    r->later[r->nlater++].group = e->hlgroup;
+                    return 1; /* queued */
+                }
+            struct hardlink *grown = realloc(r->links, (r->nlinks + 1) * sizeof(*grown));
+            if (grown == NULL)
+                return PQV_E_NOMEM;
+            r->links = grown;
+            if ((r->links[r->nlinks].first = strdup(rel)) == NULL)
+                return PQV_E_NOMEM;
+            r->links[r->nlinks++].group = e->hlgroup;
+        }
+        return restore_file(r, e, rel, display, allow_device);
+    }
+}
+
+void
+get_restore_free(struct restore *r)
+{
+    for (size_t i = 0; i < r->nbatch; i++) {
+        dest_close_file(&r->batch[i].f);
+        entry_clear(&r->batch[i].fresh);
+    }
+    for (size_t i = 0; i < r->nlinks; i++)
+        free(r->links[i].first);
+    free(r->links);
+    for (size_t i = 0; i < r->nlater; i++) {
+        free(r->later[i].rel);
+        free(r->later[i].display);
+    }
+    free(r->later);
+    state_free(&r->fresh_state);
+    get_out_free(&r->progress);
+    dest_close(&r->d);
+}
+
+/* get_restore_finish(r): the last batch, then the hard links. */
+int
+get_restore_finish(struct restore *r)
+{
+    int rc = flush(r);
+
+    for (size_t i = 0; rc == 0 && i < r->nlater; i++) {
+        const char *first = NULL;
+        for (size_t k = 0; k < r->nlinks && first == NULL; k++)
+            if (r->links[k].group == r->later[i].group)
+                first = r->links[k].first;
+        int lrc = dest_hardlink(&r->d, first, r->later[i].rel, r->later[i].display, r->opt->force);
+        if (lrc != 0)
+            get_restore_failure(r, r->later[i].display, lrc);
+        else
+            get_restore_said(r, NULL, r->later[i].rel, "restored (hard link)");
+    }
+    if (rc == 0 && (rc = dest_sync_dirs(&r->d)) != 0)
+        get_restore_failure(r, r->d.root, rc);
+    return rc;
+}
+
+/* get_restore_tree(r, prefix, out): every entry under ${prefix}. */
+int
+get_restore_tree(struct restore *r, const char *prefix, const char *out, uint64_t damaged)
+{
+    struct state *st = r->st;
+    size_t first = state_first_under(st, prefix), end = first;
+    int rc;
+
+    while (end < st->n && names_under(st->entries[end].name, prefix)) {
+        r->progress.total += st->entries[end].size;
+        end++;
+    }
+    if (end == first)
+        return damaged > 0 ? error_set(PQV_E_INTEGRITY, NULL, "not found, and %llu damaged "
+            "%s%s could not be examined", (unsigned long long)damaged,
+            st->format == 1 ? "record" : "catalogue block", damaged == 1 ? "" : "s")
+                           : error_set(PQV_E_NOTFOUND, NULL, "not found");
+    /* A dry run creates nothing, not even the destination. */
+    struct stat sb;
+    int have_dest = !r->opt->dry_run || (stat(out, &sb) == 0 && S_ISDIR(sb.st_mode));
+    if (have_dest && (rc = dest_open(&r->d, out, !r->opt->dry_run)) != 0)
+        return rc;
+    r->d.batched = 1;
+    /* Refuse before writing anything if any destination file exists. */
+    for (size_t i = first; i < end && !r->opt->force && !r->opt->skip_existing && have_dest;
+         i++) {
+        const struct entry *e = &st->entries[i];
+        const char *rel = get_restore_strip(e->name, r->opt->strip_components);
+        char dest[4096];
+        if (e->kind == KIND_DIR || rel == NULL || *rel == '\0')
+            continue;
+        if ((rc = get_restore_join(dest, sizeof(dest), out, rel)) != 0)
+            return rc;
+        if (dest_exists(&r->d, rel))
+            return error_set(PQV_E_EXISTS, dest, "already exists");
+    }
+    /* Everything in name order (parents before children)... */
+    for (size_t i = first; i < end; i++) {
+        const struct entry *e = &st->entries[i];
+        const char *rel = get_restore_strip(e->name, r->opt->strip_components);
+        char dest[4096];
+        if (rel == NULL || *rel == '\0')
+            continue; /* stripped away */
+        if ((rc = get_restore_join(dest, sizeof(dest), out, rel)) != 0)
+            return rc;
+        if (r->opt->skip_existing && e->kind != KIND_DIR && have_dest && dest_exists(&r->d, rel)) {
+            r->res.skipped++;
+            vault_report(r->opt->report, r->opt->report_ctx, PQV_REPORT_INFO, dest,
+                "skipped (exists)");
+            continue;
+        }
+        if (r->opt->dry_run) {
+            r->res.restored++;
+            if (e->kind == KIND_FILE)
+                r->res.bytes += e->size;
+            vault_report(r->opt->report, r->opt->report_ctx, PQV_REPORT_INFO, dest,
+                "would be restored");
+            continue;
+        }
+        rc = get_restore_one(r, e, rel, dest, 0);
+        if (rc == PQV_E_NOMEM)
+            return rc;
+        if (rc < 0) {
+            /* Reported, and the rest restored (as tar and restic do). */
+            get_restore_failure(r, e->name, rc);
+            continue;
+        }
+        if (rc == 0 && e->kind != KIND_FILE) {
+            /* Reported with the files around it, in name order. */
+            struct pending *p = &r->batch[r->nbatch++];
+            memset(p, 0, sizeof(*p));
+            p->f.fd = p->f.dirfd = -1;
+            p->f.tmp.fd = -1;
+            p->f.tmp.slot = -1;
+            p->done = 1;
+            p->e = e;
+            if (r->nbatch == r->batch_max && (rc = flush(r)) != 0)
+                return rc;
+        }
+    }
+    if (r->opt->dry_run)
+        return 0;
+    if ((rc = get_restore_finish(r)) != 0)
+        return rc;
+    /* ...then directories' attributes, deepest first, since creating a
+     * file inside a directory changes its mtime. */
+    for (size_t i = end; i-- > first;) {
+        const struct entry *e = &st->entries[i];
+        const char *rel = get_restore_strip(e->name, r->opt->strip_components);
+        struct durable_meta meta;
+        char dest[4096];
+        int fd;
+        if (e->kind != KIND_DIR || rel == NULL || *rel == '\0' ||
+            get_restore_join(dest, sizeof(dest), out, rel) != 0)
+            continue;
+        if (e->nxattrs > 0 && dest_open_dir(&r->d, rel, &fd) == 0) {
+            fsmeta_set_xattrs(fd, e, dest, r->opt->report, r->opt->report_ctx);
+            close(fd);
+        }
+        fsmeta_durable_meta(e, &meta);
+        if ((rc = dest_set_dir_meta(&r->d, rel, dest, &meta)) != 0)
+            get_restore_failure(r, dest, rc);
+    }
+    /* The directories made and their attributes, all at once. */
+    if ((rc = dest_sync_all(&r->d)) != 0)
+        get_restore_failure(r, r->d.root, rc);
+    return 0;
+}

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "pqvault/aead.h"
+#include "vault/batch.h"
 #include "vault/inbox.h"
 #include "vault/vault_internal.h"
 
@@ -54,10 +55,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size < 1)
         return 0;
     if ((data[0] & 1) == 0) {
-        if (inbox_open_batch(test_vault(), hex, data + 1, size - 1, &n) == 0)
+        if (batch_open_count(test_vault(), hex, data + 1, size - 1, &n) == 0)
             abort(); /* the wrap cannot be forged */
     } else {
-        int rc = inbox_parse_body(hex, data + 1, size - 1, &n);
+        int rc = batch_parse(hex, data + 1, size - 1, &n);
         if (rc == 0 && n == 0)
             abort(); /* a batch holds at least one entry */
         if (rc != 0 && rc != PQV_E_INTEGRITY && rc != PQV_E_NOMEM)

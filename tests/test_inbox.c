@@ -15,6 +15,7 @@
 #include "harness.h"
 #include "pqvault/aead.h"
 #include "pqvault/vault.h"
+#include "vault/batch.h"
 #include "vault/inbox.h"
 #include "vault/state.h"
 
@@ -292,14 +293,14 @@ test_body_parser(void)
     size_t n = 99;
     /* version 1, time, no strings, no packs, no entries: refused. */
     uint8_t empty[] = { 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 };
-    CHECK_EQ_INT(inbox_parse_body(hex, empty, sizeof(empty), &n), PQV_E_INTEGRITY);
+    CHECK_EQ_INT(batch_parse(hex, empty, sizeof(empty), &n), PQV_E_INTEGRITY);
     CHECK_EQ_INT(n, 0);
     /* A pack count larger than the bytes that follow: refused before any
      * allocation of that size. */
     uint8_t many[] = { 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0x0f };
-    CHECK_EQ_INT(inbox_parse_body(hex, many, sizeof(many), &n), PQV_E_INTEGRITY);
+    CHECK_EQ_INT(batch_parse(hex, many, sizeof(many), &n), PQV_E_INTEGRITY);
     uint8_t version[] = { 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 };
-    CHECK_EQ_INT(inbox_parse_body(hex, version, sizeof(version), &n), PQV_E_INTEGRITY);
+    CHECK_EQ_INT(batch_parse(hex, version, sizeof(version), &n), PQV_E_INTEGRITY);
 }
 
 static void

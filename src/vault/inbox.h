@@ -17,10 +17,11 @@
 /* inbox_check(v, report, ctx, res): pending batches reported; unlocked,
  * each opened and its packs' sizes checked (damage counted in res). */
 int inbox_check(pqv_vault *v, pqv_report_fn report, void *ctx, struct pqv_check_result *res);
-/* inbox_parse_body(hex, p, len, n) and inbox_open_batch(v, hex, blob, len,
- * n): the batch body's parser, and a whole batch verified and parsed
- * (unlocked ${v}); *${n} its entries.  For the fuzzers and unit tests. */
-int inbox_parse_body(const char *hex, const uint8_t *p, size_t len, size_t *n);
-int inbox_open_batch(pqv_vault *v, const char *hex, const uint8_t *blob, size_t len, size_t *n);
+
+/* What a name under inbox/ is: a batch's commit point, one of its packs, or
+ * anything else (a temporary, junk). */
+enum { IN_BATCH = 1, IN_PACK = 2, IN_OTHER = 3 };
+/* inbox_classify(name, hex): what ${name} is; the batch id in ${hex}. */
+int inbox_classify(const char *name, char hex[2 * BATCH_ID_BYTES + 1]);
 
 #endif

@@ -36,7 +36,15 @@ extern "C" {
 
 typedef struct pqv_vault pqv_vault;
 
+/* Types of entries (the codes of the catalogue's kinds; 4 is reserved). */
 enum pqv_entry_type { PQV_ENTRY_FILE = 1, PQV_ENTRY_DIR = 2, PQV_ENTRY_SYMLINK = 3 };
+
+/* pqv_entry_type_name(type): the type in one word ("file", "dir",
+ * "symlink"), as list --json writes it; "unknown" for another value. */
+PQV_API const char *pqv_entry_type_name(int type);
+/* pqv_entry_type_letter(type): its letter in a long listing, as ls writes
+ * it ('-', 'd', 'l'); '?' for another value. */
+PQV_API char pqv_entry_type_letter(int type);
 
 /* One stored file, directory or symbolic link, as listed. */
 struct pqv_entry {

@@ -426,7 +426,7 @@ struct list_operand {
 static const char *
 entry_type_name(int type)
 {
-    return type == PQV_ENTRY_DIR ? "dir" : type == PQV_ENTRY_SYMLINK ? "symlink" : "file";
+    return pqv_entry_type_name(type);
 }
 
 static void

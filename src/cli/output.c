@@ -11,7 +11,7 @@ void
 format_mode(char out[11], int type, uint32_t mode)
 {
     static const char rwx[] = "rwxrwxrwx";
-    out[0] = type == PQV_ENTRY_DIR ? 'd' : type == PQV_ENTRY_SYMLINK ? 'l' : '-';
+    out[0] = pqv_entry_type_letter(type);
     for (int i = 0; i < 9; i++)
         out[1 + i] = (mode & (0400u >> i)) ? rwx[i] : '-';
     if (mode & 04000)

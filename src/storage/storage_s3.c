@@ -34,43 +34,18 @@
 #include "storage/s3_config.h"
 #include "storage/s3_http.h"
 #include "storage/s3_xml.h"
+#include "storage/storage_s3_internal.h"
 #include "util/util.h"
 
-#define LEASE_NAME "lock"
-#define LEASE_BODY_MAX 1024
-#define LIST_PAGE_KEYS "1000"
 
-struct s3_storage {
-    pqv_storage base;
-    s3_http *http;
-    char bucket[S3_BUCKET_MAX];
-    char prefix[S3_PREFIX_MAX];       /* "" or "a/b" (no final '/') */
-    char url[S3_BUCKET_MAX + S3_PREFIX_MAX + 8];
-
-    pthread_mutex_t mu;
-    pthread_cond_t cond;              /* CLOCK_MONOTONIC */
-    unsigned writes;                  /* puts and dels in flight */
-
-    /* The lease, under mu. */
-    unsigned lease_seconds;
-    int locked, lost, stop, renewer_running;
-    char lost_why[160];
-    char token[33];
-    char holder[128];                 /* ours: "pid N on HOST" */
-    char etag[80];                    /* of our lease object, unquoted */
-    int quote_etag;                   /* the server wants If-Match quoted */
-    uint64_t serial;
-    int64_t last_ok_ms;               /* boot_ms() before the last good write */
-    pthread_t renewer;
-};
 
 /* ---- small helpers ---- */
 
-/* boot_ms(): milliseconds on CLOCK_BOOTTIME, which keeps counting while
+/* storage_s3_boot_ms(): milliseconds on CLOCK_BOOTTIME, which keeps counting while
  * the machine is suspended (CLOCK_MONOTONIC does not): a lease's time runs
  * on the server while this host sleeps. */
-static int64_t
-boot_ms(void)
+int64_t
+storage_s3_boot_ms(void)
 {
     struct timespec ts;
 
@@ -78,8 +53,8 @@ boot_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static int64_t
-mono_ms(void)
+int64_t
+storage_s3_mono_ms(void)
 {
     struct timespec ts;
 
@@ -87,10 +62,10 @@ mono_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* object_key(s, name, key): "PREFIX/NAME" (or NAME), after checking that
+/* storage_s3_object_key(s, name, key): "PREFIX/NAME" (or NAME), after checking that
  * ${name} is a relative name without "." or ".." components. */
-static int
-object_key(const struct s3_storage *s, const char *name, char *key, size_t keylen)
+int
+storage_s3_object_key(const struct s3_storage *s, const char *name, char *key, size_t keylen)
 {
     size_t n = strlen(name);
     int w;
@@ -103,9 +78,9 @@ object_key(const struct s3_storage *s, const char *name, char *key, size_t keyle
     return 0;
 }
 
-/* unquote(etag, out): the ETag without its quotes. */
-static void
-unquote(const char *etag, char *out, size_t outlen)
+/* storage_s3_unquote(etag, out): the ETag without its quotes. */
+void
+storage_s3_unquote(const char *etag, char *out, size_t outlen)
 {
     size_t n = strlen(etag);
 
@@ -119,11 +94,11 @@ unquote(const char *etag, char *out, size_t outlen)
     out[n] = '\0';
 }
 
-/* fail(s, name, rc, r): the error of a request about ${name} that ended
+/* storage_s3_fail(s, name, rc, r): the error of a request about ${name} that ended
  * with ${rc} (transport) or the non-2xx response ${r}: the message names
  * the blob, the HTTP status and the S3 error code. */
-static int
-fail(const struct s3_storage *s, const char *name, int rc, const struct s3_resp *r)
+int
+storage_s3_fail(const struct s3_storage *s, const char *name, int rc, const struct s3_resp *r)
 {
     char tries[32] = "";
     const char *code = r->err.code;
@@ -165,29 +140,7 @@ fail(const struct s3_storage *s, const char *name, int rc, const struct s3_resp 
 
 /* ---- writes in flight and the lease's validity ---- */
 
-static int
-lease_valid_locked(const struct s3_storage *s)
-{
-    int64_t margin = (int64_t)s->lease_seconds * 100; /* a tenth */
 
-    if (margin > 2000)
-        margin = 2000;
-    return !s->lost && boot_ms() < s->last_ok_ms + (int64_t)s->lease_seconds * 1000 - margin;
-}
-
-/* lease_check_locked(s, name): PQV_E_LOCKED if this writer took the
- * lease and has lost it (taken over, or not renewed in time). */
-static int
-lease_check_locked(struct s3_storage *s, const char *name)
-{
-    if (!s->locked || lease_valid_locked(s))
-        return 0;
-    if (!s->lost) {
-        s->lost = 1;
-        snprintf(s->lost_why, sizeof(s->lost_why), "not renewed in time");
-    }
-    return error_set(PQV_E_LOCKED, NULL, "%s/%s: writer lease lost (%s): refusing to write", s->url, name, s->lost_why);
-}
 
 /* write_begin(s, name): count a write in flight, unless this writer held
  * the lease and lost it. */
@@ -197,7 +150,7 @@ write_begin(struct s3_storage *s, const char *name)
     int rc;
 
     pthread_mutex_lock(&s->mu);
-    if ((rc = lease_check_locked(s, name)) == 0)
+    if ((rc = s3_lease_check_locked(s, name)) == 0)
         s->writes++;
     pthread_mutex_unlock(&s->mu);
     return rc;
@@ -217,7 +170,7 @@ before_write(void *ctx)
     int rc;
 
     pthread_mutex_lock(&w->s->mu);
-    rc = lease_check_locked(w->s, w->name);
+    rc = s3_lease_check_locked(w->s, w->name);
     pthread_mutex_unlock(&w->s->mu);
     return rc;
 }
@@ -233,11 +186,11 @@ write_end(struct s3_storage *s)
 
 /* ---- the operations ---- */
 
-/* do_put(s, name, key, data, len, cond, r): one PUT of ${data} to ${key}
+/* storage_s3_do_put(s, name, key, data, len, cond, r): one PUT of ${data} to ${key}
  * (blob ${name}) with the conditional header ${cond} (NULL: none); the
  * response in ${r}. */
-static int
-do_put(struct s3_storage *s, const char *name, const char *key, const uint8_t *data, size_t len,
+int
+storage_s3_do_put(struct s3_storage *s, const char *name, const char *key, const uint8_t *data, size_t len,
     const struct s3_header *cond, struct s3_resp *r)
 {
     struct write_ctx w = { s, name };
@@ -264,9 +217,9 @@ do_put(struct s3_storage *s, const char *name, const char *key, const uint8_t *d
     return s3_http_request(s->http, &req, r);
 }
 
-/* do_get(s, key, maxlen, r): GET the object ${key} into r->body. */
-static int
-do_get(struct s3_storage *s, const char *key, size_t maxlen, struct s3_resp *r)
+/* storage_s3_do_get(s, key, maxlen, r): GET the object ${key} into r->body. */
+int
+storage_s3_do_get(struct s3_storage *s, const char *key, size_t maxlen, struct s3_resp *r)
 {
     struct s3_req req;
 
@@ -286,14 +239,14 @@ s3_put(pqv_storage *st, const char *name, const uint8_t *data, size_t len)
     struct s3_resp r;
     int rc;
 
-    if ((rc = object_key(s, name, key, sizeof(key))) != 0)
+    if ((rc = storage_s3_object_key(s, name, key, sizeof(key))) != 0)
         return rc;
     if ((rc = write_begin(s, name)) != 0)
         return rc;
-    rc = do_put(s, name, key, data, len, NULL, &r);
+    rc = storage_s3_do_put(s, name, key, data, len, NULL, &r);
     write_end(s);
     if (rc != 0 || r.status != 200)
-        rc = fail(s, name, rc, &r);
+        rc = storage_s3_fail(s, name, rc, &r);
     s3_http_resp_clear(&r);
     return rc;
 }
@@ -305,16 +258,16 @@ same_content(struct s3_storage *s, const char *name, const char *key, const uint
     size_t len)
 {
     struct s3_resp r;
-    int rc = do_get(s, key, len, &r);
+    int rc = storage_s3_do_get(s, key, len, &r);
 
     if (rc == PQV_E_INTEGRITY && r.too_large)
         rc = 0; /* longer: not ours */
     else if (rc != 0)
-        rc = fail(s, name, rc, &r);
+        rc = storage_s3_fail(s, name, rc, &r);
     else if (r.status == 404)
         rc = 0;
     else if (r.status != 200)
-        rc = fail(s, name, 0, &r);
+        rc = storage_s3_fail(s, name, 0, &r);
     else
         rc = r.body_len == len && (len == 0 || memcmp(r.body, data, len) == 0);
     s3_http_resp_clear(&r);
@@ -330,11 +283,11 @@ s3_put_new(pqv_storage *st, const char *name, const uint8_t *data, size_t len)
     struct s3_resp r;
     int rc;
 
-    if ((rc = object_key(s, name, key, sizeof(key))) != 0)
+    if ((rc = storage_s3_object_key(s, name, key, sizeof(key))) != 0)
         return rc;
     if ((rc = write_begin(s, name)) != 0)
         return rc;
-    rc = do_put(s, name, key, data, len, &cond, &r);
+    rc = storage_s3_do_put(s, name, key, data, len, &cond, &r);
     if (rc == 0 && r.status == 412) {
         /* Exists: ours (a retry after a lost reply, a duplicated request)
          * if it holds exactly these bytes. */
@@ -344,7 +297,7 @@ s3_put_new(pqv_storage *st, const char *name, const uint8_t *data, size_t len)
         else if (rc == 1)
             rc = 0;
     } else if (rc != 0 || r.status != 200) {
-        rc = fail(s, name, rc, &r);
+        rc = storage_s3_fail(s, name, rc, &r);
     }
     write_end(s);
     s3_http_resp_clear(&r);
@@ -361,9 +314,9 @@ s3_get(pqv_storage *st, const char *name, uint8_t **data, size_t *len, size_t ma
 
     *data = NULL;
     *len = 0;
-    if ((rc = object_key(s, name, key, sizeof(key))) != 0)
+    if ((rc = storage_s3_object_key(s, name, key, sizeof(key))) != 0)
         return rc;
-    rc = do_get(s, key, maxlen, &r);
+    rc = storage_s3_do_get(s, key, maxlen, &r);
     if (rc == 0 && r.status == 200) {
         if (r.body == NULL && (r.body = malloc(1)) == NULL) {
             rc = PQV_E_NOMEM;
@@ -375,7 +328,7 @@ s3_get(pqv_storage *st, const char *name, uint8_t **data, size_t *len, size_t ma
     } else if (rc == PQV_E_INTEGRITY && r.too_large) {
         rc = error_set(PQV_E_INTEGRITY, NULL, "%s/%s: larger than %zu bytes", s->url, name, maxlen);
     } else {
-        rc = fail(s, name, rc, &r);
+        rc = storage_s3_fail(s, name, rc, &r);
     }
     s3_http_resp_clear(&r);
     return rc;
@@ -390,7 +343,7 @@ s3_stat(pqv_storage *st, const char *name, uint64_t *size)
     struct s3_resp r;
     int rc;
 
-    if ((rc = object_key(s, name, key, sizeof(key))) != 0)
+    if ((rc = storage_s3_object_key(s, name, key, sizeof(key))) != 0)
         return rc;
     memset(&req, 0, sizeof(req));
     req.method = "HEAD";
@@ -402,7 +355,7 @@ s3_stat(pqv_storage *st, const char *name, uint64_t *size)
     } else if (rc == 0 && r.status == 200) {
         rc = error_set(PQV_E_IO, NULL, "%s/%s: HEAD without Content-Length", s->url, name);
     } else {
-        rc = fail(s, name, rc, &r);
+        rc = storage_s3_fail(s, name, rc, &r);
     }
     s3_http_resp_clear(&r);
     return rc;
@@ -426,7 +379,7 @@ s3_get_range(pqv_storage *st, const char *name, uint64_t offset, uint8_t *buf, s
             return error_set(PQV_E_INTEGRITY, NULL, "%s/%s: shorter than expected", s->url, name);
         return 0;
     }
-    if ((rc = object_key(s, name, key, sizeof(key))) != 0)
+    if ((rc = storage_s3_object_key(s, name, key, sizeof(key))) != 0)
         return rc;
     if (offset > UINT64_MAX - len)
         return error_set(PQV_E_INVAL, name, "range out of bounds");
@@ -449,7 +402,7 @@ s3_get_range(pqv_storage *st, const char *name, uint64_t offset, uint8_t *buf, s
     } else if (rc == PQV_E_INTEGRITY && r.too_large && r.status == 200) {
         rc = error_set(PQV_E_IO, NULL, "%s/%s: the server ignored the Range header", s->url, name);
     } else {
-        rc = fail(s, name, rc, &r);
+        rc = storage_s3_fail(s, name, rc, &r);
     }
     s3_http_resp_clear(&r);
     return rc;
@@ -484,7 +437,7 @@ list_page(struct s3_storage *s, const char *what, const char *full, int delim, c
         if ((rc = s3_xml_parse_list((const char *)r.body, r.body_len, page)) != 0)
             rc = error_set(rc, NULL, "%s/%s: %s", s->url, what, pqv_error_detail());
     } else {
-        rc = fail(s, what, rc, &r);
+        rc = storage_s3_fail(s, what, rc, &r);
     }
     s3_http_resp_clear(&r);
     return rc;
@@ -551,7 +504,7 @@ s3_del(pqv_storage *st, const char *name)
     /* DELETE answers 204 for absent keys too; the contract says NOTFOUND. */
     if ((rc = s3_stat(st, name, NULL)) != 0)
         return rc;
-    if ((rc = object_key(s, name, key, sizeof(key))) != 0)
+    if ((rc = storage_s3_object_key(s, name, key, sizeof(key))) != 0)
         return rc;
     if ((rc = write_begin(s, name)) != 0)
         return rc;
@@ -563,7 +516,7 @@ s3_del(pqv_storage *st, const char *name)
     rc = s3_http_request(s->http, &req, &r);
     write_end(s);
     if (rc != 0 || (r.status != 204 && r.status != 200 && r.status != 404))
-        rc = fail(s, name, rc, &r);
+        rc = storage_s3_fail(s, name, rc, &r);
     s3_http_resp_clear(&r);
     return rc;
 }
@@ -578,7 +531,7 @@ s3_barrier(pqv_storage *st)
     pthread_mutex_lock(&s->mu);
     while (s->writes > 0)
         pthread_cond_wait(&s->cond, &s->mu);
-    if (s->locked && !lease_valid_locked(s)) {
+    if (s->locked && !s3_lease_valid_locked(s)) {
         if (!s->lost) {
             s->lost = 1;
             snprintf(s->lost_why, sizeof(s->lost_why), "not renewed in time");
@@ -589,373 +542,15 @@ s3_barrier(pqv_storage *st)
     return rc;
 }
 
-/* ---- the lease ---- */
 
-/* lease_text(s, serial, out): the lease object's body. */
-static size_t
-lease_text(const struct s3_storage *s, uint64_t serial, char *out, size_t outlen)
-{
-    int n = snprintf(out, outlen,
-        "pqvault-lease 1\nholder %s\ntoken %s\nduration %u\nserial %" PRIu64 "\n", s->holder,
-        s->token, s->lease_seconds, serial);
 
-    return n < 0 ? 0 : (size_t)n >= outlen ? outlen - 1 : (size_t)n;
-}
 
-struct lease_info {
-    char holder[128];
-    char token[33];
-    unsigned duration;
-};
 
-/* lease_parse(text, len, li): 0 if ${text} is a lease object. */
-static int
-lease_parse(const uint8_t *text, size_t len, struct lease_info *li)
-{
-    char buf[LEASE_BODY_MAX + 1], *line, *save = NULL;
-    int first = 1;
 
-    memset(li, 0, sizeof(*li));
-    if (len > LEASE_BODY_MAX || memchr(text, '\0', len) != NULL)
-        return -1;
-    memcpy(buf, text, len);
-    buf[len] = '\0';
-    for (line = strtok_r(buf, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
-        if (first) {
-            if (strcmp(line, "pqvault-lease 1") != 0)
-                return -1;
-            first = 0;
-        } else if (strncmp(line, "holder ", 7) == 0) {
-            snprintf(li->holder, sizeof(li->holder), "%s", line + 7);
-        } else if (strncmp(line, "token ", 6) == 0) {
-            snprintf(li->token, sizeof(li->token), "%s", line + 6);
-        } else if (strncmp(line, "duration ", 9) == 0) {
-            char *end;
-            unsigned long d = strtoul(line + 9, &end, 10);
-            if (*end != '\0' || d < 1 || d > PQV_S3_LEASE_MAX)
-                return -1;
-            li->duration = (unsigned)d;
-        }
-    }
-    if (first || li->duration == 0 || li->holder[0] == '\0')
-        return -1;
-    for (char *p = li->holder; *p; p++)
-        if ((unsigned char)*p < 0x20 || *p == 0x7f)
-            *p = '?';
-    return 0;
-}
 
-/* cond_put(s, text, len, etag, r): PUT the lease with If-Match on ${etag}
- * (unquoted first: RGW compares it as sent; quoted if this server was seen
- * to want it), or If-None-Match: * when ${etag} is NULL.  On a 412 whose
- * object still carries ${etag}, the form was wrong: try the other once. */
-static int
-cond_put(struct s3_storage *s, const char *key, const char *text, size_t len, const char *etag,
-    struct s3_resp *r)
-{
-    char quoted[84];
-    struct s3_header h;
-    int rc;
 
-    if (etag == NULL) {
-        h = (struct s3_header){ "If-None-Match", "*" };
-        return do_put(s, LEASE_NAME, key, (const uint8_t *)text, len, &h, r);
-    }
-    for (int tries = 0; tries < 2; tries++) {
-        struct s3_req hreq;
-        struct s3_resp hr;
-        char cur[80];
-        snprintf(quoted, sizeof(quoted), "\"%s\"", etag);
-        h = (struct s3_header){ "If-Match", s->quote_etag ? quoted : etag };
-        rc = do_put(s, LEASE_NAME, key, (const uint8_t *)text, len, &h, r);
-        if (rc != 0 || r->status != 412 || tries == 1)
-            return rc;
-        memset(&hreq, 0, sizeof(hreq));
-        hreq.method = "HEAD";
-        hreq.key = key;
-        if (s3_http_request(s->http, &hreq, &hr) != 0 || hr.status != 200)
-            return rc;
-        unquote(hr.etag, cur, sizeof(cur));
-        s3_http_resp_clear(&hr);
-        if (strcmp(cur, etag) != 0)
-            return rc; /* changed for real */
-        s->quote_etag = !s->quote_etag;
-        s3_http_resp_clear(r);
-    }
-    return rc;
-}
 
-/* lease_renew(s): one renewal.  0, PQV_E_LOCKED if the lease was taken
- * over (s->lost_why says by whom), or another error (retried later). */
-static int
-lease_renew(struct s3_storage *s)
-{
-    char key[S3_PREFIX_MAX + 8], text[LEASE_BODY_MAX], etag[80];
-    struct s3_resp r;
-    uint64_t serial;
-    int64_t t0;
-    size_t len;
-    int rc;
 
-    pthread_mutex_lock(&s->mu);
-    serial = s->serial + 1;
-    snprintf(etag, sizeof(etag), "%s", s->etag);
-    pthread_mutex_unlock(&s->mu);
-    (void)object_key(s, LEASE_NAME, key, sizeof(key));
-    len = lease_text(s, serial, text, sizeof(text));
-    t0 = boot_ms();
-    rc = cond_put(s, key, text, len, etag, &r);
-    if (rc == 0 && r.status == 412) {
-        /* Our own renewal whose reply was lost, or a takeover. */
-        struct lease_info li;
-        s3_http_resp_clear(&r);
-        rc = do_get(s, key, LEASE_BODY_MAX, &r);
-        if (rc == 0 && r.status == 200 && r.body_len == len && memcmp(r.body, text, len) == 0) {
-            /* ours: r carries its ETag */
-        } else if (rc == 0 && (r.status == 200 || r.status == 404)) {
-            pthread_mutex_lock(&s->mu);
-            if (r.status == 200 && lease_parse(r.body, r.body_len, &li) == 0)
-                snprintf(s->lost_why, sizeof(s->lost_why), "taken over by %.100s", li.holder);
-            else
-                snprintf(s->lost_why, sizeof(s->lost_why), "lease object %s",
-                    r.status == 404 ? "deleted" : "replaced");
-            pthread_mutex_unlock(&s->mu);
-            s3_http_resp_clear(&r);
-            return PQV_E_LOCKED;
-        } else {
-            rc = fail(s, LEASE_NAME, rc, &r);
-            s3_http_resp_clear(&r);
-            return rc != 0 ? rc : PQV_E_IO;
-        }
-    } else if (rc != 0 || r.status != 200) {
-        rc = fail(s, LEASE_NAME, rc, &r);
-        s3_http_resp_clear(&r);
-        return rc;
-    }
-    pthread_mutex_lock(&s->mu);
-    unquote(r.etag, s->etag, sizeof(s->etag));
-    s->serial = serial;
-    s->last_ok_ms = t0;
-    pthread_mutex_unlock(&s->mu);
-    s3_http_resp_clear(&r);
-    return 0;
-}
-
-static void
-abs_deadline(int64_t mono_deadline_ms, struct timespec *ts)
-{
-    ts->tv_sec = (time_t)(mono_deadline_ms / 1000);
-    ts->tv_nsec = (long)(mono_deadline_ms % 1000) * 1000000L;
-}
-
-/* renewer(arg): renew every third of the lease until told to stop; give
- * up (lost) when taken over or when the lease ran out locally. */
-static void *
-renewer(void *arg)
-{
-    struct s3_storage *s = arg;
-    int64_t interval = (int64_t)s->lease_seconds * 1000 / 3, next;
-    struct timespec ts;
-
-    pthread_mutex_lock(&s->mu);
-    next = s->last_ok_ms + interval;
-    while (!s->stop && !s->lost) {
-        int64_t now = boot_ms();
-        int rc;
-        if (now < next) {
-            /* The condition variable runs on CLOCK_MONOTONIC. */
-            abs_deadline(mono_ms() + (next - now), &ts);
-            (void)pthread_cond_timedwait(&s->cond, &s->mu, &ts);
-            continue;
-        }
-        pthread_mutex_unlock(&s->mu);
-        rc = lease_renew(s);
-        pthread_mutex_lock(&s->mu);
-        if (rc == 0) {
-            next = s->last_ok_ms + interval;
-        } else if (rc == PQV_E_LOCKED) {
-            s->lost = 1;
-        } else if (!lease_valid_locked(s)) {
-            s->lost = 1;
-            snprintf(s->lost_why, sizeof(s->lost_why), "could not renew: %.120s",
-                pqv_error_detail());
-        } else {
-            next = boot_ms() + (interval < 1000 ? interval : 1000);
-        }
-    }
-    pthread_mutex_unlock(&s->mu);
-    return NULL;
-}
-
-static void s3_unlock(pqv_storage *st);
-
-static int
-s3_lock(pqv_storage *st, int wait, char *holder, size_t holderlen)
-{
-    struct s3_storage *s = (struct s3_storage *)st;
-    char key[S3_PREFIX_MAX + 8], text[LEASE_BODY_MAX], etag[80];
-    struct s3_resp r;
-    size_t len;
-    int64_t t0;
-    int rc;
-
-    if (holder != NULL && holderlen > 0)
-        holder[0] = '\0';
-    pthread_mutex_lock(&s->mu);
-    rc = s->locked;
-    pthread_mutex_unlock(&s->mu);
-    if (rc)
-        return 0;
-    (void)object_key(s, LEASE_NAME, key, sizeof(key));
-    len = lease_text(s, 0, text, sizeof(text));
-    for (unsigned races = 0;; races++) {
-        struct lease_info li;
-        int64_t now, lm, left;
-        const char *cond_etag = NULL;
-
-        /* (Rounds that lost a race, not those that waited for a holder.) */
-        if (races == 1000)
-            return error_set(PQV_E_IO, NULL, "%s/%s: lease does not settle", s->url, LEASE_NAME);
-        t0 = boot_ms();
-        rc = cond_put(s, key, text, len, NULL, &r);
-        if (rc == 0 && r.status == 200)
-            break;
-        if (rc != 0 || r.status != 412) {
-            rc = fail(s, LEASE_NAME, rc, &r);
-            s3_http_resp_clear(&r);
-            return rc;
-        }
-        s3_http_resp_clear(&r);
-        /* Held (or ours, if a reply was lost): read it. */
-        rc = do_get(s, key, LEASE_BODY_MAX, &r);
-        if (rc == 0 && r.status == 404) {
-            s3_http_resp_clear(&r);
-            continue; /* released meanwhile */
-        }
-        if (rc != 0 || r.status != 200) {
-            rc = fail(s, LEASE_NAME, rc, &r);
-            s3_http_resp_clear(&r);
-            return rc;
-        }
-        if (r.body_len == len && memcmp(r.body, text, len) == 0)
-            break; /* our own create, its reply lost */
-        if (lease_parse(r.body, r.body_len, &li) != 0) {
-            snprintf(li.holder, sizeof(li.holder), "an unreadable lease object");
-            li.duration = PQV_S3_LEASE_DEFAULT;
-        }
-        if (s3_http_parse_date(r.date, &now) != 0 ||
-            s3_http_parse_date(r.last_modified, &lm) != 0) {
-            s3_http_resp_clear(&r);
-            return error_set(PQV_E_IO, NULL, "%s/%s: no Date or Last-Modified in the reply", s->url, LEASE_NAME);
-        }
-        /* Both times are the server's, to the second: one more second
-         * covers the rounding. */
-        left = lm + (int64_t)li.duration + 1 - now;
-        unquote(r.etag, etag, sizeof(etag));
-        s3_http_resp_clear(&r);
-        if (left <= 0) {
-            /* Expired: take it over, unless someone else does first. */
-            cond_etag = etag;
-            t0 = boot_ms();
-            rc = cond_put(s, key, text, len, cond_etag, &r);
-            if (rc == 0 && r.status == 200)
-                break;
-            if (rc != 0 || r.status != 412) {
-                rc = fail(s, LEASE_NAME, rc, &r);
-                s3_http_resp_clear(&r);
-                return rc;
-            }
-            s3_http_resp_clear(&r);
-            continue;
-        }
-        if (!wait) {
-            if (holder != NULL && holderlen > 0)
-                snprintf(holder, holderlen, "%s, lease expires in %" PRId64 " s", li.holder,
-                    left);
-            return error_set(PQV_E_LOCKED,
-                "vault is locked by another writer (%.100s, lease expires in %" PRId64 " s)",
-                li.holder, left);
-        }
-        {
-            /* --wait: sleep until the lease could have expired (or was
-             * released), a few seconds at most. */
-            struct timespec ts = { left < 5 ? (time_t)left : 5, 0 };
-            while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-                ;
-            races--;
-        }
-    }
-    pthread_mutex_lock(&s->mu);
-    unquote(r.etag, s->etag, sizeof(s->etag));
-    s3_http_resp_clear(&r);
-    s->serial = 0;
-    s->last_ok_ms = t0;
-    s->locked = 1;
-    s->lost = 0;
-    s->stop = 0;
-    s->lost_why[0] = '\0';
-    if (s->etag[0] == '\0') {
-        /* A create whose reply was lost: the ETag comes from a HEAD. */
-        struct s3_req hreq;
-        struct s3_resp hr;
-        pthread_mutex_unlock(&s->mu);
-        memset(&hreq, 0, sizeof(hreq));
-        hreq.method = "HEAD";
-        hreq.key = key;
-        if (s3_http_request(s->http, &hreq, &hr) == 0 && hr.status == 200)
-            unquote(hr.etag, etag, sizeof(etag));
-        else
-            etag[0] = '\0';
-        s3_http_resp_clear(&hr);
-        pthread_mutex_lock(&s->mu);
-        snprintf(s->etag, sizeof(s->etag), "%s", etag);
-    }
-    rc = pthread_create(&s->renewer, NULL, renewer, s);
-    s->renewer_running = rc == 0;
-    pthread_mutex_unlock(&s->mu);
-    if (rc != 0) {
-        s3_unlock(st);
-        return error_set(PQV_E_NOMEM, s->url, "cannot start the lease renewal thread");
-    }
-    return 0;
-}
-
-static void
-s3_unlock(pqv_storage *st)
-{
-    struct s3_storage *s = (struct s3_storage *)st;
-    char key[S3_PREFIX_MAX + 8];
-    int valid, running;
-
-    pthread_mutex_lock(&s->mu);
-    if (!s->locked) {
-        pthread_mutex_unlock(&s->mu);
-        return;
-    }
-    s->stop = 1;
-    pthread_cond_broadcast(&s->cond);
-    running = s->renewer_running;
-    s->renewer_running = 0;
-    pthread_mutex_unlock(&s->mu);
-    if (running)
-        pthread_join(s->renewer, NULL);
-    pthread_mutex_lock(&s->mu);
-    /* While the lease is valid by our clock, nobody can have taken it
-     * over (the server's expiry is later), so the object is ours. */
-    valid = lease_valid_locked(s);
-    s->locked = 0;
-    pthread_mutex_unlock(&s->mu);
-    if (valid) {
-        struct s3_req req;
-        struct s3_resp r;
-        (void)object_key(s, LEASE_NAME, key, sizeof(key));
-        memset(&req, 0, sizeof(req));
-        req.method = "DELETE";
-        req.key = key;
-        (void)s3_http_request(s->http, &req, &r);
-        s3_http_resp_clear(&r);
-    }
-}
 
 static void
 s3_close(pqv_storage *st)
@@ -964,7 +559,7 @@ s3_close(pqv_storage *st)
 
     if (s == NULL)
         return;
-    s3_unlock(st);
+    s3_lease_unlock(st);
     s3_http_free(s->http);
     pthread_cond_destroy(&s->cond);
     pthread_mutex_destroy(&s->mu);
@@ -981,8 +576,8 @@ static const struct pqv_storage_ops s3_ops = {
     .list = s3_list,
     .del = s3_del,
     .barrier = s3_barrier,
-    .lock = s3_lock,
-    .unlock = s3_unlock,
+    .lock = s3_lease_lock,
+    .unlock = s3_lease_unlock,
     .close = s3_close,
 };
 
@@ -1026,7 +621,7 @@ probe(struct s3_storage *s)
     if (rc != 0 || r.status != 200) {
         if (rc == 0 && r.status == 404 && r.err.code[0] == '\0')
             snprintf(r.err.code, sizeof(r.err.code), "NoSuchBucket");
-        rc = fail(s, "", rc, &r);
+        rc = storage_s3_fail(s, "", rc, &r);
         if (rc != PQV_E_NOVAULT) {
             /* "s3://b/p/: ..." reads oddly: name the bucket. */
             char d[256];

@@ -21,6 +21,7 @@
 #include "util/fsutil.h"
 #include "util/util.h"
 #include "vault/add_internal.h"
+#include "vault/kinds.h"
 #include "vault/txn.h"
 #include "vault/vault_internal.h"
 
@@ -125,8 +126,9 @@ add_walk_push(struct add_plan *plan, const char *rel, const char *path, const ch
 const char *
 add_walk_kind_name(mode_t mode)
 {
-    return S_ISLNK(mode) ? "symbolic link" : S_ISSOCK(mode) ? "socket" :
-        S_ISFIFO(mode) ? "FIFO" : (S_ISCHR(mode) || S_ISBLK(mode)) ? "device" : "special file";
+    const struct entry_kind *k = kinds_of_mode(mode);
+
+    return k != NULL ? k->name : "special file";
 }
 
 /* A directory entry read during the walk. */
@@ -327,6 +329,7 @@ walk(struct add_plan *plan, const struct walk_opts *wo, const char *rel, const c
     for (size_t i = 0; i < n; i++) {
         char *crel = NULL, *cpath = NULL, *cname = NULL;
         const struct stat *cst = &list[i].st;
+        const struct entry_kind *k = NULL;
         if (rc != 0)
             goto next;
         if (asprintf(&crel, "%s%s%s", rel, *rel ? "/" : "", list[i].name) < 0 ||
@@ -339,17 +342,16 @@ walk(struct add_plan *plan, const struct walk_opts *wo, const char *rel, const c
                 "than %d bytes", PQV_NAME_MAX);
         } else if (left_out(plan, wo, cname, crel, cpath, cst, &rc)) {
             /* (said by left_out) */
-        } else if (S_ISREG(cst->st_mode)) {
-            rc = add_walk_push(plan, crel, cpath, cname, KIND_FILE, cst, NULL);
-        } else if (S_ISLNK(cst->st_mode)) {
-            rc = add_walk_push(plan, crel, cpath, cname, KIND_SYMLINK, cst, list[i].target);
-        } else if (S_ISDIR(cst->st_mode)) {
+        } else if ((k = kinds_of_mode(cst->st_mode)) != NULL && k->kind == KIND_DIR) {
             if (wo->one_fs && cst->st_dev != wo->dev)
                 rc = add_walk_note(plan, PQV_REPORT_INFO, cpath, "skipped (another file system)");
             else
                 rc = walk(plan, wo, crel, cpath, cname, cst, depth + 1);
+        } else if (k != NULL && k->stored) {
+            rc = add_walk_push(plan, crel, cpath, cname, k->kind, cst, list[i].target);
         } else {
-            rc = add_walk_note(plan, PQV_REPORT_WARNING, cpath, "skipped (%s)", add_walk_kind_name(cst->st_mode));
+            rc = add_walk_note(plan, PQV_REPORT_WARNING, cpath, "skipped (%s)",
+                add_walk_kind_name(cst->st_mode));
         }
 next:
         free(crel);

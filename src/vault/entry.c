@@ -12,6 +12,7 @@
 #include "util/util.h"
 #include "vault/entry.h"
 #include "vault/format1.h"
+#include "vault/kinds.h"
 
 #define MAX_XATTRS 4096
 #define MAX_TARGET 4096
@@ -155,11 +156,14 @@ int
 entry_encode(struct buf *out, const struct entry *e, struct seg_tables *t,
     const uint8_t *stored_key)
 {
+    const struct entry_kind *k = kinds_find(e->kind);
     struct buf b = { NULL, 0, 0, 0 };
     size_t namelen = strlen(e->name);
     uint64_t user, group, flags = 0;
     int rc;
 
+    if (k == NULL)
+        return error_set(PQV_E_INVAL, e->name, "unknown kind of entry (%d)", e->kind);
     buf_blob(&b, e->name, namelen);
     buf_u8(&b, (uint8_t)e->kind);
     if (e->kind == KIND_REMOVED)
@@ -188,35 +192,18 @@ entry_encode(struct buf *out, const struct entry *e, struct seg_tables *t,
     if (e->nxattrs > 0) {
         buf_varint(&b, e->nxattrs);
         for (size_t i = 0; i < e->nxattrs; i++) {
-            uint64_t k;
-            if ((rc = string_index(t, e->xattrs[i].name, &k)) != 0)
+            uint64_t index;
+            if ((rc = string_index(t, e->xattrs[i].name, &index)) != 0)
                 goto fail;
-            buf_varint(&b, k);
+            buf_varint(&b, index);
             buf_blob(&b, e->xattrs[i].value, e->xattrs[i].len);
         }
     }
     if (e->kind == KIND_FILE && e->has_content)
         buf_bytes(&b, e->content, sizeof(e->content));
-    if (e->kind == KIND_FILE) {
-        buf_u8(&b, (uint8_t)e->suite);
-        buf_varint(&b, e->size);
-        buf_bytes(&b, stored_key, PQV_FILE_KEY_BYTES);
-        buf_varint(&b, e->nextents);
-        for (uint32_t i = 0; i < e->nextents; i++) {
-            const struct extent *x = &e->extents[i];
-            uint64_t pack;
-            if ((rc = entry_tables_pack(t, x->pack_id, x->pack_flags, &pack)) != 0)
-                goto fail;
-            buf_varint(&b, x->file_off);
-            buf_varint(&b, x->plain_len);
-            buf_varint(&b, pack);
-            buf_varint(&b, x->pack_off);
-            buf_varint(&b, x->stored_len);
-            buf_u8(&b, x->flags);
-        }
-    } else if (e->kind == KIND_SYMLINK) {
-        buf_blob(&b, e->target, strlen(e->target));
-    }
+    /* What follows is the kind's own (kinds.c). */
+    if (k->encode != NULL && (rc = k->encode(&b, e, t, stored_key)) != 0)
+        goto fail;
 done:
     if (b.nomem) {
         rc = PQV_E_NOMEM;
@@ -262,9 +249,100 @@ table_string(const struct seg_tables *t, uint64_t index, char **out)
     return dupstr(out, t->strings[index - 1]);
 }
 
+/* ---- what each kind adds (the rows of kinds.c) ---- */
+
+int
+entry_file_encode(struct buf *b, const struct entry *e, struct seg_tables *t,
+    const uint8_t *stored_key)
+{
+    int rc;
+
+    buf_u8(b, (uint8_t)e->suite);
+    buf_varint(b, e->size);
+    buf_bytes(b, stored_key, PQV_FILE_KEY_BYTES);
+    buf_varint(b, e->nextents);
+    for (uint32_t i = 0; i < e->nextents; i++) {
+        const struct extent *x = &e->extents[i];
+        uint64_t pack;
+        if ((rc = entry_tables_pack(t, x->pack_id, x->pack_flags, &pack)) != 0)
+            return rc;
+        buf_varint(b, x->file_off);
+        buf_varint(b, x->plain_len);
+        buf_varint(b, pack);
+        buf_varint(b, x->pack_off);
+        buf_varint(b, x->stored_len);
+        buf_u8(b, x->flags);
+    }
+    return 0;
+}
+
+int
+entry_file_decode(struct cursor *in, struct entry *e, const struct seg_tables *t)
+{
+    const uint8_t *k;
+    uint64_t end = 0;
+
+    e->suite = cursor_u8(in);
+    e->size = cursor_varint(in);
+    if ((k = cursor_take(in, PQV_FILE_KEY_BYTES)) == NULL || pqv_aead_name(e->suite) == NULL)
+        return PQV_E_INTEGRITY;
+    memcpy(e->key, k, PQV_FILE_KEY_BYTES);
+    e->key_state = KEY_STORED;
+    /* Each extent takes at least 6 bytes: bounds the count. */
+    e->nextents = (uint32_t)cursor_varint_max(in, cursor_left(in) / 6);
+    if (in->bad)
+        return PQV_E_INTEGRITY;
+    if (e->nextents > 0 && (e->extents = calloc(e->nextents, sizeof(*e->extents))) == NULL)
+        return PQV_E_NOMEM;
+    for (uint32_t i = 0; i < e->nextents; i++) {
+        struct extent *x = &e->extents[i];
+        uint64_t pack;
+        x->file_off = cursor_varint(in);
+        x->plain_len = (uint32_t)cursor_varint_max(in, PQV_OBJECT_MAX_PLAIN);
+        pack = cursor_varint(in);
+        x->pack_off = (uint32_t)cursor_varint_max(in, UINT32_MAX);
+        x->stored_len = (uint32_t)cursor_varint_max(in, UINT32_MAX);
+        x->flags = cursor_u8(in);
+        if (in->bad || pack >= t->npacks || (x->flags & ~EXTENT_ZSTD) != 0 ||
+            x->plain_len == 0 || x->file_off < end || x->file_off > e->size ||
+            e->size - x->file_off < x->plain_len)
+            return PQV_E_INTEGRITY;
+        end = x->file_off + x->plain_len;
+        memcpy(x->pack_id, t->packs[pack].id, PACK_ID_BYTES);
+        x->pack_flags = t->packs[pack].flags;
+        /* A format-1 object: uncompressed, its plaintext length fixed. */
+        if ((x->pack_flags & PACK_V1_OBJECT) && (x->flags != 0 ||
+                x->stored_len != object_sealed_size(x->plain_len)))
+            return PQV_E_INTEGRITY;
+    }
+    return 0;
+}
+
+int
+entry_symlink_encode(struct buf *b, const struct entry *e, struct seg_tables *t,
+    const uint8_t *stored_key)
+{
+    (void)t;
+    (void)stored_key;
+    buf_blob(b, e->target, strlen(e->target));
+    return 0;
+}
+
+int
+entry_symlink_decode(struct cursor *in, struct entry *e, const struct seg_tables *t)
+{
+    int rc;
+
+    (void)t;
+    if ((rc = take_string(in, MAX_TARGET, &e->target)) != 0)
+        return rc;
+    return e->target[0] == '\0' ? PQV_E_INTEGRITY : 0;
+}
+
 int
 entry_decode(struct cursor *c, struct entry *e, const struct seg_tables *t)
 {
+    const struct entry_kind *k;
     struct cursor in;
     const uint8_t *body;
     size_t len;
@@ -287,10 +365,10 @@ entry_decode(struct cursor *c, struct entry *e, const struct seg_tables *t)
             goto bad;
     }
     e->kind = cursor_u8(&in);
+    if ((k = kinds_find(e->kind)) == NULL || !k->in_format2)
+        goto bad;
     if (e->kind == KIND_REMOVED)
         goto end;
-    if (e->kind != KIND_FILE && e->kind != KIND_DIR && e->kind != KIND_SYMLINK)
-        goto bad;
     e->perm = (uint32_t)cursor_varint_max(&in, 07777);
     e->uid = (uint32_t)cursor_varint_max(&in, UINT32_MAX);
     e->gid = (uint32_t)cursor_varint_max(&in, UINT32_MAX);
@@ -334,45 +412,11 @@ entry_decode(struct cursor *c, struct entry *e, const struct seg_tables *t)
         memcpy(e->content, hash, sizeof(e->content));
         e->has_content = 1;
     }
-    if (e->kind == KIND_FILE) {
-        const uint8_t *k;
-        uint64_t end = 0;
-        e->suite = cursor_u8(&in);
-        e->size = cursor_varint(&in);
-        if ((k = cursor_take(&in, PQV_FILE_KEY_BYTES)) == NULL || pqv_aead_name(e->suite) == NULL)
-            goto bad;
-        memcpy(e->key, k, PQV_FILE_KEY_BYTES);
-        e->key_state = KEY_STORED;
-        /* Each extent takes at least 6 bytes: bounds the count. */
-        e->nextents = (uint32_t)cursor_varint_max(&in, cursor_left(&in) / 6);
-        if (in.bad)
-            goto bad;
-        if (e->nextents > 0 && (e->extents = calloc(e->nextents, sizeof(*e->extents))) == NULL)
+    /* What follows is the kind's own (kinds.c). */
+    if (k->decode != NULL && (rc = k->decode(&in, e, t)) != 0) {
+        if (rc == PQV_E_NOMEM)
             goto nomem;
-        for (uint32_t i = 0; i < e->nextents; i++) {
-            struct extent *x = &e->extents[i];
-            uint64_t pack;
-            x->file_off = cursor_varint(&in);
-            x->plain_len = (uint32_t)cursor_varint_max(&in, PQV_OBJECT_MAX_PLAIN);
-            pack = cursor_varint(&in);
-            x->pack_off = (uint32_t)cursor_varint_max(&in, UINT32_MAX);
-            x->stored_len = (uint32_t)cursor_varint_max(&in, UINT32_MAX);
-            x->flags = cursor_u8(&in);
-            if (in.bad || pack >= t->npacks || (x->flags & ~EXTENT_ZSTD) != 0 ||
-                x->plain_len == 0 || x->file_off < end || x->file_off > e->size ||
-                e->size - x->file_off < x->plain_len)
-                goto bad;
-            end = x->file_off + x->plain_len;
-            memcpy(x->pack_id, t->packs[pack].id, PACK_ID_BYTES);
-            x->pack_flags = t->packs[pack].flags;
-            /* A format-1 object: uncompressed, its plaintext length fixed. */
-            if ((x->pack_flags & PACK_V1_OBJECT) && (x->flags != 0 ||
-                    x->stored_len != object_sealed_size(x->plain_len)))
-                goto bad;
-        }
-    } else if (e->kind == KIND_SYMLINK) {
-        if ((rc = take_string(&in, MAX_TARGET, &e->target)) != 0 || e->target[0] == '\0')
-            goto bad;
+        goto bad;
     }
 end:
     if (in.bad || cursor_left(&in) != 0)

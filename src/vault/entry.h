@@ -14,7 +14,10 @@
 
 #define PACK_ID_BYTES 16
 #define TAG_BYTES 16
-enum { KIND_FILE = 1, KIND_DIR = 2, KIND_SYMLINK = 3, KIND_REMOVED = 4 };
+/* Kinds of entries: the public types' codes (pqv_entry.type), and a removed
+ * name, which only the catalogue holds (kinds.h has their table). */
+enum { KIND_FILE = PQV_ENTRY_FILE, KIND_DIR = PQV_ENTRY_DIR, KIND_SYMLINK = PQV_ENTRY_SYMLINK,
+    KIND_REMOVED = 4 };
 enum { ENTRY_ORIGIN = 1, ENTRY_HLGROUP = 2, ENTRY_XATTRS = 4, ENTRY_CONTENT = 8 };  /* entry flags */
 #define MAX_XATTR_VALUE (64u << 10)     /* bytes of one extended attribute's value */
 enum { EXTENT_ZSTD = 1 };                                         /* extent flags */
@@ -93,6 +96,15 @@ int entry_encode(struct buf *out, const struct entry *e, struct seg_tables *t,
     const uint8_t *stored_key);
 /* entry_decode(c, e, t): the next entry; PQV_E_INTEGRITY if malformed. */
 int entry_decode(struct cursor *c, struct entry *e, const struct seg_tables *t);
+/* entry_file_encode / entry_file_decode, entry_symlink_encode /
+ * entry_symlink_decode: what a file and a link add after the common
+ * fields (kinds.c's rows). */
+int entry_file_encode(struct buf *b, const struct entry *e, struct seg_tables *t,
+    const uint8_t *stored_key);
+int entry_file_decode(struct cursor *in, struct entry *e, const struct seg_tables *t);
+int entry_symlink_encode(struct buf *b, const struct entry *e, struct seg_tables *t,
+    const uint8_t *stored_key);
+int entry_symlink_decode(struct cursor *in, struct entry *e, const struct seg_tables *t);
 /* entry_tables_pack(t, id, flags, index): the index of pack ${id} (added). */
 int entry_tables_pack(struct seg_tables *t, const uint8_t id[PACK_ID_BYTES], uint8_t flags,
     uint64_t *index);

@@ -302,7 +302,7 @@ pqv_vault_get_fd(pqv_vault *v, const char *name, int fd, const struct pqv_get_op
         sink.total = e.size;
         rc = get_stream_current(v, &st, &e, &sink, &fresh, &fresh_state);
     }
-    get_out_free(&sink);
+    get_stream_out_free(&sink);
     entry_clear(&fresh);
     entry_clear(&e);
     state_free(&fresh_state);

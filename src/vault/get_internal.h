@@ -44,8 +44,8 @@ struct get_out {
     size_t window;
 };
 
-/* get_out_free(out): the extent buffers, wiped where they were used. */
-void get_out_free(struct get_out *out);
+/* get_stream_out_free(out): the extent buffers, wiped where they were used. */
+void get_stream_out_free(struct get_out *out);
 /*
  * get_stream_current(v, st, e, out, fresh, fresh_state): the plaintext of
  * ${e}, every extent verified, to ${out}, tolerating writers.  Readers take
@@ -113,6 +113,14 @@ size_t get_restore_batch_limit(void);
  * at ${rel} below the destination; a file is queued in the batch (1: a
  * hard link queued for the end). */
 int get_restore_one(struct restore *r, const struct entry *e, const char *rel,
+    const char *display, int allow_device);
+/* get_restore_file, get_restore_dir, get_restore_symlink(r, e, rel,
+ * display, allow_device): how each kind is restored (kinds.c's rows). */
+int get_restore_file(struct restore *r, const struct entry *e, const char *rel,
+    const char *display, int allow_device);
+int get_restore_dir(struct restore *r, const struct entry *e, const char *rel,
+    const char *display, int allow_device);
+int get_restore_symlink(struct restore *r, const struct entry *e, const char *rel,
     const char *display, int allow_device);
 /* get_restore_finish(r): the last batch, then the hard links. */
 int get_restore_finish(struct restore *r);

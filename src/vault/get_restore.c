@@ -22,6 +22,7 @@
 #include "util/util.h"
 #include "vault/fsmeta.h"
 #include "vault/get_internal.h"
+#include "vault/kinds.h"
 #include "vault/names.h"
 #include "vault/vault_internal.h"
 
@@ -222,47 +223,69 @@ get_restore_join(char *out, size_t outlen, const char *dir, const char *name)
     return 0;
 }
 
-/* get_restore_one(r, e, rel, display, allow_device): one entry of any kind. */
+int
+get_restore_dir(struct restore *r, const struct entry *e, const char *rel, const char *display,
+    int allow_device)
+{
+    (void)e;
+    (void)display;
+    (void)allow_device;
+    return dest_make_dir(&r->d, rel);
+}
+
+int
+get_restore_symlink(struct restore *r, const struct entry *e, const char *rel,
+    const char *display, int allow_device)
+{
+    struct durable_meta meta;
+
+    (void)allow_device;
+    fsmeta_durable_meta(e, &meta);
+    return dest_symlink(&r->d, rel, display, e->target, r->opt->force, &meta);
+}
+
+int
+get_restore_file(struct restore *r, const struct entry *e, const char *rel, const char *display,
+    int allow_device)
+{
+    if (e->hlgroup != 0) {
+        /* Another name of a file restored in this run: linked after the
+         * files are named. */
+        for (size_t i = 0; i < r->nlinks; i++)
+            if (r->links[i].group == e->hlgroup) {
+                void *grown = realloc(r->later, (r->nlater + 1) * sizeof(*r->later));
+                if (grown == NULL)
+                    return PQV_E_NOMEM;
+                r->later = grown;
+                if ((r->later[r->nlater].rel = strdup(rel)) == NULL ||
+                    (r->later[r->nlater].display = strdup(display)) == NULL) {
+                    free(r->later[r->nlater].rel);
+                    return PQV_E_NOMEM;
+                }
+                r->later[r->nlater++].group = e->hlgroup;
+                return 1; /* queued */
+            }
+        struct hardlink *grown = realloc(r->links, (r->nlinks + 1) * sizeof(*grown));
+        if (grown == NULL)
+            return PQV_E_NOMEM;
+        r->links = grown;
+        if ((r->links[r->nlinks].first = strdup(rel)) == NULL)
+            return PQV_E_NOMEM;
+        r->links[r->nlinks++].group = e->hlgroup;
+    }
+    return restore_file(r, e, rel, display, allow_device);
+}
+
 int
 get_restore_one(struct restore *r, const struct entry *e, const char *rel, const char *display,
     int allow_device)
 {
-    struct durable_meta meta;
+    const struct entry_kind *k = kinds_find(e->kind);
 
-    switch (e->kind) {
-    case KIND_DIR:
-        return dest_make_dir(&r->d, rel);
-    case KIND_SYMLINK:
-        fsmeta_durable_meta(e, &meta);
-        return dest_symlink(&r->d, rel, display, e->target, r->opt->force, &meta);
-    default:
-        if (e->hlgroup != 0) {
-            /* Another name of a file restored in this run: linked after
-             * the files are named. */
-            for (size_t i = 0; i < r->nlinks; i++)
-                if (r->links[i].group == e->hlgroup) {
-                    void *grown = realloc(r->later, (r->nlater + 1) * sizeof(*r->later));
-                    if (grown == NULL)
-                        return PQV_E_NOMEM;
-                    r->later = grown;
-                    if ((r->later[r->nlater].rel = strdup(rel)) == NULL ||
-                        (r->later[r->nlater].display = strdup(display)) == NULL) {
-                        free(r->later[r->nlater].rel);
-                        return PQV_E_NOMEM;
-                    }
-                    r->later[r->nlater++].group = e->hlgroup;
-                    return 1; /* queued */
-                }
-            struct hardlink *grown = realloc(r->links, (r->nlinks + 1) * sizeof(*grown));
-            if (grown == NULL)
-                return PQV_E_NOMEM;
-            r->links = grown;
-            if ((r->links[r->nlinks].first = strdup(rel)) == NULL)
-                return PQV_E_NOMEM;
-            r->links[r->nlinks++].group = e->hlgroup;
-        }
-        return restore_file(r, e, rel, display, allow_device);
-    }
+    if (k == NULL || k->restore == NULL)
+        return error_set(PQV_E_INTEGRITY, display, "an entry of kind %d cannot be restored",
+            e->kind);
+    return k->restore(r, e, rel, display, allow_device);
 }
 
 void
@@ -281,7 +304,7 @@ get_restore_free(struct restore *r)
     }
     free(r->later);
     state_free(&r->fresh_state);
-    get_out_free(&r->progress);
+    get_stream_out_free(&r->progress);
     dest_close(&r->d);
 }
 

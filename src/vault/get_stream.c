@@ -38,9 +38,9 @@ get_job_run(struct pool_job *pj)
         &job->e->extents[job->index], job->plain, job->sealed, job->scratch);
 }
 
-/* get_out_free(out): the extent buffers, wiped where they were used. */
+/* get_stream_out_free(out): the extent buffers, wiped where they were used. */
 void
-get_out_free(struct get_out *out)
+get_stream_out_free(struct get_out *out)
 {
     for (size_t i = 0; out->jobs != NULL && i < out->window; i++) {
         free(out->jobs[i].plain);

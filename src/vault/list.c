@@ -8,6 +8,7 @@
 
 #include "util/util.h"
 #include "vault/entry.h"
+#include "vault/kinds.h"
 #include "vault/format1.h"
 #include "vault/names.h"
 #include "vault/state.h"
@@ -39,8 +40,7 @@ list_public_entry(const struct entry *e, struct pqv_entry *out)
     uint64_t stored = 0;
 
     memset(out, 0, sizeof(*out));
-    out->type = e->kind == KIND_DIR ? PQV_ENTRY_DIR : e->kind == KIND_SYMLINK ? PQV_ENTRY_SYMLINK
-                                                                              : PQV_ENTRY_FILE;
+    out->type = e->kind; /* the public types are the kinds' codes */
     out->size = e->kind == KIND_FILE ? e->size : e->kind == KIND_SYMLINK ? strlen(e->target) : 0;
     out->mode = e->perm;
     out->mtime_sec = e->mtime_sec;
@@ -140,4 +140,20 @@ pqv_vault_lookup(pqv_vault *v, const char *name, struct pqv_entry *entry)
     }
     state_free(&st);
     return rc;
+}
+
+const char *
+pqv_entry_type_name(int type)
+{
+    const struct entry_kind *k = type != KIND_REMOVED ? kinds_find(type) : NULL;
+
+    return k != NULL ? k->json : "unknown";
+}
+
+char
+pqv_entry_type_letter(int type)
+{
+    const struct entry_kind *k = type != KIND_REMOVED ? kinds_find(type) : NULL;
+
+    return k != NULL ? k->letter : '?';
 }

@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,13 +50,16 @@ s3_lease_check_locked(struct s3_storage *s, const char *name)
     return error_set(PQV_E_LOCKED, NULL, "%s/%s: writer lease lost (%s): refusing to write", s->url, name, s->lost_why);
 }
 
-/* lease_text(s, serial, out): the lease object's body. */
+/* lease_text(s, serial, out): the lease object's body.  The "process" line
+ * (this host's boot id and pid namespace, the pid and its start time) lets
+ * a writer on the same host see that the holder died (docs/S3.md). */
 static size_t
 lease_text(const struct s3_storage *s, uint64_t serial, char *out, size_t outlen)
 {
     int n = snprintf(out, outlen,
-        "pqvault-lease 1\nholder %s\ntoken %s\nduration %u\nserial %" PRIu64 "\n", s->holder,
-        s->token, s->lease_seconds, serial);
+        "pqvault-lease 1\nholder %s\ntoken %s\nduration %u\nserial %" PRIu64 "\n%s%s%s",
+        s->holder, s->token, s->lease_seconds, serial, s->process[0] ? "process " : "",
+        s->process, s->process[0] ? "\n" : "");
 
     return n < 0 ? 0 : (size_t)n >= outlen ? outlen - 1 : (size_t)n;
 }
@@ -64,6 +68,7 @@ struct lease_info {
     char holder[128];
     char token[33];
     unsigned duration;
+    char process[LEASE_PROCESS_MAX];  /* "" if the holder wrote none */
 };
 
 /* lease_parse(text, len, li): 0 if ${text} is a lease object. */
@@ -87,6 +92,8 @@ lease_parse(const uint8_t *text, size_t len, struct lease_info *li)
             snprintf(li->holder, sizeof(li->holder), "%s", line + 7);
         } else if (strncmp(line, "token ", 6) == 0) {
             snprintf(li->token, sizeof(li->token), "%s", line + 6);
+        } else if (strncmp(line, "process ", 8) == 0) {
+            snprintf(li->process, sizeof(li->process), "%s", line + 8);
         } else if (strncmp(line, "duration ", 9) == 0) {
             char *end;
             unsigned long d = strtoul(line + 9, &end, 10);
@@ -245,105 +252,111 @@ renewer(void *arg)
     return NULL;
 }
 
-int
-s3_lease_lock(pqv_storage *st, int wait, char *holder, size_t holderlen)
+/* What is known of a lease's holder. */
+enum { HOLDER_UNKNOWN = 0, HOLDER_ALIVE = 1, HOLDER_DEAD = 2 };
+
+/* holder_state(li): HOLDER_DEAD if the lease was written by a process of
+ * this host (same boot, same pid namespace) that is gone: its pid is free,
+ * or reused by a process that started at another time; HOLDER_ALIVE if
+ * that process still runs; HOLDER_UNKNOWN for another host, a container of
+ * its own, or a lease that says nothing (an older pqvault). */
+static int
+holder_state(const struct lease_info *li)
 {
-    struct s3_storage *s = (struct s3_storage *)st;
-    char key[S3_PREFIX_MAX + 8], text[LEASE_BODY_MAX], etag[80];
-    struct s3_resp r;
-    size_t len;
-    int64_t t0;
+    char mine[LEASE_PROCESS_MAX], now[LEASE_PROCESS_MAX], boot[64], ns[64], mboot[64], mns[64];
+    long pid, mpid;
+    unsigned long long start, mstart;
+
+    if (li->process[0] == '\0' || storage_s3_process(mine, sizeof(mine), getpid()) != 0 ||
+        sscanf(li->process, "%63s %63s %ld %llu", boot, ns, &pid, &start) != 4 || pid <= 0 ||
+        sscanf(mine, "%63s %63s %ld %llu", mboot, mns, &mpid, &mstart) != 4 ||
+        strcmp(mboot, boot) != 0 || strcmp(mns, ns) != 0)
+        return HOLDER_UNKNOWN;
+    if (kill((pid_t)pid, 0) != 0 && errno == ESRCH)
+        return HOLDER_DEAD;
+    /* Alive, or another user's (EPERM): its start time decides. */
+    if (storage_s3_process(now, sizeof(now), (pid_t)pid) == 0 && strcmp(now, li->process) != 0)
+        return HOLDER_DEAD;
+    return HOLDER_ALIVE;
+}
+
+/* Outcomes of one attempt to take the lease. */
+enum { LEASE_TAKEN = 0, LEASE_RETRY = 1, LEASE_HELD = 2 };
+
+/* try_take(s, key, text, len, r, t0, li, left): one round: create the
+ * lease; if it exists, read it and take it over when it expired or its
+ * holder on this host is dead.  LEASE_TAKEN (the reply in ${r}, the time
+ * before the request in *${t0}), LEASE_RETRY (released or taken over
+ * meanwhile), LEASE_HELD (its holder in ${li}, *${left} seconds to go), or
+ * a failure. */
+static int
+try_take(struct s3_storage *s, const char *key, const char *text, size_t len,
+    struct s3_resp *r, int64_t *t0, struct lease_info *li, int64_t *left)
+{
+    char etag[80];
+    int64_t now, lm;
     int rc;
 
-    if (holder != NULL && holderlen > 0)
-        holder[0] = '\0';
-    pthread_mutex_lock(&s->mu);
-    rc = s->locked;
-    pthread_mutex_unlock(&s->mu);
-    if (rc)
-        return 0;
-    (void)storage_s3_object_key(s, LEASE_NAME, key, sizeof(key));
-    len = lease_text(s, 0, text, sizeof(text));
-    for (unsigned races = 0;; races++) {
-        struct lease_info li;
-        int64_t now, lm, left;
-        const char *cond_etag = NULL;
-
-        /* (Rounds that lost a race, not those that waited for a holder.) */
-        if (races == 1000)
-            return error_set(PQV_E_IO, NULL, "%s/%s: lease does not settle", s->url, LEASE_NAME);
-        t0 = storage_s3_boot_ms();
-        rc = cond_put(s, key, text, len, NULL, &r);
-        if (rc == 0 && r.status == 200)
-            break;
-        if (rc != 0 || r.status != 412) {
-            rc = storage_s3_fail(s, LEASE_NAME, rc, &r);
-            s3_http_resp_clear(&r);
-            return rc;
-        }
-        s3_http_resp_clear(&r);
-        /* Held (or ours, if a reply was lost): read it. */
-        rc = storage_s3_do_get(s, key, LEASE_BODY_MAX, &r);
-        if (rc == 0 && r.status == 404) {
-            s3_http_resp_clear(&r);
-            continue; /* released meanwhile */
-        }
-        if (rc != 0 || r.status != 200) {
-            rc = storage_s3_fail(s, LEASE_NAME, rc, &r);
-            s3_http_resp_clear(&r);
-            return rc;
-        }
-        if (r.body_len == len && memcmp(r.body, text, len) == 0)
-            break; /* our own create, its reply lost */
-        if (lease_parse(r.body, r.body_len, &li) != 0) {
-            snprintf(li.holder, sizeof(li.holder), "an unreadable lease object");
-            li.duration = PQV_S3_LEASE_DEFAULT;
-        }
-        if (s3_http_parse_date(r.date, &now) != 0 ||
-            s3_http_parse_date(r.last_modified, &lm) != 0) {
-            s3_http_resp_clear(&r);
-            return error_set(PQV_E_IO, NULL, "%s/%s: no Date or Last-Modified in the reply", s->url, LEASE_NAME);
-        }
-        /* Both times are the server's, to the second: one more second
-         * covers the rounding. */
-        left = lm + (int64_t)li.duration + 1 - now;
-        storage_s3_unquote(r.etag, etag, sizeof(etag));
-        s3_http_resp_clear(&r);
-        if (left <= 0) {
-            /* Expired: take it over, unless someone else does first. */
-            cond_etag = etag;
-            t0 = storage_s3_boot_ms();
-            rc = cond_put(s, key, text, len, cond_etag, &r);
-            if (rc == 0 && r.status == 200)
-                break;
-            if (rc != 0 || r.status != 412) {
-                rc = storage_s3_fail(s, LEASE_NAME, rc, &r);
-                s3_http_resp_clear(&r);
-                return rc;
-            }
-            s3_http_resp_clear(&r);
-            continue;
-        }
-        if (!wait) {
-            if (holder != NULL && holderlen > 0)
-                snprintf(holder, holderlen, "%s, lease expires in %" PRId64 " s", li.holder,
-                    left);
-            return error_set(PQV_E_LOCKED,
-                "vault is locked by another writer (%.100s, lease expires in %" PRId64 " s)",
-                li.holder, left);
-        }
-        {
-            /* --wait: sleep until the lease could have expired (or was
-             * released), a few seconds at most. */
-            struct timespec ts = { left < 5 ? (time_t)left : 5, 0 };
-            while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-                ;
-            races--;
-        }
+    *t0 = storage_s3_boot_ms();
+    rc = cond_put(s, key, text, len, NULL, r);
+    if (rc == 0 && r->status == 200)
+        return LEASE_TAKEN;
+    if (rc != 0 || r->status != 412)
+        goto failed;
+    s3_http_resp_clear(r);
+    /* Held (or ours, if a reply was lost): read it. */
+    rc = storage_s3_do_get(s, key, LEASE_BODY_MAX, r);
+    if (rc == 0 && r->status == 404) {
+        s3_http_resp_clear(r);
+        return LEASE_RETRY; /* released meanwhile */
     }
+    if (rc != 0 || r->status != 200)
+        goto failed;
+    if (r->body_len == len && memcmp(r->body, text, len) == 0)
+        return LEASE_TAKEN; /* our own create, its reply lost */
+    if (lease_parse(r->body, r->body_len, li) != 0) {
+        snprintf(li->holder, sizeof(li->holder), "an unreadable lease object");
+        li->duration = PQV_S3_LEASE_DEFAULT;
+    }
+    if (s3_http_parse_date(r->date, &now) != 0 || s3_http_parse_date(r->last_modified, &lm) != 0) {
+        s3_http_resp_clear(r);
+        return error_set(PQV_E_IO, NULL, "%s/%s: no Date or Last-Modified in the reply", s->url,
+            LEASE_NAME);
+    }
+    /* Both times are the server's, to the second: one more second covers
+     * the rounding. */
+    *left = lm + (int64_t)li->duration + 1 - now;
+    storage_s3_unquote(r->etag, etag, sizeof(etag));
+    s3_http_resp_clear(r);
+    if (*left > 0 && holder_state(li) != HOLDER_DEAD)
+        return LEASE_HELD;
+    /* Expired, or its holder died: take it over, unless someone else does
+     * first. */
+    *t0 = storage_s3_boot_ms();
+    rc = cond_put(s, key, text, len, etag, r);
+    if (rc == 0 && r->status == 200)
+        return LEASE_TAKEN;
+    if (rc == 0 && r->status == 412) {
+        s3_http_resp_clear(r);
+        return LEASE_RETRY;
+    }
+failed:
+    rc = storage_s3_fail(s, LEASE_NAME, rc, r);
+    s3_http_resp_clear(r);
+    return rc;
+}
+
+/* start_renewing(s, key, r, t0): the lease taken (its reply ${r}): ours,
+ * renewed by a thread from now on. */
+static int
+start_renewing(struct s3_storage *s, const char *key, struct s3_resp *r, int64_t t0)
+{
+    char etag[80];
+    int rc;
+
     pthread_mutex_lock(&s->mu);
-    storage_s3_unquote(r.etag, s->etag, sizeof(s->etag));
-    s3_http_resp_clear(&r);
+    storage_s3_unquote(r->etag, s->etag, sizeof(s->etag));
+    s3_http_resp_clear(r);
     s->serial = 0;
     s->last_ok_ms = t0;
     s->locked = 1;
@@ -370,10 +383,64 @@ s3_lease_lock(pqv_storage *st, int wait, char *holder, size_t holderlen)
     s->renewer_running = rc == 0;
     pthread_mutex_unlock(&s->mu);
     if (rc != 0) {
-        s3_lease_unlock(st);
+        s3_lease_unlock(&s->base);
         return error_set(PQV_E_NOMEM, s->url, "cannot start the lease renewal thread");
     }
     return 0;
+}
+
+int
+s3_lease_lock(pqv_storage *st, int wait, char *holder, size_t holderlen)
+{
+    struct s3_storage *s = (struct s3_storage *)st;
+    char key[S3_PREFIX_MAX + 8], text[LEASE_BODY_MAX];
+    struct s3_resp r;
+    size_t len;
+    int64_t t0 = 0;
+    int rc;
+
+    if (holder != NULL && holderlen > 0)
+        holder[0] = '\0';
+    pthread_mutex_lock(&s->mu);
+    rc = s->locked;
+    pthread_mutex_unlock(&s->mu);
+    if (rc)
+        return 0;
+    (void)storage_s3_object_key(s, LEASE_NAME, key, sizeof(key));
+    len = lease_text(s, 0, text, sizeof(text));
+    for (unsigned races = 0;; races++) {
+        struct lease_info li;
+        int64_t left = 0;
+        /* (Rounds that lost a race, not those that waited for a holder.) */
+        if (races == 1000)
+            return error_set(PQV_E_IO, NULL, "%s/%s: lease does not settle", s->url, LEASE_NAME);
+        memset(&li, 0, sizeof(li));
+        if ((rc = try_take(s, key, text, len, &r, &t0, &li, &left)) < 0)
+            return rc;
+        if (rc == LEASE_TAKEN)
+            break;
+        if (rc == LEASE_RETRY)
+            continue;
+        if (!wait) {
+            const char *why = holder_state(&li) == HOLDER_ALIVE ? "; it runs on this host" :
+                "; perhaps on another host (a lease whose holder died on this host is free "
+                "at once)";
+            if (holder != NULL && holderlen > 0)
+                snprintf(holder, holderlen, "%s, lease expires in %" PRId64 " s%s", li.holder,
+                    left, why);
+            return error_set(PQV_E_LOCKED, NULL, "vault is locked by another writer (%.100s, "
+                "lease expires in %" PRId64 " s%s)", li.holder, left, why);
+        }
+        {
+            /* --wait: sleep until the lease could have expired (or was
+             * released), a few seconds at most. */
+            struct timespec ts = { left < 5 ? (time_t)left : 5, 0 };
+            while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+                ;
+            races--;
+        }
+    }
+    return start_renewing(s, key, &r, t0);
 }
 
 void

@@ -23,6 +23,7 @@
 #ifndef PQV_NO_S3 /* (make static builds without libcurl: no S3 backend) */
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -51,6 +52,51 @@ storage_s3_boot_ms(void)
 
     clock_gettime(CLOCK_BOOTTIME, &ts);
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int
+storage_s3_process(char *out, size_t outlen, pid_t pid)
+{
+    char path[64], stat[1024], boot[64] = "", ns[64] = "";
+    unsigned long long start = 0;
+    const char *p;
+    ssize_t n;
+    int fd;
+
+    /* The boot id tells this boot of this host from another. */
+    if ((fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC)) < 0)
+        return -1;
+    n = read(fd, boot, sizeof(boot) - 1);
+    close(fd);
+    if (n < 32)
+        return -1;
+    boot[n] = '\0';
+    boot[strcspn(boot, "\n")] = '\0';
+    /* The pid namespace: the same pid means the same process only inside it. */
+    snprintf(path, sizeof(path), "/proc/%ld/ns/pid", (long)getpid());
+    if ((n = readlink(path, ns, sizeof(ns) - 1)) <= 0)
+        return -1;
+    ns[n] = '\0';
+    for (char *c = ns; *c; c++)
+        if (*c == ' ')
+            *c = '_';
+    /* Field 22 of /proc/PID/stat: the start time, after the name in (). */
+    snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
+    if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+        return -1;
+    n = read(fd, stat, sizeof(stat) - 1);
+    close(fd);
+    if (n <= 0)
+        return -1;
+    stat[n] = '\0';
+    if ((p = strrchr(stat, ')')) == NULL)
+        return -1;
+    for (int field = 2; field < 22 && p != NULL; field++)
+        p = strchr(p + 1, ' ');
+    if (p == NULL || sscanf(p + 1, "%llu", &start) != 1)
+        return -1;
+    n = snprintf(out, outlen, "%s %s %ld %llu", boot, ns, (long)pid, start);
+    return n < 0 || (size_t)n >= outlen ? -1 : 0;
 }
 
 int64_t
@@ -674,6 +720,8 @@ pqv_storage_s3_open(pqv_storage **out, const char *url, const struct pqv_s3_conf
         if ((unsigned char)*p <= 0x20 || *p == 0x7f)
             *p = '?';
     snprintf(s->holder, sizeof(s->holder), "pid %ld on %.64s", (long)getpid(), host);
+    if (storage_s3_process(s->process, sizeof(s->process), getpid()) != 0)
+        s->process[0] = '\0';
     {
         uint8_t t[16];
         if ((rc = util_random(t, sizeof(t))) != 0)

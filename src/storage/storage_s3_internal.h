@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "pqvault/storage.h"
 #include "storage/s3_config.h"
@@ -16,6 +17,8 @@
 
 #define LEASE_NAME "lock"
 #define LEASE_BODY_MAX 1024
+/* "<boot id> <pid namespace> <pid> <start time>" of a lease's holder. */
+#define LEASE_PROCESS_MAX 160
 #define LIST_PAGE_KEYS "1000"
 
 struct s3_storage {
@@ -35,6 +38,7 @@ struct s3_storage {
     char lost_why[160];
     char token[33];
     char holder[128];                 /* ours: "pid N on HOST" */
+    char process[LEASE_PROCESS_MAX];  /* ours, storage_s3_process ("" if unknown) */
     char etag[80];                    /* of our lease object, unquoted */
     int quote_etag;                   /* the server wants If-Match quoted */
     uint64_t serial;
@@ -46,6 +50,11 @@ struct s3_storage {
  * counting while the machine is suspended (CLOCK_MONOTONIC does not): a
  * lease's time runs on the server while this host sleeps. */
 int64_t storage_s3_boot_ms(void);
+/* storage_s3_process(out, outlen, pid): process ${pid} of this host as
+ * "<boot id> <pid namespace> <pid> <start time in clock ticks>" (what a
+ * lease records of its holder, so that a writer of the same host can tell
+ * that it died); nonzero if /proc does not say. */
+int storage_s3_process(char *out, size_t outlen, pid_t pid);
 /* storage_s3_mono_ms(): milliseconds on CLOCK_MONOTONIC. */
 int64_t storage_s3_mono_ms(void);
 /* storage_s3_object_key(s, name, key, keylen): "PREFIX/NAME" (or NAME),

@@ -1,8 +1,9 @@
 # tests/cli/s3_lease.sh: the writer lease of an S3 vault (docs/S3.md): a
 # second writer gets exit 6 naming the holder while readers go on; the
 # lease is renewed while its holder runs and deleted when it ends; a
-# holder killed with SIGKILL leaves a lease that is taken over once expired
-# (by polling, and by --wait); a holder stopped past its lease refuses to
+# holder killed with SIGKILL on this host leaves a lease the next writer
+# (gc too) takes at once; a lease of another host is taken over once
+# expired (by polling, and by --wait); a holder stopped past its lease refuses to
 # write after another writer took over; an unreadable lease object blocks
 # like a lease.  Never sleeps to synchronise: waits poll for a state.
 # Skipped without Ceph.
@@ -75,26 +76,51 @@ taken_over() {
     [ "$tk" -eq 6 ] || echo "$tk" >"$T/taken"
     [ "$tk" -eq 0 ]
 }
-start_holder PQVAULT_S3_LEASE_SECONDS=3
-wait_until "the holder takes a 3 s lease" lease_has "duration 3"
+# A killed holder on this host: its lease is free at once (its process is
+# gone), with no wait for the lease to run out.
+start_holder PQVAULT_S3_LEASE_SECONDS=120
+wait_until "the holder takes a 120 s lease" lease_has "duration 120"
+check_ok "the lease says which process of which boot holds it" lease_has "process "
 kill -KILL "$holder"
 wait "$holder" 2>/dev/null
 BG_PIDS=
 check_ok "the dead holder's lease stays" lease_exists
+expect_status 0 pqs add "$T/x" --name after-kill --force
+check_ok "the new holder deleted its lease" lease_absent
+expect_status 0 pqs get after-kill -o -
+start_holder PQVAULT_S3_LEASE_SECONDS=120
+wait_until "another holder takes a 120 s lease" lease_has "duration 120"
+kill -KILL "$holder"
+wait "$holder" 2>/dev/null
+BG_PIDS=
+expect_status 0 pqs gc
+check_ok "gc took the dead holder's lease at once" lease_absent
+
+# A lease of another host (or of an older pqvault, which wrote no process
+# line) cannot be checked: it is waited for until it expires.
+foreign_lease() {
+    printf 'pqvault-lease 1\nholder pid 1 on elsewhere\ntoken %s\nduration %s\nserial 0\n%s' \
+        00112233445566778899aabbccddeeff "$1" "$2" >"$T/lease"
+    s3req PUT "$LOCK" --data-binary "@$T/lease"
+}
+foreign_lease 3 'process 00000000-0000-0000-0000-000000000000 pid:[1] 1 1
+'
 expect_status 6 pqs add "$T/x" --name y
+expect_stderr_contains "(pid 1 on elsewhere, lease expires in "
+expect_stderr_contains "perhaps on another host"
 rm -f "$T/taken"
 wait_until "the expired lease is taken over" taken_over
 check_ok "until then only exit 6 (then 0)" test "$(cat "$T/taken" 2>/dev/null)" = 0
 check_ok "the new holder deleted its lease" lease_absent
-expect_status 0 pqs get after-kill -o -
-
-start_holder PQVAULT_S3_LEASE_SECONDS=2
-wait_until "the holder takes a 2 s lease" lease_has "duration 2"
-kill -KILL "$holder"
-wait "$holder" 2>/dev/null
-BG_PIDS=
+foreign_lease 2 ''
 expect_status 0 pqs --wait add "$T/x" --name waited
 check_ok "--wait: the lease is released after" lease_absent
+# A planted holder is text, never a format (it once reached printf).
+printf 'pqvault-lease 1\nholder %%s%%s%%n%%s%%n\ntoken 00\nduration 2\nserial 0\n' >"$T/lease"
+s3req PUT "$LOCK" --data-binary "@$T/lease"
+expect_status 6 pqs add "$T/x" --name z
+expect_stderr_contains "(%s%s%n%s%n, lease expires in "
+s3req DELETE "$LOCK"
 
 # ---- a holder stopped past its lease may not write ----
 rm -f "$T/hfifo"

@@ -112,6 +112,9 @@ extern const struct optdef global_opts[];
 extern const struct optdef main_opts[];   /* before the command: --version */
 
 const struct command *command_find(const char *name);
+/* command_suggest(word): the command ${word} probably meant (another
+ * tool's word for it, or a typo of its name: at most 2 edits), or NULL. */
+const char *command_suggest(const char *word);
 void command_print_help(const struct command *c, FILE *f);
 void commands_print_general_help(FILE *f);
 

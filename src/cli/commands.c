@@ -6,6 +6,7 @@
  */
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "cli.h"
 
@@ -275,6 +276,77 @@ command_find(const char *name)
     return NULL;
 }
 
+/* Words other tools use for what a command does (restic, borg, tar, git,
+ * the shell): suggested as that command. */
+static const struct {
+    const char *word, *command;
+} command_aliases[] = {
+    { "ls", "list" }, { "dir", "list" }, { "show", "list" },
+    { "restore", "get" }, { "extract", "get" }, { "cat", "get" }, { "checkout", "get" },
+    { "backup", "add" }, { "put", "add" }, { "store", "add" }, { "save", "add" },
+    { "remove", "rm" }, { "delete", "rm" }, { "del", "rm" }, { "forget", "rm" },
+    { "verify", "check" }, { "fsck", "check" }, { "password", "passwd" },
+    { "passphrase", "passwd" }, { "key", "passwd" }, { "status", "info" },
+    { "stats", "info" }, { "benchmark", "speed" }, { "bench", "speed" },
+    { "prune", "gc" }, { "clean", "gc" }, { "migrate", "upgrade" }, { "clone", "copy" },
+    { "sync", "copy" }, { "create", "init" }, { "new", "init" },
+};
+
+/* edit_distance(a, b): optimal string alignment distance (insertions,
+ * deletions, substitutions, swaps of two neighbours), ASCII case ignored;
+ * words longer than 31 characters count as far from everything. */
+static size_t
+edit_distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    size_t d[32][32];
+
+    if (la >= 32 || lb >= 32)
+        return (size_t)-1;
+    for (size_t i = 0; i <= la; i++)
+        d[i][0] = i;
+    for (size_t j = 0; j <= lb; j++)
+        d[0][j] = j;
+    for (size_t i = 1; i <= la; i++) {
+        for (size_t j = 1; j <= lb; j++) {
+            int ca = a[i - 1] | 0x20, cb = b[j - 1] | 0x20;   /* letters: lower */
+            size_t best = d[i - 1][j - 1] + (ca != cb);
+            if (d[i - 1][j] + 1 < best)
+                best = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < best)
+                best = d[i][j - 1] + 1;
+            if (i > 1 && j > 1 && ca == (b[j - 2] | 0x20) && (a[i - 2] | 0x20) == cb &&
+                d[i - 2][j - 2] + 1 < best)
+                best = d[i - 2][j - 2] + 1;
+            d[i][j] = best;
+        }
+    }
+    return d[la][lb];
+}
+
+const char *
+command_suggest(const char *word)
+{
+    const char *best = NULL;
+    size_t best_d = (size_t)-1, len = strlen(word);
+
+    for (size_t i = 0; i < sizeof(command_aliases) / sizeof(command_aliases[0]); i++)
+        if (strcasecmp(word, command_aliases[i].word) == 0)
+            return command_aliases[i].command;
+    for (const struct command *c = commands; c->name != NULL; c++) {
+        size_t dist = edit_distance(word, c->name);
+        if (dist < best_d) {
+            best_d = dist;
+            best = c->name;
+        }
+    }
+    /* A typo, not another word: at most 2 edits, and fewer than half of
+     * the word's letters (so "gx" does not become "gc"). */
+    if (best == NULL || best_d > 2 || best_d * 2 >= len)
+        return NULL;
+    return best;
+}
+
 void
 command_print_help(const struct command *c, FILE *f)
 {
@@ -291,7 +363,9 @@ commands_print_general_help(FILE *f)
         "               --passphrase-fd N | --passphrase-command CMD] [-q] [--wait]\n"
         "               [--kdf-limit m=KIB,t=N]\n"
         "               COMMAND [ARGS...]\n\n"
-        "pqvault keeps files encrypted at rest with post-quantum hybrid keys.\n\n"
+        "pqvault keeps files encrypted at rest with post-quantum hybrid keys.\n"
+        "Global options may come before or after the command; a value beginning\n"
+        "with '-' is given attached (--name=-x).\n\n"
         "Commands:\n");
     for (const struct command *c = commands; c->name != NULL; c++)
         fprintf(f, "  %-8s %s\n", c->name, c->usage);

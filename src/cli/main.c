@@ -41,6 +41,20 @@ arg_stop(struct args *a, int id)
     return usage_error("%s", a->error);
 }
 
+/* unknown_command(word): say that ${word} is no command, with the one it
+ * probably meant. */
+static void
+unknown_command(const char *word)
+{
+    const char *guess = command_suggest(word);
+
+    if (guess != NULL)
+        err_msg("unknown command '%s' (did you mean '%s'?)", word, guess);
+    else
+        err_msg("unknown command '%s'", word);
+    fprintf(stderr, "Try 'pqvault --help'.\n");
+}
+
 int
 cmd_help(struct args *a)
 {
@@ -61,7 +75,7 @@ cmd_help(struct args *a)
     }
     const struct command *c = command_find(topic);
     if (!c) {
-        err_msg("unknown command '%s' (see 'pqvault --help')", topic);
+        unknown_command(topic);
         return EXIT_USAGE;
     }
     command_print_help(c, stdout);
@@ -252,8 +266,7 @@ main(int argc, char **argv)
     }
     const struct command *c = command_find(cmdname);
     if (!c) {
-        err_msg("unknown command '%s'", cmdname);
-        fprintf(stderr, "Try 'pqvault --help'.\n");
+        unknown_command(cmdname);
         return EXIT_USAGE;
     }
     g_cli.cmd = c->name;

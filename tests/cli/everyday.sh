@@ -1,0 +1,60 @@
+# tests/cli/everyday.sh: issue 21 "Everyday use": an option's value that is
+# another option, unknown commands with a suggestion, init in a directory
+# that is not empty or a file, weak passphrases, --kdf-time for passwd and
+# recover, an error object per failing operand in --json.
+. "$(dirname "$0")/lib.sh"
+
+init_vault || exit 1
+mkdir -p "$T/tree"
+printf 'a\n' >"$T/tree/a.txt"
+expect_status 0 pq -q add "$T/tree"
+
+# ---- 1. global options after the command ----
+# -v takes a value: "-v -o x" used to make "-o" the vault ("no vault at this
+# location"); an option where a value belongs is refused, with a hint.
+mkdir -p "$T/out"
+expect_status 2 pq get tree/a.txt -v -o "$T/out"
+expect_stderr_contains "pqvault: get: -v: '-o' is an option, not a vault location"
+expect_stderr_contains "--verbose"
+expect_stderr_contains "usage: pqvault get"
+check_ok "the refused get wrote nothing" test ! -e "$T/out/tree"
+expect_status 2 pq get tree/a.txt --vault --force
+expect_stderr_contains "--vault: '--force' is an option, not a vault location"
+expect_status 2 pq add "$T/tree" --name --force
+expect_stderr_contains "--name: '--force' is an option, not its value"
+expect_stderr_contains "--name=--force"
+expect_status 2 "$PQV" --passphrase-file -q -v "$V" list
+expect_stderr_contains "--passphrase-file: '-q' is an option"
+# Global options anywhere, when unambiguous; an attached value may begin
+# with '-'.
+expect_status 0 "$PQV" get tree/a.txt -o "$T/out" -v "$V" --passphrase-file "$PF" -q
+check_ok "global options after the command and its operands" same_file "$T/tree/a.txt" "$T/out/tree/a.txt"
+expect_status 0 "$PQV" list --passphrase-file="$PF" --vault="$V"
+expect_stdout_contains "tree/a.txt"
+expect_status 0 pq get tree/a.txt -o -
+expect_stdout_contains "a"
+printf 'dash\n' >"$T/dash"
+expect_status 0 pq -q add "$T/dash" --name=-dash
+expect_status 0 pq list -- -dash
+expect_stdout_contains "-dash"
+
+# unknown commands: the nearest known one
+expect_status 2 "$PQV" ls
+expect_stderr_contains "pqvault: unknown command 'ls' (did you mean 'list'?)"
+expect_status 2 "$PQV" restore x
+expect_stderr_contains "unknown command 'restore' (did you mean 'get'?)"
+expect_status 2 "$PQV" backup x
+expect_stderr_contains "unknown command 'backup' (did you mean 'add'?)"
+expect_status 2 "$PQV" lsit
+expect_stderr_contains "unknown command 'lsit' (did you mean 'list'?)"
+expect_status 2 "$PQV" -v "$V" chek
+expect_stderr_contains "unknown command 'chek' (did you mean 'check'?)"
+expect_status 2 "$PQV" reocver
+expect_stderr_contains "(did you mean 'recover'?)"
+expect_status 2 "$PQV" help ls
+expect_stderr_contains "unknown command 'ls' (did you mean 'list'?)"
+expect_status 2 "$PQV" xyzzyplugh
+expect_stderr_contains "unknown command 'xyzzyplugh'"
+check_ok "no suggestion for a word near nothing" sh -c '! grep -q "did you mean" "$1"' sh "$ERR"
+
+finish

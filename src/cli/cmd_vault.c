@@ -1,7 +1,9 @@
 /*
  * src/cli/cmd_vault.c: init, passwd, recover, info.
  */
+#include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,13 +87,62 @@ kdf_for_time(double target, struct pqv_kdf_params *kdf)
     return EXIT_OK;
 }
 
+/* init_room(force): whether the local vault directory can take a new
+ * vault: missing (created), empty (lost+found aside: a file system of its
+ * own), already a vault (the library says so), or holding other files and
+ * ${force}.  A regular file is never one.  An exit status (message
+ * printed). */
+static int
+init_room(int force)
+{
+    const char *dir = g_cli.vault_dir;
+    struct stat st;
+
+    if (stat(dir, &st) != 0)
+        return EXIT_OK;   /* created, or the library's error */
+    if (!S_ISDIR(st.st_mode)) {
+        err_msg("%s: %s, not a vault directory", dir, S_ISREG(st.st_mode) ? "is a file"
+            : "is not a directory");
+        return EXIT_ERR;
+    }
+    if (force)
+        return EXIT_OK;
+    char config[PATH_MAX];
+    if (snprintf(config, sizeof(config), "%s/config", dir) < (int)sizeof(config) &&
+        lstat(config, &st) == 0)
+        return EXIT_OK;   /* "a vault already exists here" */
+    DIR *d = opendir(dir);
+    if (d == NULL)
+        return EXIT_OK;   /* the library reports why it cannot be used */
+    struct dirent *e;
+    char first[256] = "";
+    unsigned long others = 0;
+    while ((e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 ||
+            strcmp(e->d_name, "lost+found") == 0)
+            continue;
+        if (others++ == 0)
+            snprintf(first, sizeof(first), "%s", e->d_name);
+    }
+    closedir(d);
+    if (others == 0)
+        return EXIT_OK;
+    char more[48] = "";
+    if (others > 1)
+        snprintf(more, sizeof(more), " and %lu more", others - 1);
+    err_msg("%s: the directory is not empty and holds no vault ('%s'%s): choose a new or "
+        "empty directory, or use --force to create the vault among these files", dir, first,
+        more);
+    return EXIT_ERR;
+}
+
 int
 cmd_init(struct args *a)
 {
     const char *val;
     struct pqv_kdf_params kdf;
     double kdf_time = 0;
-    int have_kdf = 0, have_kdf_time = 0, id, rc;
+    int have_kdf = 0, have_kdf_time = 0, force = 0, id, rc;
     struct pqv_init_options opt = { NULL, 0, NULL, 0, NULL };
     opt.state_dir = cli_state_dir();
     while ((id = next_arg(a, &val)) != ARG_END) {
@@ -126,6 +177,9 @@ cmd_init(struct args *a)
                 return rc;
             have_kdf_time = 1;
             break;
+        case OPT_FORCE:
+            force = 1;
+            break;
         }
     }
     if (have_kdf && have_kdf_time)
@@ -135,6 +189,9 @@ cmd_init(struct args *a)
         kdf_cost_warning(&kdf, 0);
     }
     if ((rc = resolve_location()) != EXIT_OK)
+        return rc;
+    /* A local directory only: a bucket prefix is the library's to judge. */
+    if (!location_is_s3() && (rc = init_room(force)) != EXIT_OK)
         return rc;
     /* Calibrated before the passphrase is read: it is held no longer, and
      * the pick is said before the prompt. */

@@ -32,7 +32,7 @@ const struct optdef main_opts[] = {
 
 static const struct optdef init_opts[] = {
     { "kem", 0, 1, OPT_KEM }, { "aead", 0, 1, OPT_AEAD }, { "kdf", 0, 1, OPT_KDF },
-    { "kdf-time", 0, 1, OPT_KDFTIME }, { NULL, 0, 0, 0 }
+    { "kdf-time", 0, 1, OPT_KDFTIME }, { "force", 'f', 0, OPT_FORCE }, { NULL, 0, 0, 0 }
 };
 static const struct optdef add_opts[] = {
     { "name", 0, 1, OPT_NAME }, { "force", 'f', 0, OPT_FORCE },
@@ -101,10 +101,12 @@ static const struct optdef copy_opts[] = {
 
 const struct command commands[] = {
     { "init", CMD_INIT, init_opts,
-      "[--kem NAME] [--aead NAME] [--kdf t=N,m=KIB,p=N | --kdf-time DURATION]",
+      "[--kem NAME] [--aead NAME] [--kdf t=N,m=KIB,p=N | --kdf-time DURATION] [--force]",
       "Create a vault and its key file, and print the recovery code once.\n"
       "The passphrase for slot 0 comes from the passphrase sources (asked\n"
-      "twice on the terminal).\n"
+      "twice on the terminal).  VAULT must be new, an empty directory, or\n"
+      "--force.\n"
+      "  -f, --force       create the vault in a directory that holds other files\n"
       "  --kem NAME        FrodoKEM parameter set (FrodoKEM-640-AES, -640-SHAKE,\n"
       "                    -976-AES, -976-SHAKE, -1344-AES, -1344-SHAKE);\n"
       "                    default: FrodoKEM-976-AES with AES instructions,\n"

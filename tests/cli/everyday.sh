@@ -57,4 +57,40 @@ expect_status 2 "$PQV" xyzzyplugh
 expect_stderr_contains "unknown command 'xyzzyplugh'"
 check_ok "no suggestion for a word near nothing" sh -c '! grep -q "did you mean" "$1"' sh "$ERR"
 
+# ---- 2. init where there is no room for a vault ----
+# A directory holding other files: refused unless --force (init used to
+# mix the vault's files with them).
+mkdir -p "$T/full/sub"
+printf 'mine\n' >"$T/full/letter.txt"
+expect_status 1 "$PQV" -v "$T/full" --passphrase-file "$PF" init --kdf "$KDF"
+expect_stderr_contains "pqvault: init: $T/full: the directory is not empty and holds no vault"
+expect_stderr_contains "--force"
+expect_one_error_line
+check_ok "the refused init wrote nothing" test "$(ls -A "$T/full" | sort | tr '\n' ' ')" = "letter.txt sub "
+expect_status 0 "$PQV" -v "$T/full" --passphrase-file "$PF" -q init --kdf "$KDF" --force
+check_ok "init --force creates the vault among the files" test -f "$T/full/config" -a -f "$T/full/letter.txt"
+# An empty directory, or one holding only lost+found (a file system of its
+# own), is fine.
+mkdir -p "$T/empty" "$T/mnt/lost+found"
+expect_status 0 "$PQV" -v "$T/empty" --passphrase-file "$PF" -q init --kdf "$KDF"
+expect_status 0 "$PQV" -v "$T/mnt" --passphrase-file "$PF" -q init --kdf "$KDF"
+# An existing vault is still "a vault already exists here".
+expect_status 1 "$PQV" -v "$T/empty" --passphrase-file "$PF" init --kdf "$KDF"
+expect_stderr_contains "a vault already exists here"
+expect_status 1 "$PQV" -v "$T/empty" --passphrase-file "$PF" init --kdf "$KDF" --force
+expect_stderr_contains "a vault already exists here"
+# A vault location that is a regular file: said so, by init and the others.
+printf 'not a vault\n' >"$T/afile"
+expect_status 1 "$PQV" -v "$T/afile" --passphrase-file "$PF" init --kdf "$KDF"
+expect_stderr_contains "pqvault: init: $T/afile: is a file, not a vault directory"
+expect_one_error_line
+expect_status 1 "$PQV" -v "$T/afile" --passphrase-file "$PF" init --kdf "$KDF" --force
+expect_stderr_contains "is a file, not a vault directory"
+expect_status 5 "$PQV" -v "$T/afile" --passphrase-file "$PF" list
+expect_stderr_contains "pqvault: list: $T/afile: is a file, not a vault directory"
+expect_one_error_line
+expect_status 5 "$PQV" -v "$T/afile" info
+expect_stderr_contains "is a file, not a vault directory"
+check_ok "the file is left as it was" test "$(cat "$T/afile")" = "not a vault"
+
 finish

@@ -322,8 +322,24 @@ int read_passphrase(struct secret *s, const char *prompt, int *from_tty);
 int read_new_passphrase(struct secret *s, const struct pass_source *src,
     const char *env);
 /* Read a recovery code from ${file} (NULL: $PQVAULT_RECOVERY_CODE, then a
- * prompt).  Returns an exit status. */
-int read_recovery_code(struct secret *s, const char *file);
+ * prompt with echo on: the code replaces a lost passphrase, it is read off
+ * paper).  *${from_tty} says whether it was prompted.  Returns an exit
+ * status. */
+int read_recovery_code(struct secret *s, const char *file, int *from_tty);
+/* tty_say(fmt, ...): one line "pqvault: CMD: ..." on the terminal itself
+ * (what may quote a secret typed there, never on stderr, which may be a
+ * log); on stderr only when there is no terminal. */
+void tty_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* ---- recovery codes (recovery_code.c) ---- */
+
+/* recovery_code_problem(code, why, n, show_group): 0 when ${code} is a
+ * well-formed recovery code whose checksum matches; else 1 with what is
+ * wrong in ${why}: the first group (or character, when typed without
+ * separators) not in the alphabet, the first group not of 4 symbols, the
+ * count of symbols, or the checksum.  ${show_group}: quote the bad group
+ * (for the terminal it was typed on only). */
+int recovery_code_problem(const char *code, char *why, size_t n, int show_group);
 /* tty_available(): whether /dev/tty can be opened. */
 int tty_available(void);
 

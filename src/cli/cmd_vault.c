@@ -349,20 +349,46 @@ cmd_recover(struct args *a)
         goto out0;
     if ((rc = secret_alloc(&s)) != EXIT_OK)
         goto out1;
-    if ((rc = read_recovery_code(&code, recfile)) != EXIT_OK)
-        goto out2;
     /* The code first: a typo, or another vault's code, is reported before
-     * anyone is asked for a new passphrase. */
-    pqv_error_clear();
-    int lrc = pqv_vault_unlock_recovery(v, code.buf);
-    if (lrc == PQV_E_AUTH) {
-        const struct pqv_error *e = pqv_error_last();
-        err_msg("invalid recovery code%s%s", e->reason[0] ? ": " : "", e->reason);
-        rc = EXIT_AUTH;
-        goto out2;
-    } else if (lrc != 0) {
-        rc = lib_error(g_cli.vault_dir, lrc);
-        goto out2;
+     * anyone is asked for a new passphrase.  Typed on the terminal it is
+     * asked again (3 tries, as a passphrase), with what was wrong. */
+    int lrc = 0;
+    for (int attempt = 0; attempt < 3; attempt++) {
+        char why[256];
+        int tty;
+        if ((rc = read_recovery_code(&code, recfile, &tty)) != EXIT_OK)
+            goto out2;
+        int last = !tty || attempt == 2;
+        if (recovery_code_problem(code.buf, why, sizeof(why), tty)) {
+            if (!last) {
+                tty_say("%s; try again", why);
+                OPENSSL_cleanse(why, sizeof(why));
+                continue;
+            }
+            /* stderr may be a log: the bad group's symbols are not quoted. */
+            (void)recovery_code_problem(code.buf, why, sizeof(why), 0);
+            err_msg("invalid recovery code: %s", why);
+            rc = EXIT_AUTH;
+            goto out2;
+        }
+        pqv_error_clear();
+        lrc = pqv_vault_unlock_recovery(v, code.buf);
+        if (lrc == PQV_E_AUTH) {
+            const struct pqv_error *e = pqv_error_last();
+            snprintf(why, sizeof(why), "%.200s", e->reason[0] ? e->reason
+                : "not this vault's recovery code");
+            if (!last) {
+                tty_say("%s; try again", why);
+                continue;
+            }
+            err_msg("invalid recovery code: %s", why);
+            rc = EXIT_AUTH;
+            goto out2;
+        } else if (lrc != 0) {
+            rc = lib_error(g_cli.vault_dir, lrc);
+            goto out2;
+        }
+        break;
     }
     secret_free(&code);
     if ((rc = read_new_passphrase(&s, &g_cli.pass, "PQVAULT_PASSPHRASE")) != EXIT_OK)

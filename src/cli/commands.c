@@ -227,7 +227,8 @@ const struct command commands[] = {
       "Write a new key file from the recovery code, slot 0 sealed under a new\n"
       "passphrase (from the passphrase sources; asked twice on the terminal).\n"
       "The code comes from --recovery-file, $PQVAULT_RECOVERY_CODE or the\n"
-      "terminal, and is checked before the new passphrase is asked for.\n"
+      "terminal (shown as typed; case, spaces and dashes do not matter; three\n"
+      "tries), and is checked before the new passphrase is asked for.\n"
       "  --recovery-file FILE  read the recovery code from FILE\n"
       "  --kdf t=N,m=KIB,p=N   Argon2id cost of slot 0 (as for init)\n" },
     { "info", CMD_INFO, info_opts, "",

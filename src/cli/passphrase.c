@@ -7,6 +7,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -270,9 +272,34 @@ tty_available(void)
     return 1;
 }
 
-/* Prompt on /dev/tty with echo off; read one line.  1: no terminal. */
+void
+tty_say(const char *fmt, ...)
+{
+    char line[1024];
+    va_list ap;
+    int n = snprintf(line, sizeof(line), "pqvault: %s: ", g_cli.cmd ? g_cli.cmd : "");
+    va_start(ap, fmt);
+    vsnprintf(line + n, sizeof(line) - (size_t)n, fmt, ap);
+    va_end(ap);
+    for (char *c = line; *c; c++)
+        if ((unsigned char)*c < 0x20 || *c == 0x7f)
+            *c = '?';
+    int fd = open("/dev/tty", O_WRONLY | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) {
+        err_msg("%s", line + n);
+    } else {
+        (void)!write(fd, line, strlen(line));
+        (void)!write(fd, "\n", 1);
+        close(fd);
+    }
+    OPENSSL_cleanse(line, sizeof(line));
+}
+
+/* Prompt on /dev/tty, with echo off unless ${echo} (a recovery code: it is
+ * read off paper, and seeing it catches typos); read one line.  1: no
+ * terminal. */
 static int
-tty_prompt(const char *prompt, struct secret *s)
+tty_prompt(const char *prompt, struct secret *s, int echo)
 {
     static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGTSTP };
     struct sigaction sa, old[5];
@@ -290,16 +317,23 @@ tty_prompt(const char *prompt, struct secret *s)
         tty_fd_saved = fd;
         for (int i = 0; i < 5; i++)
             sigaction(sigs[i], &sa, &old[i]);
-        t.c_lflag &= ~(tcflag_t)(ECHO | ECHONL);
-        t.c_lflag |= ICANON;
-        tcsetattr(fd, TCSAFLUSH, &t);
+        if (echo) {
+            /* Typeahead is kept: the code may be pasted early. */
+            t.c_lflag |= ECHO | ICANON;
+            tcsetattr(fd, TCSANOW, &t);
+        } else {
+            t.c_lflag &= ~(tcflag_t)(ECHO | ECHONL);
+            t.c_lflag |= ICANON;
+            tcsetattr(fd, TCSAFLUSH, &t);
+        }
     }
     (void)!write(fd, prompt, strlen(prompt));
     int rc = read_line_fd(fd, s);
     int e = errno;
-    (void)!write(fd, "\n", 1);
+    if (!echo)
+        (void)!write(fd, "\n", 1);   /* the one the user typed was not shown */
     if (have_termios) {
-        tcsetattr(fd, TCSAFLUSH, &tty_saved);
+        tcsetattr(fd, echo ? TCSANOW : TCSAFLUSH, &tty_saved);
         tty_fd_saved = -1;
         tty_secret = NULL;
         for (int i = 0; i < 5; i++)
@@ -348,7 +382,7 @@ read_passphrase(struct secret *s, const char *prompt, int *from_tty)
         return read_from_source(&g_cli.pass, s);
     if ((rc = take_env("PQVAULT_PASSPHRASE", s, &found)) != EXIT_OK || found)
         return rc;
-    rc = tty_prompt(prompt, s);
+    rc = tty_prompt(prompt, s, 0);
     if (rc == 1)
         return no_source();
     if (rc != 0)
@@ -394,7 +428,7 @@ read_new_passphrase(struct secret *s, const struct pass_source *src,
     if ((rc = secret_alloc(&again)) != EXIT_OK)
         return rc;
     for (int attempt = 0; attempt < 3; attempt++) {
-        rc = tty_prompt("New passphrase: ", s);
+        rc = tty_prompt("New passphrase: ", s, 0);
         if (rc == 1) {
             secret_free(&again);
             return no_source();
@@ -405,7 +439,7 @@ read_new_passphrase(struct secret *s, const struct pass_source *src,
             err_msg("empty passphrase refused");
             continue;
         }
-        rc = tty_prompt("Repeat new passphrase: ", &again);
+        rc = tty_prompt("Repeat new passphrase: ", &again, 0);
         if (rc != 0)
             break;
         if (again.len == s->len && CRYPTO_memcmp(again.buf, s->buf, s->len) == 0) {
@@ -422,9 +456,10 @@ read_new_passphrase(struct secret *s, const struct pass_source *src,
 }
 
 int
-read_recovery_code(struct secret *s, const char *file)
+read_recovery_code(struct secret *s, const char *file, int *from_tty)
 {
     int found, rc;
+    *from_tty = 0;
     if (file) {
         int fd = open(file, O_RDONLY | O_CLOEXEC);
         if (fd < 0) {
@@ -458,11 +493,12 @@ read_recovery_code(struct secret *s, const char *file)
     }
     if ((rc = take_env("PQVAULT_RECOVERY_CODE", s, &found)) != EXIT_OK || found)
         return rc;
-    rc = tty_prompt("Recovery code: ", s);
+    rc = tty_prompt("Recovery code: ", s, 1);
     if (rc == 1) {
         err_msg("no recovery code source: use --recovery-file or "
             "PQVAULT_RECOVERY_CODE");
         return EXIT_ERR;
     }
+    *from_tty = rc == 0;
     return rc == 0 ? EXIT_OK : EXIT_ERR;
 }

@@ -1,0 +1,71 @@
+# tests/cli/tty_everyday.sh: issue 21 on a terminal (the pty driver): the
+# recovery code typed with echo, leniently, three tries naming the bad
+# group; list quoting names as ls does; the progress line cleared before
+# messages.
+. "$(dirname "$0")/lib.sh"
+
+pty() { python3 "$(dirname "$0")/ptydrv.py" "$@"; }
+
+init_vault || finish
+code=$(cat "$T/recovery")
+printf 'data\n' >"$T/f"
+expect_status 0 pq -q add "$T/f" --name f
+# A code with a 'U' (not in the alphabet) in group 5, one with two symbols
+# of group 3 swapped (the checksum), the good one in lower case with spaces.
+codes=$(python3 - "$code" <<'EOF'
+import sys
+g = sys.argv[1].split("-")
+u = list(g); u[4] = u[4][:2] + "U" + u[4][3:]
+s = list(g)
+# two different neighbouring symbols of group 3 swapped
+i = next(k for k in range(3) if s[2][k] != s[2][k + 1])
+s[2] = s[2][:i] + s[2][i + 1] + s[2][i] + s[2][i + 2:]
+print("-".join(u)); print(u[4]); print("-".join(s)); print(" ".join(g).lower())
+EOF
+)
+badu=$(echo "$codes" | sed -n 1p)
+group5=$(echo "$codes" | sed -n 2p)
+swapped=$(echo "$codes" | sed -n 3p)
+spaced=$(echo "$codes" | sed -n 4p)
+
+# ---- 3. recovery code at the terminal ----
+rm -f "$V/keyfile"
+expect_status 0 pty "Recovery code:=>$badu|Recovery code:=>$swapped|Recovery code:=>$spaced|New passphrase:=>after recovery 1|Repeat new passphrase:=>after recovery 1" \
+    "$PQV" -v "$V" recover --kdf "$KDF"
+expect_stdout_contains "group 5 ($group5) has a character that is not in the code's alphabet"
+expect_stdout_contains "the checksum does not match: check the groups"
+expect_stdout_contains "try again"
+check_ok "the recovery code is shown as typed (echo on)" grep -qF "$spaced" "$OUT"
+check_ok "three prompts" test "$(grep -c 'Recovery code:' "$OUT")" -eq 3
+check_ok "the new passphrase is not shown" sh -c '! grep -qF "after recovery 1" "$1"' sh "$OUT"
+expect_status 0 env PQVAULT_PASSPHRASE="after recovery 1" "$PQV" -v "$V" list
+# three bad tries: exit 3, and the key file is not written
+rm -f "$V/keyfile"
+expect_status 3 pty "Recovery code:=>$badu|Recovery code:=>$swapped|Recovery code:=>tooshort" \
+    "$PQV" -v "$V" recover --kdf "$KDF"
+expect_stdout_contains "pqvault: recover: invalid recovery code: the code has 8 characters, not 56"
+check_ok "no key file after three bad codes" test ! -e "$V/keyfile"
+# a file or the environment: at once, exit 3, the group named but not shown
+printf '%s\n' "$badu" >"$T/badu"
+expect_status 3 pq recover --kdf "$KDF" --recovery-file "$T/badu"
+expect_stderr_contains "pqvault: recover: invalid recovery code: group 5 has a character that is not in the code's alphabet: 'U'"
+expect_one_error_line
+check_ok "the group's symbols are not in the error message" sh -c '! grep -qF "$1" "$2"' sh "$group5" "$ERR"
+expect_status 3 env PQVAULT_RECOVERY_CODE="$swapped" "$PQV" -v "$V" --passphrase-file "$PF" \
+    recover --kdf "$KDF"
+expect_stderr_contains "invalid recovery code: the checksum does not match"
+expect_one_error_line
+short=$(printf '%s' "$code" | cut -c1-53)
+expect_status 3 env PQVAULT_RECOVERY_CODE="$short" "$PQV" -v "$V" --passphrase-file "$PF" \
+    recover --kdf "$KDF"
+expect_stderr_contains "invalid recovery code: group 11 has 3 characters, not 4"
+nodash=$(printf '%s' "$code" | tr -d '-')
+expect_status 3 env PQVAULT_RECOVERY_CODE="${nodash}U" "$PQV" -v "$V" --passphrase-file "$PF" \
+    recover --kdf "$KDF"
+expect_stderr_contains "invalid recovery code: character 57 is not in the code's alphabet: 'U'"
+# lenient: lower case, spaces, dashes anywhere
+expect_status 0 env PQVAULT_RECOVERY_CODE="$(printf '%s' "$nodash" | tr 'A-Z' 'a-z' | sed 's/\(.......\)/\1 - /g')" \
+    "$PQV" -v "$V" --passphrase-file "$PF" recover --kdf "$KDF"
+expect_status 0 pq list
+
+finish

@@ -318,9 +318,20 @@ int read_passphrase(struct secret *s, const char *prompt, int *from_tty);
 /* Read a passphrase to set: from ${src} (kind PASS_NONE: then from the
  * environment variable ${env}, then the terminal, asked twice).  Empty
  * passphrases and passphrases with a line break inside (which no file or
- * terminal could give back) are refused.  Returns an exit status. */
+ * terminal could give back) are refused; a weak one (passphrase_strength)
+ * is set with a warning on stderr, once per run.  Returns an exit
+ * status. */
 int read_new_passphrase(struct secret *s, const struct pass_source *src,
     const char *env);
+/* passphrase_strength(p, len, chars, bits): whether the passphrase ${p}
+ * is weak by a simple estimate (docs/CLI.md): fewer than
+ * WEAK_PASSPHRASE_CHARS characters (UTF-8 sequences count as one), or
+ * fewer than WEAK_PASSPHRASE_BITS bits, counted as min(characters, 2 x
+ * distinct bytes) x log2(the size of the classes used: 26 lower case, 26
+ * upper case, 10 digits, 33 for anything else).  No dictionary. */
+#define WEAK_PASSPHRASE_CHARS 12
+#define WEAK_PASSPHRASE_BITS 50
+int passphrase_strength(const char *p, size_t len, unsigned *chars, unsigned *bits);
 /* Read a recovery code from ${file} (NULL: $PQVAULT_RECOVERY_CODE, then a
  * prompt with echo on: the code replaces a lost passphrase, it is read off
  * paper).  *${from_tty} says whether it was prompted.  Returns an exit

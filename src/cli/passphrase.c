@@ -410,6 +410,81 @@ refuse_new(struct secret *s)
     return EXIT_OK;
 }
 
+/* log2_of(x): log2 of ${x} >= 1, to about 1e-6 (no libm: the program
+ * links none). */
+static double
+log2_of(double x)
+{
+    double whole = 0, frac = 0, bit = 0.5;
+    while (x >= 2) {
+        x /= 2;
+        whole++;
+    }
+    for (int i = 0; i < 24; i++, bit /= 2) {
+        x *= x;
+        if (x >= 2) {
+            x /= 2;
+            frac += bit;
+        }
+    }
+    return whole + frac;
+}
+
+int
+passphrase_strength(const char *p, size_t len, unsigned *chars, unsigned *bits)
+{
+    int lower = 0, upper = 0, digit = 0, other = 0;
+    unsigned char seen[32];
+    unsigned n = 0, distinct = 0;
+
+    memset(seen, 0, sizeof(seen));
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)p[i];
+        if ((c & 0xc0) != 0x80)
+            n++;   /* a UTF-8 continuation byte is part of the character before */
+        if (!(seen[c >> 3] & (1u << (c & 7)))) {
+            seen[c >> 3] |= (unsigned char)(1u << (c & 7));
+            distinct++;
+        }
+        if (c >= 'a' && c <= 'z')
+            lower = 1;
+        else if (c >= 'A' && c <= 'Z')
+            upper = 1;
+        else if (c >= '0' && c <= '9')
+            digit = 1;
+        else
+            other = 1;
+    }
+    unsigned pool = 26u * (unsigned)lower + 26u * (unsigned)upper + 10u * (unsigned)digit +
+        33u * (unsigned)other;
+    /* Characters repeated do not add as much: at most two per distinct one
+     * count ("aaaaaaaaaaaa" is two characters' worth). */
+    unsigned effective = n < 2 * distinct ? n : 2 * distinct;
+    OPENSSL_cleanse(seen, sizeof(seen));
+    *chars = n;
+    *bits = pool > 1 ? (unsigned)((double)effective * log2_of((double)pool)) : 0;
+    return n < WEAK_PASSPHRASE_CHARS || *bits < WEAK_PASSPHRASE_BITS;
+}
+
+/* warn_if_weak(s): a word on stderr about a weak new passphrase, once per
+ * run (also when the terminal asks again after a mismatch); it is set all
+ * the same: the choice is the user's. */
+static void
+warn_if_weak(const struct secret *s)
+{
+    static int warned;
+    unsigned chars, bits;
+
+    if (warned || !passphrase_strength(s->buf, s->len, &chars, &bits))
+        return;
+    warned = 1;
+    err_msg("warning: weak passphrase (%u character%s, about %u bits by a simple estimate; "
+        "at least %d characters and %d bits are advised): whoever gets a copy of the key "
+        "file can try passphrases offline; several random words (five or more, picked with "
+        "dice or a password manager) make one that is strong and easy to type", chars,
+        chars == 1 ? "" : "s", bits, WEAK_PASSPHRASE_CHARS, WEAK_PASSPHRASE_BITS);
+}
+
 int
 read_new_passphrase(struct secret *s, const struct pass_source *src,
     const char *env)
@@ -418,12 +493,17 @@ read_new_passphrase(struct secret *s, const struct pass_source *src,
     if (src->kind != PASS_NONE) {
         if ((rc = read_from_source(src, s)) != EXIT_OK)
             return rc;
-        return refuse_new(s);
+        if ((rc = refuse_new(s)) == EXIT_OK)
+            warn_if_weak(s);
+        return rc;
     }
     if ((rc = take_env(env, s, &found)) != EXIT_OK)
         return rc;
-    if (found)
-        return refuse_new(s);
+    if (found) {
+        if ((rc = refuse_new(s)) == EXIT_OK)
+            warn_if_weak(s);
+        return rc;
+    }
     struct secret again;
     if ((rc = secret_alloc(&again)) != EXIT_OK)
         return rc;
@@ -439,6 +519,8 @@ read_new_passphrase(struct secret *s, const struct pass_source *src,
             err_msg("empty passphrase refused");
             continue;
         }
+        /* Before it is repeated: there is still time to type another. */
+        warn_if_weak(s);
         rc = tty_prompt("Repeat new passphrase: ", &again, 0);
         if (rc != 0)
             break;

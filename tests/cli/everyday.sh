@@ -93,4 +93,46 @@ expect_status 5 "$PQV" -v "$T/afile" info
 expect_stderr_contains "is a file, not a vault directory"
 check_ok "the file is left as it was" test "$(cat "$T/afile")" = "not a vault"
 
+# ---- 4. weak passphrases: set, with one warning ----
+weak() { printf '%s\n' "$1" >"$T/weak"; }
+weak x
+rm -rf "$T/wv"
+expect_status 0 "$PQV" -v "$T/wv" --passphrase-file "$T/weak" -q init --kdf "$KDF"
+expect_stderr_contains "pqvault: init: warning: weak passphrase (1 character, about 4 bits"
+expect_stderr_contains "several random words"
+expect_one_error_line
+check_ok "the weak passphrase was set all the same" test -f "$T/wv/config"
+expect_status 0 "$PQV" -v "$T/wv" --passphrase-file "$T/weak" list
+check_ok "unlocking with it says nothing" test ! -s "$ERR"
+for w in 123456789012 aaaaaaaaaaaaaaaaaaaa Tr0ub4dor3x; do
+    weak "$w"
+    rm -rf "$T/wv"
+    expect_status 0 "$PQV" -v "$T/wv" --passphrase-file "$T/weak" -q init --kdf "$KDF"
+    expect_stderr_contains "warning: weak passphrase"
+done
+for w in 'correct horse battery' 'über sécurité' 'Xk3-pq9-Lm2-vt7'; do
+    weak "$w"
+    rm -rf "$T/wv"
+    expect_status 0 "$PQV" -v "$T/wv" --passphrase-file "$T/weak" -q init --kdf "$KDF"
+    check_ok "no warning for '$w'" test ! -s "$ERR"
+done
+# whatever the source: the environment, passwd, recover
+rm -rf "$T/wv"
+expect_status 0 env PQVAULT_PASSPHRASE=pw "$PQV" -v "$T/wv" -q init --kdf "$KDF"
+expect_stderr_contains "warning: weak passphrase (2 characters"
+cp "$OUT" "$T/wv-code"
+weak short
+expect_status 0 env PQVAULT_PASSPHRASE=pw "$PQV" -v "$T/wv" passwd --slot 1 --kdf "$KDF" \
+    --new-passphrase-file "$T/weak"
+expect_stderr_contains "pqvault: passwd: warning: weak passphrase (5 characters"
+expect_status 0 env PQVAULT_PASSPHRASE=pw PQVAULT_NEW_PASSPHRASE=tiny "$PQV" -v "$T/wv" passwd \
+    --kdf "$KDF"
+expect_stderr_contains "warning: weak passphrase (4 characters"
+expect_status 0 env PQVAULT_PASSPHRASE=tiny "$PQV" -v "$T/wv" passwd --slot 1 --clear
+check_ok "clearing a slot sets no passphrase: no warning" sh -c '! grep -q weak "$1"' sh "$ERR"
+expect_status 0 env PQVAULT_PASSPHRASE=abc "$PQV" -v "$T/wv" recover --kdf "$KDF" \
+    --recovery-file "$T/wv-code"
+expect_stderr_contains "pqvault: recover: warning: weak passphrase (3 characters"
+check_ok "one warning per run" test "$(grep -c 'weak passphrase' "$ERR")" -eq 1
+
 finish

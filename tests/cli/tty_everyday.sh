@@ -68,4 +68,14 @@ expect_status 0 env PQVAULT_RECOVERY_CODE="$(printf '%s' "$nodash" | tr 'A-Z' 'a
     "$PQV" -v "$V" --passphrase-file "$PF" recover --kdf "$KDF"
 expect_status 0 pq list
 
+# ---- 4. a weak passphrase typed at the terminal: one warning, before it
+# is repeated (also after a mismatch) ----
+expect_status 0 pty "New passphrase:=>pw|Repeat new passphrase:=>typo|New passphrase:=>pw|Repeat new passphrase:=>pw" \
+    "$PQV" -v "$T/weakvault" init --kdf "$KDF"
+expect_stdout_contains "warning: weak passphrase (2 characters"
+check_ok "the warning is given once" test "$(grep -c 'weak passphrase' "$OUT")" -eq 1
+check_ok "the warning comes before the passphrase is repeated" \
+    sh -c 'sed -n "/weak passphrase/,\$p" "$1" | grep -q "Repeat new passphrase"' sh "$OUT"
+check_ok "the weak passphrase is set" test -f "$T/weakvault/config"
+
 finish

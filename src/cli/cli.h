@@ -219,21 +219,24 @@ void kdf_get_caps(struct kdf_caps *c, uint32_t lanes);
 /* kdf_time_run(p, seconds): one pqv_argon2id of cost ${p} (lanes threads)
  * over a fixed, non-secret input; a library code. */
 int kdf_time_run(const struct pqv_kdf_params *p, double *seconds);
-/* kdf_time_unlock(p, caps, seconds): the Argon2id work of one unlock of a
- * key file with slot 0 at ${p} and slot 1 unused (the default cost), as
- * pqv_keyfile_unlock_limited does it under caps->limit: both at once when
- * their memory fits the limit, else one after the other; a library code. */
-int kdf_time_unlock(const struct pqv_kdf_params *p, const struct kdf_caps *caps,
-    double *seconds);
-/* kdf_calibrate(target, lanes, caps, out): the slot 0 cost with ${lanes}
- * lanes (at least 8 MiB) whose unlock (kdf_time_unlock) takes about
- * ${target} seconds here: m grows (whole MiB) up to the cap, then t;
- * measured, not only extrapolated (the last cost's time, the faster of two
- * runs up to a 5 s target, is in out->seconds).  Takes about 3 to 6 times
- * ${target}.  A library code
- * (PQV_E_NOMEM). */
-int kdf_calibrate(double target, uint32_t lanes, const struct kdf_caps *caps,
-    struct kdf_pick *out);
+/* kdf_time_unlock(p, other, caps, seconds): the Argon2id work of one
+ * unlock of a key file with one slot at ${p} and the other at ${other}
+ * (NULL: unused, the default cost), as pqv_keyfile_unlock_limited does it
+ * under caps->limit: both at once when their memory fits the limit, else
+ * one after the other (the other not at all above the limit); a library
+ * code. */
+int kdf_time_unlock(const struct pqv_kdf_params *p, const struct pqv_kdf_params *other,
+    const struct kdf_caps *caps, double *seconds);
+/* kdf_calibrate(target, lanes, other, quick, caps, out): the cost, with
+ * ${lanes} lanes (at least 8 MiB), of a slot whose unlock
+ * (kdf_time_unlock, the other slot at ${other}) takes about ${target}
+ * seconds here: m grows (whole MiB) up to the cap, then t; measured, not
+ * only extrapolated (the last cost's time, the faster of two runs up to a
+ * 5 s target, is in out->seconds).  Takes about 3 to 6 times ${target};
+ * with ${quick} one run per cost and at most two corrected costs, about
+ * 1.5 to 2.5 times.  A library code (PQV_E_NOMEM). */
+int kdf_calibrate(double target, uint32_t lanes, const struct pqv_kdf_params *other, int quick,
+    const struct kdf_caps *caps, struct kdf_pick *out);
 /* kdf_format_mem(buf, n, m_kib): "64 MiB", or "48 KiB" below a whole MiB. */
 void kdf_format_mem(char *buf, size_t n, uint32_t m_kib);
 /* kdf_format_time(buf, n, seconds): "850 ms" below a second, else "1.2 s". */

@@ -48,11 +48,12 @@ kdf_cost_warning(const struct pqv_kdf_params *p, int slot)
 
 /* ---- init ---- */
 
-/* kdf_for_time(target, kdf): calibrate slot 0's cost for ${target} seconds
- * here (kdf_time.c, as speed recommends it) and say what was picked; an
+/* kdf_for_time(target, other, kdf): calibrate a slot's cost for ${target}
+ * seconds here, the other slot at ${other} (NULL: unused, the default
+ * cost), as speed recommends it (kdf_time.c), and say what was picked; an
  * exit status. */
 static int
-kdf_for_time(double target, struct pqv_kdf_params *kdf)
+kdf_for_time(double target, const struct pqv_kdf_params *other, struct pqv_kdf_params *kdf)
 {
     struct kdf_caps caps;
     struct kdf_pick pick;
@@ -60,7 +61,7 @@ kdf_for_time(double target, struct pqv_kdf_params *kdf)
     int rc;
 
     kdf_get_caps(&caps, pqv_kdf_default.lanes);
-    if ((rc = kdf_calibrate(target, pqv_kdf_default.lanes, &caps, &pick)) != 0) {
+    if ((rc = kdf_calibrate(target, pqv_kdf_default.lanes, other, 0, &caps, &pick)) != 0) {
         err_msg("--kdf-time: Argon2id calibration: %s", pqv_strerror(rc));
         return EXIT_ERR;
     }
@@ -196,7 +197,7 @@ cmd_init(struct args *a)
     /* Calibrated before the passphrase is read: it is held no longer, and
      * the pick is said before the prompt. */
     if (have_kdf_time) {
-        if ((rc = kdf_for_time(kdf_time, &kdf)) != EXIT_OK)
+        if ((rc = kdf_for_time(kdf_time, NULL, &kdf)) != EXIT_OK)
             return rc;
         opt.kdf = &kdf;
         kdf_cost_warning(&kdf, 0);
@@ -237,7 +238,8 @@ cmd_passwd(struct args *a)
     const char *val;
     struct pqv_kdf_params kdf;
     struct pass_source newsrc = { PASS_NONE, NULL, -1 };
-    int have_kdf = 0, slot = -1, clear = 0, id, rc;
+    int have_kdf = 0, have_kdf_time = 0, slot = -1, clear = 0, id, rc;
+    double kdf_time = 0;
     unsigned long long u;
     while ((id = next_arg(a, &val)) != ARG_END) {
         switch (id) {
@@ -253,6 +255,11 @@ cmd_passwd(struct args *a)
             if ((rc = kdf_arg(val, &kdf)) != EXIT_OK)
                 return rc;
             have_kdf = 1;
+            break;
+        case OPT_KDFTIME:
+            if ((rc = kdf_time_arg("--kdf-time", val, &kdf_time)) != EXIT_OK)
+                return rc;
+            have_kdf_time = 1;
             break;
         case OPT_NEWFILE:
         case OPT_NEWFD:
@@ -274,14 +281,30 @@ cmd_passwd(struct args *a)
     }
     if (clear && slot < 0)
         return usage_error("--clear needs --slot");
-    if (clear && (have_kdf || newsrc.kind != PASS_NONE))
-        return usage_error("--clear takes no --kdf or new passphrase");
+    if (have_kdf && have_kdf_time)
+        return usage_error("only one of --kdf and --kdf-time may be given");
+    if (clear && (have_kdf || have_kdf_time || newsrc.kind != PASS_NONE))
+        return usage_error("--clear takes no --kdf, --kdf-time or new passphrase");
 
     pqv_vault *v;
     if ((rc = session(&v, 1)) != EXIT_OK)
         return rc;
     if (slot < 0)
         slot = pqv_vault_slot(v) >= 0 ? pqv_vault_slot(v) : 0;
+    /* Calibrated once the slot is known (the other one is computed at
+     * every unlock too, at its own cost) and before the new passphrase is
+     * read, so that it is held no longer. */
+    if (have_kdf_time) {
+        const pqv_keyfile *kf = pqv_vault_keyfile(v);
+        struct pqv_kdf_params other = pqv_kdf_default;
+        if (kf != NULL)
+            other = pqv_keyfile_slot_params(kf, 1 - slot);
+        if ((rc = kdf_for_time(kdf_time, &other, &kdf)) != EXIT_OK) {
+            pqv_vault_close(v);
+            return rc;
+        }
+        have_kdf = 1;
+    }
     if (have_kdf && !clear)
         kdf_cost_warning(&kdf, slot);
     char what[16];
@@ -321,7 +344,8 @@ cmd_recover(struct args *a)
 {
     const char *val, *recfile = NULL;
     struct pqv_kdf_params kdf;
-    int have_kdf = 0, id, rc;
+    double kdf_time = 0;
+    int have_kdf = 0, have_kdf_time = 0, id, rc;
     while ((id = next_arg(a, &val)) != ARG_END) {
         switch (id) {
         case ARG_ERROR: case ARG_HELP: return arg_stop(a, id);
@@ -332,8 +356,15 @@ cmd_recover(struct args *a)
                 return rc;
             have_kdf = 1;
             break;
+        case OPT_KDFTIME:
+            if ((rc = kdf_time_arg("--kdf-time", val, &kdf_time)) != EXIT_OK)
+                return rc;
+            have_kdf_time = 1;
+            break;
         }
     }
+    if (have_kdf && have_kdf_time)
+        return usage_error("only one of --kdf and --kdf-time may be given");
     if (have_kdf)
         kdf_cost_warning(&kdf, 0);
     /* The key file may be missing or damaged: that is what recover is for. */
@@ -391,6 +422,14 @@ cmd_recover(struct args *a)
         break;
     }
     secret_free(&code);
+    /* Once the code is known good, before the new passphrase is read: the
+     * new key file's slot 1 is unused (the default cost), as after init. */
+    if (have_kdf_time) {
+        if ((rc = kdf_for_time(kdf_time, NULL, &kdf)) != EXIT_OK)
+            goto out2;
+        have_kdf = 1;
+        kdf_cost_warning(&kdf, 0);
+    }
     if ((rc = read_new_passphrase(&s, &g_cli.pass, "PQVAULT_PASSPHRASE")) != EXIT_OK)
         goto out2;
     pqv_error_clear();

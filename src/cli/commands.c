@@ -70,11 +70,13 @@ static const struct optdef check_opts[] = {
 };
 static const struct optdef passwd_opts[] = {
     { "slot", 0, 1, OPT_SLOT }, { "clear", 0, 0, OPT_CLEAR }, { "kdf", 0, 1, OPT_KDF },
+    { "kdf-time", 0, 1, OPT_KDFTIME },
     { "new-passphrase-file", 0, 1, OPT_NEWFILE }, { "new-passphrase-fd", 0, 1, OPT_NEWFD },
     { NULL, 0, 0, 0 }
 };
 static const struct optdef recover_opts[] = {
-    { "recovery-file", 0, 1, OPT_RECFILE }, { "kdf", 0, 1, OPT_KDF }, { NULL, 0, 0, 0 }
+    { "recovery-file", 0, 1, OPT_RECFILE }, { "kdf", 0, 1, OPT_KDF },
+    { "kdf-time", 0, 1, OPT_KDFTIME }, { NULL, 0, 0, 0 }
 };
 static const struct optdef info_opts[] = {
     { NULL, 0, 0, 0 }
@@ -213,7 +215,8 @@ const struct command commands[] = {
       "  --read-data       also every pack's hash and every extent's tags\n"
       "  --no-key          without the passphrase: the structure of the config,\n"
       "                    key file, segments and packs only\n" },
-    { "passwd", CMD_PASSWD, passwd_opts, "[--slot 0|1] [--clear] [--kdf t=N,m=KIB,p=N]",
+    { "passwd", CMD_PASSWD, passwd_opts,
+      "[--slot 0|1] [--clear] [--kdf t=N,m=KIB,p=N | --kdf-time DURATION]",
       "Set or change the passphrase of a key slot (default: the slot that\n"
       "unlocked).  The current passphrase comes from the passphrase sources,\n"
       "the new one from --new-passphrase-file, --new-passphrase-fd,\n"
@@ -222,15 +225,21 @@ const struct command commands[] = {
       "  --clear           make --slot unused instead (not the slot that unlocked)\n"
       "  --kdf t=N,m=KIB,p=N  Argon2id cost of the slot (default t=3,m=65536,p=4;\n"
       "                    above m=1048576 or t=16 unlocking needs --kdf-limit)\n"
+      "  --kdf-time DURATION  instead of --kdf: the cost whose unlock (this slot and\n"
+      "                    the other at its own cost) takes about DURATION here,\n"
+      "                    measured after unlocking (as init --kdf-time)\n"
       "  --new-passphrase-file FILE, --new-passphrase-fd N  source of the new one\n" },
-    { "recover", CMD_RECOVER, recover_opts, "[--recovery-file FILE] [--kdf t=N,m=KIB,p=N]",
+    { "recover", CMD_RECOVER, recover_opts,
+      "[--recovery-file FILE] [--kdf t=N,m=KIB,p=N | --kdf-time DURATION]",
       "Write a new key file from the recovery code, slot 0 sealed under a new\n"
       "passphrase (from the passphrase sources; asked twice on the terminal).\n"
       "The code comes from --recovery-file, $PQVAULT_RECOVERY_CODE or the\n"
       "terminal (shown as typed; case, spaces and dashes do not matter; three\n"
       "tries), and is checked before the new passphrase is asked for.\n"
       "  --recovery-file FILE  read the recovery code from FILE\n"
-      "  --kdf t=N,m=KIB,p=N   Argon2id cost of slot 0 (as for init)\n" },
+      "  --kdf t=N,m=KIB,p=N   Argon2id cost of slot 0 (as for init)\n"
+      "  --kdf-time DURATION   instead of --kdf: measured here once the code is\n"
+      "                        checked (as init --kdf-time)\n" },
     { "info", CMD_INFO, info_opts, "",
       "Show the vault's format version, id, suites, fingerprint, key slot\n"
       "parameters and counts.  Needs no passphrase and no key file: the config's\n"
@@ -246,7 +255,8 @@ const struct command commands[] = {
       "About 15 s.  Needs no vault.\n"
       "  --kdf-time DURATION  the target (default 1s; 100ms to 60s)\n"
       "  --kdf-only        Argon2id only\n"
-      "  --quick           the Argon2id table at m = 8, 16, 32 MiB only\n" },
+      "  --quick           a first look in a second or two: shorter buffers,\n"
+      "                    fewer runs, the Argon2id table at m = 8, 16, 32 MiB\n" },
     { "gc", CMD_GC, gc_opts, "",
       "Fold the catalogue's chain into one base segment when it holds replaced\n"
       "or removed names, then remove what nothing refers to: packs, older\n"

@@ -383,8 +383,10 @@ void format_bytes(char *out, size_t outlen, uint64_t n);
  * below 1024, else rounded up with a unit K, M, G, T, P, E (1.0K, 4.5G,
  * 23M: one decimal below 10). */
 void format_size_human(char *out, size_t outlen, uint64_t n);
-/* print_name(f, name, escape): a stored name, with control characters and
- * backslashes escaped (\n, \t, \r, \\, \ooo) if ${escape} (a terminal). */
+/* print_name(f, name, escape): a stored name; if ${escape} (a terminal)
+ * quoted as GNU ls's shell-escape style does: as is when nothing needs it,
+ * else 'in single quotes' ("it's" in double quotes), with controls, bytes
+ * that are not UTF-8 and line-reordering characters as $'\n' parts. */
 void print_name(FILE *f, const char *name, int escape);
 
 #endif

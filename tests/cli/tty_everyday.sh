@@ -78,4 +78,71 @@ check_ok "the warning comes before the passphrase is repeated" \
     sh -c 'sed -n "/weak passphrase/,\$p" "$1" | grep -q "Repeat new passphrase"' sh "$OUT"
 check_ok "the weak passphrase is set" test -f "$T/weakvault/config"
 
+# ---- 7. list on a terminal: names quoted as GNU ls (shell-escape) ----
+python3 - "$T/odd" <<'EOF'
+import os, sys
+d = sys.argv[1].encode()
+os.makedirs(d)
+for n in [b"plain", b"a b", b"it's", b"a\nb", b"\nstart", b"end\n", b"esc\x1b[31m",
+          b"bad\xffbyte", "\u00fc".encode(), b"c1\xc2\x9bx", b"q'\nx", b"#hash", b"mid#hash",
+          b"tab\tx", "bidi\u202eb".encode(), b"x$y", b"x'\\", b"{", b"br[1]", b"ok-_.,:@%+"]:
+    open(os.path.join(d, n), "w").close()
+EOF
+expect_status 0 pq -q add "$T/odd"
+expect_status 0 pty "" "$PQV" -v "$V" --passphrase-file "$PF" list odd
+tr -d '\r' <"$OUT" >"$T/list.tty"
+cat >"$T/list.want" <<'EOF'
+odd
+'odd/'$'\n''start'
+odd/#hash
+'odd/a'$'\n''b'
+'odd/a b'
+'odd/bad'$'\377''byte'
+'odd/bidi'$'\342\200\256''b'
+'odd/br[1]'
+'odd/c1'$'\302\233''x'
+'odd/end'$'\n'
+'odd/esc'$'\033''[31m'
+"odd/it's"
+odd/mid#hash
+odd/ok-_.,:@%+
+odd/plain
+'odd/q'\'''$'\n''x'
+'odd/tab'$'\t''x'
+'odd/x$y'
+'odd/x'\''\'
+odd/{
+EOF
+printf 'odd/\303\274\n' >>"$T/list.want"
+check_ok "list on a terminal quotes names as ls --quoting-style=shell-escape" \
+    cmp -s "$T/list.want" "$T/list.tty"
+cmp -s "$T/list.want" "$T/list.tty" || diff "$T/list.want" "$T/list.tty" | sed 's/^/#   /'
+# a lone brace, a leading '~': quoted (not inside a name)
+printf 'x\n' >"$T/brace"
+expect_status 0 pq -q add "$T/brace" --name '{'
+expect_status 0 pq -q add "$T/brace" --name '~home'
+expect_status 0 pty "" "$PQV" -v "$V" --passphrase-file "$PF" list '{' '~home'
+tr -d '\r' <"$OUT" >"$T/list.tty"
+printf "'{'\n'~home'\n" >"$T/list.want"
+check_ok "a lone brace and a leading ~ are quoted" cmp -s "$T/list.want" "$T/list.tty"
+# to a pipe: the bytes as stored; --json escapes as before
+expect_status 0 pq list odd
+check_ok "list to a pipe prints the raw names" python3 -c '
+import sys
+data = open(sys.argv[1], "rb").read()
+assert b"odd/a\nb\n" in data and b"odd/bad\xffbyte\n" in data and b"odd/esc\x1b[31m\n" in data, data
+' "$OUT"
+expect_status 0 pty "" "$PQV" -v "$V" --passphrase-file "$PF" list --json odd
+check_ok "list --json on a terminal is JSON, not shell quoting" python3 -c '
+import json, sys
+a = json.loads(open(sys.argv[1], "rb").read().replace(b"\r", b"").decode())
+names = [x["name"] for x in a]
+assert "odd/a\nb" in names and "odd/bad\udcffbyte" in names and "odd/it\x27s" in names, names
+' "$OUT"
+# -l on a terminal quotes the name and a link's target
+ln -s "$(printf 'tar\tget')" "$T/odd2"
+expect_status 0 pq -q add "$T/odd2" --name 'link one'
+expect_status 0 pty "" "$PQV" -v "$V" --passphrase-file "$PF" list -l 'link one'
+check_ok "list -l quotes the name and the target" grep -qF "'link one' -> 'tar'\$'\\t''get'" "$OUT"
+
 finish

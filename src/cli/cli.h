@@ -364,9 +364,15 @@ struct progress;
  * a terminal or -q was given. */
 struct progress *progress_new(const char *label);
 void progress_cb(void *ctx, uint64_t done, uint64_t total);
-/* progress_clear_line(): clear the active bar's line before a message (the
- * bar is redrawn at the next update). */
-void progress_clear_line(void);
+/* progress_hide(): before printing anything else on the terminal while
+ * a bar may be shown: clear its line and hold the bar (no thread draws
+ * it) until progress_show(p), which draws it again.  NULL (nothing to do)
+ * when no bar is active. */
+struct progress *progress_hide(void);
+void progress_show(struct progress *p);
+/* progress_line_shown(): whether a bar's line is on the terminal now
+ * (async-signal-safe: for the interrupt handler). */
+int progress_line_shown(void);
 /* progress_end(p): clear the bar's line and free. */
 void progress_end(struct progress *p);
 

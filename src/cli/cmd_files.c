@@ -49,10 +49,12 @@ add_report(void *ctx, int level, const char *subject, const char *message)
     }
     if (level == PQV_REPORT_INFO) {
         if (o->verbose && !g_cli.quiet) {
+            struct progress *bar = progress_hide();
             if (subject != NULL && *subject != '\0')
                 fprintf(stderr, "%s: %s\n", subject, message);
             else
                 fprintf(stderr, "%s\n", message);
+            progress_show(bar);
         }
         return;
     }

@@ -562,10 +562,14 @@ stdout_cb(void *ctx, int level, const char *subject, const char *message)
         report_cb(ctx, level, subject, message);
         return;
     }
+    /* stdout may be the terminal the bar is drawn on. */
+    struct progress *bar = progress_hide();
     if (subject != NULL && *subject != '\0')
         printf("%s: %s\n", subject, message);
     else
         printf("%s\n", message);
+    fflush(stdout);
+    progress_show(bar);
 }
 
 int

@@ -99,8 +99,9 @@ vmsg(const char *fmt, va_list ap)
         if ((unsigned char)*p < 0x20 || *p == 0x7f)
             *p = '?';
     fflush(stdout);
-    progress_clear_line();
+    struct progress *bar = progress_hide();
     fprintf(stderr, "%s\n", buf);
+    progress_show(bar);
 }
 
 void
@@ -195,6 +196,12 @@ on_signal(int sig)
     static const char msg[] = "pqvault: interrupted: temporary files removed\n";
 
     pqv_remove_temporaries();
+    if (sig != SIGPIPE && progress_line_shown()) {
+        /* The message on a line of its own, not after the bar's. */
+        if (write(STDERR_FILENO, "\r\033[K", 4) < 0) {
+            /* nothing to do */
+        }
+    }
     if (sig != SIGPIPE) {
         if (g_cli.cmd != NULL && strcmp(g_cli.cmd, "add") == 0) {
             if (write(STDERR_FILENO, add_msg, sizeof(add_msg) - 1) < 0) {

@@ -145,4 +145,47 @@ expect_status 0 pq -q add "$T/odd2" --name 'link one'
 expect_status 0 pty "" "$PQV" -v "$V" --passphrase-file "$PF" list -l 'link one'
 check_ok "list -l quotes the name and the target" grep -qF "'link one' -> 'tar'\$'\\t''get'" "$OUT"
 
+# ---- 8. the progress line is cleared before anything else on stderr ----
+# own_line FILE TEXT: every TEXT in FILE begins a line of the terminal (at
+# the start, after a newline, or after the bar's line was cleared: "\r\e[K"),
+# and a bar was drawn before the first one (else there is nothing to test).
+own_line() {
+    python3 - "$1" "$2" <<'EOF'
+import re, sys
+out, text = open(sys.argv[1], "rb").read(), sys.argv[2].encode()
+at = [m.start() for m in re.finditer(re.escape(text), out)]
+assert at, "no %r in the output" % text
+assert re.search(rb"\r(add|get) +[0-9]+%", out[:at[-1]]), "no bar drawn before %r" % text
+for i in at:
+    before = out[max(0, i - 4):i]
+    assert i == 0 or before.endswith(b"\n") or before == b"\r\x1b[K", \
+        "%r shares a line with %r" % (text, out[max(0, i - 80):i + len(text)])
+EOF
+}
+mkdir -p "$T/bars"
+head -c 6000000 /dev/urandom >"$T/bars/r1.bin"
+head -c 6000000 /dev/urandom >"$T/bars/r2.bin"
+expect_status 0 pty "" "$PQV" -v "$V" --passphrase-file "$PF" add --verbose "$T/bars"
+check_ok "add --verbose: each entry's line starts a terminal line, not after the bar" \
+    own_line "$OUT" "bars/r2.bin: added"
+check_ok "add --verbose: the bar is drawn again after a line" \
+    sh -c 'python3 -c "
+import sys
+out = open(sys.argv[1], \"rb\").read()
+assert b\"bars/r1.bin: added\\r\\n\\radd \" in out, out
+" "$1"' sh "$OUT"
+expect_status 0 pty "" "$PQV" -v "$V" --passphrase-file "$PF" get --verbose bars -o "$T/bars.out"
+check_ok "get --verbose: each entry's line starts a terminal line" \
+    own_line "$OUT" "bars/r2.bin: restored"
+# An interrupt while the bar is shown: the add stops itself (test build)
+# before reading its second file, the first one's progress drawn.
+mkdir -p "$T/two"
+head -c 1000000 /dev/urandom >"$T/two/a"
+head -c 1000000 /dev/urandom >"$T/two/zb"
+expect_status 130 env PQVAULT_TEST_STOP_PATH=zb PQVAULT_TEST_STOP_AT=read:1 \
+    python3 "$(dirname "$0")/ptystop.py" INT "$PQV_TEST" -v "$V" --passphrase-file "$PF" add "$T/two"
+expect_stdout_contains "pqvault: add: interrupted"
+check_ok "the interrupt message starts a line, not after the bar" \
+    own_line "$OUT" "pqvault: add: interrupted"
+
 finish

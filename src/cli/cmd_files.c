@@ -499,7 +499,7 @@ static void
 list_long(const struct pqv_entry *e, const size_t *idx, size_t n, int escape, int human)
 {
     int ws = 1, wu = 1, wg = 1, owners = 0;
-    uint64_t bytes = 0;
+    uint64_t bytes = 0, files = 0;
     char b[64];
 
     for (size_t k = 0; k < n; k++) {
@@ -539,12 +539,19 @@ list_long(const struct pqv_entry *e, const size_t *idx, size_t n, int escape, in
             print_name(stdout, x->target, escape);
         }
         putchar('\n');
-        if (x->type == PQV_ENTRY_FILE)
+        if (x->type == PQV_ENTRY_FILE) {
             bytes += x->size;
+            files++;
+        }
     }
-    size_text(b, sizeof(b), bytes, human);
-    printf("%zu entr%s, %s byte%s in files\n", n, n == 1 ? "y" : "ies", b,
-        !human && bytes == 1 ? "" : "s");
+    /* "7 entries, 2.4 MiB in 6 files"; exact to a pipe (and with --bytes):
+     * "7 entries, 2501505 bytes in 6 files". */
+    if (human && bytes >= 1024)
+        format_bytes(b, sizeof(b), bytes);
+    else
+        snprintf(b, sizeof(b), "%llu byte%s", (unsigned long long)bytes, bytes == 1 ? "" : "s");
+    printf("%zu entr%s, %s in %llu file%s\n", n, n == 1 ? "y" : "ies", b,
+        (unsigned long long)files, files == 1 ? "" : "s");
 }
 
 /* below(name, prefix, depth): whether ${name} is ${prefix} or under it, at

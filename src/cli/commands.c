@@ -196,7 +196,7 @@ const struct command commands[] = {
       "(exit 1), the others are listed.\n"
       "  -l, --long        mode, owner and group (when recorded), size, modification\n"
       "                    time and name ('name -> target' for a link), then a line\n"
-      "                    'N entries, X bytes in files'; sizes as 1.5K, 23M on a\n"
+      "                    'N entries, 2.4 MiB in M files'; sizes as 1.5K, 23M on a\n"
       "                    terminal\n"
       "  --bytes           sizes in bytes on a terminal too\n"
       "  --depth N         at most N levels under each prefix (1: like ls)\n"

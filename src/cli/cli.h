@@ -64,6 +64,9 @@ void err_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* lib_error(what, rc): report library failure ${rc} about ${what} (may be
  * NULL) and return the exit status it maps to. */
 int lib_error(const char *what, int rc);
+/* lib_error_text(buf, n, what, rc): the message lib_error(what, rc)
+ * prints after "pqvault: CMD: ", in ${buf}; the exit status. */
+int lib_error_text(char *buf, size_t n, const char *what, int rc);
 /* exit_status(rc): the exit status of library code ${rc}. */
 int exit_status(int rc);
 /* usage_error(fmt, ...): the message, the command's brief usage; returns 2. */

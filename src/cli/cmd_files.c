@@ -61,6 +61,32 @@ add_report(void *ctx, int level, const char *subject, const char *message)
     report_cb(NULL, level, subject, message);
 }
 
+/* operand_failed(o, operand, rc): report the failure ${rc} of an operand:
+ * the error line on stderr, and with --json its own object on stdout,
+ * {"name": OPERAND, "operand": true, "error": WHY} (WHY is the stderr
+ * line's after "pqvault: CMD: OPERAND: "), so that a script sees which
+ * operand failed and why; the exit status. */
+static int
+operand_failed(const struct add_out *o, const char *operand, int rc)
+{
+    char msg[4096];
+    int status = lib_error_text(msg, sizeof(msg), operand, rc);
+    size_t len = strlen(operand);
+
+    err_msg("%s", msg);
+    if (o->json) {
+        const char *why = msg;
+        if (strncmp(msg, operand, len) == 0 && msg[len] == ':' && msg[len + 1] == ' ')
+            why = msg + len + 2;
+        printf("{\"name\": ");
+        json_string(stdout, operand);
+        printf(", \"operand\": true, \"error\": ");
+        json_string(stdout, why);
+        printf("}\n");
+    }
+    return status;
+}
+
 /* format_count(out, n): 1234567 as "1,234,567". */
 static void
 format_count(char out[32], uint64_t n)
@@ -235,7 +261,7 @@ cmd_add(struct args *a)
         }
         progress_end(p);
         if (rc != 0) {
-            keep(&status, lib_error(name ? name : paths[i], rc));
+            keep(&status, operand_failed(&out, name ? name : paths[i], rc));
             /* An operand the library counted (files it could not read,
              * the rest committed) worked; one refused or failed whole
              * committed nothing: one error, no summary of its own. */
@@ -314,8 +340,9 @@ cmd_get(struct args *a)
         status = usage_error("--force and --skip-existing exclude each other");
     else if (orig && out)
         status = usage_error("--to-original and -o exclude each other");
-    else if (to_stdout && (dry || strip_n > 0 || skip))
-        status = usage_error("-o -: no --dry-run, --strip-components or --skip-existing");
+    else if (to_stdout && (dry || strip_n > 0 || skip || json))
+        status = usage_error("-o -: no --dry-run, --strip-components, --skip-existing or "
+            "--json (standard output is the file's data)");
     else if (n > 1 && out && !to_stdout && out[strlen(out) - 1] != '/' &&
         (outdir = malloc(strlen(out) + 2)) != NULL) {
         /* Several names: OUT is a directory (created if missing). */
@@ -375,7 +402,7 @@ cmd_get(struct args *a)
         if (rc == 0 || total.restored > 0)
             worked = 1;
         if (rc != 0) {
-            keep(&status, lib_error(names[i], rc));
+            keep(&status, operand_failed(&rep, names[i], rc));
             /* Refused whole (not found, exists, ...): one error; a tree
              * that carried on past failures counted its own. */
             if (total.restored + total.skipped + total.failed == counted)

@@ -144,7 +144,7 @@ exit_status(int rc)
 }
 
 int
-lib_error(const char *what, int rc)
+lib_error_text(char *buf, size_t n, const char *what, int rc)
 {
     const struct pqv_error *e = pqv_error_last();
     const char *subject = e->code == rc ? e->subject : "";
@@ -161,12 +161,22 @@ lib_error(const char *what, int rc)
     if (what && *subject && strncmp(subject, what, strlen(what)) == 0)
         what = NULL;
     if (what && *subject)
-        err_msg("%s: %s: %s%s", what, subject, reason, hint);
+        snprintf(buf, n, "%s: %s: %s%s", what, subject, reason, hint);
     else if (what || *subject)
-        err_msg("%s: %s%s", what ? what : subject, reason, hint);
+        snprintf(buf, n, "%s: %s%s", what ? what : subject, reason, hint);
     else
-        err_msg("%s%s", reason, hint);
+        snprintf(buf, n, "%s%s", reason, hint);
     return exit_status(rc);
+}
+
+int
+lib_error(const char *what, int rc)
+{
+    char buf[4096];
+    int status = lib_error_text(buf, sizeof(buf), what, rc);
+
+    err_msg("%s", buf);
+    return status;
 }
 
 void

@@ -135,4 +135,38 @@ expect_status 0 env PQVAULT_PASSPHRASE=abc "$PQV" -v "$T/wv" recover --kdf "$KDF
 expect_stderr_contains "pqvault: recover: warning: weak passphrase (3 characters"
 check_ok "one warning per run" test "$(grep -c 'weak passphrase' "$ERR")" -eq 1
 
+# ---- 9. --json: an error object of its own for each failing operand ----
+expect_status 1 pq add --json "$T/nosuch" "$T/tree" "$V"
+check_ok "add --json: one error object per failing operand, in order" python3 -c '
+import json, sys
+objs = [json.loads(l) for l in open(sys.argv[1])]
+errs = [o for o in objs if "error" in o]
+assert [o["name"] for o in errs] == [sys.argv[2] + "/nosuch", sys.argv[2] + "/vault"], errs
+assert all(o.get("operand") is True for o in errs), errs
+assert errs[0]["error"] == "stat: No such file or directory", errs
+assert "vault" in errs[1]["error"], errs
+assert objs[0] == errs[0] and "summary" in objs[-1] and objs[-1]["summary"]["errors"] == 2, objs
+assert any(o.get("name") == "tree/a.txt" for o in objs), objs
+' "$OUT" "$T"
+expect_stderr_contains "$T/nosuch: stat: No such file or directory"
+mkdir -p "$T/jout"
+expect_status 1 pq get --json nosuch tree/a.txt -o "$T/jout"
+check_ok "get --json: the missing name has its error object, the other is restored" python3 -c '
+import json, sys
+objs = [json.loads(l) for l in open(sys.argv[1])]
+assert {"name": "nosuch", "operand": True, "error": "not found"} in objs, objs
+assert {"name": "tree/a.txt", "action": "restored"} in objs, objs
+assert objs[-1]["summary"]["errors"] == 1 and objs[-1]["summary"]["restored"] == 1, objs
+' "$OUT"
+expect_status 1 pq get --json tree/a.txt -o "$T/jout"
+check_ok "get --json: an existing destination has its error object" python3 -c '
+import json, sys
+objs = [json.loads(l) for l in open(sys.argv[1])]
+e = [o for o in objs if "error" in o]
+assert len(e) == 1 and e[0]["name"] == "tree/a.txt" and e[0]["operand"] is True, objs
+assert "already exists" in e[0]["error"], e
+' "$OUT"
+expect_status 2 pq get --json tree/a.txt -o -
+expect_stderr_contains "-o -: no --dry-run, --strip-components, --skip-existing or --json"
+
 finish

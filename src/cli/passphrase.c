@@ -1,6 +1,7 @@
 /*
  * src/cli/passphrase.c: passphrase sources (file, descriptor, command,
- * environment, terminal prompt without echo) and the recovery code input.
+ * environment, terminal prompt without echo), the strength estimate of a
+ * new passphrase, and the recovery code input (echoed on the terminal).
  * Secrets live in page-aligned buffers locked in memory where allowed,
  * excluded from core dumps, and wiped before they are freed.
  */

@@ -277,6 +277,13 @@ main(int argc, char **argv)
         if (id == ARG_OPERAND)
             cmdname = val;
     }
+    if (!cmdname && g_cli.vault_opt != NULL && command_find(g_cli.vault_opt) != NULL) {
+        /* "pqvault -v list": the command was taken as the vault. */
+        err_msg("-v: '%s' is a command, not a vault location (-v DIR comes first: "
+            "pqvault -v DIR %s)", g_cli.vault_opt, g_cli.vault_opt);
+        fprintf(stderr, "Try 'pqvault --help'.\n");
+        return EXIT_USAGE;
+    }
     if (!cmdname) {
         commands_print_general_help(stderr);
         return EXIT_USAGE;

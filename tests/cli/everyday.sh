@@ -25,6 +25,9 @@ expect_stderr_contains "--name: '--force' is an option, not its value"
 expect_stderr_contains "--name=--force"
 expect_status 2 "$PQV" --passphrase-file -q -v "$V" list
 expect_stderr_contains "--passphrase-file: '-q' is an option"
+# a command taken as the vault ("-v" with its value forgotten)
+expect_status 2 "$PQV" -v list
+expect_stderr_contains "pqvault: -v: 'list' is a command, not a vault location"
 # Global options anywhere, when unambiguous; an attached value may begin
 # with '-'.
 expect_status 0 "$PQV" get tree/a.txt -o "$T/out" -v "$V" --passphrase-file "$PF" -q

@@ -5,8 +5,9 @@
  * or "-o VALUE"; short flags may be grouped ("-lq").  Global options are
  * accepted before and after the command name, and applied to the struct
  * cli the caller gives.  A separate value that is itself an option is
- * refused (an attached one may begin with '-').  The parser prints nothing and never exits: errors
- * (with their message in a->error) and help requests are returned.
+ * refused (an attached one may begin with '-').  The parser prints nothing
+ * and never exits: errors (with their message in a->error) and help
+ * requests are returned.
  */
 #include <errno.h>
 #include <stdarg.h>

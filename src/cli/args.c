@@ -4,8 +4,10 @@
  * their argument as "--opt=VALUE" or "--opt VALUE", short ones as "-oVALUE"
  * or "-o VALUE"; short flags may be grouped ("-lq").  Global options are
  * accepted before and after the command name, and applied to the struct
- * cli the caller gives.  The parser prints nothing and never exits: errors
- * (with their message in a->error) and help requests are returned.
+ * cli the caller gives.  A separate value that is itself an option is
+ * refused (an attached one may begin with '-').  The parser prints nothing
+ * and never exits: errors (with their message in a->error) and help
+ * requests are returned.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -276,6 +278,60 @@ found(struct args *a, const struct optdef *d, const char *val)
     return d->id;
 }
 
+/* is_option_word(defs, word): whether ${word} would be read as an option
+ * of ${defs} (or a global one) or as "--": then it is not taken as the
+ * value of the option before it. */
+static int
+is_option_word(const struct optdef *defs, const char *word)
+{
+    if (word[0] != '-' || word[1] == '\0')
+        return 0;
+    if (word[1] != '-')
+        return find_short(defs, word[1]) != NULL;
+    if (word[2] == '\0')
+        return 1;
+    const char *eq = strchr(word + 2, '=');
+    return find_long(defs, word + 2, eq ? (size_t)(eq - word - 2) : strlen(word + 2)) != NULL;
+}
+
+/* has_long(defs, name): whether ${defs} has the long option --${name}. */
+static int
+has_long(const struct optdef *defs, const char *name)
+{
+    for (const struct optdef *d = defs; d && d->id; d++)
+        if (d->lng && strcmp(d->lng, name) == 0)
+            return 1;
+    return 0;
+}
+
+/* separate_value(a, d, typed, val): the next word as the value of option
+ * ${d} (typed as ${typed}: "-v" or "--vault").  A word that is itself an
+ * option is refused rather than swallowed ("get NAME -v -o DIR" made "-o"
+ * the vault): the value may still begin with '-' when attached
+ * ("--name=-x", "-o-x"). */
+static int
+separate_value(struct args *a, const struct optdef *d, const char *typed, const char **val)
+{
+    const char *word = a->argv[a->i];
+
+    if (!is_option_word(a->defs, word)) {
+        *val = word;
+        a->i++;
+        return 0;
+    }
+    int vault = d->id == G_VAULT;
+    char attached[96];
+    if (d->lng)
+        snprintf(attached, sizeof(attached), "--%s=%s", d->lng, word);
+    else
+        snprintf(attached, sizeof(attached), "-%c%s", d->shrt, word);
+    return arg_error(a, "%s: '%s' is an option, not %s (%s%swrite %s if you mean it)",
+        typed, word, vault ? "a vault location" : "its value",
+        vault && typed[1] == 'v' ? "-v is --vault" : "",
+        vault && typed[1] == 'v' ? (has_long(a->defs, "verbose") ?
+            "; --verbose names every entry; " : "; ") : "", attached);
+}
+
 int
 next_arg(struct args *a, const char **val)
 {
@@ -292,7 +348,9 @@ next_arg(struct args *a, const char **val)
                 if (*a->cluster) {
                     *val = a->cluster;
                 } else if (a->i < a->argc) {
-                    *val = a->argv[a->i++];
+                    char typed[3] = { '-', c, '\0' };
+                    if (separate_value(a, d, typed, val) != 0)
+                        return ARG_ERROR;
                 } else {
                     return arg_error(a, "option '-%c' needs an argument", c);
                 }
@@ -326,7 +384,8 @@ next_arg(struct args *a, const char **val)
                 if (eq) {
                     *val = eq + 1;
                 } else if (a->i < a->argc) {
-                    *val = a->argv[a->i++];
+                    if (separate_value(a, d, s, val) != 0)
+                        return ARG_ERROR;
                 } else {
                     return arg_error(a, "option '--%s' needs an argument", d->lng);
                 }

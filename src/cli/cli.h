@@ -64,6 +64,9 @@ void err_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* lib_error(what, rc): report library failure ${rc} about ${what} (may be
  * NULL) and return the exit status it maps to. */
 int lib_error(const char *what, int rc);
+/* lib_error_text(buf, n, what, rc): the message lib_error(what, rc)
+ * prints after "pqvault: CMD: ", in ${buf}; the exit status. */
+int lib_error_text(char *buf, size_t n, const char *what, int rc);
 /* exit_status(rc): the exit status of library code ${rc}. */
 int exit_status(int rc);
 /* usage_error(fmt, ...): the message, the command's brief usage; returns 2. */
@@ -112,6 +115,9 @@ extern const struct optdef global_opts[];
 extern const struct optdef main_opts[];   /* before the command: --version */
 
 const struct command *command_find(const char *name);
+/* command_suggest(word): the command ${word} probably meant (another
+ * tool's word for it, or a typo of its name: at most 2 edits), or NULL. */
+const char *command_suggest(const char *word);
 void command_print_help(const struct command *c, FILE *f);
 void commands_print_general_help(FILE *f);
 
@@ -216,21 +222,24 @@ void kdf_get_caps(struct kdf_caps *c, uint32_t lanes);
 /* kdf_time_run(p, seconds): one pqv_argon2id of cost ${p} (lanes threads)
  * over a fixed, non-secret input; a library code. */
 int kdf_time_run(const struct pqv_kdf_params *p, double *seconds);
-/* kdf_time_unlock(p, caps, seconds): the Argon2id work of one unlock of a
- * key file with slot 0 at ${p} and slot 1 unused (the default cost), as
- * pqv_keyfile_unlock_limited does it under caps->limit: both at once when
- * their memory fits the limit, else one after the other; a library code. */
-int kdf_time_unlock(const struct pqv_kdf_params *p, const struct kdf_caps *caps,
-    double *seconds);
-/* kdf_calibrate(target, lanes, caps, out): the slot 0 cost with ${lanes}
- * lanes (at least 8 MiB) whose unlock (kdf_time_unlock) takes about
- * ${target} seconds here: m grows (whole MiB) up to the cap, then t;
- * measured, not only extrapolated (the last cost's time, the faster of two
- * runs up to a 5 s target, is in out->seconds).  Takes about 3 to 6 times
- * ${target}.  A library code
- * (PQV_E_NOMEM). */
-int kdf_calibrate(double target, uint32_t lanes, const struct kdf_caps *caps,
-    struct kdf_pick *out);
+/* kdf_time_unlock(p, other, caps, seconds): the Argon2id work of one
+ * unlock of a key file with one slot at ${p} and the other at ${other}
+ * (NULL: unused, the default cost), as pqv_keyfile_unlock_limited does it
+ * under caps->limit: both at once when their memory fits the limit, else
+ * one after the other (the other not at all above the limit); a library
+ * code. */
+int kdf_time_unlock(const struct pqv_kdf_params *p, const struct pqv_kdf_params *other,
+    const struct kdf_caps *caps, double *seconds);
+/* kdf_calibrate(target, lanes, other, quick, caps, out): the cost, with
+ * ${lanes} lanes (at least 8 MiB), of a slot whose unlock
+ * (kdf_time_unlock, the other slot at ${other}) takes about ${target}
+ * seconds here: m grows (whole MiB) up to the cap, then t; measured, not
+ * only extrapolated (the last cost's time, the faster of two runs up to a
+ * 5 s target, is in out->seconds).  Takes about 3 to 6 times ${target};
+ * with ${quick} one run per cost and at most two corrected costs, about
+ * 1.5 to 2.5 times.  A library code (PQV_E_NOMEM). */
+int kdf_calibrate(double target, uint32_t lanes, const struct pqv_kdf_params *other, int quick,
+    const struct kdf_caps *caps, struct kdf_pick *out);
 /* kdf_format_mem(buf, n, m_kib): "64 MiB", or "48 KiB" below a whole MiB. */
 void kdf_format_mem(char *buf, size_t n, uint32_t m_kib);
 /* kdf_format_time(buf, n, seconds): "850 ms" below a second, else "1.2 s". */
@@ -315,12 +324,39 @@ int read_passphrase(struct secret *s, const char *prompt, int *from_tty);
 /* Read a passphrase to set: from ${src} (kind PASS_NONE: then from the
  * environment variable ${env}, then the terminal, asked twice).  Empty
  * passphrases and passphrases with a line break inside (which no file or
- * terminal could give back) are refused.  Returns an exit status. */
+ * terminal could give back) are refused; a weak one (passphrase_strength)
+ * is set with a warning on stderr, once per run.  Returns an exit
+ * status. */
 int read_new_passphrase(struct secret *s, const struct pass_source *src,
     const char *env);
+/* passphrase_strength(p, len, chars, bits): whether the passphrase ${p}
+ * is weak by a simple estimate (docs/CLI.md): fewer than
+ * WEAK_PASSPHRASE_CHARS characters (UTF-8 sequences count as one), or
+ * fewer than WEAK_PASSPHRASE_BITS bits, counted as min(characters, 2 x
+ * distinct bytes) x log2(the size of the classes used: 26 lower case, 26
+ * upper case, 10 digits, 33 for anything else).  No dictionary. */
+#define WEAK_PASSPHRASE_CHARS 12
+#define WEAK_PASSPHRASE_BITS 50
+int passphrase_strength(const char *p, size_t len, unsigned *chars, unsigned *bits);
 /* Read a recovery code from ${file} (NULL: $PQVAULT_RECOVERY_CODE, then a
- * prompt).  Returns an exit status. */
-int read_recovery_code(struct secret *s, const char *file);
+ * prompt with echo on: the code replaces a lost passphrase, it is read off
+ * paper).  *${from_tty} says whether it was prompted.  Returns an exit
+ * status. */
+int read_recovery_code(struct secret *s, const char *file, int *from_tty);
+/* tty_say(fmt, ...): one line "pqvault: CMD: ..." on the terminal itself
+ * (what may quote a secret typed there, never on stderr, which may be a
+ * log); on stderr only when there is no terminal. */
+void tty_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* ---- recovery codes (recovery_code.c) ---- */
+
+/* recovery_code_problem(code, why, n, show_group): 0 when ${code} is a
+ * well-formed recovery code whose checksum matches; else 1 with what is
+ * wrong in ${why}: the first group (or character, when typed without
+ * separators) not in the alphabet, the first group not of 4 symbols, the
+ * count of symbols, or the checksum.  ${show_group}: quote the bad group
+ * (for the terminal it was typed on only). */
+int recovery_code_problem(const char *code, char *why, size_t n, int show_group);
 /* tty_available(): whether /dev/tty can be opened. */
 int tty_available(void);
 
@@ -331,9 +367,15 @@ struct progress;
  * a terminal or -q was given. */
 struct progress *progress_new(const char *label);
 void progress_cb(void *ctx, uint64_t done, uint64_t total);
-/* progress_clear_line(): clear the active bar's line before a message (the
- * bar is redrawn at the next update). */
-void progress_clear_line(void);
+/* progress_hide(): before printing anything else on the terminal while
+ * a bar may be shown: clear its line and hold the bar (no thread draws
+ * it) until progress_show(p), which draws it again.  NULL (nothing to do)
+ * when no bar is active. */
+struct progress *progress_hide(void);
+void progress_show(struct progress *p);
+/* progress_line_shown(): whether a bar's line is on the terminal now
+ * (async-signal-safe: for the interrupt handler). */
+int progress_line_shown(void);
 /* progress_end(p): clear the bar's line and free. */
 void progress_end(struct progress *p);
 
@@ -350,8 +392,10 @@ void format_bytes(char *out, size_t outlen, uint64_t n);
  * below 1024, else rounded up with a unit K, M, G, T, P, E (1.0K, 4.5G,
  * 23M: one decimal below 10). */
 void format_size_human(char *out, size_t outlen, uint64_t n);
-/* print_name(f, name, escape): a stored name, with control characters and
- * backslashes escaped (\n, \t, \r, \\, \ooo) if ${escape} (a terminal). */
+/* print_name(f, name, escape): a stored name; if ${escape} (a terminal)
+ * quoted as GNU ls's shell-escape style does: as is when nothing needs it,
+ * else 'in single quotes' ("it's" in double quotes), with controls, bytes
+ * that are not UTF-8 and line-reordering characters as $'\n' parts. */
 void print_name(FILE *f, const char *name, int escape);
 
 #endif

@@ -49,14 +49,42 @@ add_report(void *ctx, int level, const char *subject, const char *message)
     }
     if (level == PQV_REPORT_INFO) {
         if (o->verbose && !g_cli.quiet) {
+            struct progress *bar = progress_hide();
             if (subject != NULL && *subject != '\0')
                 fprintf(stderr, "%s: %s\n", subject, message);
             else
                 fprintf(stderr, "%s\n", message);
+            progress_show(bar);
         }
         return;
     }
     report_cb(NULL, level, subject, message);
+}
+
+/* operand_failed(o, operand, rc): report the failure ${rc} of an operand:
+ * the error line on stderr, and with --json its own object on stdout,
+ * {"name": OPERAND, "operand": true, "error": WHY} (WHY is the stderr
+ * line's after "pqvault: CMD: OPERAND: "), so that a script sees which
+ * operand failed and why; the exit status. */
+static int
+operand_failed(const struct add_out *o, const char *operand, int rc)
+{
+    char msg[4096];
+    int status = lib_error_text(msg, sizeof(msg), operand, rc);
+    size_t len = strlen(operand);
+
+    err_msg("%s", msg);
+    if (o->json) {
+        const char *why = msg;
+        if (strncmp(msg, operand, len) == 0 && msg[len] == ':' && msg[len + 1] == ' ')
+            why = msg + len + 2;
+        printf("{\"name\": ");
+        json_string(stdout, operand);
+        printf(", \"operand\": true, \"error\": ");
+        json_string(stdout, why);
+        printf("}\n");
+    }
+    return status;
 }
 
 /* format_count(out, n): 1234567 as "1,234,567". */
@@ -233,7 +261,7 @@ cmd_add(struct args *a)
         }
         progress_end(p);
         if (rc != 0) {
-            keep(&status, lib_error(name ? name : paths[i], rc));
+            keep(&status, operand_failed(&out, name ? name : paths[i], rc));
             /* An operand the library counted (files it could not read,
              * the rest committed) worked; one refused or failed whole
              * committed nothing: one error, no summary of its own. */
@@ -312,8 +340,9 @@ cmd_get(struct args *a)
         status = usage_error("--force and --skip-existing exclude each other");
     else if (orig && out)
         status = usage_error("--to-original and -o exclude each other");
-    else if (to_stdout && (dry || strip_n > 0 || skip))
-        status = usage_error("-o -: no --dry-run, --strip-components or --skip-existing");
+    else if (to_stdout && (dry || strip_n > 0 || skip || json))
+        status = usage_error("-o -: no --dry-run, --strip-components, --skip-existing or "
+            "--json (standard output is the file's data)");
     else if (n > 1 && out && !to_stdout && out[strlen(out) - 1] != '/' &&
         (outdir = malloc(strlen(out) + 2)) != NULL) {
         /* Several names: OUT is a directory (created if missing). */
@@ -373,7 +402,7 @@ cmd_get(struct args *a)
         if (rc == 0 || total.restored > 0)
             worked = 1;
         if (rc != 0) {
-            keep(&status, lib_error(names[i], rc));
+            keep(&status, operand_failed(&rep, names[i], rc));
             /* Refused whole (not found, exists, ...): one error; a tree
              * that carried on past failures counted its own. */
             if (total.restored + total.skipped + total.failed == counted)
@@ -497,7 +526,7 @@ static void
 list_long(const struct pqv_entry *e, const size_t *idx, size_t n, int escape, int human)
 {
     int ws = 1, wu = 1, wg = 1, owners = 0;
-    uint64_t bytes = 0;
+    uint64_t bytes = 0, files = 0;
     char b[64];
 
     for (size_t k = 0; k < n; k++) {
@@ -537,12 +566,19 @@ list_long(const struct pqv_entry *e, const size_t *idx, size_t n, int escape, in
             print_name(stdout, x->target, escape);
         }
         putchar('\n');
-        if (x->type == PQV_ENTRY_FILE)
+        if (x->type == PQV_ENTRY_FILE) {
             bytes += x->size;
+            files++;
+        }
     }
-    size_text(b, sizeof(b), bytes, human);
-    printf("%zu entr%s, %s byte%s in files\n", n, n == 1 ? "y" : "ies", b,
-        !human && bytes == 1 ? "" : "s");
+    /* "7 entries, 2.4 MiB in 6 files"; exact to a pipe (and with --bytes):
+     * "7 entries, 2501505 bytes in 6 files". */
+    if (human && bytes >= 1024)
+        format_bytes(b, sizeof(b), bytes);
+    else
+        snprintf(b, sizeof(b), "%llu byte%s", (unsigned long long)bytes, bytes == 1 ? "" : "s");
+    printf("%zu entr%s, %s in %llu file%s\n", n, n == 1 ? "y" : "ies", b,
+        (unsigned long long)files, files == 1 ? "" : "s");
 }
 
 /* below(name, prefix, depth): whether ${name} is ${prefix} or under it, at

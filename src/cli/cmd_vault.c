@@ -1,7 +1,9 @@
 /*
  * src/cli/cmd_vault.c: init, passwd, recover, info.
  */
+#include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,11 +48,12 @@ kdf_cost_warning(const struct pqv_kdf_params *p, int slot)
 
 /* ---- init ---- */
 
-/* kdf_for_time(target, kdf): calibrate slot 0's cost for ${target} seconds
- * here (kdf_time.c, as speed recommends it) and say what was picked; an
+/* kdf_for_time(target, other, kdf): calibrate a slot's cost for ${target}
+ * seconds here, the other slot at ${other} (NULL: unused, the default
+ * cost), as speed recommends it (kdf_time.c), and say what was picked; an
  * exit status. */
 static int
-kdf_for_time(double target, struct pqv_kdf_params *kdf)
+kdf_for_time(double target, const struct pqv_kdf_params *other, struct pqv_kdf_params *kdf)
 {
     struct kdf_caps caps;
     struct kdf_pick pick;
@@ -58,7 +61,7 @@ kdf_for_time(double target, struct pqv_kdf_params *kdf)
     int rc;
 
     kdf_get_caps(&caps, pqv_kdf_default.lanes);
-    if ((rc = kdf_calibrate(target, pqv_kdf_default.lanes, &caps, &pick)) != 0) {
+    if ((rc = kdf_calibrate(target, pqv_kdf_default.lanes, other, 0, &caps, &pick)) != 0) {
         err_msg("--kdf-time: Argon2id calibration: %s", pqv_strerror(rc));
         return EXIT_ERR;
     }
@@ -85,13 +88,62 @@ kdf_for_time(double target, struct pqv_kdf_params *kdf)
     return EXIT_OK;
 }
 
+/* init_room(force): whether the local vault directory can take a new
+ * vault: missing (created), empty (lost+found aside: a file system of its
+ * own), already a vault (the library says so), or holding other files and
+ * ${force}.  A regular file is never one.  An exit status (message
+ * printed). */
+static int
+init_room(int force)
+{
+    const char *dir = g_cli.vault_dir;
+    struct stat st;
+
+    if (stat(dir, &st) != 0)
+        return EXIT_OK;   /* created, or the library's error */
+    if (!S_ISDIR(st.st_mode)) {
+        err_msg("%s: %s, not a vault directory", dir, S_ISREG(st.st_mode) ? "is a file"
+            : "is not a directory");
+        return EXIT_ERR;
+    }
+    if (force)
+        return EXIT_OK;
+    char config[PATH_MAX];
+    if (snprintf(config, sizeof(config), "%s/config", dir) < (int)sizeof(config) &&
+        lstat(config, &st) == 0)
+        return EXIT_OK;   /* "a vault already exists here" */
+    DIR *d = opendir(dir);
+    if (d == NULL)
+        return EXIT_OK;   /* the library reports why it cannot be used */
+    struct dirent *e;
+    char first[256] = "";
+    unsigned long others = 0;
+    while ((e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 ||
+            strcmp(e->d_name, "lost+found") == 0)
+            continue;
+        if (others++ == 0)
+            snprintf(first, sizeof(first), "%s", e->d_name);
+    }
+    closedir(d);
+    if (others == 0)
+        return EXIT_OK;
+    char more[48] = "";
+    if (others > 1)
+        snprintf(more, sizeof(more), " and %lu more", others - 1);
+    err_msg("%s: the directory is not empty and holds no vault ('%s'%s): choose a new or "
+        "empty directory, or use --force to create the vault among these files", dir, first,
+        more);
+    return EXIT_ERR;
+}
+
 int
 cmd_init(struct args *a)
 {
     const char *val;
     struct pqv_kdf_params kdf;
     double kdf_time = 0;
-    int have_kdf = 0, have_kdf_time = 0, id, rc;
+    int have_kdf = 0, have_kdf_time = 0, force = 0, id, rc;
     struct pqv_init_options opt = { NULL, 0, NULL, 0, NULL };
     opt.state_dir = cli_state_dir();
     while ((id = next_arg(a, &val)) != ARG_END) {
@@ -126,6 +178,9 @@ cmd_init(struct args *a)
                 return rc;
             have_kdf_time = 1;
             break;
+        case OPT_FORCE:
+            force = 1;
+            break;
         }
     }
     if (have_kdf && have_kdf_time)
@@ -136,10 +191,13 @@ cmd_init(struct args *a)
     }
     if ((rc = resolve_location()) != EXIT_OK)
         return rc;
+    /* A local directory only: a bucket prefix is the library's to judge. */
+    if (!location_is_s3() && (rc = init_room(force)) != EXIT_OK)
+        return rc;
     /* Calibrated before the passphrase is read: it is held no longer, and
      * the pick is said before the prompt. */
     if (have_kdf_time) {
-        if ((rc = kdf_for_time(kdf_time, &kdf)) != EXIT_OK)
+        if ((rc = kdf_for_time(kdf_time, NULL, &kdf)) != EXIT_OK)
             return rc;
         opt.kdf = &kdf;
         kdf_cost_warning(&kdf, 0);
@@ -180,7 +238,8 @@ cmd_passwd(struct args *a)
     const char *val;
     struct pqv_kdf_params kdf;
     struct pass_source newsrc = { PASS_NONE, NULL, -1 };
-    int have_kdf = 0, slot = -1, clear = 0, id, rc;
+    int have_kdf = 0, have_kdf_time = 0, slot = -1, clear = 0, id, rc;
+    double kdf_time = 0;
     unsigned long long u;
     while ((id = next_arg(a, &val)) != ARG_END) {
         switch (id) {
@@ -196,6 +255,11 @@ cmd_passwd(struct args *a)
             if ((rc = kdf_arg(val, &kdf)) != EXIT_OK)
                 return rc;
             have_kdf = 1;
+            break;
+        case OPT_KDFTIME:
+            if ((rc = kdf_time_arg("--kdf-time", val, &kdf_time)) != EXIT_OK)
+                return rc;
+            have_kdf_time = 1;
             break;
         case OPT_NEWFILE:
         case OPT_NEWFD:
@@ -217,14 +281,30 @@ cmd_passwd(struct args *a)
     }
     if (clear && slot < 0)
         return usage_error("--clear needs --slot");
-    if (clear && (have_kdf || newsrc.kind != PASS_NONE))
-        return usage_error("--clear takes no --kdf or new passphrase");
+    if (have_kdf && have_kdf_time)
+        return usage_error("only one of --kdf and --kdf-time may be given");
+    if (clear && (have_kdf || have_kdf_time || newsrc.kind != PASS_NONE))
+        return usage_error("--clear takes no --kdf, --kdf-time or new passphrase");
 
     pqv_vault *v;
     if ((rc = session(&v, 1)) != EXIT_OK)
         return rc;
     if (slot < 0)
         slot = pqv_vault_slot(v) >= 0 ? pqv_vault_slot(v) : 0;
+    /* Calibrated once the slot is known (the other one is computed at
+     * every unlock too, at its own cost) and before the new passphrase is
+     * read, so that it is held no longer. */
+    if (have_kdf_time) {
+        const pqv_keyfile *kf = pqv_vault_keyfile(v);
+        struct pqv_kdf_params other = pqv_kdf_default;
+        if (kf != NULL)
+            other = pqv_keyfile_slot_params(kf, 1 - slot);
+        if ((rc = kdf_for_time(kdf_time, &other, &kdf)) != EXIT_OK) {
+            pqv_vault_close(v);
+            return rc;
+        }
+        have_kdf = 1;
+    }
     if (have_kdf && !clear)
         kdf_cost_warning(&kdf, slot);
     char what[16];
@@ -264,7 +344,8 @@ cmd_recover(struct args *a)
 {
     const char *val, *recfile = NULL;
     struct pqv_kdf_params kdf;
-    int have_kdf = 0, id, rc;
+    double kdf_time = 0;
+    int have_kdf = 0, have_kdf_time = 0, id, rc;
     while ((id = next_arg(a, &val)) != ARG_END) {
         switch (id) {
         case ARG_ERROR: case ARG_HELP: return arg_stop(a, id);
@@ -275,8 +356,15 @@ cmd_recover(struct args *a)
                 return rc;
             have_kdf = 1;
             break;
+        case OPT_KDFTIME:
+            if ((rc = kdf_time_arg("--kdf-time", val, &kdf_time)) != EXIT_OK)
+                return rc;
+            have_kdf_time = 1;
+            break;
         }
     }
+    if (have_kdf && have_kdf_time)
+        return usage_error("only one of --kdf and --kdf-time may be given");
     if (have_kdf)
         kdf_cost_warning(&kdf, 0);
     /* The key file may be missing or damaged: that is what recover is for. */
@@ -292,22 +380,56 @@ cmd_recover(struct args *a)
         goto out0;
     if ((rc = secret_alloc(&s)) != EXIT_OK)
         goto out1;
-    if ((rc = read_recovery_code(&code, recfile)) != EXIT_OK)
-        goto out2;
     /* The code first: a typo, or another vault's code, is reported before
-     * anyone is asked for a new passphrase. */
-    pqv_error_clear();
-    int lrc = pqv_vault_unlock_recovery(v, code.buf);
-    if (lrc == PQV_E_AUTH) {
-        const struct pqv_error *e = pqv_error_last();
-        err_msg("invalid recovery code%s%s", e->reason[0] ? ": " : "", e->reason);
-        rc = EXIT_AUTH;
-        goto out2;
-    } else if (lrc != 0) {
-        rc = lib_error(g_cli.vault_dir, lrc);
-        goto out2;
+     * anyone is asked for a new passphrase.  Typed on the terminal it is
+     * asked again (3 tries, as a passphrase), with what was wrong. */
+    int lrc = 0;
+    for (int attempt = 0; attempt < 3; attempt++) {
+        char why[256];
+        int tty;
+        if ((rc = read_recovery_code(&code, recfile, &tty)) != EXIT_OK)
+            goto out2;
+        int last = !tty || attempt == 2;
+        if (recovery_code_problem(code.buf, why, sizeof(why), tty)) {
+            if (!last) {
+                tty_say("%s; try again", why);
+                OPENSSL_cleanse(why, sizeof(why));
+                continue;
+            }
+            /* stderr may be a log: the bad group's symbols are not quoted. */
+            (void)recovery_code_problem(code.buf, why, sizeof(why), 0);
+            err_msg("invalid recovery code: %s", why);
+            rc = EXIT_AUTH;
+            goto out2;
+        }
+        pqv_error_clear();
+        lrc = pqv_vault_unlock_recovery(v, code.buf);
+        if (lrc == PQV_E_AUTH) {
+            const struct pqv_error *e = pqv_error_last();
+            snprintf(why, sizeof(why), "%.200s", e->reason[0] ? e->reason
+                : "not this vault's recovery code");
+            if (!last) {
+                tty_say("%s; try again", why);
+                continue;
+            }
+            err_msg("invalid recovery code: %s", why);
+            rc = EXIT_AUTH;
+            goto out2;
+        } else if (lrc != 0) {
+            rc = lib_error(g_cli.vault_dir, lrc);
+            goto out2;
+        }
+        break;
     }
     secret_free(&code);
+    /* Once the code is known good, before the new passphrase is read: the
+     * new key file's slot 1 is unused (the default cost), as after init. */
+    if (have_kdf_time) {
+        if ((rc = kdf_for_time(kdf_time, NULL, &kdf)) != EXIT_OK)
+            goto out2;
+        have_kdf = 1;
+        kdf_cost_warning(&kdf, 0);
+    }
     if ((rc = read_new_passphrase(&s, &g_cli.pass, "PQVAULT_PASSPHRASE")) != EXIT_OK)
         goto out2;
     pqv_error_clear();
@@ -440,10 +562,14 @@ stdout_cb(void *ctx, int level, const char *subject, const char *message)
         report_cb(ctx, level, subject, message);
         return;
     }
+    /* stdout may be the terminal the bar is drawn on. */
+    struct progress *bar = progress_hide();
     if (subject != NULL && *subject != '\0')
         printf("%s: %s\n", subject, message);
     else
         printf("%s\n", message);
+    fflush(stdout);
+    progress_show(bar);
 }
 
 int

@@ -6,6 +6,7 @@
  */
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "cli.h"
 
@@ -31,7 +32,7 @@ const struct optdef main_opts[] = {
 
 static const struct optdef init_opts[] = {
     { "kem", 0, 1, OPT_KEM }, { "aead", 0, 1, OPT_AEAD }, { "kdf", 0, 1, OPT_KDF },
-    { "kdf-time", 0, 1, OPT_KDFTIME }, { NULL, 0, 0, 0 }
+    { "kdf-time", 0, 1, OPT_KDFTIME }, { "force", 'f', 0, OPT_FORCE }, { NULL, 0, 0, 0 }
 };
 static const struct optdef add_opts[] = {
     { "name", 0, 1, OPT_NAME }, { "force", 'f', 0, OPT_FORCE },
@@ -69,11 +70,13 @@ static const struct optdef check_opts[] = {
 };
 static const struct optdef passwd_opts[] = {
     { "slot", 0, 1, OPT_SLOT }, { "clear", 0, 0, OPT_CLEAR }, { "kdf", 0, 1, OPT_KDF },
+    { "kdf-time", 0, 1, OPT_KDFTIME },
     { "new-passphrase-file", 0, 1, OPT_NEWFILE }, { "new-passphrase-fd", 0, 1, OPT_NEWFD },
     { NULL, 0, 0, 0 }
 };
 static const struct optdef recover_opts[] = {
-    { "recovery-file", 0, 1, OPT_RECFILE }, { "kdf", 0, 1, OPT_KDF }, { NULL, 0, 0, 0 }
+    { "recovery-file", 0, 1, OPT_RECFILE }, { "kdf", 0, 1, OPT_KDF },
+    { "kdf-time", 0, 1, OPT_KDFTIME }, { NULL, 0, 0, 0 }
 };
 static const struct optdef info_opts[] = {
     { NULL, 0, 0, 0 }
@@ -100,10 +103,12 @@ static const struct optdef copy_opts[] = {
 
 const struct command commands[] = {
     { "init", CMD_INIT, init_opts,
-      "[--kem NAME] [--aead NAME] [--kdf t=N,m=KIB,p=N | --kdf-time DURATION]",
+      "[--kem NAME] [--aead NAME] [--kdf t=N,m=KIB,p=N | --kdf-time DURATION] [--force]",
       "Create a vault and its key file, and print the recovery code once.\n"
       "The passphrase for slot 0 comes from the passphrase sources (asked\n"
-      "twice on the terminal).\n"
+      "twice on the terminal).  VAULT must be new, an empty directory, or\n"
+      "--force.\n"
+      "  -f, --force       create the vault in a directory that holds other files\n"
       "  --kem NAME        FrodoKEM parameter set (FrodoKEM-640-AES, -640-SHAKE,\n"
       "                    -976-AES, -976-SHAKE, -1344-AES, -1344-SHAKE);\n"
       "                    default: FrodoKEM-976-AES with AES instructions,\n"
@@ -191,7 +196,7 @@ const struct command commands[] = {
       "(exit 1), the others are listed.\n"
       "  -l, --long        mode, owner and group (when recorded), size, modification\n"
       "                    time and name ('name -> target' for a link), then a line\n"
-      "                    'N entries, X bytes in files'; sizes as 1.5K, 23M on a\n"
+      "                    'N entries, 2.4 MiB in M files'; sizes as 1.5K, 23M on a\n"
       "                    terminal\n"
       "  --bytes           sizes in bytes on a terminal too\n"
       "  --depth N         at most N levels under each prefix (1: like ls)\n"
@@ -210,7 +215,8 @@ const struct command commands[] = {
       "  --read-data       also every pack's hash and every extent's tags\n"
       "  --no-key          without the passphrase: the structure of the config,\n"
       "                    key file, segments and packs only\n" },
-    { "passwd", CMD_PASSWD, passwd_opts, "[--slot 0|1] [--clear] [--kdf t=N,m=KIB,p=N]",
+    { "passwd", CMD_PASSWD, passwd_opts,
+      "[--slot 0|1] [--clear] [--kdf t=N,m=KIB,p=N | --kdf-time DURATION]",
       "Set or change the passphrase of a key slot (default: the slot that\n"
       "unlocked).  The current passphrase comes from the passphrase sources,\n"
       "the new one from --new-passphrase-file, --new-passphrase-fd,\n"
@@ -219,14 +225,21 @@ const struct command commands[] = {
       "  --clear           make --slot unused instead (not the slot that unlocked)\n"
       "  --kdf t=N,m=KIB,p=N  Argon2id cost of the slot (default t=3,m=65536,p=4;\n"
       "                    above m=1048576 or t=16 unlocking needs --kdf-limit)\n"
+      "  --kdf-time DURATION  instead of --kdf: the cost whose unlock (this slot and\n"
+      "                    the other at its own cost) takes about DURATION here,\n"
+      "                    measured after unlocking (as init --kdf-time)\n"
       "  --new-passphrase-file FILE, --new-passphrase-fd N  source of the new one\n" },
-    { "recover", CMD_RECOVER, recover_opts, "[--recovery-file FILE] [--kdf t=N,m=KIB,p=N]",
+    { "recover", CMD_RECOVER, recover_opts,
+      "[--recovery-file FILE] [--kdf t=N,m=KIB,p=N | --kdf-time DURATION]",
       "Write a new key file from the recovery code, slot 0 sealed under a new\n"
       "passphrase (from the passphrase sources; asked twice on the terminal).\n"
       "The code comes from --recovery-file, $PQVAULT_RECOVERY_CODE or the\n"
-      "terminal, and is checked before the new passphrase is asked for.\n"
+      "terminal (shown as typed; case, spaces and dashes do not matter; three\n"
+      "tries), and is checked before the new passphrase is asked for.\n"
       "  --recovery-file FILE  read the recovery code from FILE\n"
-      "  --kdf t=N,m=KIB,p=N   Argon2id cost of slot 0 (as for init)\n" },
+      "  --kdf t=N,m=KIB,p=N   Argon2id cost of slot 0 (as for init)\n"
+      "  --kdf-time DURATION   instead of --kdf: measured here once the code is\n"
+      "                        checked (as init --kdf-time)\n" },
     { "info", CMD_INFO, info_opts, "",
       "Show the vault's format version, id, suites, fingerprint, key slot\n"
       "parameters and counts.  Needs no passphrase and no key file: the config's\n"
@@ -242,7 +255,8 @@ const struct command commands[] = {
       "About 15 s.  Needs no vault.\n"
       "  --kdf-time DURATION  the target (default 1s; 100ms to 60s)\n"
       "  --kdf-only        Argon2id only\n"
-      "  --quick           the Argon2id table at m = 8, 16, 32 MiB only\n" },
+      "  --quick           a first look in a second or two: shorter buffers,\n"
+      "                    fewer runs, the Argon2id table at m = 8, 16, 32 MiB\n" },
     { "gc", CMD_GC, gc_opts, "",
       "Fold the catalogue's chain into one base segment when it holds replaced\n"
       "or removed names, then remove what nothing refers to: packs, older\n"
@@ -275,6 +289,77 @@ command_find(const char *name)
     return NULL;
 }
 
+/* Words other tools use for what a command does (restic, borg, tar, git,
+ * the shell): suggested as that command. */
+static const struct {
+    const char *word, *command;
+} command_aliases[] = {
+    { "ls", "list" }, { "dir", "list" }, { "show", "list" },
+    { "restore", "get" }, { "extract", "get" }, { "cat", "get" }, { "checkout", "get" },
+    { "backup", "add" }, { "put", "add" }, { "store", "add" }, { "save", "add" },
+    { "remove", "rm" }, { "delete", "rm" }, { "del", "rm" }, { "forget", "rm" },
+    { "verify", "check" }, { "fsck", "check" }, { "password", "passwd" },
+    { "passphrase", "passwd" }, { "key", "passwd" }, { "status", "info" },
+    { "stats", "info" }, { "benchmark", "speed" }, { "bench", "speed" },
+    { "prune", "gc" }, { "clean", "gc" }, { "migrate", "upgrade" }, { "clone", "copy" },
+    { "sync", "copy" }, { "create", "init" }, { "new", "init" },
+};
+
+/* edit_distance(a, b): optimal string alignment distance (insertions,
+ * deletions, substitutions, swaps of two neighbours), ASCII case ignored;
+ * words longer than 31 characters count as far from everything. */
+static size_t
+edit_distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    size_t d[32][32];
+
+    if (la >= 32 || lb >= 32)
+        return (size_t)-1;
+    for (size_t i = 0; i <= la; i++)
+        d[i][0] = i;
+    for (size_t j = 0; j <= lb; j++)
+        d[0][j] = j;
+    for (size_t i = 1; i <= la; i++) {
+        for (size_t j = 1; j <= lb; j++) {
+            int ca = a[i - 1] | 0x20, cb = b[j - 1] | 0x20;   /* letters: lower */
+            size_t best = d[i - 1][j - 1] + (ca != cb);
+            if (d[i - 1][j] + 1 < best)
+                best = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < best)
+                best = d[i][j - 1] + 1;
+            if (i > 1 && j > 1 && ca == (b[j - 2] | 0x20) && (a[i - 2] | 0x20) == cb &&
+                d[i - 2][j - 2] + 1 < best)
+                best = d[i - 2][j - 2] + 1;
+            d[i][j] = best;
+        }
+    }
+    return d[la][lb];
+}
+
+const char *
+command_suggest(const char *word)
+{
+    const char *best = NULL;
+    size_t best_d = (size_t)-1, len = strlen(word);
+
+    for (size_t i = 0; i < sizeof(command_aliases) / sizeof(command_aliases[0]); i++)
+        if (strcasecmp(word, command_aliases[i].word) == 0)
+            return command_aliases[i].command;
+    for (const struct command *c = commands; c->name != NULL; c++) {
+        size_t dist = edit_distance(word, c->name);
+        if (dist < best_d) {
+            best_d = dist;
+            best = c->name;
+        }
+    }
+    /* A typo, not another word: at most 2 edits, and fewer than half of
+     * the word's letters (so "gx" does not become "gc"). */
+    if (best == NULL || best_d > 2 || best_d * 2 >= len)
+        return NULL;
+    return best;
+}
+
 void
 command_print_help(const struct command *c, FILE *f)
 {
@@ -289,9 +374,11 @@ commands_print_general_help(FILE *f)
     fprintf(f,
         "usage: pqvault [-v VAULT] [--keyfile FILE] [--passphrase-file FILE |\n"
         "               --passphrase-fd N | --passphrase-command CMD] [-q] [--wait]\n"
-        "               [--kdf-limit m=KIB,t=N]\n"
+        "               [--kdf-limit m=KIB,t=N] [--s3-endpoint URL] [--s3-ca-file FILE]\n"
         "               COMMAND [ARGS...]\n\n"
-        "pqvault keeps files encrypted at rest with post-quantum hybrid keys.\n\n"
+        "pqvault keeps files encrypted at rest with post-quantum hybrid keys.\n"
+        "Global options may come before or after the command; a value beginning\n"
+        "with '-' is given attached (--name=-x).\n\n"
         "Commands:\n");
     for (const struct command *c = commands; c->name != NULL; c++)
         fprintf(f, "  %-8s %s\n", c->name, c->usage);
@@ -307,10 +394,12 @@ commands_print_general_help(FILE *f)
         "  --passphrase-fd N           passphrase: read from descriptor N\n"
         "  --passphrase-command CMD    passphrase: first line of CMD's output\n"
         "                              (else $PQVAULT_PASSPHRASE, else a prompt)\n"
-        "  --s3-endpoint URL           S3 endpoint (default $AWS_ENDPOINT_URL, else AWS\n"
-        "                              in $AWS_REGION); credentials from\n"
-        "                              $AWS_ACCESS_KEY_ID/$AWS_SECRET_ACCESS_KEY or\n"
-        "                              ~/.aws/credentials ($AWS_PROFILE)\n"
+        "  --s3-endpoint URL           S3 endpoint (default $AWS_ENDPOINT_URL_S3, else\n"
+        "                              $AWS_ENDPOINT_URL, else AWS in $AWS_REGION or\n"
+        "                              $AWS_DEFAULT_REGION); credentials from\n"
+        "                              $AWS_ACCESS_KEY_ID, $AWS_SECRET_ACCESS_KEY and\n"
+        "                              $AWS_SESSION_TOKEN, else ~/.aws/credentials\n"
+        "                              ($AWS_SHARED_CREDENTIALS_FILE; $AWS_PROFILE)\n"
         "  --s3-ca-file FILE           CA bundle for an https:// endpoint (default\n"
         "                              $AWS_CA_BUNDLE, else the system's)\n"
         "  -q, --quiet                 no progress bar or informational messages\n"

@@ -121,10 +121,10 @@ slot_run(void *arg)
 }
 
 int
-kdf_time_unlock(const struct pqv_kdf_params *p, const struct kdf_caps *caps,
-    double *seconds)
+kdf_time_unlock(const struct pqv_kdf_params *p, const struct pqv_kdf_params *other_slot,
+    const struct kdf_caps *caps, double *seconds)
 {
-    struct slot_run other = { pqv_kdf_default, 0, 0 };
+    struct slot_run other = { other_slot ? *other_slot : pqv_kdf_default, 0, 0 };
     double t0 = now(), s0;
     int rc;
 
@@ -207,11 +207,12 @@ estimate(const double w[2], const double s[2], int n, double target)
 /* measure(p, caps, runs, s): the fastest of ${runs} unlocks at ${p}: a
  * loaded machine only ever slows a run down. */
 static int
-measure(const struct pqv_kdf_params *p, const struct kdf_caps *caps, int runs, double *s)
+measure(const struct pqv_kdf_params *p, const struct pqv_kdf_params *other,
+    const struct kdf_caps *caps, int runs, double *s)
 {
     for (int i = 0; i < runs; i++) {
         double x;
-        int rc = kdf_time_unlock(p, caps, &x);
+        int rc = kdf_time_unlock(p, other, caps, &x);
         if (rc != 0)
             return rc;
         if (i == 0 || x < *s)
@@ -229,21 +230,23 @@ off(double s, double target)
 }
 
 int
-kdf_calibrate(double target, uint32_t lanes, const struct kdf_caps *caps,
-    struct kdf_pick *out)
+kdf_calibrate(double target, uint32_t lanes, const struct pqv_kdf_params *other, int quick,
+    const struct kdf_caps *caps, struct kdf_pick *out)
 {
     const uint32_t least = round_m(8.0 * MIB, lanes, caps->m_kib);
     struct pqv_kdf_params p = { 1, least, lanes }, best;
     double s, best_s, w[2] = { 0, 0 }, ts[2] = { 0, 0 };
     double first = target / 4 < 1.0 ? target / 4 : 1.0;
-    int rc, n = 0, runs = target <= 5 ? 2 : 1;
+    /* Quick (speed --quick): one run per cost and at most two corrected
+     * costs, about 1.5 to 2.5 times the target in all. */
+    int rc, n = 0, runs = target <= 5 && !quick ? 2 : 1, rounds = quick ? 2 : 4;
 
     memset(out, 0, sizeof(*out));
     /* Grow m at t = 1 until an unlock takes long enough to extrapolate
      * from (a quarter of the target, at most 1 s), or m reaches the cap.
      * Each time is the fastest of two runs (one above 5 s). */
     for (;;) {
-        if ((rc = measure(&p, caps, runs, &s)) != 0)
+        if ((rc = measure(&p, other, caps, runs, &s)) != 0)
             return rc;
         w[0] = w[1], ts[0] = ts[1], n++;
         w[1] = p.m_kib, ts[1] = s;
@@ -258,7 +261,7 @@ kdf_calibrate(double target, uint32_t lanes, const struct kdf_caps *caps,
      * touching pages) plus a part linear in m * t: estimate the work from
      * the last two measurements, measure the cost chosen, and correct from
      * that (at most four costs). */
-    for (int round = 0; round < 4; round++) {
+    for (int round = 0; round < rounds; round++) {
         struct pqv_kdf_params q;
         if (off(s, target) < 1.15)
             break;   /* close enough, the growth's last cost included */
@@ -266,7 +269,7 @@ kdf_calibrate(double target, uint32_t lanes, const struct kdf_caps *caps,
         if (memcmp(&q, &p, sizeof(q)) == 0)
             break;   /* the same cost again: s is its time */
         p = q;
-        if ((rc = measure(&p, caps, runs, &s)) != 0)
+        if ((rc = measure(&p, other, caps, runs, &s)) != 0)
             return rc;
         w[0] = w[1], ts[0] = ts[1], n++;
         w[1] = (double)p.m_kib * p.t_cost, ts[1] = s;

@@ -41,6 +41,20 @@ arg_stop(struct args *a, int id)
     return usage_error("%s", a->error);
 }
 
+/* unknown_command(word): say that ${word} is no command, with the one it
+ * probably meant. */
+static void
+unknown_command(const char *word)
+{
+    const char *guess = command_suggest(word);
+
+    if (guess != NULL)
+        err_msg("unknown command '%s' (did you mean '%s'?)", word, guess);
+    else
+        err_msg("unknown command '%s'", word);
+    fprintf(stderr, "Try 'pqvault --help'.\n");
+}
+
 int
 cmd_help(struct args *a)
 {
@@ -61,7 +75,7 @@ cmd_help(struct args *a)
     }
     const struct command *c = command_find(topic);
     if (!c) {
-        err_msg("unknown command '%s' (see 'pqvault --help')", topic);
+        unknown_command(topic);
         return EXIT_USAGE;
     }
     command_print_help(c, stdout);
@@ -85,8 +99,9 @@ vmsg(const char *fmt, va_list ap)
         if ((unsigned char)*p < 0x20 || *p == 0x7f)
             *p = '?';
     fflush(stdout);
-    progress_clear_line();
+    struct progress *bar = progress_hide();
     fprintf(stderr, "%s\n", buf);
+    progress_show(bar);
 }
 
 void
@@ -129,7 +144,7 @@ exit_status(int rc)
 }
 
 int
-lib_error(const char *what, int rc)
+lib_error_text(char *buf, size_t n, const char *what, int rc)
 {
     const struct pqv_error *e = pqv_error_last();
     const char *subject = e->code == rc ? e->subject : "";
@@ -146,12 +161,22 @@ lib_error(const char *what, int rc)
     if (what && *subject && strncmp(subject, what, strlen(what)) == 0)
         what = NULL;
     if (what && *subject)
-        err_msg("%s: %s: %s%s", what, subject, reason, hint);
+        snprintf(buf, n, "%s: %s: %s%s", what, subject, reason, hint);
     else if (what || *subject)
-        err_msg("%s: %s%s", what ? what : subject, reason, hint);
+        snprintf(buf, n, "%s: %s%s", what ? what : subject, reason, hint);
     else
-        err_msg("%s%s", reason, hint);
+        snprintf(buf, n, "%s%s", reason, hint);
     return exit_status(rc);
+}
+
+int
+lib_error(const char *what, int rc)
+{
+    char buf[4096];
+    int status = lib_error_text(buf, sizeof(buf), what, rc);
+
+    err_msg("%s", buf);
+    return status;
 }
 
 void
@@ -181,6 +206,12 @@ on_signal(int sig)
     static const char msg[] = "pqvault: interrupted: temporary files removed\n";
 
     pqv_remove_temporaries();
+    if (sig != SIGPIPE && progress_line_shown()) {
+        /* The message on a line of its own, not after the bar's. */
+        if (write(STDERR_FILENO, "\r\033[K", 4) < 0) {
+            /* nothing to do */
+        }
+    }
     if (sig != SIGPIPE) {
         if (g_cli.cmd != NULL && strcmp(g_cli.cmd, "add") == 0) {
             if (write(STDERR_FILENO, add_msg, sizeof(add_msg) - 1) < 0) {
@@ -246,14 +277,20 @@ main(int argc, char **argv)
         if (id == ARG_OPERAND)
             cmdname = val;
     }
+    if (!cmdname && g_cli.vault_opt != NULL && command_find(g_cli.vault_opt) != NULL) {
+        /* "pqvault -v list": the command was taken as the vault. */
+        err_msg("-v: '%s' is a command, not a vault location (-v DIR comes first: "
+            "pqvault -v DIR %s)", g_cli.vault_opt, g_cli.vault_opt);
+        fprintf(stderr, "Try 'pqvault --help'.\n");
+        return EXIT_USAGE;
+    }
     if (!cmdname) {
         commands_print_general_help(stderr);
         return EXIT_USAGE;
     }
     const struct command *c = command_find(cmdname);
     if (!c) {
-        err_msg("unknown command '%s'", cmdname);
-        fprintf(stderr, "Try 'pqvault --help'.\n");
+        unknown_command(cmdname);
         return EXIT_USAGE;
     }
     g_cli.cmd = c->name;

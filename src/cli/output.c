@@ -150,27 +150,127 @@ json_string(FILE *f, const char *str)
     putc('"', f);
 }
 
+/* shell_special(s, at_start): whether the character ${c} makes a shell
+ * read the name otherwise than as written (GNU ls's list for its
+ * shell-escape quoting): '#' and '~' only at the start. */
+static int
+shell_special(unsigned char c, int at_start)
+{
+    if (c == '#' || c == '~')
+        return at_start;
+    return c != '\0' && strchr(" !\"$&'()*;<=>?[\\^`|", c) != NULL;
+}
+
+/* escaped_len(s): the length of the unit at ${s} that a terminal must not
+ * get raw (a C0 or C1 control, DEL, a byte that is not UTF-8, or a
+ * character that reorders or breaks the line: the bidirectional
+ * embeddings, overrides and isolates, U+2028, U+2029), else 0. */
+static int
+escaped_len(const unsigned char *s)
+{
+    int n = utf8_len(s);
+    if (n == 0 || s[0] < 0x20 || s[0] == 0x7f)
+        return 1;
+    if (n == 2 && s[0] == 0xc2 && s[1] < 0xa0)
+        return 2;   /* U+0080..U+009F */
+    if (n == 3 && s[0] == 0xe2 && ((s[1] == 0x80 && (s[2] == 0xa8 || s[2] == 0xa9 ||
+        (s[2] >= 0xaa && s[2] <= 0xae))) || (s[1] == 0x81 && s[2] >= 0xa6 && s[2] <= 0xa9)))
+        return 3;   /* U+2028, U+2029, U+202A..U+202E, U+2066..U+2069 */
+    return 0;
+}
+
+/* put_escape(f, c): byte ${c} inside $'...': by name where the shell has
+ * one, else three octal digits. */
+static void
+put_escape(FILE *f, unsigned char c)
+{
+    static const char names[] = "abtnvfr";
+    if (c >= 7 && c <= 13)
+        fprintf(f, "\\%c", names[c - 7]);
+    else
+        fprintf(f, "\\%03o", c);
+}
+
 void
 print_name(FILE *f, const char *name, int escape)
 {
-    /* On a terminal, a name must not drive it (escape sequences, carriage
-     * returns): control characters and backslashes are shown escaped, as
-     * ls does on a terminal; a pipe gets the name as stored. */
+    const unsigned char *s = (const unsigned char *)name;
+    int special = 0, control = 0, squote = 0, dq_unsafe = 0;
+
+    /* A pipe gets the name as stored; --json escapes it its own way. */
     if (!escape) {
         fputs(name, f);
         return;
     }
-    for (const unsigned char *s = (const unsigned char *)name; *s; s++) {
-        switch (*s) {
-        case '\\': fputs("\\\\", f); break;
-        case '\n': fputs("\\n", f); break;
-        case '\t': fputs("\\t", f); break;
-        case '\r': fputs("\\r", f); break;
-        default:
-            if (*s < 0x20 || *s == 0x7f)
-                fprintf(f, "\\%03o", *s);
-            else
-                putc(*s, f);
+    /* On a terminal a name must not drive it (escape sequences, carriage
+     * returns), and should read back into a shell: GNU ls's default
+     * shell-escape style.  Nothing to quote: as is.  Shell characters
+     * only: in single quotes ('a b'), or double quotes for a name whose
+     * only trouble is a single quote ("it's"); a ' inside single quotes
+     * is '\''.  Controls and bytes that are not UTF-8: each run as $'\n',
+     * $'\033', $'\377' between the quoted parts ('a'$'\n''b'). */
+    for (size_t i = 0; s[i]; i++) {
+        int e = escaped_len(s + i);
+        if (e > 0) {
+            control = 1;
+            i += (size_t)e - 1;
+            continue;
         }
+        int n = utf8_len(s + i);
+        if (n > 1) {
+            i += (size_t)n - 1;   /* printable beyond ASCII: as is */
+            continue;
+        }
+        if (shell_special(s[i], i == 0))
+            special = 1;
+        if (s[i] == '\'')
+            squote = 1;
+        if (strchr("\"$`\\!", s[i]) != NULL)
+            dq_unsafe = 1;
     }
+    if ((s[0] == '{' || s[0] == '}') && s[1] == '\0')
+        special = 1;   /* alone, a brace is a shell word of its own */
+    if (!special && !control) {
+        fputs(name, f);
+        return;
+    }
+    if (!control && squote && !dq_unsafe) {
+        fprintf(f, "\"%s\"", name);
+        return;
+    }
+    int quoted = 1, dollar = 0;
+    putc('\'', f);
+    while (*s) {
+        int e = escaped_len(s);
+        if (e > 0) {
+            if (quoted) {
+                putc('\'', f);
+                quoted = 0;
+            }
+            if (!dollar) {
+                fputs("$'", f);
+                dollar = 1;
+            }
+            for (int k = 0; k < e; k++)
+                put_escape(f, s[k]);
+            s += e;
+            continue;
+        }
+        if (dollar) {
+            putc('\'', f);
+            dollar = 0;
+        }
+        if (!quoted) {
+            putc('\'', f);
+            quoted = 1;
+        }
+        int n = utf8_len(s);
+        if (*s == '\'')
+            fputs("'\\''", f);
+        else
+            fwrite(s, 1, (size_t)n, f);
+        s += n;
+    }
+    if (dollar || quoted)
+        putc('\'', f);
 }

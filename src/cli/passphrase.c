@@ -1,12 +1,15 @@
 /*
  * src/cli/passphrase.c: passphrase sources (file, descriptor, command,
- * environment, terminal prompt without echo) and the recovery code input.
+ * environment, terminal prompt without echo), the strength estimate of a
+ * new passphrase, and the recovery code input (echoed on the terminal).
  * Secrets live in page-aligned buffers locked in memory where allowed,
  * excluded from core dumps, and wiped before they are freed.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -270,9 +273,34 @@ tty_available(void)
     return 1;
 }
 
-/* Prompt on /dev/tty with echo off; read one line.  1: no terminal. */
+void
+tty_say(const char *fmt, ...)
+{
+    char line[1024];
+    va_list ap;
+    int n = snprintf(line, sizeof(line), "pqvault: %s: ", g_cli.cmd ? g_cli.cmd : "");
+    va_start(ap, fmt);
+    vsnprintf(line + n, sizeof(line) - (size_t)n, fmt, ap);
+    va_end(ap);
+    for (char *c = line; *c; c++)
+        if ((unsigned char)*c < 0x20 || *c == 0x7f)
+            *c = '?';
+    int fd = open("/dev/tty", O_WRONLY | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) {
+        err_msg("%s", line + n);
+    } else {
+        (void)!write(fd, line, strlen(line));
+        (void)!write(fd, "\n", 1);
+        close(fd);
+    }
+    OPENSSL_cleanse(line, sizeof(line));
+}
+
+/* Prompt on /dev/tty, with echo off unless ${echo} (a recovery code: it is
+ * read off paper, and seeing it catches typos); read one line.  1: no
+ * terminal. */
 static int
-tty_prompt(const char *prompt, struct secret *s)
+tty_prompt(const char *prompt, struct secret *s, int echo)
 {
     static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGTSTP };
     struct sigaction sa, old[5];
@@ -290,16 +318,23 @@ tty_prompt(const char *prompt, struct secret *s)
         tty_fd_saved = fd;
         for (int i = 0; i < 5; i++)
             sigaction(sigs[i], &sa, &old[i]);
-        t.c_lflag &= ~(tcflag_t)(ECHO | ECHONL);
-        t.c_lflag |= ICANON;
-        tcsetattr(fd, TCSAFLUSH, &t);
+        if (echo) {
+            /* Typeahead is kept: the code may be pasted early. */
+            t.c_lflag |= ECHO | ICANON;
+            tcsetattr(fd, TCSANOW, &t);
+        } else {
+            t.c_lflag &= ~(tcflag_t)(ECHO | ECHONL);
+            t.c_lflag |= ICANON;
+            tcsetattr(fd, TCSAFLUSH, &t);
+        }
     }
     (void)!write(fd, prompt, strlen(prompt));
     int rc = read_line_fd(fd, s);
     int e = errno;
-    (void)!write(fd, "\n", 1);
+    if (!echo)
+        (void)!write(fd, "\n", 1);   /* the one the user typed was not shown */
     if (have_termios) {
-        tcsetattr(fd, TCSAFLUSH, &tty_saved);
+        tcsetattr(fd, echo ? TCSANOW : TCSAFLUSH, &tty_saved);
         tty_fd_saved = -1;
         tty_secret = NULL;
         for (int i = 0; i < 5; i++)
@@ -348,7 +383,7 @@ read_passphrase(struct secret *s, const char *prompt, int *from_tty)
         return read_from_source(&g_cli.pass, s);
     if ((rc = take_env("PQVAULT_PASSPHRASE", s, &found)) != EXIT_OK || found)
         return rc;
-    rc = tty_prompt(prompt, s);
+    rc = tty_prompt(prompt, s, 0);
     if (rc == 1)
         return no_source();
     if (rc != 0)
@@ -376,6 +411,81 @@ refuse_new(struct secret *s)
     return EXIT_OK;
 }
 
+/* log2_of(x): log2 of ${x} >= 1, to about 1e-6 (no libm: the program
+ * links none). */
+static double
+log2_of(double x)
+{
+    double whole = 0, frac = 0, bit = 0.5;
+    while (x >= 2) {
+        x /= 2;
+        whole++;
+    }
+    for (int i = 0; i < 24; i++, bit /= 2) {
+        x *= x;
+        if (x >= 2) {
+            x /= 2;
+            frac += bit;
+        }
+    }
+    return whole + frac;
+}
+
+int
+passphrase_strength(const char *p, size_t len, unsigned *chars, unsigned *bits)
+{
+    int lower = 0, upper = 0, digit = 0, other = 0;
+    unsigned char seen[32];
+    unsigned n = 0, distinct = 0;
+
+    memset(seen, 0, sizeof(seen));
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)p[i];
+        if ((c & 0xc0) != 0x80)
+            n++;   /* a UTF-8 continuation byte is part of the character before */
+        if (!(seen[c >> 3] & (1u << (c & 7)))) {
+            seen[c >> 3] |= (unsigned char)(1u << (c & 7));
+            distinct++;
+        }
+        if (c >= 'a' && c <= 'z')
+            lower = 1;
+        else if (c >= 'A' && c <= 'Z')
+            upper = 1;
+        else if (c >= '0' && c <= '9')
+            digit = 1;
+        else
+            other = 1;
+    }
+    unsigned pool = 26u * (unsigned)lower + 26u * (unsigned)upper + 10u * (unsigned)digit +
+        33u * (unsigned)other;
+    /* Characters repeated do not add as much: at most two per distinct one
+     * count ("aaaaaaaaaaaa" is two characters' worth). */
+    unsigned effective = n < 2 * distinct ? n : 2 * distinct;
+    OPENSSL_cleanse(seen, sizeof(seen));
+    *chars = n;
+    *bits = pool > 1 ? (unsigned)((double)effective * log2_of((double)pool)) : 0;
+    return n < WEAK_PASSPHRASE_CHARS || *bits < WEAK_PASSPHRASE_BITS;
+}
+
+/* warn_if_weak(s): a word on stderr about a weak new passphrase, once per
+ * run (also when the terminal asks again after a mismatch); it is set all
+ * the same: the choice is the user's. */
+static void
+warn_if_weak(const struct secret *s)
+{
+    static int warned;
+    unsigned chars, bits;
+
+    if (warned || !passphrase_strength(s->buf, s->len, &chars, &bits))
+        return;
+    warned = 1;
+    err_msg("warning: weak passphrase (%u character%s, about %u bits by a simple estimate; "
+        "at least %d characters and %d bits are advised): whoever gets a copy of the key "
+        "file can try passphrases offline; several random words (five or more, picked with "
+        "dice or a password manager) make one that is strong and easy to type", chars,
+        chars == 1 ? "" : "s", bits, WEAK_PASSPHRASE_CHARS, WEAK_PASSPHRASE_BITS);
+}
+
 int
 read_new_passphrase(struct secret *s, const struct pass_source *src,
     const char *env)
@@ -384,17 +494,22 @@ read_new_passphrase(struct secret *s, const struct pass_source *src,
     if (src->kind != PASS_NONE) {
         if ((rc = read_from_source(src, s)) != EXIT_OK)
             return rc;
-        return refuse_new(s);
+        if ((rc = refuse_new(s)) == EXIT_OK)
+            warn_if_weak(s);
+        return rc;
     }
     if ((rc = take_env(env, s, &found)) != EXIT_OK)
         return rc;
-    if (found)
-        return refuse_new(s);
+    if (found) {
+        if ((rc = refuse_new(s)) == EXIT_OK)
+            warn_if_weak(s);
+        return rc;
+    }
     struct secret again;
     if ((rc = secret_alloc(&again)) != EXIT_OK)
         return rc;
     for (int attempt = 0; attempt < 3; attempt++) {
-        rc = tty_prompt("New passphrase: ", s);
+        rc = tty_prompt("New passphrase: ", s, 0);
         if (rc == 1) {
             secret_free(&again);
             return no_source();
@@ -405,7 +520,9 @@ read_new_passphrase(struct secret *s, const struct pass_source *src,
             err_msg("empty passphrase refused");
             continue;
         }
-        rc = tty_prompt("Repeat new passphrase: ", &again);
+        /* Before it is repeated: there is still time to type another. */
+        warn_if_weak(s);
+        rc = tty_prompt("Repeat new passphrase: ", &again, 0);
         if (rc != 0)
             break;
         if (again.len == s->len && CRYPTO_memcmp(again.buf, s->buf, s->len) == 0) {
@@ -422,9 +539,10 @@ read_new_passphrase(struct secret *s, const struct pass_source *src,
 }
 
 int
-read_recovery_code(struct secret *s, const char *file)
+read_recovery_code(struct secret *s, const char *file, int *from_tty)
 {
     int found, rc;
+    *from_tty = 0;
     if (file) {
         int fd = open(file, O_RDONLY | O_CLOEXEC);
         if (fd < 0) {
@@ -458,11 +576,12 @@ read_recovery_code(struct secret *s, const char *file)
     }
     if ((rc = take_env("PQVAULT_RECOVERY_CODE", s, &found)) != EXIT_OK || found)
         return rc;
-    rc = tty_prompt("Recovery code: ", s);
+    rc = tty_prompt("Recovery code: ", s, 1);
     if (rc == 1) {
         err_msg("no recovery code source: use --recovery-file or "
             "PQVAULT_RECOVERY_CODE");
         return EXIT_ERR;
     }
+    *from_tty = rc == 0;
     return rc == 0 ? EXIT_OK : EXIT_ERR;
 }

@@ -2,8 +2,12 @@
  * src/cli/progress.c: a progress bar on stderr, drawn only when stderr is
  * a terminal and -q was not given, at most ten times a second.  The
  * library may call the callback from worker threads: a mutex serialises it.
+ * Anything else printed while a bar is shown (messages, --verbose lines,
+ * the interrupt message) clears its line first and draws it again after
+ * (progress_hide, progress_show), so the two never share a line.
  */
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +22,7 @@ struct progress {
     const char *label;
     double start, last;
     int drawn;
+    char line[160];   /* what is drawn, to draw again after a message */
 };
 
 static double
@@ -30,18 +35,41 @@ now(void)
 
 /* The bar being drawn, so that messages can clear its line first. */
 static _Atomic(struct progress *) active;
+/* Whether a bar's line is on the terminal now: read by the interrupt
+ * handler, which may not take the mutex. */
+static volatile sig_atomic_t line_shown;
 
-void
-progress_clear_line(void)
+int
+progress_line_shown(void)
+{
+    return line_shown;
+}
+
+struct progress *
+progress_hide(void)
 {
     struct progress *p = active;
     if (!p)
-        return;
+        return NULL;
+    /* Held until progress_show: no worker draws the bar mid-message. */
     pthread_mutex_lock(&p->mu);
+    if (p->drawn && line_shown) {
+        fputs("\r\033[K", stderr);
+        fflush(stderr);
+        line_shown = 0;
+    }
+    return p;
+}
+
+void
+progress_show(struct progress *p)
+{
+    if (!p)
+        return;
     if (p->drawn) {
-        fprintf(stderr, "\r\033[K");
-        p->drawn = 0;
-        p->last = 0;
+        fprintf(stderr, "\r%s\033[K", p->line);
+        fflush(stderr);
+        line_shown = 1;
     }
     pthread_mutex_unlock(&p->mu);
 }
@@ -79,7 +107,8 @@ progress_cb(void *ctx, uint64_t done, uint64_t total)
     format_bytes(d, sizeof(d), done);
     double el = t - p->start;
     format_bytes(rate, sizeof(rate), el > 0.05 ? (uint64_t)((double)done / el) : 0);
-    char line[160];
+    char *line = p->line;
+    size_t linelen = sizeof(p->line);
     if (total) {
         int pct = (int)(done >= total ? 100 : done * 100 / total);
         char bar[31];
@@ -88,14 +117,15 @@ progress_cb(void *ctx, uint64_t done, uint64_t total)
         memset(bar + fill, '.', (size_t)(30 - fill));
         bar[30] = '\0';
         format_bytes(tt, sizeof(tt), total);
-        snprintf(line, sizeof(line), "%s %3d%% [%s] %s / %s  %s/s", p->label,
+        snprintf(line, linelen, "%s %3d%% [%s] %s / %s  %s/s", p->label,
             pct, bar, d, tt, rate);
     } else {
-        snprintf(line, sizeof(line), "%s %s  %s/s", p->label, d, rate);
+        snprintf(line, linelen, "%s %s  %s/s", p->label, d, rate);
     }
     fprintf(stderr, "\r%s\033[K", line);
     fflush(stderr);
     p->drawn = 1;
+    line_shown = 1;
     pthread_mutex_unlock(&p->mu);
 }
 
@@ -109,6 +139,7 @@ progress_end(struct progress *p)
         fprintf(stderr, "\r\033[K");
         fflush(stderr);
     }
+    line_shown = 0;
     pthread_mutex_destroy(&p->mu);
     free(p);
 }

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <openssl/crypto.h>
 
@@ -96,6 +97,14 @@ open_with(pqv_vault **v, unsigned flags)
         *v = NULL;
         if (rc == PQV_E_NOVAULT && storage_failed)
             return lib_error(NULL, rc); /* the bucket itself is missing */
+        struct stat st;
+        if (rc == PQV_E_NOVAULT && !location_is_s3() && stat(g_cli.vault_dir, &st) == 0 &&
+            !S_ISDIR(st.st_mode)) {
+            /* "create one with init" would fail too: say what is there. */
+            err_msg("%s: %s, not a vault directory", g_cli.vault_dir,
+                S_ISREG(st.st_mode) ? "is a file" : "is not a directory");
+            return EXIT_NOVAULT;
+        }
         if (rc == PQV_E_NOVAULT) {
             err_msg("%s: no vault at this location (create one with "
                 "'pqvault init')", g_cli.vault_dir);

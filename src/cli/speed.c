@@ -25,7 +25,17 @@
 #define KEM_RUNS 5
 #define KDF_RUNS 3
 #define KDF_TCOLS 4           /* the table's t = 1..4 */
-#define KDF_BUDGET 6.0        /* seconds the table may take (--quick: 1.2) */
+#define KDF_BUDGET 6.0        /* seconds the table may take */
+
+/* --quick, a first look in a second or two: shorter buffers, fewer runs,
+ * a small table in a short budget, and a calibration of one run per cost
+ * (kdf_calibrate's quick mode); the lines printed are the same. */
+#define QUICK_BUF (4u << 20)
+#define QUICK_KEM_RUNS 3
+#define QUICK_KDF_RUNS 1
+#define QUICK_KDF_BUDGET 0.3
+
+static int kdf_runs = KDF_RUNS;
 
 static double
 now(void)
@@ -50,11 +60,11 @@ median(double *v, int n)
 }
 
 static int
-speed_aead(int suite, int selected)
+speed_aead(int suite, int selected, size_t buf)
 {
     uint8_t key[PQV_AEAD_KEY_BYTES];
-    size_t ctlen = (size_t)pqv_stream_sealed_size(SPEED_BUF);
-    uint8_t *pt = malloc(SPEED_BUF), *ct = malloc(ctlen);
+    size_t ctlen = (size_t)pqv_stream_sealed_size(buf);
+    uint8_t *pt = malloc(buf), *ct = malloc(ctlen);
     double seal[AEAD_RUNS], open[AEAD_RUNS];
     int rc = EXIT_OK;
     if (!pt || !ct) {
@@ -62,7 +72,7 @@ speed_aead(int suite, int selected)
         rc = EXIT_ERR;
         goto out;
     }
-    memset(pt, 0x5a, SPEED_BUF);
+    memset(pt, 0x5a, buf);
     if (RAND_bytes(key, sizeof(key)) != 1) {
         err_msg("random generator failed");
         rc = EXIT_ERR;
@@ -71,14 +81,14 @@ speed_aead(int suite, int selected)
     for (int i = 0; i < AEAD_RUNS; i++) {
         size_t ptlen;
         double t0 = now();
-        if (pqv_stream_seal(suite, key, NULL, 0, pt, SPEED_BUF, ct) != 0) {
+        if (pqv_stream_seal(suite, key, NULL, 0, pt, buf, ct) != 0) {
             err_msg("%s: seal failed", pqv_aead_name(suite));
             rc = EXIT_ERR;
             goto out;
         }
         double t1 = now();
         if (pqv_stream_open(suite, key, NULL, 0, ct, ctlen, pt, &ptlen) != 0 ||
-            ptlen != SPEED_BUF) {
+            ptlen != buf) {
             err_msg("%s: open failed", pqv_aead_name(suite));
             rc = EXIT_ERR;
             goto out;
@@ -88,8 +98,8 @@ speed_aead(int suite, int selected)
         open[i] = t2 - t1;
     }
     printf("%-20s %9.0f MB/s seal %9.0f MB/s open%s\n", pqv_aead_name(suite),
-        SPEED_BUF / median(seal, AEAD_RUNS) / 1e6,
-        SPEED_BUF / median(open, AEAD_RUNS) / 1e6,
+        (double)buf / median(seal, AEAD_RUNS) / 1e6,
+        (double)buf / median(open, AEAD_RUNS) / 1e6,
         selected ? "  (selected in auto mode)" : "");
 out:
     free(pt);
@@ -98,7 +108,7 @@ out:
 }
 
 static int
-speed_kem(const pqv_frodo *p, int selected)
+speed_kem(const pqv_frodo *p, int selected, int runs)
 {
     size_t pkn = pqv_frodo_publickey_bytes(p), skn = pqv_frodo_secretkey_bytes(p);
     size_t ctn = pqv_frodo_ciphertext_bytes(p), ssn = pqv_frodo_sharedsecret_bytes(p);
@@ -111,7 +121,7 @@ speed_kem(const pqv_frodo *p, int selected)
         rc = EXIT_ERR;
         goto out;
     }
-    for (int i = 0; i < KEM_RUNS; i++) {
+    for (int i = 0; i < runs; i++) {
         double t0 = now();
         int e = pqv_frodo_keypair(p, pk, sk);
         double t1 = now();
@@ -129,8 +139,8 @@ speed_kem(const pqv_frodo *p, int selected)
         de[i] = t3 - t2;
     }
     printf("%-20s %7.2f ms keygen %7.2f ms encaps %7.2f ms decaps%s\n",
-        pqv_frodo_name(p), median(kg, KEM_RUNS) * 1e3, median(en, KEM_RUNS) * 1e3,
-        median(de, KEM_RUNS) * 1e3, selected ? "  (selected in auto mode)" : "");
+        pqv_frodo_name(p), median(kg, runs) * 1e3, median(en, runs) * 1e3,
+        median(de, runs) * 1e3, selected ? "  (selected in auto mode)" : "");
 out:
     if (sk)
         memset(sk, 0, skn);
@@ -142,13 +152,13 @@ out:
     return rc;
 }
 
-/* speed_kdf_median(p, out): the median of KDF_RUNS runs of cost ${p}; an
+/* speed_kdf_median(p, out): the median of kdf_runs runs of cost ${p}; an
  * exit status. */
 static int
 speed_kdf_median(const struct pqv_kdf_params *p, double *out)
 {
     double v[KDF_RUNS];
-    for (int i = 0; i < KDF_RUNS; i++) {
+    for (int i = 0; i < kdf_runs; i++) {
         int rc = kdf_time_run(p, &v[i]);
         if (rc != 0) {
             char mem[32];
@@ -158,7 +168,7 @@ speed_kdf_median(const struct pqv_kdf_params *p, double *out)
             return EXIT_ERR;
         }
     }
-    *out = median(v, KDF_RUNS);
+    *out = median(v, kdf_runs);
     return EXIT_OK;
 }
 
@@ -172,7 +182,7 @@ speed_kdf(double target, int quick)
     static const uint32_t quick_rows[] = { 8 * 1024, 16 * 1024, 32 * 1024 };
     const uint32_t *rows = quick ? quick_rows : full_rows;
     const struct pqv_kdf_params def = pqv_kdf_default;
-    double budget = quick ? KDF_BUDGET / 5 : KDF_BUDGET, start, rate = 0, ms;
+    double budget = quick ? QUICK_KDF_BUDGET : KDF_BUDGET, start, rate = 0, ms;
     struct kdf_caps caps;
     struct kdf_pick pick;
     char mem[32], avail[64], tm[32], tg[32];
@@ -181,8 +191,9 @@ speed_kdf(double target, int quick)
 
     kdf_get_caps(&caps, def.lanes);
     kdf_format_mem(mem, sizeof(mem), def.m_kib);
+    kdf_runs = quick ? QUICK_KDF_RUNS : KDF_RUNS;
     printf("Argon2id (%s kernel, p=%u lanes in as many threads, median of %d, ms):\n",
-        pqv_argon2id_impl(), (unsigned)def.lanes, KDF_RUNS);
+        pqv_argon2id_impl(), (unsigned)def.lanes, kdf_runs);
     if ((rc = speed_kdf_median(&def, &ms)) != EXIT_OK)
         return rc;
     printf("  init's default t=%u, m=%s, p=%u: %.0f ms\n", (unsigned)def.t_cost, mem,
@@ -211,7 +222,7 @@ speed_kdf(double target, int quick)
                 continue;
             }
             if (skipped ||
-                (rate > 0 && now() - start + KDF_RUNS * rate * p.m_kib * t > budget)) {
+                (rate > 0 && now() - start + kdf_runs * rate * p.m_kib * t > budget)) {
                 printf(" %8s", "-");
                 skipped = 1;
                 continue;
@@ -238,7 +249,7 @@ speed_kdf(double target, int quick)
     printf("caps: m at most %s (%s%s), t at most %u\n", mem, caps.m_why, avail,
         (unsigned)caps.t_cost);
     fflush(stdout);
-    if ((rc = kdf_calibrate(target, def.lanes, &caps, &pick)) != 0) {
+    if ((rc = kdf_calibrate(target, def.lanes, NULL, quick, &caps, &pick)) != 0) {
         err_msg("Argon2id calibration: %s", pqv_strerror(rc));
         return EXIT_ERR;
     }
@@ -273,19 +284,21 @@ cmd_speed(struct args *a)
         return speed_kdf(target, quick);
     static const int suites[] = { PQV_AEAD_AES256GCM, PQV_AEAD_CHACHA20POLY1305 };
     int autos = pqv_aead_auto();
+    size_t buf = quick ? QUICK_BUF : SPEED_BUF;
+    int kem_runs = quick ? QUICK_KEM_RUNS : KEM_RUNS;
     printf("AEAD (STREAM, 64 KiB segments, %u MiB in memory, median of %d):\n",
-        SPEED_BUF >> 20, AEAD_RUNS);
+        (unsigned)(buf >> 20), AEAD_RUNS);
     for (int i = 0; i < 2 && rc == EXIT_OK; i++)
-        rc = speed_aead(suites[i], suites[i] == autos);
+        rc = speed_aead(suites[i], suites[i] == autos, buf);
     if (rc != EXIT_OK)
         return rc;
     fflush(stdout);
     const pqv_frodo *def = pqv_frodo_find(pqv_default_kem());
-    printf("KEM (median of %d):\n", KEM_RUNS);
+    printf("KEM (median of %d):\n", kem_runs);
     for (uint8_t kid = 1; kid <= 6 && rc == EXIT_OK; kid++) {
         const pqv_frodo *p = pqv_frodo_by_id(kid);
         if (p) {
-            rc = speed_kem(p, p == def);
+            rc = speed_kem(p, p == def, kem_runs);
             fflush(stdout);
         }
     }

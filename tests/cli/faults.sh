@@ -72,7 +72,7 @@ for spec in open:1:EIO write:1:ENOSPC fsync:1:EIO rename:1:EIO; do
     after_fault "rm with $spec"
 done
 # passwd: the key file's write fails: the old passphrase still works.
-printf 'other\n' >"$T/newpass"
+printf 'other battery staple horse\n' >"$T/newpass"
 fault write:1:ENOSPC "No space left on device" pqn --passphrase-file "$PF" passwd --new-passphrase-file "$T/newpass" --kdf "$KDF"
 after_fault "passwd with write:1:ENOSPC"
 

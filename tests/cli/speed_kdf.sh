@@ -75,6 +75,51 @@ check_ok "init -q --kdf-time says nothing" test ! -s "$ERR"
 expect_status 0 pq -q list
 rm -rf "$V"
 
+# ---- passwd and recover --kdf-time (issue 21), as init's ----
+init_vault || finish
+printf 'second slot passphrase\n' >"$T/p1"
+expect_status 0 pq passwd --slot 1 --kdf-time 100ms --new-passphrase-file "$T/p1"
+check_ok "passwd --kdf-time says 'kdf: Argon2id t=N, m=N MiB, p=4 (about ... here)'" \
+    grep -Eq '^kdf: Argon2id t=[0-9]+, m=[0-9]+ [KM]iB, p=4 \(about [0-9.]+ m?s here\)$' "$ERR"
+t=$(sed -n 's/^kdf: Argon2id t=\([0-9]*\), m=.*/\1/p' "$ERR")
+mm=$(sed -n 's/^kdf: Argon2id t=[0-9]*, m=\([0-9]*\) MiB, p=4 .*/\1/p' "$ERR")
+expect_status 0 pqn info
+expect_stdout_contains "slot 1:          Argon2id t=$t, m=$((${mm:-0} * 1024)) KiB, p=4"
+expect_status 0 pqn --passphrase-file "$T/p1" list
+expect_status 2 pq passwd --slot 1 --kdf "$KDF" --kdf-time 1s
+expect_stderr_contains "only one of --kdf and --kdf-time may be given"
+expect_status 2 pq passwd --slot 1 --clear --kdf-time 1s
+expect_stderr_contains "--clear takes no --kdf, --kdf-time or new passphrase"
+expect_status 2 pq passwd --kdf-time 5
+expect_stderr_contains "--kdf-time: invalid duration '5'"
+rm -f "$V/keyfile"
+expect_status 0 pq recover --kdf-time 100ms --recovery-file "$T/recovery"
+check_ok "recover --kdf-time says what it picked" grep -Eq '^kdf: Argon2id t=[0-9]+, m=' "$ERR"
+t=$(sed -n 's/^kdf: Argon2id t=\([0-9]*\), m=.*/\1/p' "$ERR")
+mm=$(sed -n 's/^kdf: Argon2id t=[0-9]*, m=\([0-9]*\) MiB, p=4 .*/\1/p' "$ERR")
+expect_status 0 pqn info
+expect_stdout_contains "slot 0:          Argon2id t=$t, m=$((${mm:-0} * 1024)) KiB, p=4"
+expect_status 0 pq list
+# a bad code is said before any calibration
+rm -f "$V/keyfile"
+printf 'not a code\n' >"$T/badcode"
+expect_status 3 pq recover --kdf-time 100ms --recovery-file "$T/badcode"
+check_ok "recover --kdf-time with a bad code calibrates nothing" sh -c '! grep -q "^kdf:" "$1"' sh "$ERR"
+expect_status 2 pq recover --kdf-time 1s --kdf "$KDF" --recovery-file "$T/recovery"
+expect_stderr_contains "only one of --kdf and --kdf-time may be given"
+rm -rf "$V"
+
+# ---- speed --quick: shorter measurements, the same lines ----
+expect_status 0 "$PQV" speed --quick --kdf-time 100ms
+expect_stdout_contains "AEAD (STREAM, 64 KiB segments, 4 MiB in memory, median of 3):"
+expect_stdout_contains "KEM (median of 3):"
+expect_stdout_contains "p=4 lanes in as many threads, median of 1, ms):"
+check_ok "speed --quick: every line of the full run" sh -c '
+    for w in "AES-256-GCM " "ChaCha20-Poly1305 " "FrodoKEM-640-AES " "FrodoKEM-1344-SHAKE " \
+        "init'"'"'s default" "m \\ t" "caps: m at most" "recommended: --kdf t="; do
+        grep -qF -- "$w" "$1" || exit 1
+    done' sh "$OUT"
+
 # ---- usage errors (exit 2), before any work, and no vault made ----
 for bad in "" 1 s ms 1.s .5s -1s +1s 1e3ms "1 s" " 1s" "1s " 1S 1sec 1m 1h 1.5.5s 1,5s \
     0x10s 1ms5; do

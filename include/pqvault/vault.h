@@ -247,11 +247,11 @@ struct pqv_add_operand {
  * special file, a name added from another place, a name an earlier
  * operand also stores) is left out with its own ${rc} and ${error} and
  * nothing of it is written; one whose entries could not all be read has
- * ${rc} PQV_E_IO (the rest of it is stored).  Returns 0 if every operand
- * was stored whole, else the first operand's failure (pqv_error_last says
- * it), or a failure of the whole command (nothing committed since the last
- * checkpoint).  Requires unlock+lock, or a write-only writer
- * (pqv_vault_inbox_begin).
+ * ${rc} PQV_E_IO (the rest of it is stored).  Returns 0 once the command
+ * committed (or had nothing to commit), each operand's ${rc} telling its
+ * fate; else the failure of the whole command (nothing committed since the
+ * last checkpoint; pqv_error_last says why).  Requires unlock+lock, or a
+ * write-only writer (pqv_vault_inbox_begin).
  */
 PQV_API int pqv_vault_add(pqv_vault *v, struct pqv_add_operand *ops, size_t n,
     const struct pqv_add_options *opt) PQV_WARN_UNUSED;

@@ -67,6 +67,9 @@ int lib_error(const char *what, int rc);
 /* lib_error_text(buf, n, what, rc): the message lib_error(what, rc)
  * prints after "pqvault: CMD: ", in ${buf}; the exit status. */
 int lib_error_text(char *buf, size_t n, const char *what, int rc);
+/* lib_error_text_of(buf, n, what, rc, e): the same for the failure ${e}
+ * (an operand's, kept apart from the thread's last one). */
+int lib_error_text_of(char *buf, size_t n, const char *what, int rc, const struct pqv_error *e);
 /* exit_status(rc): the exit status of library code ${rc}. */
 int exit_status(int rc);
 /* usage_error(fmt, ...): the message, the command's brief usage; returns 2. */

@@ -61,16 +61,16 @@ add_report(void *ctx, int level, const char *subject, const char *message)
     report_cb(NULL, level, subject, message);
 }
 
-/* operand_failed(o, operand, rc): report the failure ${rc} of an operand:
+/* operand_failed(o, operand, rc, e): report the failure ${rc} (${e}) of an operand:
  * the error line on stderr, and with --json its own object on stdout,
  * {"name": OPERAND, "operand": true, "error": WHY} (WHY is the stderr
  * line's after "pqvault: CMD: OPERAND: "), so that a script sees which
  * operand failed and why; the exit status. */
 static int
-operand_failed(const struct add_out *o, const char *operand, int rc)
+operand_failed(const struct add_out *o, const char *operand, int rc, const struct pqv_error *e)
 {
     char msg[4096];
-    int status = lib_error_text(msg, sizeof(msg), operand, rc);
+    int status = lib_error_text_of(msg, sizeof(msg), operand, rc, e);
     size_t len = strlen(operand);
 
     err_msg("%s", msg);
@@ -108,13 +108,6 @@ seconds_since(const struct timespec *t0)
     struct timespec t1;
     clock_gettime(CLOCK_MONOTONIC, &t1);
     return (double)(t1.tv_sec - t0->tv_sec) + (double)(t1.tv_nsec - t0->tv_nsec) / 1e9;
-}
-
-/* add_counted(r): every entry ${r} counts, whatever was done with it. */
-static uint64_t
-add_counted(const struct pqv_add_result *r)
-{
-    return r->added + r->changed + r->unchanged + r->removed + r->failed + r->excluded;
 }
 
 /* add_summary(r, dry, secs, json): the one line every add ends with. */
@@ -156,16 +149,33 @@ add_summary(const struct pqv_add_result *r, int dry, double secs, int json)
         fprintf(stderr, "; %s read, %s stored, in %.1f s\n", rb, sb, secs);
 }
 
-int
-cmd_add(struct args *a)
+/* The options and operands of an add. */
+struct add_cmd {
+    const char *name, *recipient;
+    int force, no_compress, follow, one_fs, del, force_read, dry, verbose, json, caches;
+    pqv_match *exclude;
+    const char **paths;
+    int npaths, stdin_used;
+};
+
+static void
+add_cmd_free(struct add_cmd *c)
 {
-    const char *val, *name = NULL, *recipient = NULL;
-    int force = 0, id, npaths = 0, stdin_used = 0, no_compress = 0, follow = 0, one_fs = 0;
-    int del = 0, force_read = 0, dry = 0, verbose = 0, json = 0, caches = 0;
-    pqv_match *exclude = NULL;
-    const char **paths = calloc((size_t)a->argc + 1, sizeof *paths);
-    int status = EXIT_OK;
-    if (!paths) {
+    free(c->paths);
+    pqv_match_free(c->exclude);
+}
+
+/* add_parse(a, c, stop): the command line into ${c}; the exit status
+ * (EXIT_OK to go on), *${stop} set when --help or an argument error ended
+ * the command. */
+static int
+add_parse(struct args *a, struct add_cmd *c, int *stop)
+{
+    const char *val;
+    int id, status = EXIT_OK;
+
+    memset(c, 0, sizeof(*c));
+    if ((c->paths = calloc((size_t)a->argc + 1, sizeof(*c->paths))) == NULL) {
         err_msg("out of memory");
         return EXIT_ERR;
     }
@@ -173,25 +183,25 @@ cmd_add(struct args *a)
         int mrc = 0;
         switch (id) {
         case ARG_ERROR: case ARG_HELP:
-            free(paths);
-            pqv_match_free(exclude);
+            *stop = 1;
             return arg_stop(a, id);
-        case OPT_NAME: name = val; break;
-        case OPT_FORCE: force = 1; break;
-        case OPT_NOCOMPRESS: no_compress = 1; break;
-        case OPT_FOLLOW: follow = 1; break;
-        case OPT_ONEFS: one_fs = 1; break;
-        case OPT_DELETE: del = 1; break;
-        case OPT_FORCEREAD: force_read = 1; break;
-        case OPT_DRYRUN: dry = 1; break;
-        case OPT_VERBOSE: verbose = 1; break;
-        case OPT_JSON: json = 1; break;
-        case OPT_EXCLUDECACHES: caches = 1; break;
-        case OPT_RECIPIENT: recipient = val; break;
+        case OPT_NAME: c->name = val; break;
+        case OPT_FORCE: c->force = 1; break;
+        case OPT_NOCOMPRESS: c->no_compress = 1; break;
+        case OPT_FOLLOW: c->follow = 1; break;
+        case OPT_ONEFS: c->one_fs = 1; break;
+        case OPT_DELETE: c->del = 1; break;
+        case OPT_FORCEREAD: c->force_read = 1; break;
+        case OPT_DRYRUN: c->dry = 1; break;
+        case OPT_VERBOSE: c->verbose = 1; break;
+        case OPT_JSON: c->json = 1; break;
+        case OPT_EXCLUDECACHES: c->caches = 1; break;
+        case OPT_RECIPIENT: c->recipient = val; break;
         case OPT_EXCLUDE: case OPT_EXCLUDEFROM:
-            if (exclude == NULL && (mrc = pqv_match_new(&exclude, 0)) != 0)
+            if (c->exclude == NULL && (mrc = pqv_match_new(&c->exclude, 0)) != 0)
                 break;
-            mrc = id == OPT_EXCLUDE ? pqv_match_add(exclude, val) : pqv_match_load_file(exclude, val);
+            mrc = id == OPT_EXCLUDE ? pqv_match_add(c->exclude, val)
+                                    : pqv_match_load_file(c->exclude, val);
             if (mrc == PQV_E_INVAL && id == OPT_EXCLUDE)
                 status = usage_error("--exclude: %s", pqv_error_detail());
             else if (mrc != 0)
@@ -200,100 +210,126 @@ cmd_add(struct args *a)
             break;
         case ARG_OPERAND:
             if (strcmp(val, "-") == 0)
-                stdin_used++;
-            paths[npaths++] = val;
+                c->stdin_used++;
+            c->paths[c->npaths++] = val;
             break;
         }
         if (mrc != 0)
             status = lib_error(NULL, mrc);
     }
     if (status != EXIT_OK)
-        ;
-    else if (npaths == 0)
-        status = usage_error("missing PATH operand");
-    else if (name && npaths > 1)
-        status = usage_error("--name needs exactly one PATH");
-    else if (stdin_used && !name)
-        status = usage_error("'-' (standard input) needs --name");
-    else if (name && *name == '\0')
-        status = usage_error("--name: empty name");
-    else if (recipient && del)
-        status = usage_error("--delete needs the catalogue: not with --recipient");
-    if (status != EXIT_OK) {
-        free(paths);
-        pqv_match_free(exclude);
         return status;
-    }
+    if (c->npaths == 0)
+        return usage_error("missing PATH operand");
+    if (c->name && c->npaths > 1)
+        return usage_error("--name needs exactly one PATH");
+    if (c->stdin_used && !c->name)
+        return usage_error("'-' (standard input) needs --name");
+    if (c->name && *c->name == '\0')
+        return usage_error("--name: empty name");
+    if (c->recipient && c->del)
+        return usage_error("--delete needs the catalogue: not with --recipient");
+    return EXIT_OK;
+}
 
-    pqv_vault *v;
-    /* Write-only: the recipient alone, no key file, passphrase or lock. */
-    if ((status = recipient ? inbox_session(&v, recipient) : session(&v, 1)) != EXIT_OK) {
-        free(paths);
-        pqv_match_free(exclude);
-        return status;
+/* add_commit_batch(v, status): a write-only add's commit point, once every
+ * operand that could be added is in it; 0 if it failed. */
+static int
+add_commit_batch(pqv_vault *v, int *status)
+{
+    char batch[33];
+    int rc;
+
+    pqv_error_clear();
+    g_cli.force_hint = 0;
+    if ((rc = pqv_vault_inbox_commit(v, batch)) != 0) {
+        keep(status, lib_error(NULL, rc));
+        return 0;
     }
-    g_cli.force_hint = !force;
-    struct add_out out = { json, verbose || dry, 0 };
+    if (batch[0] != '\0' && !g_cli.quiet)
+        fprintf(stderr, "pqvault: add: inbox batch %s written (the owner imports it with "
+            "'pqvault import')\n", batch);
+    return 1;
+}
+
+/* add_run(v, c): every operand as one command (one epoch, or one inbox
+ * batch); the exit status. */
+static int
+add_run(pqv_vault *v, struct add_cmd *c)
+{
+    struct pqv_add_operand *ops = calloc((size_t)c->npaths, sizeof(*ops));
+    struct add_out out = { c->json, c->verbose || c->dry, 0 };
+    struct progress *p = c->json || c->dry ? NULL : progress_new("add");
     struct pqv_add_result total;
     struct timespec t0;
-    int worked = 0;
+    int rc, status = EXIT_OK, worked = 0;
+    mode_t um = umask(0);
+
+    umask(um);
+    if (ops == NULL) {
+        progress_end(p);
+        err_msg("out of memory");
+        return EXIT_ERR;
+    }
+    for (int i = 0; i < c->npaths; i++) {
+        int is_stdin = strcmp(c->paths[i], "-") == 0;
+        ops[i].path = is_stdin ? NULL : c->paths[i];
+        ops[i].name = c->name;
+        ops[i].fd = is_stdin ? STDIN_FILENO : -1;
+        ops[i].mode = 0666u & ~(uint32_t)um;
+        ops[i].mtime_sec = (int64_t)time(NULL);
+    }
     memset(&total, 0, sizeof(total));
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    for (int i = 0; i < npaths; i++) {
-        struct progress *p = json || dry ? NULL : progress_new("add");
-        struct pqv_add_options opt = {
-            .force = force, .progress = p ? progress_cb : NULL,
-            .progress_ctx = p, .report = add_report, .report_ctx = &out,
-            .no_compress = no_compress, .follow_links = follow, .one_file_system = one_fs,
-            .result = &total, .force_read = force_read, .delete_missing = del, .dry_run = dry,
-            .verbose = verbose || json || dry, .exclude = exclude, .exclude_caches = caches
-        };
-        int rc;
-        uint64_t counted = add_counted(&total);
-        pqv_error_clear();
-        if (strcmp(paths[i], "-") == 0) {
-            mode_t um = umask(0);
-            umask(um);
-            rc = dry ? 0 : pqv_vault_add_fd(v, STDIN_FILENO, name, 0666u & ~(uint32_t)um,
-                (int64_t)time(NULL), &opt);
-        } else {
-            rc = pqv_vault_add_path(v, paths[i], name, &opt);
-        }
-        progress_end(p);
-        if (rc != 0) {
-            keep(&status, operand_failed(&out, name ? name : paths[i], rc));
-            /* An operand the library counted (files it could not read,
-             * the rest committed) worked; one refused or failed whole
-             * committed nothing: one error, no summary of its own. */
-            if (add_counted(&total) != counted)
-                worked = 1;
-            else
+    struct pqv_add_options opt = {
+        .force = c->force, .progress = p ? progress_cb : NULL,
+        .progress_ctx = p, .report = add_report, .report_ctx = &out,
+        .no_compress = c->no_compress, .follow_links = c->follow, .one_file_system = c->one_fs,
+        .result = &total, .force_read = c->force_read, .delete_missing = c->del,
+        .dry_run = c->dry, .verbose = c->verbose || c->json || c->dry, .exclude = c->exclude,
+        .exclude_caches = c->caches
+    };
+    pqv_error_clear();
+    /* A dry run reads nothing from standard input. */
+    rc = pqv_vault_add(v, ops, (size_t)c->npaths, &opt);
+    progress_end(p);
+    if (rc != 0) {
+        keep(&status, lib_error(NULL, rc));
+    } else {
+        for (int i = 0; i < c->npaths; i++) {
+            if (ops[i].rc == 0 || ops[i].rc == PQV_E_IO)
+                worked = 1; /* (PQV_E_IO: some entries not read, the rest stored) */
+            if (ops[i].rc != 0)
+                keep(&status, operand_failed(&out, c->name ? c->name : c->paths[i], ops[i].rc,
+                    &ops[i].error));
+            if (ops[i].rc != 0 && ops[i].rc != PQV_E_IO)
                 total.failed++;
-        } else {
-            worked = 1;
         }
     }
-    /* A write-only add: the batch's commit point, once every operand that
-     * could be added is in it (nothing if none was). */
-    if (recipient && worked && !dry) {
-        char batch[33];
-        pqv_error_clear();
-        g_cli.force_hint = 0;
-        int rc = pqv_vault_inbox_commit(v, batch);
-        if (rc != 0) {
-            keep(&status, lib_error(NULL, rc));
-            worked = 0;
-        } else if (batch[0] != '\0' && !g_cli.quiet) {
-            fprintf(stderr, "pqvault: add: inbox batch %s written (the owner imports it with "
-                "'pqvault import')\n", batch);
-        }
-    }
+    if (c->recipient && worked && !c->dry && !add_commit_batch(v, &status))
+        worked = 0;
     /* A summary of what was done: none when every operand was refused. */
-    if (worked || json)
-        add_summary(&total, dry, seconds_since(&t0), json);
-    pqv_vault_close(v);
-    free(paths);
-    pqv_match_free(exclude);
+    if (worked || c->json)
+        add_summary(&total, c->dry, seconds_since(&t0), c->json);
+    free(ops);
+    return status;
+}
+
+int
+cmd_add(struct args *a)
+{
+    struct add_cmd c;
+    pqv_vault *v;
+    int stop = 0, status = add_parse(a, &c, &stop);
+
+    /* Write-only: the recipient alone, no key file, passphrase or lock. */
+    if (!stop && status == EXIT_OK && (status = c.recipient ? inbox_session(&v, c.recipient)
+                                                   : session(&v, 1)) == EXIT_OK) {
+        g_cli.force_hint = !c.force;
+        status = add_run(v, &c);
+        pqv_vault_close(v);
+    }
+    add_cmd_free(&c);
     return status;
 }
 
@@ -402,7 +438,7 @@ cmd_get(struct args *a)
         if (rc == 0 || total.restored > 0)
             worked = 1;
         if (rc != 0) {
-            keep(&status, operand_failed(&rep, names[i], rc));
+            keep(&status, operand_failed(&rep, names[i], rc, pqv_error_last()));
             /* Refused whole (not found, exists, ...): one error; a tree
              * that carried on past failures counted its own. */
             if (total.restored + total.skipped + total.failed == counted)

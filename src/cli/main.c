@@ -146,7 +146,12 @@ exit_status(int rc)
 int
 lib_error_text(char *buf, size_t n, const char *what, int rc)
 {
-    const struct pqv_error *e = pqv_error_last();
+    return lib_error_text_of(buf, n, what, rc, pqv_error_last());
+}
+
+int
+lib_error_text_of(char *buf, size_t n, const char *what, int rc, const struct pqv_error *e)
+{
     const char *subject = e->code == rc ? e->subject : "";
     const char *reason = e->code == rc && e->reason[0] ? e->reason : pqv_strerror(rc);
     const char *hint = "";
@@ -200,8 +205,8 @@ report_cb(void *ctx, int level, const char *subject, const char *message)
 static void
 on_signal(int sig)
 {
-    static const char add_msg[] = "pqvault: add: interrupted: what was committed stays (each "
-        "PATH and each checkpoint of a large add is one commit; run the same add again to "
+    static const char add_msg[] = "pqvault: add: interrupted: what was committed stays (an "
+        "add is one commit, and so is each checkpoint of a large one; run the same add again to "
         "continue); packs written since are left for 'pqvault gc'\n";
     static const char msg[] = "pqvault: interrupted: temporary files removed\n";
 

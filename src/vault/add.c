@@ -125,10 +125,11 @@ refuse_clashes(struct operand *ops, size_t n)
             const char *name;
             if (ops[i].refused || (name = clash(&ops[i].plan, &ops[k].plan)) == NULL)
                 continue;
-            error_set(PQV_E_EXISTS, ops[k].op->path != NULL ? ops[k].op->path : name,
+            /* (PQV_E_INVAL: no --force helps; a name of its own does.) */
+            error_set(PQV_E_INVAL, ops[k].op->path != NULL ? ops[k].op->path : name,
                 "would be stored as %s, which %s is stored as too: add one of them on its "
                 "own with --name", name, ops[i].op->path != NULL ? ops[i].op->path : "'-'");
-            refuse(&ops[k], PQV_E_EXISTS);
+            refuse(&ops[k], PQV_E_INVAL);
         }
 }
 
@@ -273,7 +274,7 @@ pqv_vault_add(pqv_vault *v, struct pqv_add_operand *ops, size_t n,
     struct pqv_add_result res;
     struct operand *o = NULL;
     struct state st;
-    int rc, first_rc = 0;
+    int rc;
 
     if (v == NULL || v->sink == NULL || (ops == NULL && n > 0))
         return PQV_E_INVAL;
@@ -321,19 +322,26 @@ pqv_vault_add(pqv_vault *v, struct pqv_add_operand *ops, size_t n,
                     "above)", (unsigned long long)k, k == 1 ? "y" : "ies"));
                 o[i].refused = 0;
             }
-        for (size_t i = 0; i < n && first_rc == 0; i++)
-            if (ops[i].rc != 0) {
-                struct error_saved s;
-                s.e = ops[i].error;
-                error_restore(&s);
-                first_rc = ops[i].rc;
-            }
-        rc = first_rc;
     }
     for (size_t i = 0; i < n && o != NULL; i++)
         add_walk_free(&o[i].plan);
     free(o);
     state_free(&st);
+    return rc;
+}
+
+/* add_one(v, op, opt): one operand; its failure is the call's. */
+static int
+add_one(pqv_vault *v, struct pqv_add_operand *op, const struct pqv_add_options *opt)
+{
+    int rc = pqv_vault_add(v, op, 1, opt);
+
+    if (rc == 0 && op->rc != 0) {
+        struct error_saved s;
+        s.e = op->error;
+        error_restore(&s);
+        rc = op->rc;
+    }
     return rc;
 }
 
@@ -349,7 +357,7 @@ pqv_vault_add_path(pqv_vault *v, const char *path, const char *name,
     op.path = path;
     op.name = name;
     op.fd = -1;
-    return pqv_vault_add(v, &op, 1, opt);
+    return add_one(v, &op, opt);
 }
 
 int
@@ -365,5 +373,5 @@ pqv_vault_add_fd(pqv_vault *v, int fd, const char *name, uint32_t mode, int64_t 
     op.fd = fd;
     op.mode = mode;
     op.mtime_sec = mtime_sec;
-    return pqv_vault_add(v, &op, 1, opt);
+    return add_one(v, &op, opt);
 }

@@ -140,7 +140,7 @@ check_ok "one warning per run" test "$(grep -c 'weak passphrase' "$ERR")" -eq 1
 
 # ---- 9. --json: an error object of its own for each failing operand ----
 expect_status 1 pq add --json "$T/nosuch" "$T/tree" "$V"
-check_ok "add --json: one error object per failing operand, in order" python3 -c '
+check_ok "add --json: one error object per failing operand, in operand order" python3 -c '
 import json, sys
 objs = [json.loads(l) for l in open(sys.argv[1])]
 errs = [o for o in objs if "error" in o]
@@ -148,7 +148,7 @@ assert [o["name"] for o in errs] == [sys.argv[2] + "/nosuch", sys.argv[2] + "/va
 assert all(o.get("operand") is True for o in errs), errs
 assert errs[0]["error"] == "stat: No such file or directory", errs
 assert "vault" in errs[1]["error"], errs
-assert objs[0] == errs[0] and "summary" in objs[-1] and objs[-1]["summary"]["errors"] == 2, objs
+assert "summary" in objs[-1] and objs[-1]["summary"]["errors"] == 2, objs
 assert any(o.get("name") == "tree/a.txt" for o in objs), objs
 ' "$OUT" "$T"
 expect_stderr_contains "$T/nosuch: stat: No such file or directory"

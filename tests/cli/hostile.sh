@@ -184,7 +184,7 @@ bg env PQVAULT_TEST_STOP_AT=read:3 "$PQV_TEST" -v "$V" --passphrase-file "$PF" a
 wait_stopped "$BGPID" && { kill -INT "$BGPID"; kill -CONT "$BGPID"; }
 bg_wait
 bg_check "add interrupted with SIGINT" 130
-bg_stderr "add interrupted with SIGINT" "interrupted: what was committed stays (each PATH and each checkpoint of a large add is one commit; run the same add again to continue); packs written since are left for 'pqvault gc'"
+bg_stderr "add interrupted with SIGINT" "interrupted: what was committed stays (an add is one commit, and so is each checkpoint of a large one; run the same add again to continue); packs written since are left for 'pqvault gc'"
 expect_status 1 pq list s2
 expect_stderr_contains "s2: not found"
 expect_status 0 pq check

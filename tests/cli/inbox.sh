@@ -163,17 +163,20 @@ expect_status 0 pq list
 check_ok "dir over file: renamed tree" grep -q '^tree (inbox [0-9a-f]\{8\})/sub/c$' "$OUT"
 expect_status 0 pq check
 
-# One batch holding a name twice (two operands of one name): the second
-# renamed with what is below it, even with --replace.
+# Two operands of one name: one command, one batch, so the second is
+# refused (with the way out: --name), the first written.
 mkdir -p "$T/twice1/dd" "$T/twice2/dd"
 printf 'one\n' >"$T/twice1/dd/x"
 printf 'two\n' >"$T/twice2/dd/x"
-expect_status 0 pqn add --recipient "$R" "$T/twice1/dd" "$T/twice2/dd"
+expect_status 1 pqn add --recipient "$R" "$T/twice1/dd" "$T/twice2/dd"
+expect_stderr_contains "$T/twice2/dd: would be stored as dd, which $T/twice1/dd is stored as too: add one of them on its own with --name"
+check_ok "the refusal suggests no --force" sh -c '! grep -q -- "--force" "$1"' sh "$ERR"
+expect_stderr_contains "inbox batch"
 expect_status 0 pq import --replace
 expect_status 0 pq list
-check_ok "a name twice in one batch: both kept" grep -q '^dd (inbox [0-9a-f]\{8\})/x$' "$OUT"
+check_ok "the refused operand is not in the batch" sh -c '! grep -q "^dd (inbox" "$1"' sh "$OUT"
 expect_status 0 pq get dd/x -o "$T/dd.x"
-check_ok "a name twice in one batch: the first keeps the name" same_file "$T/dd.x" "$T/twice1/dd/x"
+check_ok "the first operand keeps the name" same_file "$T/dd.x" "$T/twice1/dd/x"
 expect_status 0 pq check
 
 # gc leaves the inbox alone: a pending batch and an incomplete one stay.

@@ -116,6 +116,7 @@ $(S3_LIVE): tests/s3_live.c $(TEST_LIB)
 
 $(BUILD)/tests/test_faults: tests/vaultcheck.h tests/vault_fixture.h
 $(BUILD)/tests/test_corruption: tests/vault_fixture.h
+$(BUILD)/tests/test_entry $(BUILD)/tests/test_segment: tests/entry_fixture.h
 
 $(BUILD)/bench/%: bench/%.c $(TEST_LIB)
 	@mkdir -p $(dir $@)

@@ -57,7 +57,7 @@ static int
 keep_stale(struct add_plan *plan, const struct state *st, const char *name)
 {
     for (size_t i = state_first_under(st, name); i < st->n && names_under(st->entries[i].name,
-         name); i++) {
+         name); i = state_next_under(st, name, i)) {
         char **grown;
         if (strcmp(st->entries[i].name, name) == 0)
             continue;
@@ -101,7 +101,8 @@ gone_names(const struct state *st, struct add_plan *plan, const struct pqv_add_o
     size_t root_len = strlen(plan->root_name);
 
     for (size_t i = state_first_under(st, plan->root_name);
-         i < st->n && names_under(st->entries[i].name, plan->root_name); i++) {
+         i < st->n && names_under(st->entries[i].name, plan->root_name);
+         i = state_next_under(st, plan->root_name, i)) {
         const struct entry *e = &st->entries[i];
         struct add_file key;
         int keep = 0;

@@ -926,7 +926,62 @@ test_walked_tree(void)
     CHECK(system(p) == 0);
 }
 
+/* --exclude-caches with --delete: a directory holding a CACHEDIR.TAG is
+ * left out by the walk, so what the vault holds of it (stored by an add
+ * without the option) is an excluded name, which --delete keeps
+ * (docs/CLI.md: "--delete never removes excluded names"). */
+static void
+test_walked_tree_caches(void)
+{
+    static const char sig[] = "Signature: 8a477f597d28d172789f06886806bc55";
+    char root[256], dir[512], src[512], p[700], rec[PQV_RECOVERY_CHARS], fp[PQV_FINGERPRINT_CHARS];
+    struct pqv_init_options init = { "FrodoKEM-640-SHAKE", PQV_AEAD_CHACHA20POLY1305, &cheap, 2,
+        NULL };
+    struct pqv_add_options opt = no_opt;
+    static const char *const gone[] = { "t/old.txt", NULL };
+    pqv_vault *v = NULL;
+    struct add_plan plan;
+    struct state st;
+
+    snprintf(root, sizeof(root), "%s/pqv-addplan-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    REQUIRE(mkdtemp(root) != NULL);
+    snprintf(dir, sizeof(dir), "%s/vault", root);
+    snprintf(src, sizeof(src), "%s/t", root);
+    REQUIRE(mkdir(src, 0700) == 0);
+    snprintf(p, sizeof(p), "%s/cache", src);
+    REQUIRE(mkdir(p, 0700) == 0);
+    REQUIRE(put(src, "cache/CACHEDIR.TAG", sig) == 0);
+    REQUIRE(put(src, "cache/blob", "b") == 0);
+    REQUIRE(put(src, "old.txt", "o") == 0);
+    REQUIRE(pqv_vault_create(dir, NULL, pass, sizeof(pass) - 1, &init, rec, fp) == 0);
+    REQUIRE(pqv_vault_open(&v, dir, NULL) == 0);
+    REQUIRE(pqv_vault_unlock(v, pass, sizeof(pass) - 1) == 0);
+    /* Stored without --exclude-caches. */
+    add_walk_init(&plan);
+    REQUIRE(add_walk_operand(v, &plan, src, NULL, &opt) == 0);
+    CHECK(planned(&plan, "t/cache/blob") != NULL);
+    recorded(&st, &plan);
+    add_walk_free(&plan);
+    /* Then with it, and --delete, old.txt gone. */
+    snprintf(p, sizeof(p), "%s/old.txt", src);
+    REQUIRE(unlink(p) == 0);
+    opt.exclude_caches = 1;
+    opt.delete_missing = 1;
+    add_walk_init(&plan);
+    REQUIRE(add_walk_operand(v, &plan, src, NULL, &opt) == 0);
+    CHECK(planned(&plan, "t/cache") == NULL);
+    CHECK_EQ_INT(plan.excluded, 1);
+    REQUIRE(add_plan_prepare(&st, &plan, &opt) == 0);
+    CHECK(stale_is(&plan, gone));
+    add_walk_free(&plan);
+    state_free(&st);
+    pqv_vault_close(v);
+    snprintf(p, sizeof(p), "rm -rf '%s'", root);
+    CHECK(system(p) == 0);
+}
+
 TEST_MAIN(test_unchanged_or_changed, test_new_names, test_given_twice, test_delete_missing,
     test_delete_keeps_excluded, test_delete_with_neighbours, test_directory_becomes_file,
     test_directory_becomes_file_with_neighbours, test_name_below_file,
-    test_root_from_another_origin, test_hard_links, test_dry_run, test_walked_tree)
+    test_root_from_another_origin, test_hard_links, test_dry_run, test_walked_tree,
+    test_walked_tree_caches)

@@ -142,7 +142,8 @@ stale_is(const struct add_plan *plan, const char *const *want)
 
     while (want[nwant] != NULL)
         nwant++;
-    qsort(plan->stale, plan->nstale, sizeof(*plan->stale), compare_strs);
+    if (plan->nstale > 0)
+        qsort(plan->stale, plan->nstale, sizeof(*plan->stale), compare_strs);
     for (size_t i = 0; i < plan->nstale; i++) {
         int found = 0;
         for (size_t k = 0; k < nwant; k++)

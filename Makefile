@@ -116,6 +116,8 @@ $(S3_LIVE): tests/s3_live.c $(TEST_LIB)
 
 $(BUILD)/tests/test_faults: tests/vaultcheck.h tests/vault_fixture.h
 $(BUILD)/tests/test_corruption: tests/vault_fixture.h
+$(BUILD)/tests/test_entry $(BUILD)/tests/test_segment $(BUILD)/tests/test_add_plan \
+	$(BUILD)/tests/test_state_under $(BUILD)/tests/test_import_names: tests/entry_fixture.h
 
 $(BUILD)/bench/%: bench/%.c $(TEST_LIB)
 	@mkdir -p $(dir $@)

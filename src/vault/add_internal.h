@@ -64,7 +64,9 @@ struct add_plan {
     size_t nstale;
     uint64_t excluded;      /* entries the exclusion rules left out */
     char *root_name;        /* the operand's stored name */
-    char **unreadable;      /* stored names of directories that could not be read */
+    char **unreadable;      /* stored names of directories that could not be read,
+                               or left out as caches: --delete keeps what the
+                               vault holds there */
     size_t nunreadable;
 };
 

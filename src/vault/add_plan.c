@@ -57,7 +57,7 @@ static int
 keep_stale(struct add_plan *plan, const struct state *st, const char *name)
 {
     for (size_t i = state_first_under(st, name); i < st->n && names_under(st->entries[i].name,
-         name); i++) {
+         name); i = state_next_under(st, name, i)) {
         char **grown;
         if (strcmp(st->entries[i].name, name) == 0)
             continue;
@@ -91,6 +91,22 @@ recorded_as_is(const struct entry *old, const struct add_file *f)
     return 1;
 }
 
+/* excluded(m, rel, is_dir): whether the exclusion rules leave out ${rel}
+ * (relative to the operand): it, or a directory above it (the walk never
+ * descends into a directory it leaves out). */
+static int
+excluded(const struct pqv_match *m, const char *rel, int is_dir)
+{
+    char dir[PQV_NAME_MAX + 1];
+
+    for (const char *s = strchr(rel, '/'); s != NULL; s = strchr(s + 1, '/')) {
+        snprintf(dir, sizeof(dir), "%.*s", (int)(s - rel), rel);
+        if (pqv_match_test(m, dir, 1))
+            return 1;
+    }
+    return pqv_match_test(m, rel, is_dir);
+}
+
 /* gone_names(st, plan, opt): --delete: the stored names below the operand
  * that the walk did not find, as removals; not those the exclusion rules
  * leave out (rsync keeps them too) nor those below a directory that could
@@ -101,7 +117,8 @@ gone_names(const struct state *st, struct add_plan *plan, const struct pqv_add_o
     size_t root_len = strlen(plan->root_name);
 
     for (size_t i = state_first_under(st, plan->root_name);
-         i < st->n && names_under(st->entries[i].name, plan->root_name); i++) {
+         i < st->n && names_under(st->entries[i].name, plan->root_name);
+         i = state_next_under(st, plan->root_name, i)) {
         const struct entry *e = &st->entries[i];
         struct add_file key;
         int keep = 0;
@@ -112,7 +129,7 @@ gone_names(const struct state *st, struct add_plan *plan, const struct pqv_add_o
         for (size_t k = 0; k < plan->nunreadable && !keep; k++)
             keep = names_under(e->name, plan->unreadable[k]);
         if (opt->exclude != NULL && strlen(e->name) > root_len)
-            keep |= pqv_match_test(opt->exclude, e->name + root_len + 1, e->kind == KIND_DIR);
+            keep |= excluded(opt->exclude, e->name + root_len + 1, e->kind == KIND_DIR);
         for (size_t k = 0; k < plan->nstale && !keep; k++)
             keep = strcmp(plan->stale[k], e->name) == 0;
         if (keep)

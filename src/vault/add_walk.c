@@ -275,6 +275,22 @@ cache_dir(struct add_plan *plan, const char *rel)
     return is;
 }
 
+/* keep_below(plan, name): --delete keeps what the vault holds at ${name}
+ * and below it (a directory not read, or left out as a cache). */
+static int
+keep_below(struct add_plan *plan, const char *name)
+{
+    char **grown = realloc(plan->unreadable, (plan->nunreadable + 1) * sizeof(*grown));
+
+    if (grown == NULL)
+        return PQV_E_NOMEM;
+    plan->unreadable = grown;
+    if ((plan->unreadable[plan->nunreadable] = strdup(name)) == NULL)
+        return PQV_E_NOMEM;
+    plan->nunreadable++;
+    return 0;
+}
+
 /* left_out(plan, wo, cname, crel, cpath, cst, rc): whether the walk leaves
  * this entry out (the vault itself, the exclusion rules); said once. */
 static int
@@ -289,10 +305,17 @@ left_out(struct add_plan *plan, const struct walk_opts *wo, const char *cname, c
             same_inode(cst, &wo->keyfile) ? "key file" : "directory");
         return 1;
     }
-    if ((wo->exclude != NULL && pqv_match_test(wo->exclude, rel, S_ISDIR(cst->st_mode))) ||
-        (wo->exclude_caches && S_ISDIR(cst->st_mode) && cache_dir(plan, crel))) {
+    if (wo->exclude != NULL && pqv_match_test(wo->exclude, rel, S_ISDIR(cst->st_mode))) {
         plan->excluded++;
         if (wo->verbose)
+            *rc = add_walk_note(plan, PQV_REPORT_INFO, cpath, "excluded");
+        return 1;
+    }
+    /* (--delete tests the rules itself, also on names gone from the source;
+     * a cache is known only here.) */
+    if (wo->exclude_caches && S_ISDIR(cst->st_mode) && cache_dir(plan, crel)) {
+        plan->excluded++;
+        if ((*rc = keep_below(plan, cname)) == 0 && wo->verbose)
             *rc = add_walk_note(plan, PQV_REPORT_INFO, cpath, "excluded");
         return 1;
     }
@@ -312,17 +335,12 @@ walk(struct add_plan *plan, const struct walk_opts *wo, const char *rel, const c
     if (depth > 2048)
         return add_walk_note(plan, PQV_REPORT_ERROR, path, "not stored: too deep (a link loop?)");
     if ((rc = read_dir(plan, rel, path, wo->follow, &list, &n)) != 0) {
-        char **grown;
         if (rc == PQV_E_NOMEM)
             return rc;
         /* Unreadable: reported, and the rest of the tree is stored; what
          * the vault holds below it is not "gone" (--delete keeps it). */
-        if ((grown = realloc(plan->unreadable, (plan->nunreadable + 1) * sizeof(*grown))) == NULL)
-            return PQV_E_NOMEM;
-        plan->unreadable = grown;
-        if ((plan->unreadable[plan->nunreadable] = strdup(name)) == NULL)
-            return PQV_E_NOMEM;
-        plan->nunreadable++;
+        if ((rc = keep_below(plan, name)) != 0)
+            return rc;
         return add_walk_note(plan, PQV_REPORT_ERROR, path, "not stored: %s", pqv_error_last()->reason);
     }
     rc = add_walk_push(plan, rel, path, name, KIND_DIR, st, NULL);

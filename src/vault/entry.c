@@ -391,8 +391,10 @@ entry_decode(struct cursor *c, struct entry *e, const struct seg_tables *t)
         goto bad;
     if (flags & ENTRY_XATTRS) {
         size_t n = (size_t)cursor_varint_max(&in, MAX_XATTRS);
-        if (n == 0 || (e->xattrs = calloc(n, sizeof(*e->xattrs))) == NULL)
-            goto bad_or_nomem;
+        if (n == 0 || in.bad)
+            goto bad;
+        if ((e->xattrs = calloc(n, sizeof(*e->xattrs))) == NULL)
+            goto nomem;
         for (size_t i = 0; i < n && !in.bad; i++) {
             struct xattr *x = &e->xattrs[i];
             const uint8_t *v;

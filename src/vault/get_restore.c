@@ -340,7 +340,7 @@ get_restore_tree(struct restore *r, const char *prefix, const char *out, uint64_
 
     while (end < st->n && names_under(st->entries[end].name, prefix)) {
         r->progress.total += st->entries[end].size;
-        end++;
+        end = state_next_under(st, prefix, end);
     }
     if (end == first)
         return damaged > 0 ? error_set(PQV_E_INTEGRITY, NULL, "not found, and %llu damaged "
@@ -355,7 +355,7 @@ get_restore_tree(struct restore *r, const char *prefix, const char *out, uint64_
     r->d.batched = 1;
     /* Refuse before writing anything if any destination file exists. */
     for (size_t i = first; i < end && !r->opt->force && !r->opt->skip_existing && have_dest;
-         i++) {
+         i = state_next_under(st, prefix, i)) {
         const struct entry *e = &st->entries[i];
         const char *rel = get_restore_strip(e->name, r->opt->strip_components);
         char dest[4096];
@@ -367,7 +367,7 @@ get_restore_tree(struct restore *r, const char *prefix, const char *out, uint64_
             return error_set(PQV_E_EXISTS, dest, "already exists");
     }
     /* Everything in name order (parents before children)... */
-    for (size_t i = first; i < end; i++) {
+    for (size_t i = first; i < end; i = state_next_under(st, prefix, i)) {
         const struct entry *e = &st->entries[i];
         const char *rel = get_restore_strip(e->name, r->opt->strip_components);
         char dest[4096];
@@ -422,8 +422,8 @@ get_restore_tree(struct restore *r, const char *prefix, const char *out, uint64_
         struct durable_meta meta;
         char dest[4096];
         int fd;
-        if (e->kind != KIND_DIR || rel == NULL || *rel == '\0' ||
-            get_restore_join(dest, sizeof(dest), out, rel) != 0)
+        if (e->kind != KIND_DIR || !names_under(e->name, prefix) || rel == NULL ||
+            *rel == '\0' || get_restore_join(dest, sizeof(dest), out, rel) != 0)
             continue;
         if (e->nxattrs > 0 && dest_open_dir(&r->d, rel, &fd) == 0) {
             fsmeta_set_xattrs(fd, e, dest, r->opt->report, r->opt->report_ctx);

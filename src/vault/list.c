@@ -97,7 +97,7 @@ pqv_vault_list(pqv_vault *v, const char *prefix, const struct pqv_list_options *
         goto done;
     }
     for (size_t i = state_first_under(&st, norm); i < st.n && names_under(st.entries[i].name, norm);
-         i++) {
+         i = state_next_under(&st, norm, i)) {
         if ((rc = list_public_entry(&st.entries[i], &out[k])) != 0)
             goto done;
         k++;

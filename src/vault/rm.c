@@ -133,7 +133,8 @@ rm_v2(pqv_vault *v, const char *norm, const struct pqv_rm_options *opt)
         state_free(&st);
         return rc;
     }
-    for (size_t i = state_first_under(&st, norm); i < st.n && rc == 0; i++) {
+    for (size_t i = state_first_under(&st, norm); i < st.n && rc == 0;
+         i = state_next_under(&st, norm, i)) {
         if (!names_under(st.entries[i].name, norm))
             break;
         rc = txn_remove(&t, st.entries[i].name);

@@ -412,23 +412,46 @@ state_find(const struct state *st, const char *name)
     return util_search(name, st->entries, st->n, sizeof(*st->entries), compare_entry_name);
 }
 
-size_t
-state_first_under(const struct state *st, const char *prefix)
+/* first_from(st, prefix, slash): the index of the first loaded entry not
+ * before ${prefix} in name order (with ${slash}: not before ${prefix} "/"). */
+static size_t
+first_from(const struct state *st, const char *prefix, int slash)
 {
     size_t lo = 0, hi = st->n, len = strlen(prefix);
 
-    if (len == 0)
-        return 0;
     while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
+        size_t mid = lo + (hi - lo) / 2;
         const char *m = st->entries[mid].name;
         int c = strncmp(m, prefix, len);
-        if (c < 0 || (c == 0 && m[len] != '\0' && (unsigned char)m[len] < '/'))
+        if (c == 0 && slash)
+            c = (int)(unsigned char)m[len] - '/';
+        if (c < 0)
             lo = mid + 1;
         else
             hi = mid;
     }
     return lo;
+}
+
+size_t
+state_first_under(const struct state *st, const char *prefix)
+{
+    size_t i;
+
+    if (prefix[0] == '\0')
+        return 0;
+    i = first_from(st, prefix, 0);
+    if (i < st->n && strcmp(st->entries[i].name, prefix) == 0)
+        return i;
+    return first_from(st, prefix, 1);
+}
+
+size_t
+state_next_under(const struct state *st, const char *prefix, size_t i)
+{
+    if (prefix[0] != '\0' && i < st->n && strcmp(st->entries[i].name, prefix) == 0)
+        return first_from(st, prefix, 1);
+    return i + 1;
 }
 
 int

@@ -44,8 +44,16 @@ int state_lookup(pqv_vault *v, struct state *st, const char *name, struct entry 
 /* state_find(st, name): in a loaded state; NULL if none. */
 const struct entry *state_find(const struct state *st, const char *name);
 /* state_first_under(st, prefix): index of the first loaded entry that is
- * ${prefix} or below it (entries under a prefix are contiguous). */
+ * ${prefix} or below it (if there is none: st->n, or an entry that is not
+ * under it); state_next_under(st, prefix, i): after the entry ${i} under
+ * ${prefix}, the next one (or, after the last, one that is not under it).
+ * The entries below a prefix are contiguous, but the prefix itself may be
+ * apart from them: "prefix-1" or "prefix.bak" sort between ('-' and '.'
+ * come before '/'), so iterate with
+ *     for (i = state_first_under(st, p); i < st->n && names_under(st->entries[i].name, p);
+ *          i = state_next_under(st, p, i)) */
 size_t state_first_under(const struct state *st, const char *prefix);
+size_t state_next_under(const struct state *st, const char *prefix, size_t i);
 /* state_segment(st, epoch): the segment of ${epoch} in the chain, or NULL. */
 const struct segment *state_segment(const struct state *st, uint64_t epoch);
 /* state_entry_of_record(r, e): a format-1 record as an entry (its extents are

@@ -276,7 +276,8 @@ cache_dir(struct add_plan *plan, const char *rel)
 }
 
 /* keep_below(plan, name): --delete keeps what the vault holds at ${name}
- * and below it (a directory not read, or left out as a cache). */
+ * and below it (a directory not read, left out as a cache, or on another
+ * file system with --one-file-system). */
 static int
 keep_below(struct add_plan *plan, const char *name)
 {
@@ -362,7 +363,8 @@ walk(struct add_plan *plan, const struct walk_opts *wo, const char *rel, const c
             /* (said by left_out) */
         } else if ((k = kinds_of_mode(cst->st_mode)) != NULL && k->kind == KIND_DIR) {
             if (wo->one_fs && cst->st_dev != wo->dev)
-                rc = add_walk_note(plan, PQV_REPORT_INFO, cpath, "skipped (another file system)");
+                rc = keep_below(plan, cname) != 0 ? PQV_E_NOMEM :
+                    add_walk_note(plan, PQV_REPORT_INFO, cpath, "skipped (another file system)");
             else
                 rc = walk(plan, wo, crel, cpath, cname, cst, depth + 1);
         } else if (k != NULL && k->stored) {

@@ -259,6 +259,35 @@ vault_derive_keys(pqv_vault *v, uint8_t config_key[32])
     return 0;
 }
 
+int
+vault_reload_config(pqv_vault *v)
+{
+    struct vault_config c;
+    uint8_t *text, config_key[32];
+    size_t len;
+    int rc, newer = 0;
+
+    memset(&c, 0, sizeof(c));
+    if ((rc = v->storage->ops->get(v->storage, CONFIG_NAME, &text, &len, MAX_CONFIG_BYTES)) != 0)
+        return rc == PQV_E_NOTFOUND || rc == PQV_E_INTEGRITY ? 0 : rc;
+    rc = config_parse(&c, text, len);
+    free(text);
+    if (rc == 0 && c.version > v->config.version && c.kem == v->config.kem &&
+        memcmp(c.vault_id, v->config.vault_id, VAULT_ID_BYTES) == 0 &&
+        util_ct_equal(c.identity_hash, v->config.identity_hash, 32) &&
+        pqv_identity_derive_key(v->identity, "config", config_key) == 0 &&
+        config_verify_mac(&c, config_key) == 0) {
+        config_clear(&v->config);
+        v->config = c;
+        newer = 1;
+    } else {
+        config_clear(&c);
+    }
+    util_wipe(config_key, sizeof(config_key));
+    pqv_error_clear(); /* not newer: the caller says why that matters */
+    return newer;
+}
+
 /* keyfile_optional(rc): whether a key file that failed to load with ${rc}
  * may be absent for PQV_OPEN_KEYFILE_OPTIONAL: missing, damaged or of
  * another version (not an I/O or memory failure). */

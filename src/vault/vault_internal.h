@@ -102,6 +102,9 @@ int vault_new_over(pqv_vault **out, pqv_storage *storage, pqv_storage *key_stora
 int vault_derive_keys(pqv_vault *v, uint8_t config_key[32]);
 /* vault_store_keyfile(v, kf): write ${kf} atomically and durably. */
 int vault_store_keyfile(pqv_vault *v, const pqv_keyfile *kf);
+/* vault_reload_config(v): the config read again (unlocked): 1 if it now
+ * says a newer format and verifies (v->config replaced), else 0. */
+int vault_reload_config(pqv_vault *v);
 
 /* ---- list.c ---- */
 /* list_public_entry(e, out): the public form of an entry. */
@@ -401,6 +404,17 @@ struct state {
 /* state_open(v, st, w): the current state (format 2: heads and chain
  * verified; format 1: every record loaded).  ${w} as for names_walk. */
 int state_open(pqv_vault *v, struct state *st, const struct names_walk *w);
+/* state_check_format(v): a config of format 1 is believed only for a
+ * format-1 vault (no segment, not seen here as format 2) or a half-finished
+ * upgrade (segment 1 alone, its base, verifying; if seen here, seen at epoch
+ * 1 with its chain value); anything else is a downgrade (PQV_E_INTEGRITY).
+ * v->config is replaced if the vault was upgraded meanwhile.  Unlocked
+ * vaults only (a no-op otherwise, and for format 2). */
+int state_check_format(pqv_vault *v);
+/* state_v1_segments(v, newest, chain): the segments beside a config of
+ * format 1: *${newest} 0 (none) or the newest epoch; when it is 1, segment 1
+ * is verified to be an upgrade's base and ${chain} is its chain value. */
+int state_v1_segments(pqv_vault *v, uint64_t *newest, uint8_t chain[32]);
 /* state_read_segment(v, epoch, s): read and open one segment. */
 int state_read_segment(pqv_vault *v, uint64_t epoch, struct segment *s);
 /* state_load(v, st): every entry (no KEM operation). */
@@ -531,6 +545,9 @@ void check_v1_keyfile_status(pqv_vault *v, pqv_report_fn report, void *report_ct
  * (docs/FORMAT.md section 17), or an interrupted upgrade finished; no-op
  * for format 2.  Requires unlock+lock. */
 int upgrade_if_needed(pqv_vault *v, pqv_report_fn report, void *ctx);
+/* upgrade_finish_interrupted(v, report, ctx): only an interrupted upgrade
+ * finished (a format-1 config beside segment 1); requires unlock+lock. */
+int upgrade_finish_interrupted(pqv_vault *v, pqv_report_fn report, void *ctx);
 
 /* ---- compact.c (format 2) ---- */
 /* Deltas after which a writing command compacts the chain into a base. */
@@ -551,6 +568,7 @@ void compact_drop_old_segments(pqv_vault *v, uint64_t base);
 /* What this machine last saw of a vault. */
 struct localstate {
     int known;                   /* a state file was there (else first use) */
+    int format;                  /* the vault's format as seen then (2 or more) */
     uint64_t epoch;
     uint8_t chain[32];
 };

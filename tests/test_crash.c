@@ -316,7 +316,7 @@ op_inbox_add(pqv_storage *s)
     /* The recipient, as export-recipient makes it (reads the key file). */
     if ((rc = pqv_vault_open_storage(&v, s, NULL, NULL)) != 0)
         return rc;
-    rc = pqv_vault_export_recipient(v, &text, &len);
+    rc = pqv_vault_export_recipient_unverified(v, &text, &len);
     pqv_vault_close(v);
     if (rc != 0)
         return rc;

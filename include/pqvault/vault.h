@@ -479,10 +479,19 @@ PQV_API int pqv_vault_recover_storage(pqv_storage *storage, pqv_storage *key_sto
  *
  * pqv_vault_export_recipient(v, text, len): the recipient of ${v} (a
  * NUL-terminated string, free with free()), from the key file's public
- * part checked against the config's identity hash (and the unlocked
- * identity if unlocked).  PQV_E_INTEGRITY if they disagree.
+ * part checked against the config's identity hash, the config's MAC and
+ * the unlocked identity: ${v} must be unlocked (PQV_E_INVAL otherwise).
+ * PQV_E_INTEGRITY if they disagree.
+ *
+ * pqv_vault_export_recipient_unverified(v, text, len): the same without
+ * the key (unlocked or not, only the key file's public part against the
+ * config's identity hash): what the storage says, which a writer to the
+ * storage may have forged, config and key file together, with another
+ * identity (issue 17).  Tell the user so.
  */
 PQV_API int pqv_vault_export_recipient(pqv_vault *v, char **text, size_t *len) PQV_WARN_UNUSED;
+PQV_API int pqv_vault_export_recipient_unverified(pqv_vault *v, char **text, size_t *len)
+    PQV_WARN_UNUSED;
 
 /* pqv_recipient_parse(text, len, vault_id, pub, publen): strict parse of a
  * recipient: its vault id (16 bytes) and public identity (malloc'd).

@@ -43,7 +43,8 @@ static const struct optdef add_opts[] = {
     { "json", 0, 0, OPT_JSON }, { "recipient", 0, 1, OPT_RECIPIENT }, { NULL, 0, 0, 0 }
 };
 static const struct optdef export_recipient_opts[] = {
-    { "output", 'o', 1, OPT_OUT }, { "force", 'f', 0, OPT_FORCE }, { NULL, 0, 0, 0 }
+    { "output", 'o', 1, OPT_OUT }, { "force", 'f', 0, OPT_FORCE },
+    { "unverified", 0, 0, OPT_UNVERIFIED }, { NULL, 0, 0, 0 }
 };
 static const struct optdef inbox_opts[] = {
     { NULL, 0, 0, 0 }
@@ -148,13 +149,17 @@ const struct command commands[] = {
       "                    export-recipient; no key file, no passphrase), into\n"
       "                    one inbox batch the owner imports (pqvault import);\n"
       "                    not with --delete\n" },
-    { "export-recipient", CMD_EXPORT_RECIPIENT, export_recipient_opts, "[-o FILE] [--force]",
+    { "export-recipient", CMD_EXPORT_RECIPIENT, export_recipient_opts,
+      "[-o FILE] [--force] [--unverified]",
       "Write the vault's recipient (vault id, fingerprint, KEM and public key,\n"
       "about 21 KB) for write-only adds (add --recipient).  Read from the key\n"
-      "file's public part and checked against the config; with a passphrase\n"
-      "source (never a prompt) also against the unlocked identity.\n"
+      "file's public part and verified with the key: unlocks (a passphrase\n"
+      "source, else a prompt on the terminal) and checks the config's MAC and\n"
+      "the key file's identity against the seed's.\n"
       "  -o, --output FILE write to FILE (default, or '-': standard output)\n"
-      "  -f, --force       replace an existing FILE\n" },
+      "  -f, --force       replace an existing FILE\n"
+      "  --unverified      without a passphrase source: export what the storage\n"
+      "                    says, unverified (a warning says so)\n" },
     { "inbox", CMD_INBOX, inbox_opts, "",
       "List the batches write-only adds left in the inbox: id, time, bytes,\n"
       "packs, entries, state.  Time and entries need the key: with a passphrase\n"

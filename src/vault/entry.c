@@ -252,6 +252,15 @@ table_string(const struct seg_tables *t, uint64_t index, char **out)
 }
 
 int
+entry_check_size(const char *name, uint64_t size)
+{
+    if (size > MAX_FILE_BYTES)
+        return error_set(PQV_E_INVAL, name, "larger than a vault stores (%llu bytes; at most "
+            "%llu, 1 PiB)", (unsigned long long)size, (unsigned long long)MAX_FILE_BYTES);
+    return 0;
+}
+
+int
 entry_decode(struct cursor *c, struct entry *e, const struct seg_tables *t)
 {
     struct cursor in;
@@ -327,7 +336,10 @@ entry_decode(struct cursor *c, struct entry *e, const struct seg_tables *t)
         const uint8_t *k;
         uint64_t end = 0;
         e->suite = cursor_u8(&in);
-        e->size = cursor_varint(&in);
+        /* Bounded: the extents lie within it, the rest is holes, and no
+         * real file's holes reach 1 PiB (a forged size would otherwise be
+         * an endless stream of zeros). */
+        e->size = cursor_varint_max(&in, MAX_FILE_BYTES);
         if ((k = cursor_take(&in, PQV_FILE_KEY_BYTES)) == NULL || pqv_aead_name(e->suite) == NULL)
             goto bad;
         memcpy(e->key, k, PQV_FILE_KEY_BYTES);

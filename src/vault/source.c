@@ -63,6 +63,10 @@ source_open(struct source *src, int rootfd, const char *root, const char *rel, c
         close(fd);
         return error_set(PQV_E_IO, what, "is no longer a regular file");
     }
+    if ((rc = entry_check_size(what, (uint64_t)src->st.st_size)) != 0) {
+        close(fd);
+        return rc;
+    }
     (void)fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
     src->fd = fd;
     return 0;

@@ -22,6 +22,8 @@
 #include "vault/vault_internal.h"
 
 /* No segment is larger (a million entries take about 100 MiB). */
+/* A segment up to this size is read whole before it is authenticated. */
+#define SEGMENT_READ_WHOLE (1u << 20)
 
 void
 state_free(struct state *st)
@@ -142,27 +144,65 @@ int
 state_read_segment(pqv_vault *v, uint64_t epoch, struct segment *s)
 {
     char sname[STORAGE_NAME_MAX];
-    uint8_t header[SEGMENT_HEADER_BYTES], *blob;
-    uint64_t size;
-    size_t len;
+    uint8_t header[SEGMENT_HEADER_BYTES], *head;
+    uint64_t size, total;
+    size_t headlen;
     int rc;
 
     segment_name(epoch, sname);
-    /* The header first: what it says bounds what is read next. */
+    /* The header first: what it says bounds what is read next.  Then the
+     * sealed head (bounded), authenticated, and only then the blocks whose
+     * length the head gives: nothing unauthenticated is read beyond the
+     * head, however large the file. */
     if ((rc = v->storage->ops->stat(v->storage, sname, &size)) != 0)
         return rc;
     if (size < SEGMENT_HEADER_BYTES || size > MAX_SEGMENT_BYTES)
         return error_set(PQV_E_INTEGRITY, sname, "impossible size (%llu bytes)",
             (unsigned long long)size);
+    if (size <= SEGMENT_READ_WHOLE) {
+        /* Small: one read (one request on S3) is cheaper than three. */
+        uint8_t *blob;
+        size_t len;
+        if ((rc = v->storage->ops->get(v->storage, sname, &blob, &len, (size_t)size)) != 0)
+            return rc;
+        rc = segment_open(v, epoch, blob, len, s);
+        free(blob);
+        return rc != 0 ? error_subject(rc, sname) : 0;
+    }
     if ((rc = v->storage->ops->get_range(v->storage, sname, 0, header, sizeof(header))) != 0)
         return rc;
-    if ((rc = segment_check_header(header, sizeof(header), epoch, v->config.vault_id)) != 0)
+    if ((rc = segment_check_header(header, sizeof(header), epoch, v->config.vault_id)) != 0 ||
+        (rc = segment_head_length(header, size, &headlen)) != 0)
         return error_subject(rc, sname);
-    if ((rc = v->storage->ops->get(v->storage, sname, &blob, &len, (size_t)size)) != 0)
-        return rc;
-    rc = segment_open(v, epoch, blob, len, s);
-    free(blob);
-    return rc != 0 ? error_subject(rc, sname) : 0;
+    if ((head = malloc(SEGMENT_HEADER_BYTES + headlen)) == NULL)
+        return PQV_E_NOMEM;
+    memcpy(head, header, SEGMENT_HEADER_BYTES);
+    rc = v->storage->ops->get_range(v->storage, sname, SEGMENT_HEADER_BYTES,
+        head + SEGMENT_HEADER_BYTES, headlen);
+    if (rc == 0)
+        rc = segment_open_head(v, epoch, head, SEGMENT_HEADER_BYTES + headlen, s);
+    free(head);
+    if (rc != 0)
+        return error_subject(rc, sname);
+    /* The blocks, and nothing after them. */
+    if ((total = segment_size(s)) != size) {
+        segment_free(s);
+        return error_set(PQV_E_INTEGRITY, sname, "segment has %llu bytes, its head says %llu",
+            (unsigned long long)size, (unsigned long long)total);
+    }
+    if (s->blocklen > 0) {
+        if ((s->blockdata = malloc(s->blocklen)) == NULL) {
+            segment_free(s);
+            return PQV_E_NOMEM;
+        }
+        rc = v->storage->ops->get_range(v->storage, sname, SEGMENT_HEADER_BYTES + headlen,
+            s->blockdata, s->blocklen);
+        if (rc != 0) {
+            segment_free(s);
+            return error_subject(rc, sname);
+        }
+    }
+    return 0;
 }
 
 /* ---- a config of format 1 beside format 2 ---- */

@@ -229,6 +229,9 @@ void catalogue_sort(struct catalogue *cat);
 enum { KIND_FILE = 1, KIND_DIR = 2, KIND_SYMLINK = 3, KIND_REMOVED = 4 };
 enum { ENTRY_ORIGIN = 1, ENTRY_HLGROUP = 2, ENTRY_XATTRS = 4, ENTRY_CONTENT = 8 };  /* entry flags */
 #define MAX_XATTR_VALUE (64u << 10)     /* bytes of one extended attribute's value */
+/* A file's size (FORMAT.md section 13): 1 PiB, beyond what real sparse
+ * files reach, so that no entry describes an endless stream of zeros. */
+#define MAX_FILE_BYTES (1ull << 50)
 enum { EXTENT_ZSTD = 1 };                                         /* extent flags */
 enum { PACK_INTRODUCED = 1, PACK_V1_OBJECT = 2 };                 /* pack table flags */
 /* What e->key holds. */
@@ -293,6 +296,9 @@ struct seg_tables {
 };
 
 void entry_clear(struct entry *e);
+/* entry_check_size(name, size): PQV_E_INVAL for a file larger than
+ * MAX_FILE_BYTES (what a reader refuses is never written). */
+int entry_check_size(const char *name, uint64_t size);
 /* entry_copy(dst, src): a deep copy. */
 int entry_copy(struct entry *dst, const struct entry *src);
 /* entry_encode(out, e, t, stored_key): append ${e} (its file key as
@@ -311,6 +317,9 @@ void entry_tables_free(struct seg_tables *t);
 /* ---- segment.c (format 2) ---- */
 #define SEGMENT_HEADER_BYTES 72
 #define MAX_SEGMENT_BYTES (2ull << 30)  /* read no larger segment */
+/* Nor a larger sealed head, read before it is authenticated (about 5
+ * million packs in one base, some 20 TiB of stored data). */
+#define MAX_SEGMENT_HEAD_BYTES (256u << 20)
 enum { SEGMENT_DELTA = 1, SEGMENT_BASE = 2 };
 
 struct seg_block {
@@ -384,6 +393,17 @@ int segment_build(pqv_vault *v, const struct seg_params *p, struct entry *const 
     size_t n, struct buf *out, uint8_t chain[32]);
 /* segment_check_header(h, len, epoch, vault_id): the header's own checks. */
 int segment_check_header(const uint8_t *h, size_t len, uint64_t epoch, const uint8_t vault_id[16]);
+/* segment_head_length(header, size, headlen): the sealed head's length
+ * the header gives, bounded (MAX_SEGMENT_HEAD_BYTES, and within ${size}
+ * bytes of segment). */
+int segment_head_length(const uint8_t header[SEGMENT_HEADER_BYTES], uint64_t size,
+    size_t *headlen);
+/* segment_open_head(v, epoch, bytes, len, s): the header and sealed head
+ * (exactly ${len} bytes) verified and parsed, no blocks yet: s->blocklen
+ * bytes of them follow (segment_size(s) in all). */
+int segment_open_head(pqv_vault *v, uint64_t epoch, const uint8_t *bytes, size_t len,
+    struct segment *s);
+uint64_t segment_size(const struct segment *s);
 /* segment_open(v, epoch, blob, len, s): verify and parse segment ${epoch}. */
 int segment_open(pqv_vault *v, uint64_t epoch, const uint8_t *blob, size_t len, struct segment *s);
 /* segment_block(v, s, i, out, n): the entries of block ${i}, verified. */

@@ -334,6 +334,22 @@ set_xattrs(int fd, const struct entry *e, const char *display, const struct pqv_
     }
 }
 
+/* What set_xattrs needs, for durable_meta's attrs (called after the owner
+ * and mode, before the times: a chown clears security.capability). */
+struct xattrs_of {
+    const struct entry *e;
+    const char *display;
+    const struct pqv_get_options *opt;
+};
+
+static void
+set_xattrs_cb(int fd, void *ctx)
+{
+    const struct xattrs_of *x = ctx;
+
+    set_xattrs(fd, x->e, x->display, x->opt);
+}
+
 /* ---- a restore: batches of files ---- */
 
 struct pending {
@@ -538,8 +554,10 @@ restore_file(struct restore *r, const struct entry *e, const char *rel, const ch
     }
     /* Every tag verified: now the file may become what it claims to be. */
     if (!p->f.device) {
-        set_xattrs(p->f.fd, e, display, r->opt);
+        struct xattrs_of xo = { e, display, r->opt };
         entry_meta(e, &meta);
+        meta.attrs = set_xattrs_cb;
+        meta.attrs_ctx = &xo;
         if ((rc = durable_set_meta(&p->f.tmp, &meta)) != 0) {
             dest_close_file(&p->f);
             entry_clear(&p->fresh);
@@ -745,15 +763,13 @@ restore_tree(struct restore *r, const char *prefix, const char *out, uint64_t da
         const char *rel = strip(e->name, r->opt->strip_components);
         struct durable_meta meta;
         char dest[4096];
-        int fd;
+        struct xattrs_of xo = { e, dest, r->opt };
         if (e->kind != KIND_DIR || rel == NULL || *rel == '\0' ||
             join_path(dest, sizeof(dest), out, rel) != 0)
             continue;
-        if (e->nxattrs > 0 && dest_open_dir(&r->d, rel, &fd) == 0) {
-            set_xattrs(fd, e, dest, r->opt);
-            close(fd);
-        }
         entry_meta(e, &meta);
+        meta.attrs = e->nxattrs > 0 ? set_xattrs_cb : NULL;
+        meta.attrs_ctx = &xo;
         if ((rc = dest_set_dir_meta(&r->d, rel, dest, &meta)) != 0)
             failure(r, dest, rc);
     }

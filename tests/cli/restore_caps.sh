@@ -43,14 +43,14 @@ check_ok "tree: capability restored ($(caps_of "$T/out/src/ping"))" \
 check_ok "tree: set-uid file restored with its owner and mode 4755" \
     [ "$(stat -c '%u:%g %a' "$T/out/src/suid")" = "65534:65534 4755" ]
 check_ok "tree: user and trusted attributes restored" \
-    [ "$(getfattr --only-values -n user.note "$T/out/src/suid" 2>/dev/null)" = hello ] &&
-    [ "$(getfattr --only-values -n trusted.mark "$T/out/src/suid" 2>/dev/null)" = t1 ]
+    test "$(getfattr --only-values -n user.note "$T/out/src/suid" 2>/dev/null)" = hello -a \
+    "$(getfattr --only-values -n trusted.mark "$T/out/src/suid" 2>/dev/null)" = t1
 check_ok "tree: directory attribute restored" \
     [ "$(getfattr --only-values -n user.dirnote "$T/out/src/dir" 2>/dev/null)" = d1 ]
 check_ok "tree: times restored after the attributes" \
-    [ "$(stat -c %y "$T/out/src/ping")" = "$(stat -c %y "$S/ping")" ] &&
-    [ "$(stat -c %y "$T/out/src/suid")" = "$(stat -c %y "$S/suid")" ] &&
-    [ "$(stat -c %Y "$T/out/src/dir")" = "$(stat -c %Y "$S/dir")" ]
+    test "$(stat -c %y "$T/out/src/ping")" = "$(stat -c %y "$S/ping")" -a \
+    "$(stat -c %y "$T/out/src/suid")" = "$(stat -c %y "$S/suid")" -a \
+    "$(stat -c %Y "$T/out/src/dir")" = "$(stat -c %Y "$S/dir")"
 # A single file.
 expect_status 0 pq get src/ping -o "$T/one"
 check_ok "single file: capability restored" [ "$(caps_of "$T/one")" = "$WANT_CAPS" ]

@@ -72,6 +72,8 @@ struct pqv_init_options {
     const struct pqv_kdf_params *kdf;    /* NULL: pqv_kdf_default */
     int format;                          /* 1 or 2; 0: PQV_FORMAT_DEFAULT */
     const char *state_dir;               /* local state directory (format 2; NULL: none) */
+    pqv_report_fn report;                /* NULL, or as pqv_vault_set_report's */
+    void *report_ctx;
 };
 
 /* pqv_default_kem(): FrodoKEM-976-AES where the CPU has AES instructions,
@@ -311,8 +313,19 @@ PQV_API int pqv_vault_upgrade(pqv_vault *v, pqv_report_fn report, void *report_c
 /* pqv_vault_set_state_dir(v, dir): where this machine remembers the epoch
  * and chain value it last saw of each format-2 vault (an absolute path,
  * created 0700 on first use; NULL: nothing remembered, no rollback or fork
- * detection beyond the vault's own chain).  Set before unlocking reads. */
+ * detection beyond the vault's own chain).  Set before unlocking reads.
+ * The local state is a defence, not a precondition: when it cannot be read
+ * or written (no home, a read-only directory, a full disk), that is said
+ * once through the vault's report callback (pqv_vault_set_report) and the
+ * operation goes on without it (pqv_vault_accept excepted, which fails);
+ * a damaged state file is still PQV_E_INTEGRITY. */
 PQV_API int pqv_vault_set_state_dir(pqv_vault *v, const char *dir) PQV_WARN_UNUSED;
+
+/* pqv_vault_set_report(v, fn, ctx): where ${v} reports what no operation's
+ * own callback carries, at PQV_REPORT_WARNING: today only that the local
+ * state cannot be kept (and that rollbacks are then not detected).  NULL:
+ * not reported. */
+PQV_API int pqv_vault_set_report(pqv_vault *v, pqv_report_fn fn, void *ctx) PQV_WARN_UNUSED;
 
 /* pqv_vault_accept(v, report, ctx): take the vault as it is now (its chain
  * verified) as current in the local state, after a rollback or fork error

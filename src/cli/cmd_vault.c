@@ -122,8 +122,9 @@ cmd_init(struct args *a)
     struct pqv_kdf_params kdf;
     double kdf_time = 0;
     int have_kdf = 0, have_kdf_time = 0, id, rc;
-    struct pqv_init_options opt = { NULL, 0, NULL, 0, NULL };
+    struct pqv_init_options opt = { NULL, 0, NULL, 0, NULL, NULL, NULL };
     opt.state_dir = cli_state_dir();
+    opt.report = state_report_cb;
     while ((id = next_arg(a, &val)) != ARG_END) {
         switch (id) {
         case ARG_ERROR: case ARG_HELP: return arg_stop(a, id);

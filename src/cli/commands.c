@@ -21,6 +21,7 @@ const struct optdef global_opts[] = {
     { "help", 'h', 0, G_HELP },
     { "s3-endpoint", 0, 1, G_S3_ENDPOINT },
     { "s3-ca-file", 0, 1, G_S3_CA_FILE },
+    { "state-dir", 0, 1, G_STATE_DIR },
     { NULL, 0, 0, 0 }
 };
 
@@ -294,7 +295,7 @@ commands_print_general_help(FILE *f)
     fprintf(f,
         "usage: pqvault [-v VAULT] [--keyfile FILE] [--passphrase-file FILE |\n"
         "               --passphrase-fd N | --passphrase-command CMD] [-q] [--wait]\n"
-        "               [--kdf-limit m=KIB,t=N]\n"
+        "               [--kdf-limit m=KIB,t=N] [--state-dir DIR]\n"
         "               COMMAND [ARGS...]\n\n"
         "pqvault keeps files encrypted at rest with post-quantum hybrid keys.\n\n"
         "Commands:\n");
@@ -323,6 +324,10 @@ commands_print_general_help(FILE *f)
         "  --kdf-limit m=KIB,t=N       compute key file slots up to this Argon2id cost\n"
         "                              (default m=1048576,t=16: a forged key file\n"
         "                              cannot make an unlock cost more)\n"
+        "  --state-dir DIR             where this machine remembers the vaults' epochs\n"
+        "                              (default $PQVAULT_STATE_DIR, else\n"
+        "                              ${XDG_STATE_HOME:-$HOME/.local/state}/pqvault;\n"
+        "                              without one, rollbacks are not detected)\n"
         "  -h, --help                  this help ('pqvault help COMMAND': a command's)\n"
         "  --version                   print the version\n\n"
         "Exit status: 0 success, 1 error, 2 usage, 3 wrong passphrase or recovery\n"

@@ -19,7 +19,7 @@ static int
 vault_create(pqv_vault *v, const uint8_t *pass, size_t passlen, const struct pqv_init_options *opt,
     char recovery[PQV_RECOVERY_CHARS], char fingerprint[PQV_FINGERPRINT_CHARS])
 {
-    struct pqv_init_options defaults = { NULL, 0, NULL, 0, NULL };
+    struct pqv_init_options defaults = { NULL, 0, NULL, 0, NULL, NULL, NULL };
     struct vault_config *config = &v->config;
     pqv_identity *id = NULL;
     uint8_t seed[PQV_SEED_BYTES], config_key[32];
@@ -81,6 +81,8 @@ vault_create(pqv_vault *v, const uint8_t *pass, size_t passlen, const struct pqv
             rc = PQV_E_NOMEM;
             goto done;
         }
+        v->report = opt->report;
+        v->report_ctx = opt->report_ctx;
         if ((rc = txn_begin(v, &st, &t)) != 0)
             goto done;
         rc = txn_commit(&t, SEGMENT_BASE, NULL, 0, NULL, 0);

@@ -6,6 +6,9 @@
  *
  * The file is small, MAC'd with a key from the seed, written atomically.
  * Without a state directory (a library user who set none) nothing is kept.
+ * It is a defence, not a precondition (issue 17: a user without a home
+ * could run nothing): when it cannot be read or written, that is said once
+ * and the command goes on without it.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -50,6 +53,32 @@ state_file(pqv_vault *v, char *out, size_t outlen)
     util_hex_encode(id, v->config.vault_id, VAULT_ID_BYTES);
     if (snprintf(out, outlen, "%s/%s", v->state_dir, id) >= (int)outlen)
         return error_set(PQV_E_INVAL, v->state_dir, "path too long");
+    return 0;
+}
+
+/* unavailable(v): the local state could not be read or written (the error
+ * just set says why): said once through the vault's report callback, not
+ * tried again by this vault structure; 0, or PQV_E_NOMEM as it was. */
+static int
+unavailable(pqv_vault *v, int rc)
+{
+    const struct pqv_error *e = pqv_error_last();
+
+    if (rc == PQV_E_NOMEM)
+        return rc;
+    if (!v->state_failed) {
+        v->state_failed = 1;
+        if (e->code == rc && e->subject[0] != '\0')
+            vault_report(v->report, v->report_ctx, PQV_REPORT_WARNING, NULL, "cannot keep the "
+                "local state (%s: %s): a rollback of the vault to an older copy is not "
+                "detected without it", e->subject, e->reason);
+        else
+            vault_report(v->report, v->report_ctx, PQV_REPORT_WARNING, NULL, "cannot keep the "
+                "local state in %s (%s): a rollback of the vault to an older copy is not "
+                "detected without it", v->state_dir,
+                e->code == rc && e->reason[0] != '\0' ? e->reason : pqv_strerror(rc));
+    }
+    pqv_error_clear();
     return 0;
 }
 
@@ -129,16 +158,16 @@ read_local(pqv_vault *v, const char *path, struct local *l)
     return rc;
 }
 
-int
-localstate_record(pqv_vault *v, uint64_t epoch, const uint8_t chain[32], int replace)
+/* record(v, epoch, chain, replace): localstate_record, its failures
+ * returned. */
+static int
+record(pqv_vault *v, uint64_t epoch, const uint8_t chain[32], int replace)
 {
     char path[4096], lockpath[4096 + 8], text[STATE_MAX];
     struct local l, now;
     size_t len;
     int rc, lockfd;
 
-    if (v->state_dir == NULL)
-        return 0;
     l.version = 2;
     l.format = local_format(v);
     l.epoch = epoch;
@@ -167,6 +196,20 @@ localstate_record(pqv_vault *v, uint64_t epoch, const uint8_t chain[32], int rep
     if ((rc = durable_write_file(AT_FDCWD, path, NULL, text, len, 0600, DURABLE_REPLACE)) == 0)
         rc = fsutil_fsync_dir(v->state_dir);
     close(lockfd);
+    return rc;
+}
+
+int
+localstate_record(pqv_vault *v, uint64_t epoch, const uint8_t chain[32], int replace)
+{
+    int rc;
+
+    if (v->state_dir == NULL || (v->state_failed && !replace))
+        return 0;
+    /* accept (${replace}) is the owner asking for exactly this: its
+     * failure is the command's. */
+    if ((rc = record(v, epoch, chain, replace)) != 0 && !replace)
+        rc = unavailable(v, rc);
     return rc;
 }
 
@@ -203,7 +246,7 @@ localstate_load(pqv_vault *v, struct localstate *seen)
     memset(seen, 0, sizeof(*seen));
     /* Read whatever the config says: a config of format 1 for a vault
      * seen here as format 2 is a downgrade (state_check_format). */
-    if (v->state_dir == NULL)
+    if (v->state_dir == NULL || v->state_failed)
         return 0;
     if ((rc = state_file(v, path, sizeof(path))) != 0)
         return rc;
@@ -214,7 +257,7 @@ localstate_load(pqv_vault *v, struct localstate *seen)
         return error_set(PQV_E_INTEGRITY, path, "local state is damaged (remove it to accept the "
             "vault as it is)");
     if (rc != 0)
-        return rc;
+        return unavailable(v, rc); /* unreadable: as if none, said */
     seen->known = 1;
     seen->format = l.format;
     seen->epoch = l.epoch;
@@ -228,13 +271,16 @@ localstate_check(pqv_vault *v, const struct localstate *seen, const struct state
 {
     uint8_t known[32];
 
-    if (v->state_dir == NULL || st->format != 2)
+    if (v->state_dir == NULL || st->format != 2 || (v->state_failed && !seen->known))
         return 0;
     if (!seen->known) {
-        vault_report(report, ctx, PQV_REPORT_WARNING, NULL,
-            "first use of this vault on this machine: accepting its epoch %llu as current",
-            (unsigned long long)st->epoch);
-        return localstate_record(v, st->epoch, st->chain, 0);
+        int rc = localstate_record(v, st->epoch, st->chain, 0);
+        /* (Without a state kept, the warning that says so is enough.) */
+        if (rc == 0 && !v->state_failed)
+            vault_report(report, ctx, PQV_REPORT_WARNING, NULL,
+                "first use of this vault on this machine: accepting its epoch %llu as current",
+                (unsigned long long)st->epoch);
+        return rc;
     }
     if (st->epoch < seen->epoch)
         return error_set(PQV_E_INTEGRITY, NULL, "rollback: the vault shows epoch %llu, but epoch "

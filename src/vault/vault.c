@@ -76,6 +76,16 @@ pqv_vault_slot(const pqv_vault *v)
 }
 
 int
+pqv_vault_set_report(pqv_vault *v, pqv_report_fn fn, void *ctx)
+{
+    if (v == NULL)
+        return PQV_E_INVAL;
+    v->report = fn;
+    v->report_ctx = ctx;
+    return 0;
+}
+
+int
 pqv_vault_set_kdf_limit(pqv_vault *v, const struct pqv_kdf_limit *limit)
 {
     if (v == NULL)

@@ -72,6 +72,9 @@ struct pqv_vault {
     uint8_t dedup_key[32];       /* content hashes of files (format 2) */
     uint8_t keyfile_hash[32];    /* SHA-256 of the key file as read or written */
     char *state_dir;             /* local state directory (NULL: none kept) */
+    int state_failed;            /* it could not be kept (said once; not tried again) */
+    pqv_report_fn report;        /* what no operation's callback carries (pqv_vault_set_report) */
+    void *report_ctx;
     int slot;                    /* slot that unlocked, -1 before */
     int locked;                  /* writer lock held */
     struct pqv_kdf_limit kdf_limit; /* what unlock computes (pqv_vault_set_kdf_limit) */

@@ -148,11 +148,15 @@ serve "$T/half"; rm -rf "$S" && cp -a "$T/state-half" "$S"
 expect_status 0 pq add "$T/other"
 check_ok "add finished the upgrade" grep -qx 'pqvault-config 2' "$V/config"
 expect_status 0 pq check
-# Without local state (the state's own write failed: rename:2), or read by
-# another machine: still a half upgrade.
+# Without local state (the state's own write failed, rename:2, which is no
+# failure of the command, then the config's, rename:3), or read by another
+# machine: still a half upgrade.
 serve "$T/pre"; fresh
-expect_status 1 env PQVAULT_TEST_FAULT=rename:2:EIO "$PQV_T" -v "$V" --passphrase-file "$PF" upgrade
+expect_status 1 env PQVAULT_TEST_FAULT=rename:2+:EIO "$PQV_T" -v "$V" --passphrase-file "$PF" upgrade
+expect_stderr_contains "warning: cannot keep the local state"
 check_ok "no local state after rename:2" [ -z "$(find "$S" -type f ! -name '*.lock' 2>/dev/null)" ]
+check_ok "half upgraded: config 1 beside segment 1" \
+    sh -c "head -n 1 '$V/config' | grep -qx 'pqvault-config 1' && [ -e '$(seg 1)' ]"
 expect_status 0 pq list
 expect_status 0 pq upgrade
 expect_stdout_contains "upgraded to format 2"

@@ -323,8 +323,9 @@ PQV_API int pqv_vault_set_state_dir(pqv_vault *v, const char *dir) PQV_WARN_UNUS
 
 /* pqv_vault_set_report(v, fn, ctx): where ${v} reports what no operation's
  * own callback carries, at PQV_REPORT_WARNING: today only that the local
- * state cannot be kept (and that rollbacks are then not detected).  NULL:
- * not reported. */
+ * state cannot be kept (and that rollbacks are then not detected), with the
+ * state directory as the subject.  NULL: not reported.  (pqv_vault_create
+ * reports there too that it removed what an interrupted init left.) */
 PQV_API int pqv_vault_set_report(pqv_vault *v, pqv_report_fn fn, void *ctx) PQV_WARN_UNUSED;
 
 /* pqv_vault_accept(v, report, ctx): take the vault as it is now (its chain

@@ -244,9 +244,10 @@ void kdf_format_time(char *buf, size_t n, double seconds);
  * ${XDG_STATE_HOME:-$HOME/.local/state}/pqvault (each only if absolute), or
  * NULL (then nothing is remembered, and a warning says so once). */
 const char *cli_state_dir(void);
-/* state_report_cb: the vault's own report callback (pqv_vault_set_report:
- * the local state cannot be kept): said once per run, with the ways to
- * choose another directory. */
+/* state_report_cb: the vault's own report callback (pqv_vault_set_report,
+ * pqv_init_options.report): that the local state cannot be kept (a report
+ * whose subject is the state directory) is said once per run, with the
+ * ways to choose another directory; others as report_cb. */
 void state_report_cb(void *ctx, int level, const char *subject, const char *message);
 /* resolve_location(): fill g_cli.vault_dir and g_cli.keyfile; exit status. */
 int resolve_location(void);

@@ -68,14 +68,19 @@ void
 state_report_cb(void *ctx, int level, const char *subject, const char *message)
 {
     static int said;
+    const char *dir = cli_state_dir();
 
-    (void)ctx;
+    /* About the state directory (its reports name it as their subject):
+     * once, with the ways to choose another; anything else as usual. */
+    if (subject == NULL || dir == NULL || strcmp(subject, dir) != 0) {
+        report_cb(ctx, level, subject, message);
+        return;
+    }
     if (level < PQV_REPORT_WARNING || said)
         return;
     said = 1;
-    err_msg("warning: %s%s%s (set XDG_STATE_HOME, PQVAULT_STATE_DIR or --state-dir to a "
-        "directory you can write)", subject != NULL && *subject ? subject : "",
-        subject != NULL && *subject ? ": " : "", message != NULL ? message : "");
+    err_msg("warning: %s (set XDG_STATE_HOME, PQVAULT_STATE_DIR or --state-dir to a "
+        "directory you can write)", message != NULL ? message : "");
 }
 
 int

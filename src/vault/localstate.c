@@ -68,12 +68,14 @@ unavailable(pqv_vault *v, int rc)
         return rc;
     if (!v->state_failed) {
         v->state_failed = 1;
+        /* The subject is the state directory (so a caller can tell this
+         * report from others); the message names what failed. */
         if (e->code == rc && e->subject[0] != '\0')
-            vault_report(v->report, v->report_ctx, PQV_REPORT_WARNING, NULL, "cannot keep the "
+            vault_report(v->report, v->report_ctx, PQV_REPORT_WARNING, v->state_dir, "cannot keep the "
                 "local state (%s: %s): a rollback of the vault to an older copy is not "
                 "detected without it", e->subject, e->reason);
         else
-            vault_report(v->report, v->report_ctx, PQV_REPORT_WARNING, NULL, "cannot keep the "
+            vault_report(v->report, v->report_ctx, PQV_REPORT_WARNING, v->state_dir, "cannot keep the "
                 "local state in %s (%s): a rollback of the vault to an older copy is not "
                 "detected without it", v->state_dir,
                 e->code == rc && e->reason[0] != '\0' ? e->reason : pqv_strerror(rc));
@@ -211,6 +213,21 @@ localstate_record(pqv_vault *v, uint64_t epoch, const uint8_t chain[32], int rep
     if ((rc = record(v, epoch, chain, replace)) != 0 && !replace)
         rc = unavailable(v, rc);
     return rc;
+}
+
+void
+localstate_forget(pqv_vault *v)
+{
+    char path[4096], lockpath[4096 + 8];
+
+    if (v->state_dir == NULL || state_file(v, path, sizeof(path)) != 0)
+        return;
+    snprintf(lockpath, sizeof(lockpath), "%s.lock", path);
+    int gone = unlink(path) == 0;
+    gone |= unlink(lockpath) == 0;
+    if (gone)
+        (void)fsutil_fsync_dir(v->state_dir);
+    pqv_error_clear();
 }
 
 /* chain_at(st, epoch, out): chain(epoch) as the state knows it (a segment

@@ -611,6 +611,9 @@ int localstate_check(pqv_vault *v, const struct localstate *seen, const struct s
  * going back to an older epoch than the file holds (two commands of one
  * machine racing) unless ${replace} (accept). */
 int localstate_record(pqv_vault *v, uint64_t epoch, const uint8_t chain[32], int replace);
+/* localstate_forget(v): remove this vault's state file (a failed init's;
+ * best effort). */
+void localstate_forget(pqv_vault *v);
 
 /* ---- source.c ---- */
 /* A file being added, read through one descriptor. */

@@ -272,7 +272,8 @@ main(int argc, char **argv)
     int rc;
 
     if (argc < 3) {
-        fprintf(stderr, "usage: s3_live URL ops|list N|listall PREFIX|parallel|putnew NAME TEXT|hold\n");
+        fprintf(stderr, "usage: s3_live URL ops|list N|listall PREFIX|parallel|"
+            "putnew NAME TEXT|hold\n");
         return 2;
     }
     setvbuf(stdout, NULL, _IOLBF, 0);

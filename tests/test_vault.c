@@ -100,7 +100,8 @@ static void
 test_create_and_unlock(void)
 {
     char dir[512], fp[PQV_FINGERPRINT_CHARS];
-    struct pqv_init_options opt = { "FrodoKEM-640-SHAKE", PQV_AEAD_CHACHA20POLY1305, &cheap, 0, NULL, NULL, NULL };
+    struct pqv_init_options opt = { "FrodoKEM-640-SHAKE", PQV_AEAD_CHACHA20POLY1305, &cheap,
+        0, NULL, NULL, NULL };
     struct pqv_info info;
     pqv_vault *v = NULL;
 

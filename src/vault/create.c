@@ -164,7 +164,8 @@ static int make_inbox(const char *dir);
 
 static int
 vault_create(pqv_vault *v, const uint8_t *pass, size_t passlen, const struct pqv_init_options *opt,
-    const char *inbox_dir, char recovery[PQV_RECOVERY_CHARS], char fingerprint[PQV_FINGERPRINT_CHARS])
+    const char *inbox_dir, char recovery[PQV_RECOVERY_CHARS],
+    char fingerprint[PQV_FINGERPRINT_CHARS])
 {
     struct pqv_init_options defaults = { NULL, 0, NULL, 0, NULL, NULL, NULL };
     struct vault_config *config = &v->config;

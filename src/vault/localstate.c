@@ -71,13 +71,13 @@ unavailable(pqv_vault *v, int rc)
         /* The subject is the state directory (so a caller can tell this
          * report from others); the message names what failed. */
         if (e->code == rc && e->subject[0] != '\0')
-            vault_report(v->report, v->report_ctx, PQV_REPORT_WARNING, v->state_dir, "cannot keep the "
-                "local state (%s: %s): a rollback of the vault to an older copy is not "
-                "detected without it", e->subject, e->reason);
+            vault_report(v->report, v->report_ctx, PQV_REPORT_WARNING, v->state_dir,
+                "cannot keep the local state (%s: %s): a rollback of the vault to an older "
+                "copy is not detected without it", e->subject, e->reason);
         else
-            vault_report(v->report, v->report_ctx, PQV_REPORT_WARNING, v->state_dir, "cannot keep the "
-                "local state in %s (%s): a rollback of the vault to an older copy is not "
-                "detected without it", v->state_dir,
+            vault_report(v->report, v->report_ctx, PQV_REPORT_WARNING, v->state_dir,
+                "cannot keep the local state in %s (%s): a rollback of the vault to an older "
+                "copy is not detected without it", v->state_dir,
                 e->code == rc && e->reason[0] != '\0' ? e->reason : pqv_strerror(rc));
     }
     pqv_error_clear();

@@ -42,7 +42,8 @@ CLI_SRCS = $(sort $(wildcard src/cli/*.c))
 TEST_SRCS = $(sort $(wildcard tests/test_*.c))
 BENCH_SRCS = $(sort $(wildcard bench/bench_*.c))
 # Modules with test hooks: built a second time with -DPQV_TEST_HOOKS.
-HOOK_SRCS = src/util/io.c src/crypto/cpu.c src/crypto/argon2id.c src/vault/inbox.c
+HOOK_SRCS = src/util/io.c src/crypto/cpu.c src/crypto/argon2id.c src/vault/inbox.c \
+	src/storage/storage_s3.c src/storage/storage_local.c
 
 LIB_OBJS = $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
 TEST_LIB_OBJS = $(filter-out $(HOOK_SRCS:%.c=$(BUILD)/obj/%.o),$(LIB_OBJS)) \

@@ -5,11 +5,12 @@ set -eu
 # Build and test tools; libcurl + expat for the S3 backend; a single-node
 # Ceph (mon, memstore OSD, radosgw) that tests/s3/rgw.sh starts as a real S3
 # server; curl signs the harness's own requests; python3 modules for other
-# tests (attr: setfattr, getfattr for extended attributes); rclone and
+# tests (attr: setfattr, getfattr for extended attributes; libcap2-bin:
+# setcap, getcap for file capabilities, tests/cli/restore_caps.sh); rclone and
 # restic (Debian 12 main) for the S3 benchmark comparison; borgbackup, age,
 # time (GNU time, peak RSS) and hyperfine for the side-by-side benchmarks
 # (bench/compare.sh, bench/compare_s3.sh).
-PACKAGES="build-essential clang libssl-dev libargon2-dev pkg-config valgrind python3 libclang-rt-14-dev strace e2fsprogs attr
+PACKAGES="build-essential clang libssl-dev libargon2-dev pkg-config valgrind python3 libclang-rt-14-dev strace e2fsprogs attr libcap2-bin
 curl libcurl4-openssl-dev libexpat1-dev libzstd-dev
 ceph-mon ceph-osd radosgw ceph-common
 python3-cryptography python3-numpy

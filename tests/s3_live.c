@@ -13,6 +13,9 @@
  *                          one create-only put; prints "putnew: 0" or the
  *                          error code and detail (faults are injected by the
  *                          caller's proxy)
+ *   s3_live URL listall PREFIX
+ *                          list PREFIX; prints "listed: N" or "list: RC DETAIL"
+ *                          (tests/cli/list_bounds.sh, against a fake server)
  *   s3_live URL hold       take the writer lock, print "locked", then for
  *                          each line on stdin: "put" (put the blob held-put-N for
  *                          the N-th, print "put: RC"), "quit"; unlock at end of input
@@ -269,7 +272,8 @@ main(int argc, char **argv)
     int rc;
 
     if (argc < 3) {
-        fprintf(stderr, "usage: s3_live URL ops|list N|parallel|putnew NAME TEXT|hold\n");
+        fprintf(stderr, "usage: s3_live URL ops|list N|listall PREFIX|parallel|"
+            "putnew NAME TEXT|hold\n");
         return 2;
     }
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -295,6 +299,16 @@ main(int argc, char **argv)
     } else if (strcmp(argv[2], "putnew") == 0 && argc > 4) {
         rc = s->ops->put_new(s, argv[3], (const uint8_t *)argv[4], strlen(argv[4]));
         printf("putnew: %d %s\n", rc, rc != 0 ? pqv_error_detail() : "");
+    } else if (strcmp(argv[2], "listall") == 0 && argc > 3) {
+        struct names n = { NULL, 0, 0 };
+        rc = s->ops->list(s, argv[3], collect, &n);
+        if (rc == 0)
+            printf("listed: %zu\n", n.n);
+        else
+            printf("list: %d %s\n", rc, pqv_error_detail());
+        for (size_t i = 0; i < n.n; i++)
+            free(n.v[i]);
+        free(n.v);
     } else if (strcmp(argv[2], "hold") == 0) {
         hold(s);
     } else {

@@ -39,7 +39,8 @@ static const char pass[] = "correct horse";
 static int
 make_vault(char dir[64])
 {
-    struct pqv_init_options opt = { "FrodoKEM-640-SHAKE", PQV_AEAD_AES256GCM, &cheap, 0, NULL };
+    struct pqv_init_options opt = { "FrodoKEM-640-SHAKE", PQV_AEAD_AES256GCM, &cheap,
+        0, NULL, NULL, NULL };
     char recovery[PQV_RECOVERY_CHARS], fp[PQV_FINGERPRINT_CHARS];
     char src[128];
     pqv_vault *v;

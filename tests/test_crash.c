@@ -52,7 +52,7 @@ static struct crashsim *
 base_state(void)
 {
     struct crashsim *cs = crashsim_new();
-    struct pqv_init_options io = { VC_KEM, 0, &vc_cheap_kdf, 0, NULL };
+    struct pqv_init_options io = { VC_KEM, 0, &vc_cheap_kdf, 0, NULL, NULL, NULL };
     char fp[PQV_FINGERPRINT_CHARS];
     pqv_vault *v;
 
@@ -316,7 +316,7 @@ op_inbox_add(pqv_storage *s)
     /* The recipient, as export-recipient makes it (reads the key file). */
     if ((rc = pqv_vault_open_storage(&v, s, NULL, NULL)) != 0)
         return rc;
-    rc = pqv_vault_export_recipient(v, &text, &len);
+    rc = pqv_vault_export_recipient_unverified(v, &text, &len);
     pqv_vault_close(v);
     if (rc != 0)
         return rc;
@@ -599,7 +599,7 @@ static void
 test_crash_get_realfs(void)
 {
     char vdir[512], out[600], dest[700], cmd[800];
-    struct pqv_init_options io = { VC_KEM, 0, &vc_cheap_kdf, 0, NULL };
+    struct pqv_init_options io = { VC_KEM, 0, &vc_cheap_kdf, 0, NULL, NULL, NULL };
     char code[PQV_RECOVERY_CHARS], fp[PQV_FINGERPRINT_CHARS];
     uint8_t *data = vc_data(VF_ONE_LEN, 12);
     pqv_vault *v;

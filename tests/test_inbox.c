@@ -49,7 +49,7 @@ make_vault(const char *rel, int format)
 {
     char dir[512], rec[PQV_RECOVERY_CHARS], fp[PQV_FINGERPRINT_CHARS];
     struct pqv_init_options opt = { "FrodoKEM-640-SHAKE", PQV_AEAD_CHACHA20POLY1305, &cheap,
-        format, NULL };
+        format, NULL, NULL, NULL };
 
     path_of(dir, sizeof(dir), rel);
     return pqv_vault_create(dir, NULL, PASS, &opt, rec, fp);
@@ -80,7 +80,7 @@ recipient_of(const char *rel, size_t *len)
     path_of(dir, sizeof(dir), rel);
     if (pqv_vault_open_flags(&v, dir, NULL, PQV_OPEN_KEYFILE_OPTIONAL) != 0)
         return NULL;
-    if (pqv_vault_export_recipient(v, &text, len) != 0)
+    if (pqv_vault_export_recipient_unverified(v, &text, len) != 0)
         text = NULL;
     pqv_vault_close(v);
     return text;
@@ -145,6 +145,18 @@ test_recipient(void)
     CHECK(pqv_recipient_parse((const uint8_t *)text, len, id, &pub, &publen) == 0);
     CHECK_EQ_INT(publen, 2 + 32 + 9616);
     free(pub);
+    /* The verified export needs the key (issue 17: without it, what the
+     * storage says is exported, which a writer there may have forged). */
+    {
+        char dir[512], *none = NULL;
+        size_t nlen = 0;
+        pqv_vault *locked = NULL;
+        path_of(dir, sizeof(dir), "v");
+        REQUIRE(pqv_vault_open(&locked, dir, NULL) == 0);
+        CHECK(pqv_vault_export_recipient(locked, &none, &nlen) == PQV_E_INVAL);
+        CHECK(none == NULL);
+        pqv_vault_close(locked);
+    }
     /* The unlocked export is the same text. */
     REQUIRE((v = owner("v")) != NULL);
     char *again = NULL;

@@ -16,7 +16,8 @@
  *              is shorter);
  *   stat       size of a blob, or PQV_E_NOTFOUND;
  *   list       every name under a prefix (including leftover temporaries);
- *              the empty prefix lists the top-level names only;
+ *              the empty prefix lists the top-level names only; at most
+ *              PQV_STORAGE_LIST_MAX names, else PQV_E_LIMIT;
  *   del        remove a blob (PQV_E_NOTFOUND if absent);
  *   barrier    make every put and del issued so far durable as names (local
  *              directory: fsync each directory touched, once; S3: nothing
@@ -51,6 +52,14 @@ typedef struct pqv_storage pqv_storage;
  * not a blob at all (local: a link, FIFO or device planted in the vault). */
 #define PQV_STORAGE_NOT_A_BLOB UINT64_MAX
 typedef int (*pqv_storage_list_fn)(void *ctx, const char *name, uint64_t size);
+
+/* The most names one list call gives (10 million: more blobs than a vault
+ * of 40 TB of packs holds under one prefix); a listing beyond it fails with
+ * PQV_E_LIMIT: a prefix filled by someone else, or a server whose listing
+ * does not end, is refused before it exhausts memory or time.  (S3: also at
+ * most PQV_STORAGE_LIST_MAX / 100 pages, so that pages of a few or no keys
+ * cannot go on without end either.) */
+#define PQV_STORAGE_LIST_MAX 10000000
 
 /* The layout of struct pqv_storage_ops; a backend sets .version to it, so
  * the table can grow (as SQLite's VFS iVersion). */

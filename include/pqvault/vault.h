@@ -80,6 +80,8 @@ struct pqv_init_options {
     const struct pqv_kdf_params *kdf;    /* NULL: pqv_kdf_default */
     int format;                          /* 1 or 2; 0: PQV_FORMAT_DEFAULT */
     const char *state_dir;               /* local state directory (format 2; NULL: none) */
+    pqv_report_fn report;                /* NULL, or as pqv_vault_set_report's */
+    void *report_ctx;
 };
 
 /* pqv_default_kem(): FrodoKEM-976-AES where the CPU has AES instructions,
@@ -349,8 +351,20 @@ PQV_API int pqv_vault_upgrade(pqv_vault *v, pqv_report_fn report, void *report_c
 /* pqv_vault_set_state_dir(v, dir): where this machine remembers the epoch
  * and chain value it last saw of each format-2 vault (an absolute path,
  * created 0700 on first use; NULL: nothing remembered, no rollback or fork
- * detection beyond the vault's own chain).  Set before unlocking reads. */
+ * detection beyond the vault's own chain).  Set before unlocking reads.
+ * The local state is a defence, not a precondition: when it cannot be read
+ * or written (no home, a read-only directory, a full disk), that is said
+ * once through the vault's report callback (pqv_vault_set_report) and the
+ * operation goes on without it (pqv_vault_accept excepted, which fails);
+ * a damaged state file is still PQV_E_INTEGRITY. */
 PQV_API int pqv_vault_set_state_dir(pqv_vault *v, const char *dir) PQV_WARN_UNUSED;
+
+/* pqv_vault_set_report(v, fn, ctx): where ${v} reports what no operation's
+ * own callback carries, at PQV_REPORT_WARNING: today only that the local
+ * state cannot be kept (and that rollbacks are then not detected), with the
+ * state directory as the subject.  NULL: not reported.  (pqv_vault_create
+ * reports there too that it removed what an interrupted init left.) */
+PQV_API int pqv_vault_set_report(pqv_vault *v, pqv_report_fn fn, void *ctx) PQV_WARN_UNUSED;
 
 /* pqv_vault_accept(v, report, ctx): take the vault as it is now (its chain
  * verified) as current in the local state, after a rollback or fork error
@@ -517,10 +531,19 @@ PQV_API int pqv_vault_recover_storage(pqv_storage *storage, pqv_storage *key_sto
  *
  * pqv_vault_export_recipient(v, text, len): the recipient of ${v} (a
  * NUL-terminated string, free with free()), from the key file's public
- * part checked against the config's identity hash (and the unlocked
- * identity if unlocked).  PQV_E_INTEGRITY if they disagree.
+ * part checked against the config's identity hash, the config's MAC and
+ * the unlocked identity: ${v} must be unlocked (PQV_E_INVAL otherwise).
+ * PQV_E_INTEGRITY if they disagree.
+ *
+ * pqv_vault_export_recipient_unverified(v, text, len): the same without
+ * the key (unlocked or not, only the key file's public part against the
+ * config's identity hash): what the storage says, which a writer to the
+ * storage may have forged, config and key file together, with another
+ * identity (issue 17).  Tell the user so.
  */
 PQV_API int pqv_vault_export_recipient(pqv_vault *v, char **text, size_t *len) PQV_WARN_UNUSED;
+PQV_API int pqv_vault_export_recipient_unverified(pqv_vault *v, char **text, size_t *len)
+    PQV_WARN_UNUSED;
 
 /* pqv_recipient_parse(text, len, vault_id, pub, publen): strict parse of a
  * recipient: its vault id (16 bytes) and public identity (malloc'd).

@@ -225,6 +225,11 @@ apply_global(struct args *a, int id, const char *val)
             return arg_error(a, "--s3-ca-file: empty file name");
         g->s3_ca_file = val;
         return 0;
+    case G_STATE_DIR:
+        if (*val == '\0')
+            return arg_error(a, "--state-dir: empty directory name");
+        g->state_dir_opt = val;
+        return 0;
     case G_QUIET:
         g->quiet = 1;
         return 0;

@@ -44,6 +44,7 @@ struct cli {
     const char *keyfile_opt;   /* --keyfile */
     const char *s3_endpoint;   /* --s3-endpoint */
     const char *s3_ca_file;    /* --s3-ca-file */
+    const char *state_dir_opt; /* --state-dir */
     char *vault_dir;           /* resolved vault directory (malloc'd) */
     const char *keyfile;       /* resolved key file or NULL (the default) */
     struct pass_source pass;
@@ -86,10 +87,10 @@ enum opt_id {
     OPT_RECFILE, OPT_VERSION, OPT_NOCOMPRESS, OPT_FOLLOW, OPT_ONEFS,
     OPT_DELETE, OPT_FORCEREAD, OPT_DRYRUN, OPT_VERBOSE, OPT_EXCLUDE, OPT_EXCLUDEFROM,
     OPT_EXCLUDECACHES, OPT_STRIP, OPT_SKIPEXISTING, OPT_TOORIGINAL, OPT_TO, OPT_BYTES, OPT_DEPTH,
-    OPT_KDFTIME, OPT_KDFONLY, OPT_QUICK, OPT_RECIPIENT, OPT_REPLACE,
+    OPT_KDFTIME, OPT_KDFONLY, OPT_QUICK, OPT_RECIPIENT, OPT_REPLACE, OPT_UNVERIFIED,
     G_FIRST = 1000,
     G_VAULT = G_FIRST, G_KEYFILE, G_PFILE, G_PFD, G_PCMD, G_QUIET, G_WAIT, G_HELP,
-    G_KDFLIMIT, G_S3_ENDPOINT, G_S3_CA_FILE
+    G_KDFLIMIT, G_S3_ENDPOINT, G_S3_CA_FILE, G_STATE_DIR
 };
 
 struct optdef {
@@ -251,9 +252,15 @@ void kdf_format_time(char *buf, size_t n, double seconds);
 /* ---- vault helpers (session.c) ---- */
 
 /* cli_state_dir(): where this machine remembers the vaults' epochs:
+ * --state-dir, else $PQVAULT_STATE_DIR (relative ones made absolute), else
  * ${XDG_STATE_HOME:-$HOME/.local/state}/pqvault (each only if absolute), or
  * NULL (then nothing is remembered, and a warning says so once). */
 const char *cli_state_dir(void);
+/* state_report_cb: the vault's own report callback (pqv_vault_set_report,
+ * pqv_init_options.report): that the local state cannot be kept (a report
+ * whose subject is the state directory) is said once per run, with the
+ * ways to choose another directory; others as report_cb. */
+void state_report_cb(void *ctx, int level, const char *subject, const char *message);
 /* resolve_location(): fill g_cli.vault_dir and g_cli.keyfile; exit status. */
 int resolve_location(void);
 /* open_vault(v): resolve and open for what needs no key (info, check

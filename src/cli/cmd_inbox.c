@@ -27,7 +27,7 @@ int
 cmd_export_recipient(struct args *a)
 {
     const char *val, *out = NULL;
-    int id, force = 0;
+    int id, force = 0, unverified = 0;
     while ((id = next_arg(a, &val)) != ARG_END) {
         if (id == ARG_ERROR || id == ARG_HELP)
             return arg_stop(a, id);
@@ -35,24 +35,38 @@ cmd_export_recipient(struct args *a)
             out = val;
         else if (id == OPT_FORCE)
             force = 1;
+        else if (id == OPT_UNVERIFIED)
+            unverified = 1;
         else
             return no_operand(val);
     }
     if (out != NULL && *out == '\0')
         return usage_error("-o: empty file name");
+    /* Issue 17: the config and key file are not authenticated to someone
+     * without the key, and a writer to the storage can replace both with
+     * its own identity under this vault's id.  Verified with the key
+     * (a passphrase source, else the terminal), or --unverified, said. */
+    int verify = passphrase_given() || (!unverified && tty_available());
+    if (!verify && !unverified)
+        return usage_error("the recipient is verified with the vault's key: give a passphrase "
+            "source (--passphrase-file, --passphrase-fd, --passphrase-command, "
+            "PQVAULT_PASSPHRASE), or --unverified to export what the storage says");
     pqv_vault *v;
-    /* With a passphrase source (never a prompt): unlocked, and the
-     * recipient checked against the identity too. */
-    int status = open_vault_unlock_if_given(&v);
+    int status = verify ? session(&v, 0) : open_vault(&v);
     if (status != EXIT_OK)
         return status;
     char *text = NULL;
     size_t len = 0;
     pqv_error_clear();
-    int rc = pqv_vault_export_recipient(v, &text, &len);
+    int rc = verify ? pqv_vault_export_recipient(v, &text, &len)
+                    : pqv_vault_export_recipient_unverified(v, &text, &len);
     pqv_vault_close(v);
     if (rc != 0)
         return lib_error(NULL, rc);
+    if (!verify)
+        err_msg("warning: the recipient was not verified against the vault's key (it is what "
+            "the storage's config and key file say, which a writer there can forge): check "
+            "its fingerprint against 'pqvault info' with the passphrase");
     if (out == NULL || strcmp(out, "-") == 0) {
         if (fwrite(text, 1, len, stdout) != len || fflush(stdout) != 0) {
             err_msg("standard output: %s", strerror(errno));

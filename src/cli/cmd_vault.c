@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <openssl/crypto.h>
 
@@ -44,6 +45,35 @@ kdf_cost_warning(const struct pqv_kdf_params *p, int slot)
         PQV_KDF_LIMIT_MKIB, PQV_KDF_LIMIT_T,
         (unsigned)(p->m_kib > PQV_KDF_LIMIT_MKIB ? p->m_kib : PQV_KDF_LIMIT_MKIB),
         (unsigned)(p->t_cost > PQV_KDF_LIMIT_T ? p->t_cost : PQV_KDF_LIMIT_T));
+}
+
+/* private_stdout(): standard output may receive the recovery code: when it
+ * is a regular file (pqvault init > recovery-code.txt, made 0644 under
+ * umask 022), it is made mode 0600 if it is ours; one that another user
+ * owns, or that stays readable or writable by others (a file system
+ * without modes), is refused, before the vault is created.  Pipes,
+ * terminals and devices are left as they are.  Exit status. */
+static int
+private_stdout(void)
+{
+    struct stat st;
+
+    if (fstat(STDOUT_FILENO, &st) != 0 || !S_ISREG(st.st_mode))
+        return EXIT_OK;
+    if (st.st_uid != geteuid()) {
+        err_msg("standard output is a file of another user (uid %lu): it would hold the "
+            "recovery code; write it to a file of your own", (unsigned long)st.st_uid);
+        return EXIT_ERR;
+    }
+    if ((st.st_mode & 077) != 0 &&
+        (fchmod(STDOUT_FILENO, st.st_mode & 0700) != 0 ||
+            fstat(STDOUT_FILENO, &st) != 0 || (st.st_mode & 077) != 0)) {
+        err_msg("standard output is a file others can read (mode %04o) and cannot be made "
+            "private: it would hold the recovery code; write it to a file of mode 0600",
+            (unsigned)(st.st_mode & 07777));
+        return EXIT_ERR;
+    }
+    return EXIT_OK;
 }
 
 /* ---- init ---- */
@@ -119,8 +149,14 @@ init_room(int force)
     char first[256] = "";
     unsigned long others = 0;
     while ((e = readdir(d)) != NULL) {
+        /* A vault's own names (what an interrupted init leaves: the
+         * library starts over, or refuses more than that) are not the
+         * user's files. */
         if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 ||
-            strcmp(e->d_name, "lost+found") == 0)
+            strcmp(e->d_name, "lost+found") == 0 || strcmp(e->d_name, "keyfile") == 0 ||
+            strcmp(e->d_name, "segments") == 0 || strcmp(e->d_name, "inbox") == 0 ||
+            strcmp(e->d_name, "packs") == 0 || strcmp(e->d_name, "lock") == 0 ||
+            strstr(e->d_name, ".tmp-") != NULL)
             continue;
         if (others++ == 0)
             snprintf(first, sizeof(first), "%s", e->d_name);
@@ -144,8 +180,9 @@ cmd_init(struct args *a)
     struct pqv_kdf_params kdf;
     double kdf_time = 0;
     int have_kdf = 0, have_kdf_time = 0, force = 0, id, rc;
-    struct pqv_init_options opt = { NULL, 0, NULL, 0, NULL };
+    struct pqv_init_options opt = { NULL, 0, NULL, 0, NULL, NULL, NULL };
     opt.state_dir = cli_state_dir();
+    opt.report = state_report_cb;
     while ((id = next_arg(a, &val)) != ARG_END) {
         switch (id) {
         case ARG_ERROR: case ARG_HELP: return arg_stop(a, id);
@@ -193,6 +230,9 @@ cmd_init(struct args *a)
         return rc;
     /* A local directory only: a bucket prefix is the library's to judge. */
     if (!location_is_s3() && (rc = init_room(force)) != EXIT_OK)
+        return rc;
+    /* Where the recovery code goes: private before anything is created. */
+    if ((rc = private_stdout()) != EXIT_OK)
         return rc;
     /* Calibrated before the passphrase is read: it is held no longer, and
      * the pick is said before the prompt. */

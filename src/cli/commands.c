@@ -22,6 +22,7 @@ const struct optdef global_opts[] = {
     { "help", 'h', 0, G_HELP },
     { "s3-endpoint", 0, 1, G_S3_ENDPOINT },
     { "s3-ca-file", 0, 1, G_S3_CA_FILE },
+    { "state-dir", 0, 1, G_STATE_DIR },
     { NULL, 0, 0, 0 }
 };
 
@@ -44,7 +45,8 @@ static const struct optdef add_opts[] = {
     { "json", 0, 0, OPT_JSON }, { "recipient", 0, 1, OPT_RECIPIENT }, { NULL, 0, 0, 0 }
 };
 static const struct optdef export_recipient_opts[] = {
-    { "output", 'o', 1, OPT_OUT }, { "force", 'f', 0, OPT_FORCE }, { NULL, 0, 0, 0 }
+    { "output", 'o', 1, OPT_OUT }, { "force", 'f', 0, OPT_FORCE },
+    { "unverified", 0, 0, OPT_UNVERIFIED }, { NULL, 0, 0, 0 }
 };
 static const struct optdef inbox_opts[] = {
     { NULL, 0, 0, 0 }
@@ -153,13 +155,17 @@ const struct command commands[] = {
       "                    export-recipient; no key file, no passphrase), into\n"
       "                    one inbox batch the owner imports (pqvault import);\n"
       "                    not with --delete\n" },
-    { "export-recipient", CMD_EXPORT_RECIPIENT, export_recipient_opts, "[-o FILE] [--force]",
+    { "export-recipient", CMD_EXPORT_RECIPIENT, export_recipient_opts,
+      "[-o FILE] [--force] [--unverified]",
       "Write the vault's recipient (vault id, fingerprint, KEM and public key,\n"
       "about 21 KB) for write-only adds (add --recipient).  Read from the key\n"
-      "file's public part and checked against the config; with a passphrase\n"
-      "source (never a prompt) also against the unlocked identity.\n"
+      "file's public part and verified with the key: unlocks (a passphrase\n"
+      "source, else a prompt on the terminal) and checks the config's MAC and\n"
+      "the key file's identity against the seed's.\n"
       "  -o, --output FILE write to FILE (default, or '-': standard output)\n"
-      "  -f, --force       replace an existing FILE\n" },
+      "  -f, --force       replace an existing FILE\n"
+      "  --unverified      without a passphrase source: export what the storage\n"
+      "                    says, unverified (a warning says so)\n" },
     { "inbox", CMD_INBOX, inbox_opts, "",
       "List the batches write-only adds left in the inbox: id, time, bytes,\n"
       "packs, entries, state.  Time and entries need the key: with a passphrase\n"
@@ -375,6 +381,7 @@ commands_print_general_help(FILE *f)
         "usage: pqvault [-v VAULT] [--keyfile FILE] [--passphrase-file FILE |\n"
         "               --passphrase-fd N | --passphrase-command CMD] [-q] [--wait]\n"
         "               [--kdf-limit m=KIB,t=N] [--s3-endpoint URL] [--s3-ca-file FILE]\n"
+        "               [--state-dir DIR]\n"
         "               COMMAND [ARGS...]\n\n"
         "pqvault keeps files encrypted at rest with post-quantum hybrid keys.\n"
         "Global options may come before or after the command; a value beginning\n"
@@ -407,6 +414,10 @@ commands_print_general_help(FILE *f)
         "  --kdf-limit m=KIB,t=N       compute key file slots up to this Argon2id cost\n"
         "                              (default m=1048576,t=16: a forged key file\n"
         "                              cannot make an unlock cost more)\n"
+        "  --state-dir DIR             where this machine remembers the vaults' epochs\n"
+        "                              (default $PQVAULT_STATE_DIR, else\n"
+        "                              ${XDG_STATE_HOME:-$HOME/.local/state}/pqvault;\n"
+        "                              without one, rollbacks are not detected)\n"
         "  -h, --help                  this help ('pqvault help COMMAND': a command's)\n"
         "  --version                   print the version\n\n"
         "Exit status: 0 success, 1 error, 2 usage, 3 wrong passphrase or recovery\n"

@@ -153,13 +153,61 @@ read_fd_line(int fd, struct secret *s, const char *what)
     return EXIT_OK;
 }
 
+/* What the passphrase command's environment lacks (docs/CLI.md): pqvault's
+ * own secrets, and the S3 credentials of the vault's storage (issue 17:
+ * they were inherited).  The access key id goes with its secret (half a
+ * pair of credentials is an error to the AWS tools); a command that needs
+ * AWS itself takes its credentials from its own configuration (a profile,
+ * AWS_SHARED_CREDENTIALS_FILE). */
+static const char *const scrubbed_env[] = {
+    "PQVAULT_PASSPHRASE", "PQVAULT_NEW_PASSPHRASE", "PQVAULT_RECOVERY_CODE",
+    "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_SECURITY_TOKEN",
+};
+
+extern char **environ;
+
+/* child_environ(): the environment less scrubbed_env (the strings are the
+ * process's own; the array is to be freed), or NULL. */
+static char **
+child_environ(void)
+{
+    size_t n = 0, k = 0;
+    char **env;
+
+    while (environ != NULL && environ[n] != NULL)
+        n++;
+    if ((env = calloc(n + 1, sizeof(*env))) == NULL)
+        return NULL;
+    for (size_t i = 0; i < n; i++) {
+        int keep = 1;
+        for (size_t j = 0; keep && j < sizeof(scrubbed_env) / sizeof(scrubbed_env[0]); j++) {
+            size_t len = strlen(scrubbed_env[j]);
+            if (strncmp(environ[i], scrubbed_env[j], len) == 0 && environ[i][len] == '=')
+                keep = 0;
+        }
+        if (keep)
+            env[k++] = environ[i];
+    }
+    env[k] = NULL;
+    return env;
+}
+
 /* The first line of the standard output of "/bin/sh -c ${cmd}". */
 static int
 read_command_line(const char *cmd, struct secret *s)
 {
     int pfd[2];
+    /* Made before the fork: the child only calls what is safe there
+     * (another thread, an S3 lease's renewer, may hold a lock of libc). */
+    char **env = child_environ();
+    char *argv[] = { "sh", "-c", (char *)cmd, NULL };
+    if (env == NULL) {
+        err_msg("out of memory");
+        return EXIT_ERR;
+    }
     if (pipe2(pfd, O_CLOEXEC) != 0) {
         err_msg("passphrase command: %s", strerror(errno));
+        free(env);
         return EXIT_ERR;
     }
     fflush(NULL);
@@ -168,17 +216,16 @@ read_command_line(const char *cmd, struct secret *s)
         err_msg("passphrase command: %s", strerror(errno));
         close(pfd[0]);
         close(pfd[1]);
+        free(env);
         return EXIT_ERR;
     }
     if (pid == 0) {
         if (dup2(pfd[1], STDOUT_FILENO) < 0)
             _exit(127);
-        unsetenv("PQVAULT_PASSPHRASE");
-        unsetenv("PQVAULT_NEW_PASSPHRASE");
-        unsetenv("PQVAULT_RECOVERY_CODE");
-        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+        execve("/bin/sh", argv, env);
         _exit(127);
     }
+    free(env);
     close(pfd[1]);
     int rc = read_line_fd(pfd[0], s);
     int e = errno;

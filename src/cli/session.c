@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <openssl/crypto.h>
 
@@ -23,6 +24,20 @@ join(const char *a, const char *b)
     return s;
 }
 
+/* absolute(path): ${path}, below the working directory if relative
+ * (malloc'd), or NULL. */
+static char *
+absolute(const char *path)
+{
+    char cwd[4096];
+
+    if (path[0] == '/')
+        return strdup(path);
+    if (getcwd(cwd, sizeof(cwd)) == NULL)
+        return NULL;
+    return join(cwd, path);
+}
+
 const char *
 cli_state_dir(void)
 {
@@ -31,9 +46,15 @@ cli_state_dir(void)
 
     if (!done) {
         const char *xdg = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
+        const char *env = getenv("PQVAULT_STATE_DIR");
         done = 1;
-        /* Relative values are ignored, as the XDG spec says. */
-        if (xdg != NULL && xdg[0] == '/')
+        /* The option and our own variable name the directory itself;
+         * relative XDG values are ignored, as the XDG spec says. */
+        if (g_cli.state_dir_opt != NULL)
+            dir = absolute(g_cli.state_dir_opt);
+        else if (env != NULL && env[0] != '\0')
+            dir = absolute(env);
+        else if (xdg != NULL && xdg[0] == '/')
             dir = join(xdg, "pqvault");
         else if (home != NULL && home[0] == '/')
             dir = join(home, ".local/state/pqvault");
@@ -42,6 +63,25 @@ cli_state_dir(void)
                 "XDG_STATE_HOME): a rollback of the vault to an older copy will not be noticed");
     }
     return dir;
+}
+
+void
+state_report_cb(void *ctx, int level, const char *subject, const char *message)
+{
+    static int said;
+    const char *dir = cli_state_dir();
+
+    /* About the state directory (its reports name it as their subject):
+     * once, with the ways to choose another; anything else as usual. */
+    if (subject == NULL || dir == NULL || strcmp(subject, dir) != 0) {
+        report_cb(ctx, level, subject, message);
+        return;
+    }
+    if (level < PQV_REPORT_WARNING || said)
+        return;
+    said = 1;
+    err_msg("warning: %s (set XDG_STATE_HOME, PQVAULT_STATE_DIR or --state-dir to a "
+        "directory you can write)", message != NULL ? message : "");
 }
 
 int
@@ -116,7 +156,8 @@ open_with(pqv_vault **v, unsigned flags)
         g_cli.keyfile_hint = 0;
         return rc;
     }
-    if ((rc = pqv_vault_set_state_dir(*v, cli_state_dir())) != 0 ||
+    if ((rc = pqv_vault_set_report(*v, state_report_cb, NULL)) != 0 ||
+        (rc = pqv_vault_set_state_dir(*v, cli_state_dir())) != 0 ||
         (g_cli.have_kdf_limit && (rc = pqv_vault_set_kdf_limit(*v, &g_cli.kdf_limit)) != 0)) {
         rc = lib_error(NULL, rc);
         pqv_vault_close(*v);

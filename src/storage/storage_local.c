@@ -322,12 +322,32 @@ local_stat(pqv_storage *s, const char *name, uint64_t *size)
     return 0;
 }
 
-/* list_dir(ls, rel, fn, ctx, recurse): call ${fn} for every regular file
- * under the relative directory ${rel}, recursing into subdirectories
- * (never into links). */
+/* A listing's bounds: names given (PQV_STORAGE_LIST_MAX) and the depth of
+ * directories entered (the vault's names are at most three deep). */
+#define LIST_MAX_DEPTH 8
+
+struct listing {
+    pqv_storage_list_fn fn;
+    void *ctx;
+    uint64_t n, max;
+    const char *prefix;
+};
+
 static int
-list_dir(struct local_storage *ls, const char *rel, pqv_storage_list_fn fn, void *ctx,
-    int recurse)
+list_give(struct listing *l, const char *name, uint64_t size)
+{
+    if (++l->n > l->max)
+        return error_set(PQV_E_LIMIT, l->prefix, "holds more than %llu names, more than a "
+            "vault writes: refused", (unsigned long long)l->max);
+    return l->fn(l->ctx, name, size);
+}
+
+/* list_dir(ls, rel, l, depth): give every regular file under the relative
+ * directory ${rel} to ${l}, recursing into subdirectories (never into
+ * links) from ${depth} 1 to LIST_MAX_DEPTH (depth 0: the top level only;
+ * a directory deeper is given as not a blob). */
+static int
+list_dir(struct local_storage *ls, const char *rel, struct listing *l, int depth)
 {
     char child[NAME_MAX_LEN];
     struct dirent *de;
@@ -350,14 +370,17 @@ list_dir(struct local_storage *ls, const char *rel, pqv_storage_list_fn fn, void
         if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
             continue; /* vanished meanwhile */
         if (S_ISDIR(st.st_mode)) {
-            if (recurse)
-                rc = list_dir(ls, child, fn, ctx, 1);
+            if (depth >= LIST_MAX_DEPTH)
+                rc = list_give(l, child, PQV_STORAGE_NOT_A_BLOB);
+            else if (depth > 0)
+                rc = list_dir(ls, child, l, depth + 1);
         } else if (strcmp(child, "lock") == 0) {
             continue; /* the lock file is not a blob */
         } else {
             /* Anything else is shown, so that a link or FIFO planted in the
              * vault is reported rather than silently ignored. */
-            rc = fn(ctx, child, S_ISREG(st.st_mode) ? (uint64_t)st.st_size : PQV_STORAGE_NOT_A_BLOB);
+            rc = list_give(l, child, S_ISREG(st.st_mode) ? (uint64_t)st.st_size
+                                                        : PQV_STORAGE_NOT_A_BLOB);
         }
     }
     if (rc == 0 && errno != 0)
@@ -372,11 +395,21 @@ local_list(pqv_storage *s, const char *prefix, pqv_storage_list_fn fn, void *ctx
     struct local_storage *ls = (struct local_storage *)s;
     char dir[NAME_MAX_LEN];
     size_t n = strlen(prefix);
+    struct listing l = { fn, ctx, 0, PQV_STORAGE_LIST_MAX, NULL };
 
+#ifdef PQV_TEST_HOOKS
+    {
+        /* The test build may lower the bound (tests/cli/list_bounds.sh). */
+        const char *lm = getenv("PQVAULT_TEST_LIST_MAX");
+        if (lm != NULL && strtoull(lm, NULL, 10) > 0)
+            l.max = strtoull(lm, NULL, 10);
+    }
+#endif
     /* Prefixes are directory names in this backend ("records"). */
     snprintf(dir, sizeof(dir), "%.*s", (int)(n > 0 && prefix[n - 1] == '/' ? n - 1 : n), prefix);
+    l.prefix = dir[0] != '\0' ? dir : ls->root;
     /* The empty prefix lists the top-level blobs only. */
-    return list_dir(ls, dir, fn, ctx, dir[0] != '\0');
+    return list_dir(ls, dir, &l, dir[0] != '\0' ? 1 : 0);
 }
 
 static int

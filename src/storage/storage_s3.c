@@ -495,6 +495,7 @@ s3_list(pqv_storage *st, const char *prefix, pqv_storage_list_fn fn, void *ctx)
     struct s3_storage *s = (struct s3_storage *)st;
     char full[1200], *token = NULL;
     size_t n = strlen(prefix), root = strlen(s->prefix) + (s->prefix[0] ? 1 : 0);
+    uint64_t names = 0, pages = 0, max_pages = s->list_max / 100 + 10;
     int rc = 0, top = n == 0, more;
     int w;
 
@@ -508,6 +509,14 @@ s3_list(pqv_storage *st, const char *prefix, pqv_storage_list_fn fn, void *ctx)
         return error_set(PQV_E_INVAL, prefix, "invalid storage prefix");
     for (;;) {
         struct s3_list_page page;
+        /* Bounded: a server (or whoever fills the bucket) cannot make a
+         * listing go on, or grow, without end. */
+        if (++pages > max_pages) {
+            rc = error_set(PQV_E_LIMIT, s->url, "%s/: the listing goes on beyond %llu pages "
+                "(%llu names so far): refused", top ? "" : prefix,
+                (unsigned long long)max_pages, (unsigned long long)names);
+            break;
+        }
         if ((rc = list_page(s, top ? "" : prefix, full, top, token, &page)) != 0)
             break;
         for (size_t i = 0; i < page.n && rc == 0; i++) {
@@ -519,6 +528,12 @@ s3_list(pqv_storage *st, const char *prefix, pqv_storage_list_fn fn, void *ctx)
                 continue; /* a "directory" marker, not a blob */
             if (top && strcmp(name, LEASE_NAME) == 0)
                 continue; /* the lease is not a blob */
+            if (++names > s->list_max) {
+                rc = error_set(PQV_E_LIMIT, s->url, "%s/ holds more than %llu names, more than "
+                    "a vault writes: refused", top ? "" : prefix,
+                    (unsigned long long)s->list_max);
+                break;
+            }
             rc = fn(ctx, name, page.entries[i].size);
         }
         more = rc == 0 && page.truncated;
@@ -708,6 +723,15 @@ pqv_storage_s3_open(pqv_storage **out, const char *url, const struct pqv_s3_conf
     pthread_cond_init(&s->cond, &ca);
     pthread_condattr_destroy(&ca);
     s->base.ops = &s3_ops;
+    s->list_max = PQV_STORAGE_LIST_MAX;
+#ifdef PQV_TEST_HOOKS
+    {
+        /* The test build may lower the bound (tests/cli/list_bounds.sh). */
+        const char *lm = getenv("PQVAULT_TEST_LIST_MAX");
+        if (lm != NULL && strtoull(lm, NULL, 10) > 0)
+            s->list_max = strtoull(lm, NULL, 10);
+    }
+#endif
     s->lease_seconds = cfg->lease_seconds != 0 ? cfg->lease_seconds : PQV_S3_LEASE_DEFAULT;
     if (s->lease_seconds < PQV_S3_LEASE_MIN)
         s->lease_seconds = PQV_S3_LEASE_MIN;

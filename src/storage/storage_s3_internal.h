@@ -44,6 +44,7 @@ struct s3_storage {
     uint64_t serial;
     int64_t last_ok_ms;               /* storage_s3_boot_ms() before the last good write */
     pthread_t renewer;
+    uint64_t list_max;                /* names a listing may give (PQV_STORAGE_LIST_MAX) */
 };
 
 /* storage_s3_boot_ms(): milliseconds on CLOCK_BOOTTIME, which keeps

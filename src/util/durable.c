@@ -142,6 +142,9 @@ durable_set_meta(struct durable *d, const struct durable_meta *meta)
         rc = error_errno(d->what, "chmod", errno);
         goto fail;
     }
+    /* After the owner, which would clear security.capability. */
+    if (meta->attrs != NULL)
+        meta->attrs(d->fd, meta->attrs_ctx);
     if (io_futimens(d->fd, times, d->what) != 0) {
         rc = error_errno(d->what, "set times", errno);
         goto fail;

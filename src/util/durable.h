@@ -43,13 +43,20 @@ enum durable_how {
                               * file system (the temporary is removed) */
 };
 
-/* Owner, mode and times given to the file before it is synced. */
+/* Owner, mode, other attributes and times given to the file before it is
+ * synced, in that order: a change of owner clears the set-id bits and the
+ * capabilities (security.capability), which the mode and the attributes
+ * then set; the times come last. */
 struct durable_meta {
     mode_t mode;
     struct timespec mtime;
     int set_owner;                  /* chown to uid/gid first (root restores) */
     uid_t uid;
     gid_t gid;
+    /* NULL, or called with the file's descriptor after the mode and before
+     * the times (extended attributes); its failures are its own to report. */
+    void (*attrs)(int fd, void *ctx);
+    void *attrs_ctx;
 };
 
 /* durable_begin(d, dirfd, name, what, flags, mode): create the temporary
@@ -65,7 +72,7 @@ int durable_begin(struct durable *d, int dirfd, const char *name, const char *wh
 int durable_commit(struct durable *d, const char *name, int how, const struct durable_meta *meta);
 
 /* The same in three steps, for callers that sync many files at once:
- * durable_set_meta (owner, mode, times), durable_sync (fsync), durable_name
+ * durable_set_meta (owner, mode, attributes, times), durable_sync (fsync), durable_name
  * (give the name, close).  Each removes the temporary on failure. */
 int durable_set_meta(struct durable *d, const struct durable_meta *meta);
 int durable_sync(struct durable *d);

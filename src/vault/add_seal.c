@@ -395,7 +395,10 @@ add_seal_file(struct adder *a, struct add_file *f)
         goto commit;
     }
     for (attempt = 1;; attempt++) {
-        if ((rc = source_open(&src, a->plan->rootfd, a->plan->root, f->rel, f->path)) != 0) {
+        if ((rc = source_open(&src, a->plan->rootfd, a->plan->root, f->rel, f->path)) == 0 &&
+            (rc = entry_check_size(f->path, (uint64_t)src.st.st_size)) != 0)
+            source_close(&src); /* larger than a vault stores: not stored */
+        if (rc != 0) {
             if (rc == PQV_E_NOMEM)
                 return rc;
             vault_report(opt->report, opt->report_ctx, PQV_REPORT_ERROR, f->path, "not stored: %s",

@@ -517,6 +517,20 @@ pqv_vault_check(pqv_vault *v, const struct pqv_check_options *opt,
         return PQV_E_INVAL;
     if (opt == NULL)
         opt = &none;
+    if ((rc = state_check_format(v)) != 0) {
+        /* A downgraded config: that is the finding. */
+        if (rc != PQV_E_INTEGRITY)
+            return rc;
+        memset(&res, 0, sizeof(res));
+        res.format = v->config.version;
+        res.damaged = 1;
+        vault_report(opt->report, opt->report_ctx, PQV_REPORT_ERROR,
+            pqv_error_last()->subject[0] != '\0' ? pqv_error_last()->subject : CONFIG_NAME, "%s",
+            pqv_error_last()->reason);
+        if (result != NULL)
+            *result = res;
+        return damage_found(&res);
+    }
     if (v->config.version == 1)
         return check_v1(v, opt, result);
     memset(&res, 0, sizeof(res));
@@ -559,6 +573,8 @@ pqv_vault_gc(pqv_vault *v, const struct pqv_check_options *opt, struct pqv_check
         return rc;
     if (opt == NULL)
         opt = &none;
+    if ((rc = state_check_format(v)) != 0)
+        return rc;
     if (v->config.version == 1)
         return check_v1_gc(v, opt, result);
     memset(&res, 0, sizeof(res));

@@ -23,7 +23,7 @@
 
 /* zstd level 3 (zstd's default, as restic's "auto"): docs/BENCHMARKS.md
  * measures it against levels 1 and 5 on real trees. */
-#define ZSTD_LEVEL 3
+#define CHUNK_ZSTD_LEVEL 3
 
 static const char chunk_label[] = "pqvault/v3/chunk";
 
@@ -80,11 +80,11 @@ chunk_seal(int suite, const uint8_t data_key[32], const uint8_t id[CHUNK_ID_BYTE
     if (compress && len >= 64) {
         /* A fast probe first (level 1 gives up quickly on incompressible
          * data: most of a backup's bytes are compressed already); only
-         * what pays is compressed again at ZSTD_LEVEL, and kept only if
+         * what pays is compressed again at CHUNK_ZSTD_LEVEL, and kept only if
          * it saves 1/64. */
         size_t c = ZSTD_compress(scratch, chunk_scratch_size(len), plain, len, 1);
         if (!ZSTD_isError(c) && c < len - len / 64) {
-            c = ZSTD_compress(scratch, chunk_scratch_size(len), plain, len, ZSTD_LEVEL);
+            c = ZSTD_compress(scratch, chunk_scratch_size(len), plain, len, CHUNK_ZSTD_LEVEL);
             if (!ZSTD_isError(c) && c < len - len / 64) {
                 stored = scratch;
                 stored_len = c;

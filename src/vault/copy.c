@@ -233,7 +233,9 @@ copy_segments(struct copy *c)
         uint8_t *data, *there;
         size_t len, tlen;
         segment_name(epoch, sname);
-        if ((rc = from->ops->get(from, sname, &data, &len, MAX_SEGMENT_BYTES)) != 0)
+        /* No more than the verified chain says it holds. */
+        if ((rc = from->ops->get(from, sname, &data, &len,
+                 (size_t)segment_size(&c->st.segs[i]))) != 0)
             return rc;
         if ((rc = segment_open(c->v, epoch, data, len, &s)) == 0) {
             rc = memcmp(s.chain, c->st.segs[i].chain, 32) == 0 ? 0 :

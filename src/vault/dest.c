@@ -338,13 +338,16 @@ dest_set_dir_meta(struct dest *d, const char *rel, const char *display,
 
     if ((rc = fsutil_open_dirs(d->rootfd, d->root, rel, FSUTIL_NOCREATE, 0755, &fd)) != 0)
         return rc;
+    /* Owner, mode, attributes, times (as durable_set_meta). */
     if (meta->set_owner && io_fchown(fd, meta->uid, meta->gid, display) != 0)
         rc = error_errno(display, "chown", errno);
     else if (io_fchmod(fd, meta->mode & 07777, display) != 0)
         rc = error_errno(display, "chmod", errno);
-    else if (io_futimens(fd, times, display) != 0)
+    if (rc == 0 && meta->attrs != NULL)
+        meta->attrs(fd, meta->attrs_ctx);
+    if (rc == 0 && io_futimens(fd, times, display) != 0)
         rc = error_errno(display, "set times", errno);
-    else if (!d->batched)
+    else if (rc == 0 && !d->batched)
         rc = fsutil_fsync_dirfd(fd, display); /* its mode and times */
     close(fd);
     return rc;

@@ -283,7 +283,10 @@ entry_file_decode(struct cursor *in, struct entry *e, const struct seg_tables *t
     uint64_t end = 0;
 
     e->suite = cursor_u8(in);
-    e->size = cursor_varint(in);
+    /* Bounded: the extents lie within it, the rest is holes, and no real
+     * file's holes reach 1 PiB (a forged size would otherwise be an
+     * endless stream of zeros). */
+    e->size = cursor_varint_max(in, MAX_FILE_BYTES);
     if ((k = cursor_take(in, PQV_FILE_KEY_BYTES)) == NULL || pqv_aead_name(e->suite) == NULL)
         return PQV_E_INTEGRITY;
     memcpy(e->key, k, PQV_FILE_KEY_BYTES);
@@ -337,6 +340,15 @@ entry_symlink_decode(struct cursor *in, struct entry *e, const struct seg_tables
     if ((rc = take_string(in, MAX_TARGET, &e->target)) != 0)
         return rc;
     return e->target[0] == '\0' ? PQV_E_INTEGRITY : 0;
+}
+
+int
+entry_check_size(const char *name, uint64_t size)
+{
+    if (size > MAX_FILE_BYTES)
+        return error_set(PQV_E_INVAL, name, "larger than a vault stores (%llu bytes; at most "
+            "%llu, 1 PiB)", (unsigned long long)size, (unsigned long long)MAX_FILE_BYTES);
+    return 0;
 }
 
 int

@@ -20,6 +20,9 @@ enum { KIND_FILE = PQV_ENTRY_FILE, KIND_DIR = PQV_ENTRY_DIR, KIND_SYMLINK = PQV_
     KIND_REMOVED = 4 };
 enum { ENTRY_ORIGIN = 1, ENTRY_HLGROUP = 2, ENTRY_XATTRS = 4, ENTRY_CONTENT = 8 };  /* entry flags */
 #define MAX_XATTR_VALUE (64u << 10)     /* bytes of one extended attribute's value */
+/* A file's size (FORMAT.md section 13): 1 PiB, beyond what real sparse
+ * files reach, so that no entry describes an endless stream of zeros. */
+#define MAX_FILE_BYTES (1ull << 50)
 enum { EXTENT_ZSTD = 1 };                                         /* extent flags */
 enum { PACK_INTRODUCED = 1, PACK_V1_OBJECT = 2 };                 /* pack table flags */
 /* What e->key holds. */
@@ -84,6 +87,9 @@ struct seg_tables {
 };
 
 void entry_clear(struct entry *e);
+/* entry_check_size(name, size): PQV_E_INVAL for a file larger than
+ * MAX_FILE_BYTES (what a reader refuses is never written). */
+int entry_check_size(const char *name, uint64_t size);
 /* entry_removed(e, name): ${e} as the removed entry of ${name}. */
 int entry_removed(struct entry *e, const char *name);
 /* entry_copy(dst, src): a deep copy. */

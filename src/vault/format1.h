@@ -94,5 +94,8 @@ void check_v1_keyfile_status(pqv_vault *v, pqv_report_fn report, void *report_ct
  * (docs/FORMAT.md section 17), or an interrupted upgrade finished; no-op
  * for format 2.  Requires unlock+lock. */
 int upgrade_if_needed(pqv_vault *v, pqv_report_fn report, void *ctx);
+/* upgrade_finish_interrupted(v, report, ctx): only an interrupted upgrade
+ * finished (a format-1 config beside segment 1); requires unlock+lock. */
+int upgrade_finish_interrupted(pqv_vault *v, pqv_report_fn report, void *ctx);
 
 #endif

@@ -182,3 +182,11 @@ fsmeta_set_xattrs(int fd, const struct entry *e, const char *display, pqv_report
                 "extended attribute %s not restored: %s", x->name, strerror(errno));
     }
 }
+
+void
+fsmeta_xattrs_cb(int fd, void *ctx)
+{
+    const struct fsmeta_xattrs *x = ctx;
+
+    fsmeta_set_xattrs(fd, x->e, x->display, x->report, x->report_ctx);
+}

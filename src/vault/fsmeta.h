@@ -48,5 +48,15 @@ void fsmeta_durable_meta(const struct entry *e, struct durable_meta *m);
  * that takes none is reported, not an error. */
 void fsmeta_set_xattrs(int fd, const struct entry *e, const char *display, pqv_report_fn report,
     void *report_ctx);
+/* What fsmeta_xattrs_cb needs: durable_meta's attrs step sets the
+ * attributes after the owner and mode and before the times (a chown
+ * clears security.capability). */
+struct fsmeta_xattrs {
+    const struct entry *e;
+    const char *display;
+    pqv_report_fn report;
+    void *report_ctx;
+};
+void fsmeta_xattrs_cb(int fd, void *ctx);
 
 #endif

@@ -194,8 +194,10 @@ restore_file(struct restore *r, const struct entry *e, const char *rel, const ch
     }
     /* Every tag verified: now the file may become what it claims to be. */
     if (!p->f.device) {
-        fsmeta_set_xattrs(p->f.fd, e, display, r->opt->report, r->opt->report_ctx);
+        struct fsmeta_xattrs xo = { e, display, r->opt->report, r->opt->report_ctx };
         fsmeta_durable_meta(e, &meta);
+        meta.attrs = fsmeta_xattrs_cb;
+        meta.attrs_ctx = &xo;
         if ((rc = durable_set_meta(&p->f.tmp, &meta)) != 0) {
             dest_close_file(&p->f);
             entry_clear(&p->fresh);
@@ -421,15 +423,13 @@ get_restore_tree(struct restore *r, const char *prefix, const char *out, uint64_
         const char *rel = get_restore_strip(e->name, r->opt->strip_components);
         struct durable_meta meta;
         char dest[4096];
-        int fd;
+        struct fsmeta_xattrs xo = { e, dest, r->opt->report, r->opt->report_ctx };
         if (e->kind != KIND_DIR || !names_under(e->name, prefix) || rel == NULL ||
             *rel == '\0' || get_restore_join(dest, sizeof(dest), out, rel) != 0)
             continue;
-        if (e->nxattrs > 0 && dest_open_dir(&r->d, rel, &fd) == 0) {
-            fsmeta_set_xattrs(fd, e, dest, r->opt->report, r->opt->report_ctx);
-            close(fd);
-        }
         fsmeta_durable_meta(e, &meta);
+        meta.attrs = e->nxattrs > 0 ? fsmeta_xattrs_cb : NULL;
+        meta.attrs_ctx = &xo;
         if ((rc = dest_set_dir_meta(&r->d, rel, dest, &meta)) != 0)
             get_restore_failure(r, dest, rc);
     }

@@ -6,6 +6,9 @@
  *
  * The file is small, MAC'd with a key from the seed, written atomically.
  * Without a state directory (a library user who set none) nothing is kept.
+ * It is a defence, not a precondition (issue 17: a user without a home
+ * could run nothing): when it cannot be read or written, that is said once
+ * and the command goes on without it.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -27,11 +30,23 @@
 
 #define STATE_MAX 1024
 
-/* The file's content. */
+/* The file's content.  Version 1 of the file (pqvault 0.2.0 and before)
+ * has no format line: it was only ever written for format-2 vaults. */
 struct local {
+    int version;                 /* of the file: 1 or 2 */
+    int format;                  /* of the vault as last seen (2 for version 1) */
     uint64_t epoch;
     uint8_t chain[32];
 };
+
+/* local_format(v): the format a state recorded now says the vault has:
+ * the catalogue's (segments are format 2 also while an upgrade's config
+ * still says 1). */
+static int
+local_format(const pqv_vault *v)
+{
+    return v->config.version > 2 ? v->config.version : 2;
+}
 
 /* state_path(v, out): the file of this vault in the state directory. */
 static int
@@ -45,6 +60,34 @@ state_file(pqv_vault *v, char *out, size_t outlen)
     return 0;
 }
 
+/* unavailable(v): the local state could not be read or written (the error
+ * just set says why): said once through the vault's report callback, not
+ * tried again by this vault structure; 0, or PQV_E_NOMEM as it was. */
+static int
+unavailable(pqv_vault *v, int rc)
+{
+    const struct pqv_error *e = pqv_error_last();
+
+    if (rc == PQV_E_NOMEM)
+        return rc;
+    if (!v->state_failed) {
+        v->state_failed = 1;
+        /* The subject is the state directory (so a caller can tell this
+         * report from others); the message names what failed. */
+        if (e->code == rc && e->subject[0] != '\0')
+            vault_report(v->report, v->report_ctx, PQV_REPORT_WARNING, v->state_dir,
+                "cannot keep the local state (%s: %s): a rollback of the vault to an older "
+                "copy is not detected without it", e->subject, e->reason);
+        else
+            vault_report(v->report, v->report_ctx, PQV_REPORT_WARNING, v->state_dir,
+                "cannot keep the local state in %s (%s): a rollback of the vault to an older "
+                "copy is not detected without it", v->state_dir,
+                e->code == rc && e->reason[0] != '\0' ? e->reason : pqv_strerror(rc));
+    }
+    pqv_error_clear();
+    return 0;
+}
+
 /* render(v, l, out, len): the file's text, MAC'd. */
 static int
 render(pqv_vault *v, const struct local *l, char out[STATE_MAX], size_t *len)
@@ -55,8 +98,12 @@ render(pqv_vault *v, const struct local *l, char out[STATE_MAX], size_t *len)
 
     util_hex_encode(id, v->config.vault_id, VAULT_ID_BYTES);
     util_hex_encode(chain, l->chain, 32);
-    n = snprintf(out, STATE_MAX, "pqvault-state 1\nvault %s\nepoch %llu\nchain %s\n", id,
-        (unsigned long long)l->epoch, chain);
+    if (l->version == 1)
+        n = snprintf(out, STATE_MAX, "pqvault-state 1\nvault %s\nepoch %llu\nchain %s\n", id,
+            (unsigned long long)l->epoch, chain);
+    else
+        n = snprintf(out, STATE_MAX, "pqvault-state 2\nvault %s\nformat %d\nepoch %llu\n"
+            "chain %s\n", id, l->format, (unsigned long long)l->epoch, chain);
     if ((rc = kdf_hmac_sha256(m, v->state_key, 32, (const uint8_t *)out, (size_t)n)) != 0)
         return rc;
     util_hex_encode(mac, m, 32);
@@ -69,7 +116,7 @@ render(pqv_vault *v, const struct local *l, char out[STATE_MAX], size_t *len)
 static int
 parse(pqv_vault *v, const char *text, size_t len, struct local *l)
 {
-    char again[STATE_MAX], id[2 * VAULT_ID_BYTES + 1], chain[65], copy[STATE_MAX];
+    char again[STATE_MAX], id[2 * VAULT_ID_BYTES + 1], chain[65], copy[STATE_MAX], format[2];
     unsigned long long epoch;
     size_t n;
 
@@ -79,8 +126,20 @@ parse(pqv_vault *v, const char *text, size_t len, struct local *l)
     /* sscanf needs a terminated string: the file's bytes are not. */
     memcpy(copy, text, len);
     copy[len] = '\0';
-    if (sscanf(copy, "pqvault-state 1\nvault %*32[0-9a-f]\nepoch %llu\nchain %64[0-9a-f]\n", &epoch,
-            chain) != 2 || util_hex_decode(l->chain, 32, chain) != 0)
+    if (strncmp(copy, "pqvault-state 1\n", 16) == 0) {
+        l->version = 1;
+        l->format = 2;
+        if (sscanf(copy, "pqvault-state 1\nvault %*32[0-9a-f]\nepoch %llu\nchain %64[0-9a-f]\n",
+                &epoch, chain) != 2)
+            return PQV_E_INTEGRITY;
+    } else {
+        l->version = 2;
+        if (sscanf(copy, "pqvault-state 2\nvault %*32[0-9a-f]\nformat %1[2-9]\nepoch %llu\n"
+                "chain %64[0-9a-f]\n", format, &epoch, chain) != 3)
+            return PQV_E_INTEGRITY;
+        l->format = format[0] - '0';
+    }
+    if (util_hex_decode(l->chain, 32, chain) != 0)
         return PQV_E_INTEGRITY;
     l->epoch = epoch;
     /* Rendering again must give exactly these bytes, MAC included. */
@@ -105,16 +164,18 @@ read_local(pqv_vault *v, const char *path, struct local *l)
     return rc;
 }
 
-int
-localstate_record(pqv_vault *v, uint64_t epoch, const uint8_t chain[32], int replace)
+/* record(v, epoch, chain, replace): localstate_record, its failures
+ * returned. */
+static int
+record(pqv_vault *v, uint64_t epoch, const uint8_t chain[32], int replace)
 {
     char path[4096], lockpath[4096 + 8], text[STATE_MAX];
     struct local l, now;
     size_t len;
     int rc, lockfd;
 
-    if (v->state_dir == NULL)
-        return 0;
+    l.version = 2;
+    l.format = local_format(v);
     l.epoch = epoch;
     memcpy(l.chain, chain, 32);
     if ((rc = render(v, &l, text, &len)) != 0 || (rc = state_file(v, path, sizeof(path))) != 0)
@@ -142,6 +203,35 @@ localstate_record(pqv_vault *v, uint64_t epoch, const uint8_t chain[32], int rep
         rc = fsutil_fsync_dir(v->state_dir);
     close(lockfd);
     return rc;
+}
+
+int
+localstate_record(pqv_vault *v, uint64_t epoch, const uint8_t chain[32], int replace)
+{
+    int rc;
+
+    if (v->state_dir == NULL || (v->state_failed && !replace))
+        return 0;
+    /* accept (${replace}) is the owner asking for exactly this: its
+     * failure is the command's. */
+    if ((rc = record(v, epoch, chain, replace)) != 0 && !replace)
+        rc = unavailable(v, rc);
+    return rc;
+}
+
+void
+localstate_forget(pqv_vault *v)
+{
+    char path[4096], lockpath[4096 + 8];
+
+    if (v->state_dir == NULL || state_file(v, path, sizeof(path)) != 0)
+        return;
+    snprintf(lockpath, sizeof(lockpath), "%s.lock", path);
+    int gone = unlink(path) == 0;
+    gone |= unlink(lockpath) == 0;
+    if (gone)
+        (void)fsutil_fsync_dir(v->state_dir);
+    pqv_error_clear();
 }
 
 /* chain_at(st, epoch, out): chain(epoch) as the state knows it (a segment
@@ -175,7 +265,9 @@ localstate_load(pqv_vault *v, struct localstate *seen)
     int rc;
 
     memset(seen, 0, sizeof(*seen));
-    if (v->state_dir == NULL || v->config.version < 2)
+    /* Read whatever the config says: a config of format 1 for a vault
+     * seen here as format 2 is a downgrade (state_check_format). */
+    if (v->state_dir == NULL || v->state_failed)
         return 0;
     if ((rc = state_file(v, path, sizeof(path))) != 0)
         return rc;
@@ -186,8 +278,9 @@ localstate_load(pqv_vault *v, struct localstate *seen)
         return error_set(PQV_E_INTEGRITY, path, "local state is damaged (remove it to accept the "
             "vault as it is)");
     if (rc != 0)
-        return rc;
+        return unavailable(v, rc); /* unreadable: as if none, said */
     seen->known = 1;
+    seen->format = l.format;
     seen->epoch = l.epoch;
     memcpy(seen->chain, l.chain, 32);
     return 0;
@@ -199,13 +292,16 @@ localstate_check(pqv_vault *v, const struct localstate *seen, const struct state
 {
     uint8_t known[32];
 
-    if (v->state_dir == NULL || st->format != 2)
+    if (v->state_dir == NULL || st->format != 2 || (v->state_failed && !seen->known))
         return 0;
     if (!seen->known) {
-        vault_report(report, ctx, PQV_REPORT_WARNING, NULL,
-            "first use of this vault on this machine: accepting its epoch %llu as current",
-            (unsigned long long)st->epoch);
-        return localstate_record(v, st->epoch, st->chain, 0);
+        int rc = localstate_record(v, st->epoch, st->chain, 0);
+        /* (Without a state kept, the warning that says so is enough.) */
+        if (rc == 0 && !v->state_failed)
+            vault_report(report, ctx, PQV_REPORT_WARNING, NULL,
+                "first use of this vault on this machine: accepting its epoch %llu as current",
+                (unsigned long long)st->epoch);
+        return rc;
     }
     if (st->epoch < seen->epoch)
         return error_set(PQV_E_INTEGRITY, NULL, "rollback: the vault shows epoch %llu, but epoch "
@@ -245,6 +341,50 @@ pqv_vault_set_state_dir(pqv_vault *v, const char *dir)
     return 0;
 }
 
+/* accept_v1(v, path, report, ctx): a vault whose config says format 1,
+ * taken as it is: a format-1 vault (no segment) is forgotten here (format 1
+ * keeps no local state), a half-finished upgrade remembered at its epoch 1.
+ * Later segments beside a format-1 config cannot be taken as anything. */
+static int
+accept_v1(pqv_vault *v, const char *path, pqv_report_fn report, void *report_ctx)
+{
+    struct localstate seen;
+    uint64_t newest;
+    uint8_t chain[32];
+    int rc;
+
+    if ((rc = vault_reload_config(v)) < 0)
+        return rc;
+    if (rc == 1)
+        return pqv_vault_accept(v, report, report_ctx); /* upgraded meanwhile */
+    if ((rc = localstate_load(v, &seen)) != 0 || (rc = state_v1_segments(v, &newest, chain)) != 0)
+        return rc;
+    if (newest > 1)
+        return error_set(PQV_E_INTEGRITY, CONFIG_NAME, "cannot accept a config of format 1 "
+            "beside format-2 segments up to epoch %llu (put back the vault's own config, or "
+            "remove its segments to take it as the format-1 vault it says it is)",
+            (unsigned long long)newest);
+    if (newest == 1) {
+        vault_report(report, report_ctx, PQV_REPORT_INFO, NULL,
+            "accepted epoch 1 as current (a half-finished upgrade: the next writer finishes it)");
+        return localstate_record(v, 1, chain, 1);
+    }
+    if (!seen.known) {
+        vault_report(report, report_ctx, PQV_REPORT_INFO, NULL,
+            "a format-1 vault: nothing of it is remembered here");
+        return 0;
+    }
+    if (unlink(path) != 0 && errno != ENOENT)
+        return error_set(PQV_E_IO, path, "unlink: %s", strerror(errno));
+    if ((rc = fsutil_fsync_dir(v->state_dir)) != 0)
+        return rc;
+    vault_report(report, report_ctx, PQV_REPORT_INFO, NULL,
+        "accepted the format-1 vault as it is (epoch %llu of format %d was known here, and is "
+        "forgotten; upgrade it to have rollbacks detected again)",
+        (unsigned long long)seen.epoch, seen.format);
+    return 0;
+}
+
 int
 pqv_vault_accept(pqv_vault *v, pqv_report_fn report, void *report_ctx)
 {
@@ -259,10 +399,10 @@ pqv_vault_accept(pqv_vault *v, pqv_report_fn report, void *report_ctx)
         return rc;
     if (v->state_dir == NULL)
         return error_set(PQV_E_INVAL, NULL, "no local state directory is set");
-    if (v->config.version < 2)
-        return error_set(PQV_E_UNSUPPORTED, NULL, "a format-1 vault keeps no local state");
     if ((rc = state_file(v, path, sizeof(path))) != 0)
         return rc;
+    if (v->config.version < 2)
+        return accept_v1(v, path, report, report_ctx);
     /* The vault as it is must verify (chain, key file): only the local
      * memory of it is replaced. */
     if ((rc = state_open(v, &st, NULL)) != 0)

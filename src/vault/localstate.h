@@ -14,6 +14,7 @@ struct state;
 /* What this machine last saw of a vault. */
 struct localstate {
     int known;                   /* a state file was there (else first use) */
+    int format;                  /* the vault's format as seen then (2 or more) */
     uint64_t epoch;
     uint8_t chain[32];
 };
@@ -33,5 +34,8 @@ int localstate_check(pqv_vault *v, const struct localstate *seen, const struct s
  * going back to an older epoch than the file holds (two commands of one
  * machine racing) unless ${replace} (accept). */
 int localstate_record(pqv_vault *v, uint64_t epoch, const uint8_t chain[32], int replace);
+/* localstate_forget(v): remove this vault's state file (a failed init's;
+ * best effort). */
+void localstate_forget(pqv_vault *v);
 
 #endif

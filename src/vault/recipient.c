@@ -224,8 +224,10 @@ recipient_public(pqv_vault *v, const uint8_t **pub, size_t *len)
     return 0;
 }
 
-int
-pqv_vault_export_recipient(pqv_vault *v, char **text, size_t *len)
+/* export_recipient(v, verified, text, len): pqv_vault_export_recipient;
+ * ${verified}: unlocked, the config's MAC and the seed's identity checked. */
+static int
+export_recipient(pqv_vault *v, int verified, char **text, size_t *len)
 {
     struct buf out = { NULL, 0, 0, 0 };
     const uint8_t *pub = NULL;
@@ -237,6 +239,21 @@ pqv_vault_export_recipient(pqv_vault *v, char **text, size_t *len)
         return PQV_E_INVAL;
     *text = NULL;
     *len = 0;
+    if (verified) {
+        /* What the storage says is not the vault's unless its key says so:
+         * the config's MAC (a forged config with this vault's id and
+         * another identity carries its forger's MAC), and below the key
+         * file's public identity equal to the seed's. */
+        uint8_t config_key[32];
+        if ((rc = vault_require_unlocked(v)) != 0)
+            return rc;
+        rc = pqv_identity_derive_key(v->identity, "config", config_key);
+        if (rc == 0)
+            rc = config_verify_mac(&v->config, config_key);
+        util_wipe(config_key, sizeof(config_key));
+        if (rc != 0)
+            return rc;
+    }
     if (v->config.version < 2)
         return error_set(PQV_E_UNSUPPORTED, NULL, "write-only adds need a format-2 vault "
             "(upgrade it first)");
@@ -256,4 +273,16 @@ pqv_vault_export_recipient(pqv_vault *v, char **text, size_t *len)
     *text = (char *)out.p;
     *len = out.len - 1;
     return 0;
+}
+
+int
+pqv_vault_export_recipient(pqv_vault *v, char **text, size_t *len)
+{
+    return export_recipient(v, 1, text, len);
+}
+
+int
+pqv_vault_export_recipient_unverified(pqv_vault *v, char **text, size_t *len)
+{
+    return export_recipient(v, 0, text, len);
 }

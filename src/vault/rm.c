@@ -186,6 +186,11 @@ pqv_vault_rm(pqv_vault *v, const char *name, const struct pqv_rm_options *opt)
         return PQV_E_INVAL;
     if ((rc = pqv_name_normalize(name, norm, sizeof(norm))) != 0)
         return rc;
+    /* A downgraded config is refused; a half-finished upgrade is finished
+     * first (records removed beside its base would come back with it). */
+    if ((rc = state_check_format(v)) != 0 ||
+        (!opt->dry_run && (rc = upgrade_finish_interrupted(v, opt->report, opt->report_ctx)) != 0))
+        return rc;
     if (v->config.version == 1 && opt->dry_run)
         return error_set(PQV_E_UNSUPPORTED, NULL, "a dry run needs format 2 (upgrade the vault "
             "first)");

@@ -229,6 +229,8 @@ fill_blocks(const struct seg_params *p, const struct tagged *sorted, size_t n,
         memset(stored, 0, sizeof(stored));
         if (e->kind == KIND_FILE) {
             uint8_t pad[32];
+            if ((rc = entry_check_size(e->name, e->size)) != 0)
+                return rc;
             if (p->cmd_key == NULL || e->key_state != KEY_CLEAR)
                 return error_set(PQV_E_INVAL, e->name, "file key not available");
             if ((rc = segment_pad(p->cmd_key, sorted[i].tag, pad)) != 0)
@@ -319,6 +321,7 @@ segment_build(pqv_vault *v, const struct seg_params *p, struct entry *const *ent
     size_t nblocks = 0;
     struct buf head = { NULL, 0, 0, 0 };
     uint8_t header[SEGMENT_HEADER_BYTES], key[32];
+    uint64_t off = 0;
     int rc;
 
     memset(&t, 0, sizeof(t));
@@ -326,6 +329,8 @@ segment_build(pqv_vault *v, const struct seg_params *p, struct entry *const *ent
     if ((rc = sort_by_tag(v, entries, n, &sorted)) != 0 ||
         (rc = fill_blocks(p, sorted, n, &t, &blocks, &nblocks)) != 0)
         goto done;
+    for (size_t i = 0; i < nblocks; i++)
+        off += blocks[i].plain.len + PQV_AEAD_TAG_BYTES;
     /* Packs of known size and hash carry them (those this command wrote;
      * in a base also those earlier segments described). */
     if ((rc = describe_packs(&t, p)) != 0)
@@ -345,8 +350,13 @@ segment_build(pqv_vault *v, const struct seg_params *p, struct entry *const *ent
     memcpy(header + 16, v->config.vault_id, VAULT_ID_BYTES);
     if ((rc = util_random(header + 32, 32)) != 0)
         goto done;
-    if (head.len + PQV_AEAD_TAG_BYTES > UINT32_MAX || nblocks > UINT32_MAX) {
-        rc = error_set(PQV_E_INVAL, NULL, "segment too large");
+    /* Never what a reader refuses (segment_head_length, state_read_segment). */
+    if (head.len + PQV_AEAD_TAG_BYTES > MAX_SEGMENT_HEAD_BYTES || nblocks > UINT32_MAX ||
+        SEGMENT_HEADER_BYTES + head.len + PQV_AEAD_TAG_BYTES + off > MAX_SEGMENT_BYTES) {
+        rc = error_set(PQV_E_INVAL, NULL, "segment too large (a head of %zu bytes, %llu bytes "
+            "of blocks: at most %u and %llu in all)", head.len + PQV_AEAD_TAG_BYTES,
+            (unsigned long long)off, (unsigned)MAX_SEGMENT_HEAD_BYTES,
+            (unsigned long long)MAX_SEGMENT_BYTES);
         goto done;
     }
     util_store_be32(header + 64, (uint32_t)(head.len + PQV_AEAD_TAG_BYTES));
@@ -489,6 +499,8 @@ parse_head(struct segment *s, const uint8_t *plain, size_t len)
         off += b->len;
     }
     s->blocklen = off;
+    if (off > MAX_SEGMENT_BYTES)
+        c.bad = 1;
     s->nentries = cursor_varint(&c);
     if (c.bad || cursor_left(&c) != 0 || (s->kind == SEGMENT_BASE ? s->base != s->epoch
                                                                      : s->base >= s->epoch))
@@ -497,31 +509,48 @@ parse_head(struct segment *s, const uint8_t *plain, size_t len)
 }
 
 int
-segment_open(pqv_vault *v, uint64_t epoch, const uint8_t *blob, size_t len, struct segment *s)
+segment_head_length(const uint8_t header[SEGMENT_HEADER_BYTES], uint64_t size, size_t *headlen)
+{
+    uint32_t n = util_load_be32(header + 64);
+
+    /* Bounded before anything is read or allocated for it. */
+    if (n > MAX_SEGMENT_HEAD_BYTES)
+        return error_set(PQV_E_INTEGRITY, NULL, "segment head of %lu bytes is larger than any "
+            "pqvault writes (%u)", (unsigned long)n, (unsigned)MAX_SEGMENT_HEAD_BYTES);
+    if (size < SEGMENT_HEADER_BYTES || size - SEGMENT_HEADER_BYTES < n)
+        return error_set(PQV_E_INTEGRITY, NULL, "segment is truncated (%llu bytes, its head "
+            "alone needs %llu)", (unsigned long long)size,
+            (unsigned long long)SEGMENT_HEADER_BYTES + n);
+    *headlen = n;
+    return 0;
+}
+
+int
+segment_open_head(pqv_vault *v, uint64_t epoch, const uint8_t *bytes, size_t len,
+    struct segment *s)
 {
     uint8_t nonce[PQV_AEAD_NONCE_BYTES], *plain = NULL;
     size_t headlen;
-    uint64_t total = 0;
     int rc;
 
     memset(s, 0, sizeof(*s));
-    if ((rc = segment_check_header(blob, len, epoch, v->config.vault_id)) != 0)
+    if ((rc = segment_check_header(bytes, len, epoch, v->config.vault_id)) != 0 ||
+        (rc = segment_head_length(bytes, len, &headlen)) != 0)
         return rc;
+    if (len != SEGMENT_HEADER_BYTES + headlen)
+        return error_set(PQV_E_INVAL, NULL, "not a segment's header and head");
     s->epoch = epoch;
-    s->kind = blob[5];
-    s->suite = blob[6];
-    memcpy(s->header, blob, SEGMENT_HEADER_BYTES);
-    headlen = util_load_be32(blob + 64);
-    s->nblocks = util_load_be32(blob + 68);
-    if (headlen > len - SEGMENT_HEADER_BYTES)
-        return error_set(PQV_E_INTEGRITY, NULL, "segment is truncated");
-    if ((rc = seg_key(v, blob + 32, epoch, s->key)) != 0)
+    s->kind = bytes[5];
+    s->suite = bytes[6];
+    memcpy(s->header, bytes, SEGMENT_HEADER_BYTES);
+    s->nblocks = util_load_be32(bytes + 68);
+    if ((rc = seg_key(v, bytes + 32, epoch, s->key)) != 0)
         return rc;
     if ((plain = malloc(headlen)) == NULL)
         return PQV_E_NOMEM;
     unit_nonce(0, nonce);
-    rc = pqv_aead_open1(s->suite, s->key, nonce, blob, SEGMENT_HEADER_BYTES,
-        blob + SEGMENT_HEADER_BYTES, headlen, plain);
+    rc = pqv_aead_open1(s->suite, s->key, nonce, bytes, SEGMENT_HEADER_BYTES,
+        bytes + SEGMENT_HEADER_BYTES, headlen, plain);
     if (rc == PQV_E_INTEGRITY)
         rc = error_set(rc, NULL, "segment failed authentication (corrupted, altered or moved)");
     if (rc == 0)
@@ -529,10 +558,33 @@ segment_open(pqv_vault *v, uint64_t epoch, const uint8_t *blob, size_t len, stru
     util_wipe(plain, headlen);
     free(plain);
     if (rc == 0)
-        rc = chain_next(s->prev_chain, blob, SEGMENT_HEADER_BYTES + headlen, s->chain);
+        rc = chain_next(s->prev_chain, bytes, SEGMENT_HEADER_BYTES + headlen, s->chain);
+    if (rc != 0)
+        segment_free(s);
+    return rc;
+}
+
+uint64_t
+segment_size(const struct segment *s)
+{
+    return SEGMENT_HEADER_BYTES + (uint64_t)util_load_be32(s->header + 64) + s->blocklen;
+}
+
+int
+segment_open(pqv_vault *v, uint64_t epoch, const uint8_t *blob, size_t len, struct segment *s)
+{
+    size_t headlen;
+    uint64_t total;
+    int rc;
+
+    memset(s, 0, sizeof(*s));
+    if ((rc = segment_check_header(blob, len, epoch, v->config.vault_id)) != 0 ||
+        (rc = segment_head_length(blob, len, &headlen)) != 0 ||
+        (rc = segment_open_head(v, epoch, blob, SEGMENT_HEADER_BYTES + headlen, s)) != 0)
+        return rc;
     /* The blocks, and nothing after them. */
-    total = SEGMENT_HEADER_BYTES + (uint64_t)headlen + s->blocklen;
-    if (rc == 0 && total != len)
+    total = segment_size(s);
+    if (total != len)
         rc = error_set(PQV_E_INTEGRITY, NULL, "segment has %llu bytes, its head says %llu",
             (unsigned long long)len, (unsigned long long)total);
     if (rc == 0 && s->blocklen > 0) {

@@ -16,6 +16,9 @@
 
 #define SEGMENT_HEADER_BYTES 72
 #define MAX_SEGMENT_BYTES (2ull << 30)  /* read no larger segment */
+/* Nor a larger sealed head, read before it is authenticated (about 5
+ * million packs in one base, some 20 TiB of stored data). */
+#define MAX_SEGMENT_HEAD_BYTES (256u << 20)
 enum { SEGMENT_DELTA = 1, SEGMENT_BASE = 2 };
 
 struct seg_block {
@@ -89,6 +92,17 @@ int segment_build(pqv_vault *v, const struct seg_params *p, struct entry *const 
     size_t n, struct buf *out, uint8_t chain[32]);
 /* segment_check_header(h, len, epoch, vault_id): the header's own checks. */
 int segment_check_header(const uint8_t *h, size_t len, uint64_t epoch, const uint8_t vault_id[16]);
+/* segment_head_length(header, size, headlen): the sealed head's length
+ * the header gives, bounded (MAX_SEGMENT_HEAD_BYTES, and within ${size}
+ * bytes of segment). */
+int segment_head_length(const uint8_t header[SEGMENT_HEADER_BYTES], uint64_t size,
+    size_t *headlen);
+/* segment_open_head(v, epoch, bytes, len, s): the header and sealed head
+ * (exactly ${len} bytes) verified and parsed, no blocks yet: s->blocklen
+ * bytes of them follow (segment_size(s) in all). */
+int segment_open_head(pqv_vault *v, uint64_t epoch, const uint8_t *bytes, size_t len,
+    struct segment *s);
+uint64_t segment_size(const struct segment *s);
 /* segment_open(v, epoch, blob, len, s): verify and parse segment ${epoch}. */
 int segment_open(pqv_vault *v, uint64_t epoch, const uint8_t *blob, size_t len, struct segment *s);
 /* segment_block(v, s, i, out, n): the entries of block ${i}, verified. */

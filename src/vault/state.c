@@ -28,6 +28,8 @@
 #include "vault/vault_internal.h"
 
 /* No segment is larger (a million entries take about 100 MiB). */
+/* A segment up to this size is read whole before it is authenticated. */
+#define SEGMENT_READ_WHOLE (1u << 20)
 
 void
 state_free(struct state *st)
@@ -148,27 +150,130 @@ int
 state_read_segment(pqv_vault *v, uint64_t epoch, struct segment *s)
 {
     char sname[STORAGE_NAME_MAX];
-    uint8_t header[SEGMENT_HEADER_BYTES], *blob;
-    uint64_t size;
-    size_t len;
+    uint8_t header[SEGMENT_HEADER_BYTES], *head;
+    uint64_t size, total;
+    size_t headlen;
     int rc;
 
     segment_name(epoch, sname);
-    /* The header first: what it says bounds what is read next. */
+    /* The header first: what it says bounds what is read next.  Then the
+     * sealed head (bounded), authenticated, and only then the blocks whose
+     * length the head gives: nothing unauthenticated is read beyond the
+     * head, however large the file. */
     if ((rc = v->storage->ops->stat(v->storage, sname, &size)) != 0)
         return rc;
     if (size < SEGMENT_HEADER_BYTES || size > MAX_SEGMENT_BYTES)
         return error_set(PQV_E_INTEGRITY, sname, "impossible size (%llu bytes)",
             (unsigned long long)size);
+    if (size <= SEGMENT_READ_WHOLE) {
+        /* Small: one read (one request on S3) is cheaper than three. */
+        uint8_t *blob;
+        size_t len;
+        if ((rc = v->storage->ops->get(v->storage, sname, &blob, &len, (size_t)size)) != 0)
+            return rc;
+        rc = segment_open(v, epoch, blob, len, s);
+        free(blob);
+        return rc != 0 ? error_subject(rc, sname) : 0;
+    }
     if ((rc = v->storage->ops->get_range(v->storage, sname, 0, header, sizeof(header))) != 0)
         return rc;
-    if ((rc = segment_check_header(header, sizeof(header), epoch, v->config.vault_id)) != 0)
+    if ((rc = segment_check_header(header, sizeof(header), epoch, v->config.vault_id)) != 0 ||
+        (rc = segment_head_length(header, size, &headlen)) != 0)
         return error_subject(rc, sname);
-    if ((rc = v->storage->ops->get(v->storage, sname, &blob, &len, (size_t)size)) != 0)
+    if ((head = malloc(SEGMENT_HEADER_BYTES + headlen)) == NULL)
+        return PQV_E_NOMEM;
+    memcpy(head, header, SEGMENT_HEADER_BYTES);
+    rc = v->storage->ops->get_range(v->storage, sname, SEGMENT_HEADER_BYTES,
+        head + SEGMENT_HEADER_BYTES, headlen);
+    if (rc == 0)
+        rc = segment_open_head(v, epoch, head, SEGMENT_HEADER_BYTES + headlen, s);
+    free(head);
+    if (rc != 0)
+        return error_subject(rc, sname);
+    /* The blocks, and nothing after them. */
+    if ((total = segment_size(s)) != size) {
+        segment_free(s);
+        return error_set(PQV_E_INTEGRITY, sname, "segment has %llu bytes, its head says %llu",
+            (unsigned long long)size, (unsigned long long)total);
+    }
+    if (s->blocklen > 0) {
+        if ((s->blockdata = malloc(s->blocklen)) == NULL) {
+            segment_free(s);
+            return PQV_E_NOMEM;
+        }
+        rc = v->storage->ops->get_range(v->storage, sname, SEGMENT_HEADER_BYTES + headlen,
+            s->blockdata, s->blocklen);
+        if (rc != 0) {
+            segment_free(s);
+            return error_subject(rc, sname);
+        }
+    }
+    return 0;
+}
+
+/* ---- a config of format 1 beside format 2 ---- */
+
+int
+state_v1_segments(pqv_vault *v, uint64_t *newest, uint8_t chain[32])
+{
+    struct newest nw = { 0, 0 };
+    struct segment s;
+    char sname[STORAGE_NAME_MAX];
+    int rc;
+
+    *newest = 0;
+    if ((rc = names_walk(v->storage, "segments", 8, NULL, find_newest, &nw)) != 0)
         return rc;
-    rc = segment_open(v, epoch, blob, len, s);
-    free(blob);
-    return rc != 0 ? error_subject(rc, sname) : 0;
+    if (!nw.found)
+        return 0;
+    *newest = nw.epoch;
+    if (nw.epoch != 1)
+        return 0;
+    /* Half upgraded (FORMAT.md section 17) if segment 1 is the upgrade's
+     * base. */
+    if ((rc = state_read_segment(v, 1, &s)) != 0)
+        return rc;
+    segment_name(1, sname);
+    if (s.kind != SEGMENT_BASE)
+        rc = error_set(PQV_E_INTEGRITY, sname, "a format-1 vault holds a segment that is not an "
+            "upgrade's base");
+    memcpy(chain, s.chain, 32);
+    segment_free(&s);
+    return rc;
+}
+
+int
+state_check_format(pqv_vault *v)
+{
+    struct localstate seen;
+    uint64_t newest;
+    uint8_t chain[32];
+    int rc;
+
+    if (v->config.version >= 2 || v->identity == NULL)
+        return 0;
+    /* What this machine saw first, then the vault (as state_current). */
+    if ((rc = localstate_load(v, &seen)) != 0 || (rc = state_v1_segments(v, &newest, chain)) != 0)
+        return rc;
+    if (newest == 0 && !seen.known)
+        return 0; /* a format-1 vault */
+    if (newest == 1 && (!seen.known || (seen.epoch == 1 && util_ct_equal(seen.chain, chain, 32))))
+        return 0; /* half upgraded: the next writer finishes the upgrade */
+    /* Upgraded by another command since this one read the config? */
+    if ((rc = vault_reload_config(v)) != 0)
+        return rc < 0 ? rc : 0;
+    if (newest > 1)
+        return error_set(PQV_E_INTEGRITY, CONFIG_NAME, "downgrade: the config says format 1, "
+            "but the vault holds format-2 segments up to epoch %llu (a config from before its "
+            "upgrade has been put back)", (unsigned long long)newest);
+    if (newest == 1 && seen.epoch == 1)
+        return error_set(PQV_E_INTEGRITY, NULL, "fork: the vault's epoch 1 is not the one seen "
+            "here before (another upgrade of the vault is being served; if you put it back "
+            "yourself, accept it with pqvault accept)");
+    return error_set(PQV_E_INTEGRITY, CONFIG_NAME, "downgrade: the config says format 1, but "
+        "this vault was seen here as format %d at epoch %llu (a copy from before its upgrade "
+        "is being served; if you put it back yourself, accept it with pqvault accept)",
+        seen.format, (unsigned long long)seen.epoch);
 }
 
 /* check_chain(st): each delta continues the segment before it. */
@@ -198,6 +303,8 @@ state_open(pqv_vault *v, struct state *st, const struct names_walk *w)
     int rc;
 
     memset(st, 0, sizeof(*st));
+    if ((rc = state_check_format(v)) != 0)
+        return rc;
     st->format = v->config.version;
     if (st->format == 1)
         return 0; /* records are read by name, or all by state_load */

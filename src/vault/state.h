@@ -29,6 +29,17 @@ struct state {
 /* state_open(v, st, w): the current state (format 2: heads and chain
  * verified; format 1: every record loaded).  ${w} as for names_walk. */
 int state_open(pqv_vault *v, struct state *st, const struct names_walk *w);
+/* state_check_format(v): a config of format 1 is believed only for a
+ * format-1 vault (no segment, not seen here as format 2) or a half-finished
+ * upgrade (segment 1 alone, its base, verifying; if seen here, seen at epoch
+ * 1 with its chain value); anything else is a downgrade (PQV_E_INTEGRITY).
+ * v->config is replaced if the vault was upgraded meanwhile.  Unlocked
+ * vaults only (a no-op otherwise, and for format 2). */
+int state_check_format(pqv_vault *v);
+/* state_v1_segments(v, newest, chain): the segments beside a config of
+ * format 1: *${newest} 0 (none) or the newest epoch; when it is 1, segment 1
+ * is verified to be an upgrade's base and ${chain} is its chain value. */
+int state_v1_segments(pqv_vault *v, uint64_t *newest, uint8_t chain[32]);
 /* state_read_segment(v, epoch, s): read and open one segment. */
 int state_read_segment(pqv_vault *v, uint64_t epoch, struct segment *s);
 /* state_load(v, st): every entry (no KEM operation). */

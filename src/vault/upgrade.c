@@ -225,6 +225,9 @@ upgrade_if_needed(pqv_vault *v, pqv_report_fn report, void *report_ctx)
 
     if (v->config.version != 1)
         return 0;
+    /* A config put back from before an upgrade is not one to finish. */
+    if ((rc = state_check_format(v)) != 0 || v->config.version != 1)
+        return rc;
     segment_name(1, sname);
     rc = v->storage->ops->stat(v->storage, sname, NULL);
     if (rc == 0) {
@@ -247,6 +250,21 @@ upgrade_if_needed(pqv_vault *v, pqv_report_fn report, void *report_ctx)
     if ((rc = rewrite_config(v)) != 0)
         return rc;
     return delete_records(v, report, report_ctx);
+}
+
+int
+upgrade_finish_interrupted(pqv_vault *v, pqv_report_fn report, void *report_ctx)
+{
+    char sname[STORAGE_NAME_MAX];
+    int rc;
+
+    if (v->config.version != 1)
+        return 0;
+    segment_name(1, sname);
+    rc = v->storage->ops->stat(v->storage, sname, NULL);
+    if (rc == PQV_E_NOTFOUND)
+        return 0;
+    return rc != 0 ? rc : upgrade_if_needed(v, report, report_ctx);
 }
 
 int

@@ -79,6 +79,16 @@ pqv_vault_slot(const pqv_vault *v)
 }
 
 int
+pqv_vault_set_report(pqv_vault *v, pqv_report_fn fn, void *ctx)
+{
+    if (v == NULL)
+        return PQV_E_INVAL;
+    v->report = fn;
+    v->report_ctx = ctx;
+    return 0;
+}
+
+int
 pqv_vault_set_kdf_limit(pqv_vault *v, const struct pqv_kdf_limit *limit)
 {
     if (v == NULL)
@@ -262,6 +272,35 @@ vault_derive_keys(pqv_vault *v, uint8_t config_key[32])
         (rc = pqv_identity_derive_key(v->identity, "config", config_key)) != 0)
         return rc;
     return 0;
+}
+
+int
+vault_reload_config(pqv_vault *v)
+{
+    struct vault_config c;
+    uint8_t *text, config_key[32];
+    size_t len;
+    int rc, newer = 0;
+
+    memset(&c, 0, sizeof(c));
+    if ((rc = v->storage->ops->get(v->storage, CONFIG_NAME, &text, &len, MAX_CONFIG_BYTES)) != 0)
+        return rc == PQV_E_NOTFOUND || rc == PQV_E_INTEGRITY ? 0 : rc;
+    rc = config_parse(&c, text, len);
+    free(text);
+    if (rc == 0 && c.version > v->config.version && c.kem == v->config.kem &&
+        memcmp(c.vault_id, v->config.vault_id, VAULT_ID_BYTES) == 0 &&
+        util_ct_equal(c.identity_hash, v->config.identity_hash, 32) &&
+        pqv_identity_derive_key(v->identity, "config", config_key) == 0 &&
+        config_verify_mac(&c, config_key) == 0) {
+        config_clear(&v->config);
+        v->config = c;
+        newer = 1;
+    } else {
+        config_clear(&c);
+    }
+    util_wipe(config_key, sizeof(config_key));
+    pqv_error_clear(); /* not newer: the caller says why that matters */
+    return newer;
 }
 
 /* keyfile_optional(rc): whether a key file that failed to load with ${rc}

@@ -49,6 +49,9 @@ struct pqv_vault {
     uint8_t dedup_key[32];       /* content hashes of files (format 2) */
     uint8_t keyfile_hash[32];    /* SHA-256 of the key file as read or written */
     char *state_dir;             /* local state directory (NULL: none kept) */
+    int state_failed;            /* it could not be kept (said once; not tried again) */
+    pqv_report_fn report;        /* what no operation's callback carries (pqv_vault_set_report) */
+    void *report_ctx;
     int slot;                    /* slot that unlocked, -1 before */
     int locked;                  /* writer lock held */
     struct pqv_kdf_limit kdf_limit; /* what unlock computes (pqv_vault_set_kdf_limit) */
@@ -81,5 +84,8 @@ int vault_new_over(pqv_vault **out, pqv_storage *storage, pqv_storage *key_stora
 int vault_derive_keys(pqv_vault *v, uint8_t config_key[32]);
 /* vault_store_keyfile(v, kf): write ${kf} atomically and durably. */
 int vault_store_keyfile(pqv_vault *v, const pqv_keyfile *kf);
+/* vault_reload_config(v): the config read again (unlocked): 1 if it now
+ * says a newer format and verifies (v->config replaced), else 0. */
+int vault_reload_config(pqv_vault *v);
 
 #endif

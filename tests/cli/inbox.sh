@@ -1,6 +1,7 @@
 # tests/cli/inbox.sh: write-only adds (issue 13; docs/FORMAT.md section 18).
-# export-recipient (format, fingerprint, no overwrite, tampered and foreign
-# recipients refused); add --recipient with no key file, no passphrase and
+# export-recipient (format, fingerprint, no overwrite, verified with the key
+# or --unverified said, a forged config and key file refused, tampered and
+# foreign recipients refused); add --recipient with no key file, no passphrase and
 # no terminal, and as another Unix user who can only create files in the
 # 1733 inbox/; inbox, list's note, import round trip byte-exact, name
 # conflicts (suffix, --replace), idempotent import (a replayed batch),
@@ -16,7 +17,7 @@ fails() { ! "$@" >/dev/null 2>&1; }
 init_vault || finish
 R=$T/recipient
 # ---- export-recipient ----
-expect_status 0 pqn export-recipient -o "$R"
+expect_status 0 pq export-recipient -o "$R"
 check_ok "recipient: first line" [ "$(head -n 1 "$R")" = "pqvault-recipient 1" ]
 check_ok "recipient: vault-id line" grep -qE '^vault-id: [0-9a-f]{32}$' "$R"
 check_ok "recipient: kem line" grep -qE '^kem: FrodoKEM-976-(AES|SHAKE)$' "$R"
@@ -26,11 +27,55 @@ expect_status 0 pq info
 info_fp=$(sed -n 's/^fingerprint: *\(pqv1-[0-9a-f-]*\).*/\1/p' "$OUT")
 check_ok "recipient: fingerprint equals info's ($fp)" [ -n "$fp" -a "$fp" = "$info_fp" ]
 check_ok "recipient: ~21 KB" [ "$(wc -c <"$R")" -gt 20000 -a "$(wc -c <"$R")" -lt 24000 ]
-expect_status 1 pqn export-recipient -o "$R"
+expect_status 1 pq export-recipient -o "$R"
 expect_stderr_contains "exists"
-expect_status 0 pqn export-recipient -o "$R" --force
-expect_status 0 pqn export-recipient
+expect_status 0 pq export-recipient -o "$R" --force
+expect_status 0 pq export-recipient
 check_ok "export-recipient to stdout equals the file" same_file "$OUT" "$R"
+# Without the key (issue 17): refused, unless --unverified, which says so.
+expect_status 2 notty "$PQV" -v "$V" export-recipient -o "$T/r.nokey"
+expect_stderr_contains "--unverified"
+check_ok "export-recipient without the key wrote nothing" [ ! -e "$T/r.nokey" ]
+expect_status 0 notty "$PQV" -v "$V" export-recipient --unverified
+check_ok "export-recipient --unverified equals the verified one" same_file "$OUT" "$R"
+expect_stderr_contains "warning: the recipient was not verified against the vault's key"
+# A forged config (this vault's id, another identity, MAC'd with that
+# identity's key) and the forger's key file: with the key, refused; the
+# unverified export is the forger's, and says it is unverified.
+A=$T/attacker
+printf 'the forger does not know the passphrase\n' >"$T/a.pass"
+"$PQV" -v "$A" --passphrase-file "$T/a.pass" -q init --kdf "$KDF" >"$T/a.recovery" 2>/dev/null
+cp -a "$V" "$T/victim"
+python3 - "$A/config" "$V/config" "$T/a.recovery" "$T/forged-config" <<'EOF'
+import hashlib, hmac, sys
+A = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+v = 0
+for ch in open(sys.argv[3]).read().upper():
+    if ch in A:
+        v = (v << 5) | A.index(ch)
+seed = v.to_bytes(35, "big")[:32]
+h = lambda k, m: hmac.new(k, m, hashlib.sha256).digest()
+# key("config") (FORMAT.md section 2): HKDF-Expand(HKDF(seed, salt, "", 32), "key/config", 32)
+key = h(h(h(b"pqvault/v1/identity", seed), b"\x01"), b"key/config\x01")
+lines = open(sys.argv[1]).read().splitlines(True)
+victim_id = [l for l in open(sys.argv[2]) if l.startswith("vault-id ")][0]
+lines = [victim_id if l.startswith("vault-id ") else l for l in lines if not l.startswith("mac ")]
+text = "".join(lines)
+open(sys.argv[4], "w").write(text + "mac " + hmac.new(key, text.encode(), hashlib.sha256).hexdigest() + "\n")
+EOF
+cp "$T/forged-config" "$V/config"
+cp "$A/keyfile" "$V/keyfile"
+expect_status 0 notty "$PQV" -v "$V" export-recipient --unverified -o "$T/r.forged"
+expect_stderr_contains "not verified"
+check_ok "the unverified export is the forger's recipient" sh -c '! cmp -s "$1" "$2"' sh "$R" "$T/r.forged"
+expect_status 3 pq export-recipient -o "$T/r.forged2"
+check_ok "with the key, nothing exported from the forged config" [ ! -e "$T/r.forged2" ]
+# The forged config beside the vault's own key file: refused either way.
+cp "$T/victim/keyfile" "$V/keyfile"
+expect_status 4 notty "$PQV" -v "$V" export-recipient --unverified
+expect_status 3 pq export-recipient
+expect_stderr_contains "key file belongs to another vault"
+rm -rf "$V" && mv "$T/victim" "$V"
 expect_status 0 pq export-recipient -o -
 check_ok "export-recipient unlocked equals the file" same_file "$OUT" "$R"
 
@@ -71,7 +116,7 @@ printf 'AAAA\n\n' >>"$T/r.extra"
 expect_status 1 pqn add --recipient "$T/r.extra" "$T/lone"
 V2=$T/other
 "$PQV" -v "$V2" --passphrase-file "$PF" -q init --kdf "$KDF" >/dev/null 2>&1
-"$PQV" -v "$V2" export-recipient -o "$T/r.other" 2>/dev/null
+"$PQV" -v "$V2" --passphrase-file "$PF" export-recipient -o "$T/r.other" 2>/dev/null
 expect_status 3 pqn add --recipient "$T/r.other" "$T/lone"
 expect_stderr_contains "another vault"
 # The vault id line of this vault over another vault's key: fingerprint refused.

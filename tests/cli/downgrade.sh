@@ -1,0 +1,182 @@
+# tests/cli/downgrade.sh: a config of format 1 put back beside a vault
+# upgraded to format 2 (issue 17 item 1).  Format 1 has no chain, no local
+# state and no key file history, so a storage attacker who restores the
+# pre-upgrade config (and records) would undo every change made since the
+# upgrade, unnoticed.  Refused (exit 4) when this machine saw the vault as
+# format 2, and whenever format-2 segments beyond an upgrade's base lie
+# beside the format-1 config; a half-finished upgrade (config 1 beside a
+# verifying segment 1, FORMAT.md section 17) is still read and finished.
+. "$(dirname "$0")/lib.sh"
+PQV_T=$PQV_TEST
+FX=$(cd "$(dirname "$0")/../fixtures" && pwd)
+PF=$FX/v1.pass
+S=$XDG_STATE_HOME
+
+cp -r "$FX/v1-aes" "$V"
+cp -a "$V" "$T/pre"                                 # format 1, never upgraded
+expect_status 0 pq upgrade                          # epoch 1
+expect_status 0 pq rm docs/readme.txt               # epoch 2
+printf 'new\n' >"$T/newfile.txt"
+expect_status 0 pq add "$T/newfile.txt"             # epoch 3
+cp -a "$V" "$T/at3"
+cp -a "$S" "$T/state3"
+STATEFILE=$(find "$S" -type f ! -name '*.lock')
+check_ok "the local state records the vault's format" grep -qx 'format 2' "$STATEFILE"
+
+serve() { rm -rf "$V" && cp -a "$1" "$V"; }
+known() { rm -rf "$S" && cp -a "$T/state3" "$S"; }
+fresh() { rm -rf "$S"; }
+# downgraded: the pre-upgrade config and records put back beside epoch 3.
+downgraded() {
+    serve "$T/at3"
+    cp "$T/pre/config" "$V/config"
+    cp -r "$T/pre/records" "$V/records"
+}
+seg() { printf '%s/segments/%016x' "$V" "$1"; }
+
+# ---- the issue's case: config and records put back, local state at 3 ----
+downgraded; known
+expect_status 4 pq list
+expect_stderr_contains "downgrade: the config says format 1, but the vault holds format-2 segments up to epoch 3"
+expect_one_error_line
+check_ok "list printed nothing of the downgraded state" [ ! -s "$OUT" ]
+expect_status 4 pq get docs/readme.txt -o -
+expect_empty_stdout
+expect_status 4 pq get docs -o "$T/out-down"
+check_ok "nothing restored from the downgraded state" [ ! -e "$T/out-down" ]
+printf 'other\n' >"$T/other"
+expect_status 4 pq add "$T/other"
+check_ok "add wrote no epoch on the downgraded vault" [ ! -e "$(seg 4)" ]
+check_ok "add left the format-1 config as it was" cmp -s "$V/config" "$T/pre/config"
+expect_status 4 pq rm docs/empty
+check_ok "rm left the records" [ -n "$(find "$V/records" -type f)" ]
+expect_status 4 pq upgrade
+check_ok "upgrade did not take the downgraded config for a half-finished upgrade" \
+    cmp -s "$V/config" "$T/pre/config"
+expect_status 4 pq check
+expect_stderr_contains "downgrade"
+expect_status 4 pq gc
+expect_status 4 pq accept
+expect_stderr_contains "cannot accept a config of format 1 beside format-2 segments up to epoch 3"
+
+# ---- the same without local state: the segments tell ----
+downgraded; fresh
+expect_status 4 pq list
+expect_stderr_contains "downgrade: the config says format 1, but the vault holds format-2 segments up to epoch 3"
+# ... also with the segments after the base deleted but the local state kept.
+downgraded; known
+rm "$(seg 2)" "$(seg 3)"
+expect_status 4 pq list
+expect_stderr_contains "downgrade: the config says format 1, but this vault was seen here as format 2 at epoch 3"
+
+# ---- the whole pre-upgrade copy served (no segment at all) ----
+serve "$T/pre"; known
+expect_status 4 pq list
+expect_stderr_contains "downgrade: the config says format 1, but this vault was seen here as format 2 at epoch 3"
+expect_status 4 pq get docs/readme.txt -o -
+expect_empty_stdout
+expect_status 4 pq rm docs/empty
+expect_status 4 pq check
+# Without local state nothing can tell (first contact, as with any older copy).
+fresh
+expect_status 0 pq list
+expect_stdout_contains "docs/readme.txt"
+
+# ---- a local state file of version 1 (pqvault 0.2.0) still counts ----
+# Rewritten by hand from the version-2 file: same epoch and chain value,
+# MAC'd with key("state") derived from the fixture's recovery code.
+known
+python3 - "$FX/v1-aes.recovery" "$STATEFILE" <<'EOF'
+import hashlib, hmac, sys
+# FORMAT.md sections 5 and 2: the seed from the code, key("state") from it.
+A = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+v = 0
+for ch in open(sys.argv[1]).read().upper():
+    if ch in A:
+        v = (v << 5) | A.index(ch)
+seed = v.to_bytes(35, "big")[:32]
+h = lambda k, m: hmac.new(k, m, hashlib.sha256).digest()
+prk = h(h(b"pqvault/v1/identity", seed), b"\x01")       # HKDF(seed, salt, "", 32)
+key = h(prk, b"key/state\x01")                          # HKDF-Expand(PRK, "key/state", 32)
+lines = dict(l.split(" ", 1) for l in open(sys.argv[2]).read().splitlines())
+text = "pqvault-state 1\nvault %s\nepoch %s\nchain %s\n" % (lines["vault"], lines["epoch"], lines["chain"])
+mac = hmac.new(key, text.encode(), hashlib.sha256).hexdigest()
+open(sys.argv[2], "w").write(text + "mac %s\n" % mac)
+EOF
+check_ok "the state file is now of version 1" grep -qx 'pqvault-state 1' "$STATEFILE"
+serve "$T/at3"
+expect_status 0 pq list
+expect_stdout_contains "newfile.txt"
+serve "$T/pre"
+expect_status 4 pq list
+expect_stderr_contains "seen here as format 2 at epoch 3"
+serve "$T/at3"
+expect_status 0 pq add "$T/other"
+check_ok "the next record is of version 2 again" grep -qx 'format 2' "$STATEFILE"
+
+# ---- accept: the owner restored the format-1 copy on purpose ----
+serve "$T/pre"; known
+expect_status 0 pq accept
+expect_stdout_contains "accepted the format-1 vault as it is (epoch 3 of format 2 was known here"
+expect_status 0 pq list
+expect_stdout_contains "docs/readme.txt"
+expect_status 0 pq upgrade
+expect_status 0 pq list
+
+# ---- a half-finished upgrade is read and finished ----
+# The config's rename fails (rename:3: after segment 1 and the local state).
+serve "$T/pre"; fresh
+expect_status 1 env PQVAULT_TEST_FAULT=rename:3:EIO "$PQV_T" -v "$V" --passphrase-file "$PF" upgrade
+check_ok "half upgraded: config 1 beside segment 1" \
+    sh -c "head -n 1 '$V/config' | grep -qx 'pqvault-config 1' && [ -e '$(seg 1)' ]"
+cp -a "$V" "$T/half"
+cp -a "$S" "$T/state-half"
+expect_status 0 pq list
+expect_stdout_contains "docs/readme.txt"
+expect_status 0 pq get docs/readme.txt -o -
+expect_stdout_contains "pqvault format 1 fixture"
+expect_status 0 pq check
+# rm finishes the upgrade first (records removed beside the base would
+# come back with it), then removes.
+expect_status 0 pq rm docs/readme.txt
+check_ok "rm finished the upgrade" grep -qx 'pqvault-config 2' "$V/config"
+expect_status 0 pq list
+if grep -qx 'docs/readme.txt' "$OUT"; then fail "rm on a half upgrade: readme.txt still listed"; else
+    ok "rm on a half upgrade: readme.txt removed"; fi
+# add finishes it too.
+serve "$T/half"; rm -rf "$S" && cp -a "$T/state-half" "$S"
+expect_status 0 pq add "$T/other"
+check_ok "add finished the upgrade" grep -qx 'pqvault-config 2' "$V/config"
+expect_status 0 pq check
+# Without local state (the state's own write failed, rename:2, which is no
+# failure of the command, then the config's, rename:3), or read by another
+# machine: still a half upgrade.
+serve "$T/pre"; fresh
+expect_status 1 env PQVAULT_TEST_FAULT=rename:2+:EIO "$PQV_T" -v "$V" --passphrase-file "$PF" upgrade
+expect_stderr_contains "warning: cannot keep the local state"
+check_ok "no local state after rename:2" [ -z "$(find "$S" -type f ! -name '*.lock' 2>/dev/null)" ]
+check_ok "half upgraded: config 1 beside segment 1" \
+    sh -c "head -n 1 '$V/config' | grep -qx 'pqvault-config 1' && [ -e '$(seg 1)' ]"
+expect_status 0 pq list
+expect_status 0 pq upgrade
+expect_stdout_contains "upgraded to format 2"
+# A half upgrade served where later epochs were seen: a rollback to it.
+serve "$T/half"; known
+expect_status 4 pq list
+expect_stderr_contains "downgrade"
+# Another upgrade's segment 1 than the one seen here: a fork.
+serve "$T/half"; known
+cp "$T/at3/segments/0000000000000001" "$T/seg1-at3"
+rm -rf "$S" && cp -a "$T/state-half" "$S"
+cp "$T/seg1-at3" "$(seg 1)"
+expect_status 4 pq list
+expect_stderr_contains "fork: the vault's epoch 1 is not the one seen here before"
+# accept takes the half upgrade as it is.
+expect_status 0 pq accept
+expect_stdout_contains "accepted epoch 1 as current (a half-finished upgrade"
+expect_status 0 pq list
+# A segment 1 that is not an upgrade's base beside a format-1 config.
+serve "$T/half"; fresh
+flip_byte "$(seg 1)" 80
+expect_status 4 pq list
+finish

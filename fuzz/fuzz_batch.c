@@ -3,8 +3,10 @@
  * over a fixed test vault (fixed vault id, FrodoKEM-640-SHAKE identity from
  * a fixed seed).  The first byte picks the mode:
  *   even: the rest is a whole batch file named "inbox/<B>.batch" with B the
- *         fixed id below: header checks, then the wrap (which a fuzzer cannot
- *         forge: it fails to open);
+ *         fixed id below, the vault having issued a credential to the
+ *         writer "fuzz" (generation 1): header checks, a writer's header
+ *         and MAC, then the wrap (neither of which a fuzzer can forge: it
+ *         fails to open);
  *   odd:  the rest is a batch body's plaintext, parsed as if it had
  *         authenticated: this reaches the body parser (string and pack
  *         tables, entries, origins) with arbitrary bytes.
@@ -19,6 +21,7 @@
 #include "vault/batch.h"
 #include "vault/inbox.h"
 #include "vault/vault_internal.h"
+#include "vault/writers.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -55,8 +58,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size < 1)
         return 0;
     if ((data[0] & 1) == 0) {
-        if (batch_open_count(test_vault(), hex, data + 1, size - 1, &n) == 0)
-            abort(); /* the wrap cannot be forged */
+        static char prefix[] = "fuzz";
+        struct writer w = { "fuzz", prefix, 1, 1, 0 };
+        struct registry reg = { &w, 1, NULL, 0 };
+        struct batch b;
+        if (batch_open(test_vault(), hex, data + 1, size - 1, &reg, &b) == 0)
+            abort(); /* neither the MAC nor the wrap can be forged */
     } else {
         int rc = batch_parse(hex, data + 1, size - 1, &n);
         if (rc == 0 && n == 0)

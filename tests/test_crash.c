@@ -23,6 +23,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <openssl/crypto.h>
+
 #include "crashsim.h"
 #include "harness.h"
 #include "util/fsutil.h"
@@ -303,20 +305,20 @@ model_upgrade(struct vc_model *m)
 static int do_gc(pqv_vault *v) { return pqv_vault_gc(v, NULL, NULL); }
 static int op_gc(pqv_storage *s) { return vf_with_writer(s, NULL, do_gc); }
 
-/* write-only add of "new" with the vault's recipient alone (no key file
- * read, no lock), then import of that batch */
+/* write-only add of "new" by the writer "inbox" (registered first, one
+ * owner epoch), with its credential alone (no key file read, no lock):
+ * stored as inbox/new; then import of that batch */
 static int
 op_inbox_add(pqv_storage *s)
 {
     pqv_vault *v = NULL, *w = NULL;
     char *text = NULL, id[33];
-    size_t len;
+    size_t len = 0;
     int rc;
 
-    /* The recipient, as export-recipient makes it (reads the key file). */
-    if ((rc = pqv_vault_open_storage(&v, s, NULL, NULL)) != 0)
+    if ((rc = vf_open_vault(s, NULL, VC_PASS, &v, 1)) != 0)
         return rc;
-    rc = pqv_vault_export_recipient_unverified(v, &text, &len);
+    rc = pqv_vault_writer_add(v, "inbox", NULL, &text, &len);
     pqv_vault_close(v);
     if (rc != 0)
         return rc;
@@ -326,8 +328,16 @@ op_inbox_add(pqv_storage *s)
             rc = pqv_vault_inbox_commit(w, id);
         pqv_vault_close(w);
     }
+    OPENSSL_cleanse(text, len);
     free(text);
     return rc;
+}
+
+static void
+model_inbox_add(struct vc_model *m)
+{
+    vf_model_base(m, "");
+    vc_model_file(m, "inbox/new", NULL, 0, 0, vf.one, VF_ONE_LEN, 1);
 }
 
 static void
@@ -338,6 +348,11 @@ prepare_inbox(struct crashsim *cs)
         exit(2);
     }
 }
+
+/* revocation of the writer "inbox" (registered by the preparation, which
+ * also leaves one of its batches): one owner epoch */
+static int do_revoke(pqv_vault *v) { return pqv_vault_writer_revoke(v, "inbox"); }
+static int op_revoke(pqv_storage *s) { return vf_with_writer(s, NULL, do_revoke); }
 
 static int do_import(pqv_vault *v) { return pqv_vault_import(v, NULL); }
 static int op_import(pqv_storage *s) { return vf_with_writer(s, NULL, do_import); }
@@ -508,8 +523,9 @@ static const struct scenario scenarios[] = {
     { "gc", op_gc, vf_model_all, prepare_gc, 0, 0, NULL, NULL, 0 },
     { "gc compacting", op_gc, model_after_rm, prepare_gc_compact, 0, 0, NULL, NULL, 0 },
     { "upgrade", op_upgrade, model_upgrade, NULL, 0, 0, v1_start, V1_PASS, 0 },
-    { "write-only add", op_inbox_add, vf_model_add_one, NULL, 0, 0, NULL, NULL, 1 },
-    { "import", op_import, vf_model_add_one, prepare_inbox, 0, 0, NULL, NULL, 1 },
+    { "write-only add", op_inbox_add, model_inbox_add, NULL, 0, 0, NULL, NULL, 1 },
+    { "import", op_import, model_inbox_add, prepare_inbox, 0, 0, NULL, NULL, 1 },
+    { "writer revoke", op_revoke, vf_model_all, prepare_inbox, 0, 0, NULL, NULL, 0 },
 };
 
 static void
@@ -538,6 +554,7 @@ static void test_crash_gc_compact(void) { run_named("gc compacting"); }
 static void test_crash_upgrade(void) { run_named("upgrade"); }
 static void test_crash_inbox_add(void) { run_named("write-only add"); }
 static void test_crash_import(void) { run_named("import"); }
+static void test_crash_revoke(void) { run_named("writer revoke"); }
 
 /* The simulator itself: pending operations, barriers and outcomes. */
 static void
@@ -682,4 +699,5 @@ TEST_MAIN(test_crashsim_model, test_crash_add_one, test_crash_add_dir, test_cras
     test_crash_add_fd,
     test_crash_add_force, test_crash_rm, test_crash_rm_dir, test_crash_passwd, test_crash_recover,
     test_crash_gc, test_crash_gc_compact, test_crash_upgrade, test_crash_inbox_add, test_crash_import,
+    test_crash_revoke,
     test_crash_get_realfs, test_cleanup)

@@ -30,10 +30,11 @@ static const struct named stored[] = {
     { "implied/a/b/c", KIND_FILE }, { "l", KIND_SYMLINK }, { "s", KIND_FILE }, { "x", KIND_DIR },
 };
 
-/* The batch's entries imported so far: a file n, a directory nd, a file
- * d/newf, a directory s (over the stored file s). */
+/* The batch's entries imported so far, sorted by name (as import keeps
+ * them): a file d/newf, a file n, a directory nd, a directory s (over the
+ * stored file s). */
 static const struct named imported[] = {
-    { "n", KIND_FILE }, { "nd", KIND_DIR }, { "d/newf", KIND_FILE }, { "s", KIND_DIR },
+    { "d/newf", KIND_FILE }, { "n", KIND_FILE }, { "nd", KIND_DIR }, { "s", KIND_DIR },
 };
 #define NSTORED (sizeof(stored) / sizeof(stored[0]))
 #define NIMPORTED (sizeof(imported) / sizeof(imported[0]))
@@ -101,8 +102,8 @@ test_taken(void)
     CHECK((e = import_names_taken(&st, news, NIMPORTED, "f")) != NULL && e->kind == KIND_FILE &&
         e == state_find(&st, "f"));
     CHECK((e = import_names_taken(&st, news, NIMPORTED, "d/f")) != NULL && strcmp(e->name, "d/f") == 0);
-    CHECK((e = import_names_taken(&st, news, NIMPORTED, "n")) == news[0]);
-    CHECK((e = import_names_taken(&st, news, NIMPORTED, "d/newf")) == news[2]);
+    CHECK((e = import_names_taken(&st, news, NIMPORTED, "n")) == news[1]);
+    CHECK((e = import_names_taken(&st, news, NIMPORTED, "d/newf")) == news[0]);
     /* s: stored a file, imported a directory: the import's. */
     CHECK((e = import_names_taken(&st, news, NIMPORTED, "s")) == news[3] && e->kind == KIND_DIR);
     CHECK(import_names_taken(&st, news, 0, "s") == state_find(&st, "s"));

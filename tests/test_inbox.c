@@ -2,9 +2,11 @@
  * test_inbox.c: write-only adds through the library (docs/FORMAT.md
  * section 18): the recipient's export and strict parse, a write-only
  * writer opened without its key file, a batch of several operands (one
- * commit point), import (one epoch, idempotent, renames), a batch for
- * another vault, the body parser on edge cases, and refusals (format 1, a
- * second commit, import while a write-only writer).
+ * commit point); the bare recipient's batch refused or quarantined; a
+ * writer's credential: its batches under its prefix only, its newer state
+ * replacing its names, another generation, a revoked writer and a replay
+ * refused; a batch for another vault, the body parser on edge cases, and
+ * refusals (format 1, a second commit, import while a write-only writer).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -191,18 +193,50 @@ test_recipient(void)
     free(text);
 }
 
+/* import_with(v, quarantine, r): import, the result in ${r}. */
+static int
+import_with(pqv_vault *v, int quarantine, struct pqv_import_result *r)
+{
+    memset(r, 0, sizeof(*r));
+    return pqv_vault_import(v, &(struct pqv_import_options){ 0, NULL, NULL, r, quarantine });
+}
+
+/* write_batch(rel, text, len, what, name): one batch of the file ${what}
+ * stored as ${name} by a writer over ${rel} holding ${text}; its id. */
+static int
+write_batch(const char *rel, const char *text, size_t len, const char *what, const char *name,
+    char id[33])
+{
+    char src[512];
+    pqv_vault *w = NULL;
+    int rc;
+
+    if ((rc = writer(rel, text, len, &w)) != 0)
+        return rc;
+    path_of(src, sizeof(src), what);
+    if ((rc = pqv_vault_add_path(w, src, name, NULL)) == 0)
+        rc = pqv_vault_inbox_commit(w, id);
+    pqv_vault_close(w);
+    return rc;
+}
+
+/* Proves a bare-recipient batch (anyone's) is refused unless quarantined,
+ * and quarantined lands under quarantine/<id>/ stripped of set-id bits. */
 static void
-test_batch_and_import(void)
+test_bare_recipient(void)
 {
     size_t len, n;
-    char *text = recipient_of("v", &len), src[512], dir[512], id[33];
+    char *text = recipient_of("v", &len), src[512], dir[512], id[33], name[128];
     pqv_vault *w = NULL, *v;
     struct pqv_inbox_batch *b = NULL;
+    struct pqv_import_result r;
     struct pqv_entry e;
 
     REQUIRE(text != NULL);
     write_path("one", "first file\n");
     write_path("two", "second file\n");
+    path_of(src, sizeof(src), "two");
+    REQUIRE(chmod(src, 04755) == 0);
     /* No key file anywhere: the writer never reads it. */
     path_of(dir, sizeof(dir), "v/keyfile");
     path_of(src, sizeof(src), "keyfile.away");
@@ -229,41 +263,113 @@ test_batch_and_import(void)
         CHECK(strcmp(b[0].id, id) == 0);
         CHECK_EQ_INT(b[0].entries, 2);
         CHECK_EQ_INT(b[0].state, PQV_INBOX_PENDING);
+        CHECK(b[0].writer[0] == '\0');
     }
     free(b);
-    struct pqv_import_result r;
-    memset(&r, 0, sizeof(r));
-    struct pqv_import_options opt = { 0, NULL, NULL, &r };
-    CHECK(pqv_vault_import(v, &opt) == 0);
+    CHECK_EQ_INT(import_with(v, 0, &r), PQV_E_INTEGRITY);
+    CHECK_EQ_INT(r.batches, 0);
+    CHECK_EQ_INT(r.damaged, 1);
+    CHECK_EQ_INT(count_batches("v"), 1); /* left */
+    CHECK_EQ_INT(pqv_vault_lookup(v, "one", &e), PQV_E_NOTFOUND);
+    CHECK(import_with(v, 1, &r) == 0);
     CHECK_EQ_INT(r.batches, 1);
-    CHECK_EQ_INT(r.entries, 2);
+    CHECK_EQ_INT(r.quarantined, 1);
     CHECK_EQ_INT(count_batches("v"), 0);
-    CHECK(pqv_vault_lookup(v, "one", &e) == 0);
+    snprintf(name, sizeof(name), "quarantine/%.16s/dir/two", id);
+    CHECK(pqv_vault_lookup(v, name, &e) == 0);
+    CHECK_EQ_INT(e.mode & 07000, 0); /* no set-id bit from a stranger */
     pqv_entry_clear(&e);
-    CHECK(pqv_vault_lookup(v, "dir/two", &e) == 0);
-    pqv_entry_clear(&e);
-    struct pqv_check_result cr;
-    CHECK(pqv_vault_check(v, &(struct pqv_check_options){ 1, NULL, NULL }, &cr) == 0);
-    CHECK_EQ_INT(cr.inbox, 0);
-    pqv_vault_close(v);
-
-    /* The same name again: kept both. */
-    REQUIRE(writer("v", text, len, &w) == 0);
-    path_of(src, sizeof(src), "two");
-    CHECK(pqv_vault_add_path(w, src, "one", NULL) == 0);
-    CHECK(pqv_vault_inbox_commit(w, id) == 0);
-    pqv_vault_close(w);
-    REQUIRE((v = owner("v")) != NULL);
-    memset(&r, 0, sizeof(r));
-    CHECK(pqv_vault_import(v, &opt) == 0);
-    CHECK_EQ_INT(r.renamed, 1);
-    char renamed[64];
-    snprintf(renamed, sizeof(renamed), "one (inbox %.8s)", id);
-    CHECK(pqv_vault_lookup(v, renamed, &e) == 0);
-    CHECK_EQ_INT(e.size, strlen("second file\n"));
-    pqv_entry_clear(&e);
+    CHECK_EQ_INT(pqv_vault_lookup(v, "one", &e), PQV_E_NOTFOUND);
     pqv_vault_close(v);
     free(text);
+}
+
+/* Proves a writer's batches land under its prefix only, its newer state
+ * replacing its names (no copies), metadata kept; another generation,
+ * a revoked writer and a replay are refused. */
+static void
+test_writer(void)
+{
+    char *cred = NULL, *old = NULL, id[33], id2[33], cmd[2400], vd[512], name[128];
+    size_t clen = 0, olen = 0, n = 0;
+    struct pqv_writer_info *wi = NULL;
+    struct pqv_import_result r;
+    struct pqv_entry e;
+    pqv_vault *v;
+    char src[512];
+
+    REQUIRE((v = owner("v")) != NULL);
+    REQUIRE(pqv_vault_writer_add(v, "web-1", "hosts/web", &old, &olen) == 0);
+    REQUIRE(pqv_vault_writer_add(v, "web-1", "hosts/web", &cred, &clen) == 0); /* again */
+    CHECK(strstr(cred, "pqvault-writer 1\n") == cred);
+    CHECK(strstr(cred, "generation: 2\n") != NULL);
+    char *none = NULL;
+    size_t nlen = 0;
+    CHECK_EQ_INT(pqv_vault_writer_add(v, "other", "hosts/web/x", &none, &nlen), PQV_E_EXISTS);
+    CHECK(none == NULL);
+    CHECK(pqv_vault_writers(v, &wi, &n) == 0);
+    CHECK_EQ_INT(n, 1);
+    if (n == 1)
+        CHECK(strcmp(wi[0].prefix, "hosts/web") == 0 && wi[0].generation == 2);
+    free(wi);
+    pqv_vault_close(v);
+
+    write_path("conf", "v1\n");
+    path_of(src, sizeof(src), "conf");
+    REQUIRE(chmod(src, 04700) == 0);
+    REQUIRE(write_batch("v", cred, clen, "conf", NULL, id) == 0);
+    /* A batch of the old generation's credential. */
+    REQUIRE(write_batch("v", old, olen, "one", NULL, id2) == 0);
+    path_of(vd, sizeof(vd), "v/inbox");
+    snprintf(cmd, sizeof(cmd), "cp -a '%s/%s' '%s/%s.batch' '%s/..'", vd, id, vd, id, vd);
+    CHECK(system(cmd) == 0); /* kept aside for the replay */
+    REQUIRE((v = owner("v")) != NULL);
+    CHECK_EQ_INT(import_with(v, 0, &r), PQV_E_INTEGRITY);
+    CHECK_EQ_INT(r.batches, 1);
+    CHECK_EQ_INT(r.damaged, 1); /* the old generation's */
+    CHECK(pqv_vault_lookup(v, "hosts/web/conf", &e) == 0);
+    CHECK_EQ_INT(e.mode & 07777, 04700); /* a writer's metadata is kept */
+    pqv_entry_clear(&e);
+    CHECK_EQ_INT(pqv_vault_lookup(v, "conf", &e), PQV_E_NOTFOUND);
+    pqv_vault_close(v);
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s/%s' '%s/%s.batch'", vd, id2, vd, id2);
+    CHECK(system(cmd) == 0);
+
+    /* The newer state: replaced, never a copy beside it. */
+    write_path("conf", "version two\n");
+    REQUIRE(write_batch("v", cred, clen, "conf", NULL, id2) == 0);
+    REQUIRE((v = owner("v")) != NULL);
+    CHECK(import_with(v, 0, &r) == 0);
+    CHECK_EQ_INT(r.replaced, 1);
+    CHECK(pqv_vault_lookup(v, "hosts/web/conf", &e) == 0);
+    CHECK_EQ_INT(e.size, strlen("version two\n"));
+    pqv_entry_clear(&e);
+    snprintf(name, sizeof(name), "hosts/web/conf (inbox %.8s)", id2);
+    CHECK_EQ_INT(pqv_vault_lookup(v, name, &e), PQV_E_NOTFOUND);
+    /* The first batch put back after its deletion was confirmed: a replay. */
+    snprintf(cmd, sizeof(cmd), "cp -a '%s/../%s' '%s/../%s.batch' '%s/'", vd, id, vd, id, vd);
+    CHECK(system(cmd) == 0);
+    CHECK_EQ_INT(import_with(v, 1, &r), PQV_E_INTEGRITY);
+    CHECK_EQ_INT(r.batches, 0);
+    CHECK_EQ_INT(r.damaged, 1);
+    CHECK(pqv_vault_lookup(v, "hosts/web/conf", &e) == 0);
+    CHECK_EQ_INT(e.size, strlen("version two\n")); /* not the old one back */
+    pqv_entry_clear(&e);
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s/%s' '%s/%s.batch'", vd, id, vd, id);
+    CHECK(system(cmd) == 0);
+    /* Revoked: its later batches are refused. */
+    CHECK(pqv_vault_writer_revoke(v, "web-1") == 0);
+    pqv_vault_close(v);
+    REQUIRE(write_batch("v", cred, clen, "conf", NULL, id) == 0);
+    REQUIRE((v = owner("v")) != NULL);
+    CHECK_EQ_INT(import_with(v, 0, &r), PQV_E_INTEGRITY);
+    CHECK_EQ_INT(r.damaged, 1);
+    pqv_vault_close(v);
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s/%s' '%s/%s.batch'", vd, id, vd, id);
+    CHECK(system(cmd) == 0);
+    memset(cred, 0, clen);
+    free(cred);
+    free(old);
 }
 
 static void
@@ -286,8 +392,7 @@ test_foreign_batch(void)
     REQUIRE((v = owner("v")) != NULL);
     struct pqv_import_result r;
     memset(&r, 0, sizeof(r));
-    CHECK_EQ_INT(pqv_vault_import(v, &(struct pqv_import_options){ 0, NULL, NULL, &r }),
-        PQV_E_INTEGRITY);
+    CHECK_EQ_INT(import_with(v, 1, &r), PQV_E_INTEGRITY);
     CHECK_EQ_INT(r.damaged, 1);
     CHECK_EQ_INT(count_batches("v"), 1); /* left in place */
     struct pqv_entry e;
@@ -336,5 +441,5 @@ test_cleanup(void)
     CHECK(system(cmd) == 0);
 }
 
-TEST_MAIN(test_setup, test_recipient, test_batch_and_import, test_foreign_batch,
+TEST_MAIN(test_setup, test_recipient, test_bare_recipient, test_writer, test_foreign_batch,
     test_body_parser, test_format1_refused, test_cleanup)

@@ -545,6 +545,35 @@ PQV_API int pqv_vault_export_recipient(pqv_vault *v, char **text, size_t *len) P
 PQV_API int pqv_vault_export_recipient_unverified(pqv_vault *v, char **text, size_t *len)
     PQV_WARN_UNUSED;
 
+/*
+ * Writers the owner issues credentials to (docs/DESIGN.md section 6).  A
+ * credential is the recipient plus the writer's name, the prefix it may
+ * write under, its generation and a MAC key (secret: whoever holds it can
+ * add batches under the prefix).  Import accepts a writer's batches only
+ * while it is registered and not revoked, and only under its prefix.
+ *
+ * pqv_vault_writer_add(v, name, prefix, text, len): register the writer
+ * ${name} (1 to 64 of [A-Za-z0-9._-]) for names under ${prefix} (NULL:
+ * ${name}; printable ASCII without spaces; no other writer's prefix may
+ * overlap it), or issue it again (a new generation: its older credentials
+ * are refused from then on); one epoch.  Its credential in *${text}
+ * (malloc'd, secret: wipe and free).  Requires unlock+lock.
+ * pqv_vault_writer_revoke(v, name): its later batches are refused; one
+ * epoch.  pqv_vault_writers(v, out, n): the registered writers (free).
+ */
+struct pqv_writer_info {
+    char name[65];
+    char prefix[PQV_NAME_MAX + 1];
+    uint64_t generation;
+    uint64_t since;                 /* the epoch that issued it */
+    int revoked;
+};
+PQV_API int pqv_vault_writer_add(pqv_vault *v, const char *name, const char *prefix, char **text,
+    size_t *len) PQV_WARN_UNUSED;
+PQV_API int pqv_vault_writer_revoke(pqv_vault *v, const char *name) PQV_WARN_UNUSED;
+PQV_API int pqv_vault_writers(pqv_vault *v, struct pqv_writer_info **out, size_t *n)
+    PQV_WARN_UNUSED;
+
 /* pqv_recipient_parse(text, len, vault_id, pub, publen): strict parse of a
  * recipient: its vault id (16 bytes) and public identity (malloc'd).
  * PQV_E_INVAL if malformed, PQV_E_INTEGRITY if the key does not match its
@@ -572,28 +601,50 @@ struct pqv_inbox_batch {
     int64_t time;            /* unlocked: when written (batch body), else -1 */
     int64_t entries;         /* unlocked: entries, else -1 */
     int state;               /* PQV_INBOX_* */
+    char writer[65];         /* unlocked: the writer it authenticates as; "" for the
+                                bare recipient's (or when refused: see why) */
+    char prefix[PQV_NAME_MAX + 1];  /* unlocked: where it would be imported */
+    char why[256];           /* PQV_INBOX_DAMAGED, PQV_INBOX_REFUSED: why */
 };
-enum { PQV_INBOX_PENDING = 0, PQV_INBOX_DAMAGED = 1, PQV_INBOX_INCOMPLETE = 2 };
+enum { PQV_INBOX_PENDING = 0, PQV_INBOX_DAMAGED = 1, PQV_INBOX_INCOMPLETE = 2,
+    PQV_INBOX_REFUSED = 3 /* an unknown or revoked writer, a bad MAC, a replay */ };
 
 /* pqv_vault_inbox_list(v, out, n): the batches waiting in the inbox (and,
  * as PQV_INBOX_INCOMPLETE, pack directories without a commit point).
  * Unlocked, each batch is opened and verified (PQV_INBOX_DAMAGED if it does
  * not).  Free with free(). */
 PQV_API int pqv_vault_inbox_list(pqv_vault *v, struct pqv_inbox_batch **out, size_t *n) PQV_WARN_UNUSED;
+/* pqv_vault_inbox_entries(v, id, entries, n): what batch ${id} holds, as
+ * import would store it (names under the writer's prefix, or under
+ * quarantine/ stripped), without importing it; unlocked.  Free with
+ * pqv_entries_free. */
+PQV_API int pqv_vault_inbox_entries(pqv_vault *v, const char *id, struct pqv_entry **entries,
+    size_t *n) PQV_WARN_UNUSED;
 
 struct pqv_import_result {
-    uint64_t batches, entries, renamed, replaced, already, damaged;
+    uint64_t batches, entries;
+    uint64_t renamed;            /* (always 0 since writers have prefixes) */
+    uint64_t replaced;           /* names of a writer replaced by its newer state */
+    uint64_t already;            /* imported before, their deletion finished */
+    uint64_t damaged;            /* refused: damaged, not authenticated, replayed */
+    uint64_t removed;            /* names below a writer's roots it no longer has */
+    uint64_t quarantined;        /* bare-recipient batches put under quarantine/ */
 };
 struct pqv_import_options {
-    int replace;                 /* an existing name is replaced (not kept beside) */
+    int replace;                 /* (ignored: a writer's batch replaces its own names) */
     pqv_report_fn report;
     void *report_ctx;
     struct pqv_import_result *result;
+    int quarantine;              /* bare-recipient batches under quarantine/, stripped */
 };
-/* pqv_vault_import(v, opt): fold every valid inbox batch into the vault,
- * one epoch per batch; a damaged batch is reported, left, and makes the
- * call return PQV_E_INTEGRITY once the others are imported.  Requires
- * unlock+lock. */
+/* pqv_vault_import(v, opt): fold every inbox batch that authenticates as a
+ * registered writer's (pqv_vault_writer_add) into the vault, one epoch per
+ * batch, under the writer's prefix only; with ${quarantine} also the bare
+ * recipient's, below quarantine/ with owners, set-id bits and system
+ * attributes dropped.  A batch that is damaged, not authenticated, of a
+ * revoked writer, outside its prefix or replayed is reported, left, and
+ * makes the call return PQV_E_INTEGRITY once the others are imported.
+ * Requires unlock+lock. */
 PQV_API int pqv_vault_import(pqv_vault *v, const struct pqv_import_options *opt) PQV_WARN_UNUSED;
 
 /* pqv_vault_slot(v): the slot that unlocked ${v}, or -1. */

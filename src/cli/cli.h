@@ -88,6 +88,7 @@ enum opt_id {
     OPT_DELETE, OPT_FORCEREAD, OPT_DRYRUN, OPT_VERBOSE, OPT_EXCLUDE, OPT_EXCLUDEFROM,
     OPT_EXCLUDECACHES, OPT_STRIP, OPT_SKIPEXISTING, OPT_TOORIGINAL, OPT_TO, OPT_BYTES, OPT_DEPTH,
     OPT_KDFTIME, OPT_KDFONLY, OPT_QUICK, OPT_RECIPIENT, OPT_REPLACE, OPT_UNVERIFIED,
+    OPT_QUARANTINE, OPT_PREFIX,
     G_FIRST = 1000,
     G_VAULT = G_FIRST, G_KEYFILE, G_PFILE, G_PFD, G_PCMD, G_QUIET, G_WAIT, G_HELP,
     G_KDFLIMIT, G_S3_ENDPOINT, G_S3_CA_FILE, G_STATE_DIR
@@ -103,7 +104,7 @@ struct optdef {
 enum cmd_id {
     CMD_INIT = 1, CMD_ADD, CMD_GET, CMD_LIST, CMD_RM, CMD_CHECK, CMD_PASSWD,
     CMD_RECOVER, CMD_INFO, CMD_SPEED, CMD_GC, CMD_HELP, CMD_UPGRADE, CMD_ACCEPT, CMD_COPY,
-    CMD_EXPORT_RECIPIENT, CMD_INBOX, CMD_IMPORT, CMD_COUNT
+    CMD_EXPORT_RECIPIENT, CMD_INBOX, CMD_IMPORT, CMD_WRITER, CMD_COUNT
 };
 
 struct command {
@@ -186,6 +187,16 @@ int cmd_help(struct args *a);
 int cmd_export_recipient(struct args *a);
 int cmd_inbox(struct args *a);
 int cmd_import(struct args *a);
+int cmd_writer(struct args *a);
+
+/* private_stdout(what): standard output may receive a secret (${what}: the
+ * recovery code, a writer's credential): when it is a regular file
+ * (pqvault init > recovery-code.txt, made 0644 under umask 022), it is made
+ * mode 0600 if it is ours; one that another user owns, or that stays
+ * readable or writable by others (a file system without modes), is
+ * refused.  Pipes, terminals and devices are left as they are.  Exit
+ * status (output.c). */
+int private_stdout(const char *what);
 /* inbox_session(v, recipient): ${v} opened as a write-only writer with the
  * recipient file ${recipient} (no key file, no passphrase, no lock). */
 int inbox_session(pqv_vault **v, const char *recipient);

@@ -47,35 +47,6 @@ kdf_cost_warning(const struct pqv_kdf_params *p, int slot)
         (unsigned)(p->t_cost > PQV_KDF_LIMIT_T ? p->t_cost : PQV_KDF_LIMIT_T));
 }
 
-/* private_stdout(): standard output may receive the recovery code: when it
- * is a regular file (pqvault init > recovery-code.txt, made 0644 under
- * umask 022), it is made mode 0600 if it is ours; one that another user
- * owns, or that stays readable or writable by others (a file system
- * without modes), is refused, before the vault is created.  Pipes,
- * terminals and devices are left as they are.  Exit status. */
-static int
-private_stdout(void)
-{
-    struct stat st;
-
-    if (fstat(STDOUT_FILENO, &st) != 0 || !S_ISREG(st.st_mode))
-        return EXIT_OK;
-    if (st.st_uid != geteuid()) {
-        err_msg("standard output is a file of another user (uid %lu): it would hold the "
-            "recovery code; write it to a file of your own", (unsigned long)st.st_uid);
-        return EXIT_ERR;
-    }
-    if ((st.st_mode & 077) != 0 &&
-        (fchmod(STDOUT_FILENO, st.st_mode & 0700) != 0 ||
-            fstat(STDOUT_FILENO, &st) != 0 || (st.st_mode & 077) != 0)) {
-        err_msg("standard output is a file others can read (mode %04o) and cannot be made "
-            "private: it would hold the recovery code; write it to a file of mode 0600",
-            (unsigned)(st.st_mode & 07777));
-        return EXIT_ERR;
-    }
-    return EXIT_OK;
-}
-
 /* ---- init ---- */
 
 /* kdf_for_time(target, other, kdf): calibrate a slot's cost for ${target}
@@ -232,7 +203,7 @@ cmd_init(struct args *a)
     if (!location_is_s3() && (rc = init_room(force)) != EXIT_OK)
         return rc;
     /* Where the recovery code goes: private before anything is created. */
-    if ((rc = private_stdout()) != EXIT_OK)
+    if ((rc = private_stdout("the recovery code")) != EXIT_OK)
         return rc;
     /* Calibrated before the passphrase is read: it is held no longer, and
      * the pick is said before the prompt. */

@@ -49,10 +49,14 @@ static const struct optdef export_recipient_opts[] = {
     { "unverified", 0, 0, OPT_UNVERIFIED }, { NULL, 0, 0, 0 }
 };
 static const struct optdef inbox_opts[] = {
-    { NULL, 0, 0, 0 }
+    { "long", 'l', 0, OPT_LONG }, { NULL, 0, 0, 0 }
 };
 static const struct optdef import_opts[] = {
-    { "replace", 0, 0, OPT_REPLACE }, { NULL, 0, 0, 0 }
+    { "replace", 0, 0, OPT_REPLACE }, { "quarantine", 0, 0, OPT_QUARANTINE }, { NULL, 0, 0, 0 }
+};
+static const struct optdef writer_opts[] = {
+    { "prefix", 0, 1, OPT_PREFIX }, { "output", 'o', 1, OPT_OUT }, { "force", 'f', 0, OPT_FORCE },
+    { NULL, 0, 0, 0 }
 };
 static const struct optdef get_opts[] = {
     { "output", 'o', 1, OPT_OUT }, { "force", 'f', 0, OPT_FORCE },
@@ -166,19 +170,42 @@ const struct command commands[] = {
       "  -f, --force       replace an existing FILE\n"
       "  --unverified      without a passphrase source: export what the storage\n"
       "                    says, unverified (a warning says so)\n" },
-    { "inbox", CMD_INBOX, inbox_opts, "",
+    { "inbox", CMD_INBOX, inbox_opts, "[-l]",
       "List the batches write-only adds left in the inbox: id, time, bytes,\n"
-      "packs, entries, state.  Time and entries need the key: with a passphrase\n"
-      "source (never a prompt) each batch is opened and verified (exit 4 if one\n"
-      "is damaged).\n" },
-    { "import", CMD_IMPORT, import_opts, "[--replace]",
-      "Fold the inbox batches into the vault, one commit per batch, each\n"
-      "verified first (its key, its entries, every pack's size and SHA-256);\n"
-      "a batch's files are deleted once its commit is durable.  A name that\n"
-      "exists is kept, the imported one named 'NAME (inbox XXXXXXXX)'.  A\n"
-      "damaged batch is reported and left in place, the others imported\n"
-      "(exit 4).\n"
-      "  --replace         an imported file replaces a file of the same name\n" },
+      "packs, entries, writer, state.  Time, entries and the writer need the\n"
+      "key: with a passphrase source (never a prompt) each batch is opened and\n"
+      "verified as import would (exit 4 if one is damaged or refused).\n"
+      "  -l, --long        also every entry each batch would import, as\n"
+      "                    list -l shows them (kind, mode, owner, size, name)\n" },
+    { "import", CMD_IMPORT, import_opts, "[--quarantine]",
+      "Fold the inbox batches into the vault, one commit per batch.  A batch\n"
+      "of a writer (pqvault writer add) is imported only if it authenticates\n"
+      "as a writer registered and not revoked, and only under that writer's\n"
+      "prefix: it is the writer's newer state of its own names (what it no\n"
+      "longer has below the trees it added is removed).  A batch made with\n"
+      "the bare recipient is refused, or with --quarantine imported under\n"
+      "quarantine/ID/ with owners, set-id bits and system attributes dropped.\n"
+      "A batch imported before is never imported again (a replay: exit 4).\n"
+      "Refused and damaged batches are reported and left in place, the\n"
+      "others imported (exit 4).  A batch's files are deleted once its commit\n"
+      "is durable.\n"
+      "  --quarantine      import bare-recipient batches, stripped, under\n"
+      "                    quarantine/\n"
+      "  --replace         (no effect: kept for scripts of pqvault 0.2)\n" },
+    { "writer", CMD_WRITER, writer_opts, "add NAME [--prefix P] [-o FILE] | list | revoke NAME",
+      "Write-only writers: machines that add to the vault (add --recipient\n"
+      "CREDENTIAL) but can read, list, change or delete nothing.\n"
+      "  writer add NAME   register NAME (or issue it again: its older\n"
+      "                    credentials are refused from then on) and write its\n"
+      "                    credential (secret: mode 0600; default standard\n"
+      "                    output).  Its batches are imported under its prefix\n"
+      "                    only.\n"
+      "  writer list       the registered writers: name, prefix, generation,\n"
+      "                    the epoch that issued it, revoked or not\n"
+      "  writer revoke NAME  refuse NAME's batches from now on\n"
+      "  --prefix P        where NAME's names go (default: NAME)\n"
+      "  -o, --output FILE write the credential to FILE\n"
+      "  -f, --force       replace an existing FILE\n" },
     { "get", CMD_GET, get_opts, "NAME... [-o OUT] [--force | --skip-existing] ...",
       "Restore stored files or directory trees.  A file goes to OUT unless OUT\n"
       "is an existing directory, then to OUT/NAME; a directory restores its\n"

@@ -23,7 +23,7 @@ static int (*const run_command[CMD_COUNT])(struct args *) = {
     [CMD_GC] = cmd_gc, [CMD_HELP] = cmd_help, [CMD_UPGRADE] = cmd_upgrade,
     [CMD_ACCEPT] = cmd_accept, [CMD_COPY] = cmd_copy,
     [CMD_EXPORT_RECIPIENT] = cmd_export_recipient, [CMD_INBOX] = cmd_inbox,
-    [CMD_IMPORT] = cmd_import,
+    [CMD_IMPORT] = cmd_import, [CMD_WRITER] = cmd_writer,
 };
 
 int

@@ -3,7 +3,9 @@
  */
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -273,4 +275,27 @@ print_name(FILE *f, const char *name, int escape)
     }
     if (dollar || quoted)
         putc('\'', f);
+}
+
+int
+private_stdout(const char *what)
+{
+    struct stat st;
+
+    if (fstat(STDOUT_FILENO, &st) != 0 || !S_ISREG(st.st_mode))
+        return EXIT_OK;
+    if (st.st_uid != geteuid()) {
+        err_msg("standard output is a file of another user (uid %lu): it would hold %s; write "
+            "it to a file of your own", (unsigned long)st.st_uid, what);
+        return EXIT_ERR;
+    }
+    if ((st.st_mode & 077) != 0 &&
+        (fchmod(STDOUT_FILENO, st.st_mode & 0700) != 0 ||
+            fstat(STDOUT_FILENO, &st) != 0 || (st.st_mode & 077) != 0)) {
+        err_msg("standard output is a file others can read (mode %04o) and cannot be made "
+            "private: it would hold %s; write it to a file of mode 0600",
+            (unsigned)(st.st_mode & 07777), what);
+        return EXIT_ERR;
+    }
+    return EXIT_OK;
 }

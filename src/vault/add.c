@@ -73,15 +73,51 @@ stream_plan(struct operand *o)
 
 /* plan_one(v, st, o, opt): operand ${o} walked and decided; refused (not
  * an error of the command) if it cannot be. */
+/* prefixed(v, o, out): the operand's stored name under the sink's prefix
+ * (a writer's credential's), or its own name (NULL: the default). */
+static int
+prefixed(pqv_vault *v, const struct operand *o, char out[PQV_NAME_MAX + 1], const char **name)
+{
+    const char *prefix = v->sink->prefix != NULL ? v->sink->prefix(v) : NULL;
+    char base[PQV_NAME_MAX + 1];
+    int rc;
+
+    *name = o->op->name;
+    if (prefix == NULL)
+        return 0;
+    if (o->op->name != NULL)
+        rc = pqv_name_normalize(o->op->name, base, sizeof(base));
+    else if (o->op->path != NULL)
+        rc = add_walk_default_name(o->op->path, base, sizeof(base));
+    else
+        rc = error_set(PQV_E_INVAL, NULL, "a descriptor operand needs a name");
+    if (rc != 0)
+        return rc;
+    if (snprintf(out, PQV_NAME_MAX + 1, "%s/%s", prefix, base) > PQV_NAME_MAX)
+        return error_set(PQV_E_INVAL, base, "too long a name below the prefix %s", prefix);
+    *name = out;
+    return 0;
+}
+
 static int
 plan_one(pqv_vault *v, struct state *st, struct operand *o, const struct pqv_add_options *opt)
 {
+    char named[PQV_NAME_MAX + 1];
+    const char *name;
     int rc;
 
     add_walk_init(&o->plan);
     pqv_error_clear();
-    rc = o->op->path == NULL ? stream_plan(o) : add_walk_operand(v, &o->plan, o->op->path,
-        o->op->name, opt);
+    if ((rc = prefixed(v, o, named, &name)) != 0)
+        ;
+    else if (o->op->path == NULL) {
+        const char *given = o->op->name;
+        o->op->name = name;
+        rc = stream_plan(o);
+        o->op->name = given;
+    } else {
+        rc = add_walk_operand(v, &o->plan, o->op->path, name, opt);
+    }
     if (rc == 0)
         rc = add_plan_prepare(st, &o->plan, opt);
     /* A stream is no tree to update: replacing a name takes force. */
@@ -303,14 +339,18 @@ pqv_vault_add(pqv_vault *v, struct pqv_add_operand *ops, size_t n,
     }
     if (rc == 0) {
         refuse_clashes(o, n);
-        for (size_t i = 0; i < n; i++)
+        for (size_t i = 0; i < n && rc == 0; i++)
             if (!o[i].refused) {
                 say_notes(&o[i].plan, opt);
                 res.excluded += o[i].plan.excluded;
                 res.failed += o[i].plan.not_stored;
+                /* (A writer's batch lists the trees it holds the newer state of.) */
+                if (v->sink->root != NULL && !opt->dry_run)
+                    rc = v->sink->root(v, o[i].plan.root_name);
             }
-        rc = store(v, o, n, &st, opt, &res);
     }
+    if (rc == 0)
+        rc = store(v, o, n, &st, opt, &res);
     if (rc == 0) {
         add_result(opt, &res);
         /* Entries that could not be read fail their operand (the rest of

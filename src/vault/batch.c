@@ -58,13 +58,16 @@ batch_free(struct batch *b)
         entry_clear(&b->entries[i]);
     free(b->entries);
     free(b->packs);
+    for (size_t i = 0; i < b->nroots; i++)
+        free(b->roots[i]);
+    free(b->roots);
     memset(b, 0, sizeof(*b));
 }
 
 int
 batch_seal(const pqv_vault *v, const uint8_t id[BATCH_ID_BYTES], const uint8_t kb[32],
     const uint8_t *wrap, size_t wraplen, struct entry *const *entries, size_t n,
-    const struct seg_pack *packs, size_t npacks, struct buf *blob)
+    const struct seg_pack *packs, size_t npacks, const struct batch_writer *w, struct buf *blob)
 {
     struct seg_tables tables;
     struct buf body = { NULL, 0, 0, 0 }, ents = { NULL, 0, 0, 0 };
@@ -83,7 +86,7 @@ batch_seal(const pqv_vault *v, const uint8_t id[BATCH_ID_BYTES], const uint8_t k
         rc = entry_encode(&ents, entries[i], &tables, entries[i]->key);
     if (rc != 0)
         goto out;
-    buf_u8(&body, 1);
+    buf_u8(&body, w != NULL ? 2 : 1);
     buf_be64(&body, (uint64_t)(int64_t)time(NULL));
     buf_varint(&body, tables.nstrings);
     for (size_t i = 0; i < tables.nstrings; i++)
@@ -102,11 +105,17 @@ batch_seal(const pqv_vault *v, const uint8_t id[BATCH_ID_BYTES], const uint8_t k
         buf_varint(&body, sp->size);
         buf_bytes(&body, sp->hash, 32);
     }
+    if (w != NULL) {
+        buf_varint(&body, w->nroots);
+        for (size_t i = 0; i < w->nroots; i++)
+            buf_blob(&body, w->roots[i], strlen(w->roots[i]));
+    }
     buf_varint(&body, n);
     buf_bytes(&body, ents.p, ents.len);
-    /* The header, then the body sealed under K_b's body key. */
+    /* The header, then the body sealed under K_b's body key (then a
+     * writer's MAC over both). */
     buf_bytes(blob, BATCH_MAGIC, 4);
-    buf_u8(blob, BATCH_VERSION);
+    buf_u8(blob, w != NULL ? BATCH_VERSION_WRITER : BATCH_VERSION);
     buf_u8(blob, 0);
     buf_u8(blob, 0);
     buf_u8(blob, 0);
@@ -114,6 +123,11 @@ batch_seal(const pqv_vault *v, const uint8_t id[BATCH_ID_BYTES], const uint8_t k
     buf_bytes(blob, id, BATCH_ID_BYTES);
     buf_be32(blob, (uint32_t)wraplen);
     buf_bytes(blob, wrap, wraplen);
+    if (w != NULL) {
+        buf_u8(blob, (uint8_t)strlen(w->name));
+        buf_bytes(blob, w->name, strlen(w->name));
+        buf_be64(blob, w->generation);
+    }
     hlen = blob->len;
     if (body.nomem || ents.nomem || blob->nomem || buf_reserve(blob, body.len + 16) == NULL) {
         rc = PQV_E_NOMEM;
@@ -124,6 +138,13 @@ batch_seal(const pqv_vault *v, const uint8_t id[BATCH_ID_BYTES], const uint8_t k
              body.len, blob->p + hlen)) != 0)
         goto out;
     blob->len = hlen + body.len + 16;
+    if (w != NULL) {
+        uint8_t mac[BATCH_MAC_BYTES];
+        if ((rc = kdf_hmac_sha256(mac, w->key, WRITER_KEY_BYTES, blob->p, blob->len)) != 0)
+            goto out;
+        buf_bytes(blob, mac, sizeof(mac));
+        rc = blob->nomem ? PQV_E_NOMEM : 0;
+    }
 out:
     util_wipe(key, sizeof(key));
     entry_tables_free(&tables);
@@ -133,6 +154,34 @@ out:
 }
 
 /* batch_parse_body(v, b, p, len): the body's plaintext. */
+/* parse_roots(b, c): a writer's operands' stored names: at least one,
+ * each normal. */
+static int
+parse_roots(struct batch *b, struct cursor *c)
+{
+    uint64_t n = cursor_varint_max(c, cursor_left(c) / 2);
+
+    if (c->bad || n == 0)
+        return error_set(PQV_E_INTEGRITY, NULL, "malformed batch body (roots)");
+    if ((b->roots = calloc((size_t)n, sizeof(*b->roots))) == NULL)
+        return PQV_E_NOMEM;
+    for (; b->nroots < n; b->nroots++) {
+        char norm[PQV_NAME_MAX + 1];
+        uint64_t l = cursor_varint_max(c, PQV_NAME_MAX);
+        const uint8_t *q = cursor_take(c, (size_t)l);
+        if (q == NULL || l == 0 || memchr(q, 0, (size_t)l) != NULL)
+            return error_set(PQV_E_INTEGRITY, NULL, "malformed batch body (roots)");
+        if ((b->roots[b->nroots] = strndup((const char *)q, (size_t)l)) == NULL)
+            return PQV_E_NOMEM;
+        if (pqv_name_normalize(b->roots[b->nroots], norm, sizeof(norm)) != 0 ||
+            strcmp(norm, b->roots[b->nroots]) != 0) {
+            b->nroots++;
+            return error_set(PQV_E_INTEGRITY, NULL, "malformed batch body (roots)");
+        }
+    }
+    return 0;
+}
+
 int
 batch_parse_body(struct batch *b, const uint8_t *p, size_t len)
 {
@@ -144,7 +193,7 @@ batch_parse_body(struct batch *b, const uint8_t *p, size_t len)
 
     memset(&t, 0, sizeof(t));
     cursor_init(&c, p, len);
-    if (cursor_u8(&c) != 1)
+    if (cursor_u8(&c) != (b->version == BATCH_VERSION_WRITER ? 2 : 1))
         return error_set(PQV_E_INTEGRITY, NULL, "unknown batch body version");
     b->time = (int64_t)cursor_be64(&c);
     ns = cursor_varint_max(&c, cursor_left(&c));
@@ -189,6 +238,8 @@ batch_parse_body(struct batch *b, const uint8_t *p, size_t len)
         t.npacks++;
         b->npacks++;
     }
+    if (b->version == BATCH_VERSION_WRITER && (rc = parse_roots(b, &c)) != 0)
+        goto out;
     /* An entry takes at least 3 bytes. */
     ne = cursor_varint_max(&c, cursor_left(&c) / 3);
     if (c.bad || ne == 0)
@@ -224,11 +275,55 @@ out:
 
 /* batch_open(v, hex, blob, len, b): verify and parse the batch named
  * "inbox/<hex>.batch" (requires the unlocked identity). */
+/* writer_header(v, b, blob, len, off, reg, mac_end): a writer's batch:
+ * its name and generation after the wrap (at *${off}), the writer found in
+ * ${reg} at that generation and not revoked, and the MAC over everything
+ * before the last 32 bytes checked under its key, before any
+ * decapsulation. */
+static int
+writer_header(pqv_vault *v, struct batch *b, const uint8_t *blob, size_t len, size_t *off,
+    const struct registry *reg)
+{
+    uint8_t key[WRITER_KEY_BYTES], mac[BATCH_MAC_BYTES];
+    const struct writer *w;
+    size_t nl;
+    int rc;
+
+    if (*off + 1 > len || (nl = blob[*off]) == 0 || nl > WRITER_NAME_MAX ||
+        *off + 1 + nl + 8 + 16 + BATCH_MAC_BYTES > len)
+        return error_set(PQV_E_INTEGRITY, NULL, "malformed batch header (writer)");
+    memcpy(b->writer, blob + *off + 1, nl);
+    b->writer[nl] = '\0';
+    b->generation = util_load_be64(blob + *off + 1 + nl);
+    *off += 1 + nl + 8;
+    if (!writers_valid_name(b->writer))
+        return error_set(PQV_E_INTEGRITY, NULL, "malformed batch header (writer)");
+    if (reg == NULL || (w = writers_find(reg, b->writer)) == NULL)
+        return error_set(PQV_E_AUTH, NULL, "from writer %s, whom this vault has not issued a "
+            "credential (refused)", b->writer);
+    if (w->revoked)
+        return error_set(PQV_E_AUTH, NULL, "from writer %s, revoked (refused)", b->writer);
+    if (w->generation != b->generation)
+        return error_set(PQV_E_AUTH, NULL, "from writer %s's credential of generation %llu, "
+            "replaced by generation %llu (refused)", b->writer,
+            (unsigned long long)b->generation, (unsigned long long)w->generation);
+    if ((rc = writers_key(v, w->name, w->generation, key)) == 0)
+        rc = kdf_hmac_sha256(mac, key, sizeof(key), blob, len - BATCH_MAC_BYTES);
+    util_wipe(key, sizeof(key));
+    if (rc != 0)
+        return rc;
+    if (!util_ct_equal(mac, blob + len - BATCH_MAC_BYTES, BATCH_MAC_BYTES))
+        return error_set(PQV_E_AUTH, NULL, "does not authenticate as writer %s's (altered, or "
+            "not made with its credential)", b->writer);
+    return 0;
+}
+
 int
-batch_open(pqv_vault *v, const char *hex, const uint8_t *blob, size_t len, struct batch *b)
+batch_open(pqv_vault *v, const char *hex, const uint8_t *blob, size_t len,
+    const struct registry *reg, struct batch *b)
 {
     uint8_t kb[32], key[32], nonce[PQV_AEAD_NONCE_BYTES], ctx[64], *plain = NULL;
-    size_t wraplen = pqv_wrap_bytes(v->config.kem), hlen = BATCH_FIXED_BYTES + wraplen;
+    size_t wraplen = pqv_wrap_bytes(v->config.kem), hlen = BATCH_FIXED_BYTES + wraplen, end;
     int rc;
 
     memset(b, 0, sizeof(*b));
@@ -238,8 +333,9 @@ batch_open(pqv_vault *v, const char *hex, const uint8_t *blob, size_t len, struc
         return error_set(PQV_E_INTEGRITY, NULL, "malformed batch name");
     if (len < hlen + 16 || memcmp(blob, BATCH_MAGIC, 4) != 0)
         return error_set(PQV_E_INTEGRITY, NULL, "not a batch (magic or length)");
-    if (blob[4] != BATCH_VERSION)
+    if (blob[4] != BATCH_VERSION && blob[4] != BATCH_VERSION_WRITER)
         return error_set(PQV_E_INTEGRITY, NULL, "unknown batch version %u", blob[4]);
+    b->version = blob[4];
     if (blob[5] != 0 || blob[6] != 0 || blob[7] != 0)
         return error_set(PQV_E_INTEGRITY, NULL, "malformed batch header");
     if (memcmp(blob + 8, v->config.vault_id, VAULT_ID_BYTES) != 0)
@@ -248,6 +344,12 @@ batch_open(pqv_vault *v, const char *hex, const uint8_t *blob, size_t len, struc
         return error_set(PQV_E_INTEGRITY, NULL, "the batch's id is not its name's (moved)");
     if (util_load_be32(blob + 8 + VAULT_ID_BYTES + BATCH_ID_BYTES) != wraplen)
         return error_set(PQV_E_INTEGRITY, NULL, "malformed batch header (key length)");
+    end = len;
+    if (b->version == BATCH_VERSION_WRITER) {
+        if ((rc = writer_header(v, b, blob, len, &hlen, reg)) != 0)
+            return rc;
+        end = len - BATCH_MAC_BYTES;
+    }
     if ((rc = pqv_unwrap(v->identity, blob + BATCH_FIXED_BYTES, wraplen, ctx,
              batch_wrap_context(v->config.vault_id, b->id, ctx), kb)) != 0)
         return error_set(PQV_E_INTEGRITY, NULL, "the batch's key does not open (not for this "
@@ -256,11 +358,11 @@ batch_open(pqv_vault *v, const char *hex, const uint8_t *blob, size_t len, struc
     util_wipe(kb, sizeof(kb));
     if (rc != 0)
         return rc;
-    if ((plain = malloc(len - hlen - 16 + 1)) == NULL) {
+    if ((plain = malloc(end - hlen - 16 + 1)) == NULL) {
         util_wipe(key, sizeof(key));
         return PQV_E_NOMEM;
     }
-    rc = pqv_aead_open1(PQV_AEAD_CHACHA20POLY1305, key, nonce, blob, hlen, blob + hlen, len - hlen,
+    rc = pqv_aead_open1(PQV_AEAD_CHACHA20POLY1305, key, nonce, blob, hlen, blob + hlen, end - hlen,
         plain);
     util_wipe(key, sizeof(key));
     if (rc != 0) {
@@ -268,8 +370,8 @@ batch_open(pqv_vault *v, const char *hex, const uint8_t *blob, size_t len, struc
         return error_set(PQV_E_INTEGRITY, NULL, "the batch body does not authenticate (altered "
             "or truncated)");
     }
-    rc = batch_parse_body(b, plain, len - hlen - 16);
-    util_wipe(plain, len - hlen - 16);
+    rc = batch_parse_body(b, plain, end - hlen - 16);
+    util_wipe(plain, end - hlen - 16);
     free(plain);
     if (rc != 0)
         batch_free(b);
@@ -284,21 +386,11 @@ batch_parse(const char *hex, const uint8_t *p, size_t len, size_t *n)
 
     memset(&b, 0, sizeof(b));
     snprintf(b.hex, sizeof(b.hex), "%s", hex);
+    /* (Either body version: a writer's has roots.) */
+    b.version = len > 0 && p[0] == 2 ? BATCH_VERSION_WRITER : BATCH_VERSION;
     rc = batch_parse_body(&b, p, len);
     *n = b.n;
     batch_free(&b);
-    return rc;
-}
-
-int
-batch_open_count(pqv_vault *v, const char *hex, const uint8_t *blob, size_t len, size_t *n)
-{
-    struct batch b;
-    int rc = batch_open(v, hex, blob, len, &b);
-
-    *n = rc == 0 ? b.n : 0;
-    if (rc == 0)
-        batch_free(&b);
     return rc;
 }
 

@@ -1,15 +1,32 @@
 /*
- * import.c: inbox batches folded into the vault (pqv_vault_import).  The
- * owner (unlocked, writer lock) imports each batch: opened, its packs
- * verified (size, SHA-256) and copied into packs/, its entries (renamed on
- * a conflict, or replacing with --replace) committed as one epoch; only
- * then are the batch's files deleted.  An entry whose origin names the
- * batch ("inbox:<B hex>:...") in the catalogue means the batch was
- * imported already (a crash before its deletion): it is only deleted.
+ * import.c: inbox batches folded into the vault (pqv_vault_import,
+ * docs/DESIGN.md section 6).
+ *
+ * A writer's batch (version 2) is imported only if it authenticates as a
+ * writer the chain registers, at its credential's generation, not revoked
+ * (its MAC is checked before anything is decapsulated), and only if every
+ * name in it lies under that writer's prefix: it then is the writer's
+ * newer state of its own names, each root it lists replacing what the
+ * vault holds below it (no copies, no renames), its metadata (owners,
+ * set-id bits, attributes) kept.  A batch of the bare recipient (version
+ * 1) can have been made by anyone: it is refused, or with quarantine
+ * imported under quarantine/<first 16 hex of its id>/ with owners, set-id
+ * and sticky bits and every attribute but user.* dropped.  An import never
+ * changes a name outside the batch's prefix.
+ *
+ * Each batch is one epoch, which records the batch's id in the chain
+ * (writers.c): a batch whose id is recorded is never imported again.  If
+ * its files are still there, either an import crashed between its commit
+ * and their deletion (the record is not yet confirmed: they are deleted),
+ * or they were put back after the next import confirmed their deletion (a
+ * replay: refused, exit 4).  Packs are copied into packs/; a pack already
+ * there (an interrupted import) must have the same bytes and is not the
+ * import's to delete if the commit fails.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "util/util.h"
 #include "vault/batch.h"
@@ -17,136 +34,146 @@
 #include "vault/import_internal.h"
 #include "vault/txn.h"
 #include "vault/vault_internal.h"
+#include "vault/writers.h"
 
-struct rename {
-    char *from, *to;
+#define QUARANTINE_DIR "quarantine"
+
+/* One import run. */
+struct import {
+    pqv_vault *v;
+    const struct pqv_import_options *opt;
+    struct pqv_import_result res;
+    struct names_list inbox;     /* the inbox's names, as listed first */
+    int refused;                 /* batches refused (not authenticated, replayed) */
 };
 
-/* import_batch(v, b, opt, res): one batch as one epoch. */
+/* A batch being imported. */
+struct importing {
+    struct batch *b;
+    const struct writer *w;      /* its writer, or NULL (quarantined) */
+    char prefix[PQV_NAME_MAX + 1];   /* every name of it lies under this */
+    struct entry **sorted;       /* its entries by name */
+};
+
 static int
-import_batch(pqv_vault *v, struct batch *b, const struct pqv_import_options *opt,
-    struct pqv_import_result *res)
+compare_entry_ptrs(const void *a, const void *b)
 {
-    struct state st;
-    struct txn t;
-    struct entry **news = NULL;
-    struct rename *renames = NULL;
-    size_t nnews = 0, nren = 0;
+    return strcmp((*(struct entry *const *)a)->name, (*(struct entry *const *)b)->name);
+}
+
+/* quarantine(in, e): ${e} under the quarantine prefix, stripped of what
+ * only a trusted writer may set. */
+static int
+quarantine(struct importing *in, struct entry *e)
+{
+    char *name;
+    size_t keep = 0;
+
+    if (asprintf(&name, "%s/%s", in->prefix, e->name) < 0)
+        return PQV_E_NOMEM;
+    if (strlen(name) > PQV_NAME_MAX) {
+        free(name);
+        return error_set(PQV_E_INTEGRITY, e->name, "too long a name to quarantine");
+    }
+    free(e->name);
+    e->name = name;
+    e->perm &= 0777;                     /* no set-id or sticky bit */
+    e->uid = (uint32_t)geteuid();         /* the importer's, not the batch's */
+    e->gid = (uint32_t)getegid();
+    free(e->user);
+    free(e->group);
+    e->user = e->group = NULL;
+    for (size_t i = 0; i < e->nxattrs; i++) {
+        if (strncmp(e->xattrs[i].name, "user.", 5) == 0) {
+            e->xattrs[keep++] = e->xattrs[i];
+            continue;
+        }
+        free(e->xattrs[i].name);
+        free(e->xattrs[i].value);
+    }
+    e->nxattrs = keep;
+    return 0;
+}
+
+/* prepare(in, st): the batch's names checked (and quarantined): under its
+ * prefix, each once, none below a file the vault holds outside the batch,
+ * the prefix itself no file of the vault; sorted by name. */
+static int
+prepare(struct importing *in, const struct state *st)
+{
+    struct batch *b = in->b;
+    const struct entry *at;
+    int rc;
+
+    for (size_t i = 0; i < b->n; i++) {
+        if (in->w == NULL && (rc = quarantine(in, &b->entries[i])) != 0)
+            return rc;
+        if (!names_under(b->entries[i].name, in->prefix))
+            return error_set(PQV_E_INTEGRITY, b->entries[i].name, "outside writer %s's prefix "
+                "%s: the batch is refused", b->writer, in->prefix);
+    }
+    for (size_t i = 0; i < b->nroots; i++)
+        if (!names_under(b->roots[i], in->prefix))
+            return error_set(PQV_E_INTEGRITY, b->roots[i], "outside writer %s's prefix %s: "
+                "the batch is refused", b->writer, in->prefix);
+    if ((at = state_find(st, in->prefix)) != NULL && at->kind != KIND_DIR)
+        return error_set(PQV_E_EXISTS, in->prefix, "is a file in the vault: the batch of writer "
+            "%s cannot go below it", b->writer);
+    if (b->n > 0 && (in->sorted = malloc(b->n * sizeof(*in->sorted))) == NULL)
+        return PQV_E_NOMEM;
+    for (size_t i = 0; i < b->n; i++)
+        in->sorted[i] = &b->entries[i];
+    util_sort(in->sorted, b->n, sizeof(*in->sorted), compare_entry_ptrs);
+    for (size_t i = 1; i < b->n; i++)
+        if (strcmp(in->sorted[i - 1]->name, in->sorted[i]->name) == 0)
+            return error_set(PQV_E_INTEGRITY, in->sorted[i]->name, "named twice in the batch");
+    for (size_t i = 0; i < b->n; i++) {
+        size_t len;
+        if (import_names_blocked(st, in->sorted, b->n, in->sorted[i]->name, &len))
+            return error_set(PQV_E_EXISTS, in->sorted[i]->name, "lies below %.*s, a file in "
+                "the vault: the batch is refused", (int)len, in->sorted[i]->name);
+    }
+    return 0;
+}
+
+/* gone(in, st, t): a writer's roots are its newer state: what the vault
+ * holds below a root that the batch does not name is removed. */
+static int
+gone(struct importing *in, const struct state *st, struct txn *t, uint64_t *removed)
+{
+    int rc = 0;
+
+    for (size_t r = 0; r < in->b->nroots && rc == 0; r++) {
+        const char *root = in->b->roots[r];
+        for (size_t i = state_first_under(st, root); i < st->n && rc == 0 &&
+             names_under(st->entries[i].name, root); i = state_next_under(st, root, i)) {
+            const char *name = st->entries[i].name;
+            struct entry key, *kp = &key;
+            key.name = (char *)name;
+            if (util_search(&kp, in->sorted, in->b->n, sizeof(*in->sorted),
+                    compare_entry_ptrs) != NULL)
+                continue;
+            if ((rc = txn_remove(t, name)) == 0)
+                (*removed)++;
+        }
+    }
+    return rc;
+}
+
+/* add_entries(imp, in, t): the batch's entries into the transaction, each
+ * hard-link group under an id of this vault's making. */
+static int
+add_entries(struct import *imp, struct importing *in, const struct state *st, struct txn *t)
+{
     uint64_t (*groups)[2] = NULL;
     size_t ngroups = 0;
-    char prefix[64], tag[16];
-    int rc, began = 0;
+    int rc = 0;
 
-    memset(&t, 0, sizeof(t));
-    if ((rc = state_current(v, &st, NULL)) != 0)
-        return rc;
-    if ((rc = state_load(v, &st)) != 0)
-        goto out;
-    snprintf(prefix, sizeof(prefix), ORIGIN_PREFIX "%s:", b->hex);
-    snprintf(tag, sizeof(tag), "%.8s", b->hex);
-    /* Imported already (a crash before the batch was deleted)? */
-    for (size_t i = 0; i < st.n; i++)
-        if (st.entries[i].origin != NULL &&
-            strncmp(st.entries[i].origin, prefix, strlen(prefix)) == 0) {
-            res->already++;
-            vault_report(opt->report, opt->report_ctx, PQV_REPORT_INFO, b->hex,
-                "imported already: its inbox files are removed");
-            rc = 1;
-            goto out;
-        }
-    if ((rc = batch_packs(v, b, 1)) != 0)
-        goto out;
-    if ((news = calloc(b->n, sizeof(*news))) == NULL ||
-        (renames = calloc(b->n, sizeof(*renames))) == NULL ||
-        (groups = calloc(b->n, sizeof(*groups))) == NULL) {
-        rc = PQV_E_NOMEM;
-        goto out;
-    }
-    if ((rc = txn_begin(v, &st, &t)) != 0)
-        goto out;
-    began = 1;
-    for (size_t i = 0; i < b->n && rc == 0; i++) {
-        struct entry *e = &b->entries[i];
-        const struct entry *old;
-        char *name = NULL;
-        size_t at;
-        /* Below a renamed directory: renamed with it. */
-        for (size_t r = nren; r-- > 0;) {
-            size_t fl = strlen(renames[r].from);
-            if (strncmp(e->name, renames[r].from, fl) == 0 && e->name[fl] == '/') {
-                if (asprintf(&name, "%s%s", renames[r].to, e->name + fl) < 0) {
-                    rc = PQV_E_NOMEM;
-                    name = NULL;
-                }
-                break;
-            }
-        }
-        if (rc != 0)
-            break;
-        if (name != NULL) {
-            free(e->name);
-            e->name = name;
-        }
-        /* An ancestor that is a file: the part of the name up to it
-         * renamed (and everything below with it). */
-        if (import_names_blocked(&st, news, nnews, e->name, &at)) {
-            char *from = strndup(e->name, at), *to = NULL;
-            if (from == NULL || asprintf(&to, "%s (inbox %s)", from, tag) < 0 ||
-                asprintf(&name, "%s%s", to, e->name + at) < 0) {
-                free(from);
-                rc = PQV_E_NOMEM;
-                break;
-            }
-            renames[nren].from = from;
-            renames[nren++].to = to;
-            free(e->name);
-            e->name = name;
-            res->renamed++;
-        }
-        old = import_names_taken(&st, news, nnews, e->name);
-        /* A name this batch already holds is always renamed: one name,
-         * one entry per epoch. */
-        int ours = old != NULL && old != state_find(&st, e->name);
-        if (old != NULL && (ours || (!(import_names_is_dir(old) && import_names_is_dir(e)) &&
-                                        !(opt->replace && !import_names_is_dir(old) && !import_names_is_dir(e))))) {
-            /* Kept both: the new one under "name (inbox B8)", " 2"... */
-            char *to = NULL;
-            for (int k = 1; rc == 0; k++) {
-                free(to);
-                if ((k == 1 ? asprintf(&to, "%s (inbox %s)", e->name, tag)
-                            : asprintf(&to, "%s (inbox %s %d)", e->name, tag, k)) < 0) {
-                    to = NULL;
-                    rc = PQV_E_NOMEM;
-                } else if (strlen(to) > PQV_NAME_MAX) {
-                    rc = error_set(PQV_E_INVAL, e->name, "name too long to rename");
-                } else if (import_names_taken(&st, news, nnews, to) == NULL) {
-                    break;
-                }
-            }
-            if (rc != 0) {
-                free(to);
-                break;
-            }
-            vault_report(opt->report, opt->report_ctx, PQV_REPORT_WARNING, e->name,
-                "exists: the imported one is named '%s'", to);
-            if (e->kind == KIND_DIR) {
-                /* Everything below it follows it. */
-                if ((renames[nren].to = strdup(to)) == NULL) {
-                    free(to);
-                    rc = PQV_E_NOMEM;
-                    break;
-                }
-                renames[nren++].from = e->name;
-            } else {
-                free(e->name);
-            }
-            e->name = to;
-            res->renamed++;
-        } else if (old != NULL && !import_names_is_dir(old)) {
-            res->replaced++;
-            vault_report(opt->report, opt->report_ctx, PQV_REPORT_INFO, e->name, "replaced");
-        }
-        /* Hard-link groups get ids of this vault's making. */
+    if (in->b->n > 0 && (groups = calloc(in->b->n, sizeof(*groups))) == NULL)
+        return PQV_E_NOMEM;
+    for (size_t i = 0; i < in->b->n && rc == 0; i++) {
+        struct entry *e = &in->b->entries[i];
+        const struct entry *old = state_find(st, e->name);
         if (e->hlgroup != 0) {
             size_t g;
             for (g = 0; g < ngroups && groups[g][0] != e->hlgroup; g++)
@@ -160,36 +187,53 @@ import_batch(pqv_vault *v, struct batch *b, const struct pqv_import_options *opt
             }
             e->hlgroup = groups[g][1];
         }
-        vault_report(opt->report, opt->report_ctx, PQV_REPORT_INFO, e->name, "imported");
-        if ((rc = txn_add(&t, e)) == 0)
-            news[nnews++] = t.entries[t.n - 1];
+        if (old != NULL && old->kind != KIND_DIR)
+            imp->res.replaced++;
+        vault_report(imp->opt->report, imp->opt->report_ctx, PQV_REPORT_INFO, e->name,
+            old != NULL && old->kind != KIND_DIR ? "replaced" : "imported");
+        rc = txn_add(t, e);
     }
-    for (size_t i = 0; rc == 0 && i < b->npacks; i++)
-        rc = txn_introduce(&t, &b->packs[i]);
-    /* The commit point: one epoch for the whole batch. */
-    if (rc == 0)
-        rc = txn_finish(&t, 0, opt->report, opt->report_ctx);
-    else
-        txn_abort(&t);
-    if (rc == 0) {
-        res->batches++;
-        res->entries += nnews;
-    }
-out:
-    if (began)
-        txn_free(&t);
-    for (size_t i = 0; renames != NULL && i < nren; i++) {
-        free(renames[i].from);
-        free(renames[i].to);
-    }
-    free(renames);
-    free(news);
     free(groups);
-    state_free(&st);
     return rc;
 }
 
-/* delete_batch(v, b or hex): its packs, then its commit point. */
+/* commit(imp, in, st, reg): the batch as one epoch: packs copied, entries
+ * in, what is gone out, its id recorded. */
+static int
+commit(struct import *imp, struct importing *in, struct state *st, struct registry *reg)
+{
+    struct seg_ext *ext = NULL;
+    size_t next = 0;
+    uint64_t removed = 0;
+    struct txn t;
+    int rc;
+
+    if ((rc = batch_packs(imp->v, in->b, 1)) != 0 || (rc = txn_begin(imp->v, st, &t)) != 0)
+        return rc;
+    for (size_t i = 0; rc == 0 && i < in->b->npacks; i++)
+        rc = txn_introduce(&t, &in->b->packs[i], 0);
+    if (rc == 0 && in->w != NULL)
+        rc = gone(in, st, &t, &removed);
+    if (rc == 0)
+        rc = add_entries(imp, in, st, &t);
+    if (rc == 0 && (rc = writers_record(reg, in->b->id, st->epoch + 1)) == 0 &&
+        (rc = writers_ext(reg, &ext, &next)) == 0) {
+        txn_set_ext(&t, ext, next);
+        rc = txn_finish(&t, TXN_EVEN_EMPTY, imp->opt->report, imp->opt->report_ctx);
+    } else {
+        txn_abort(&t);
+    }
+    if (rc == 0) {
+        imp->res.batches++;
+        imp->res.entries += in->b->n;
+        imp->res.removed += removed;
+        imp->res.quarantined += in->w == NULL ? 1 : 0;
+    }
+    txn_free(&t);
+    return rc;
+}
+
+/* delete_batch(v, hex, b): its packs, then its commit point. */
 static int
 delete_batch(pqv_vault *v, const char *hex, const struct batch *b)
 {
@@ -211,69 +255,195 @@ delete_batch(pqv_vault *v, const char *hex, const struct batch *b)
     return v->storage->ops->barrier(v->storage);
 }
 
+/* refuse(imp, sname, why): a batch left in place, said; the call fails at
+ * the end. */
+static void
+refuse(struct import *imp, const char *sname)
+{
+    imp->refused++;
+    vault_report(imp->opt->report, imp->opt->report_ctx, PQV_REPORT_ERROR, sname,
+        "not imported (left in place): %s", pqv_error_last()->reason);
+    pqv_error_clear();
+}
+
+/* one_batch(imp, hex, sname): open, check and import batch ${hex}; 0 also
+ * when it was refused (reported). */
+static int
+one_batch(struct import *imp, const char *hex, const char *sname)
+{
+    pqv_vault *v = imp->v;
+    struct importing in;
+    struct registry reg;
+    struct state st;
+    struct batch b;
+    struct imported *rec;
+    uint8_t *blob = NULL;
+    size_t len;
+    int rc;
+
+    memset(&in, 0, sizeof(in));
+    if ((rc = v->storage->ops->get(v->storage, sname, &blob, &len, MAX_BATCH_BYTES)) != 0)
+        return rc == PQV_E_NOTFOUND ? 0 : rc == PQV_E_INTEGRITY ? (refuse(imp, sname), 0) : rc;
+    if ((rc = state_current(v, &st, NULL)) != 0) {
+        free(blob);
+        return rc;
+    }
+    if ((rc = state_load(v, &st)) != 0 || (rc = writers_load(&st.segs[st.nsegs - 1], &reg)) != 0) {
+        free(blob);
+        state_free(&st);
+        return rc;
+    }
+    rc = batch_open(v, hex, blob, len, &reg, &b);
+    free(blob);
+    if (rc == PQV_E_INTEGRITY || rc == PQV_E_AUTH) {
+        refuse(imp, sname);
+        rc = 0;
+        goto out;
+    }
+    if (rc != 0)
+        goto out;
+    in.b = &b;
+    if ((rec = writers_imported(&reg, b.id)) != NULL) {
+        if (rec->confirmed) {
+            rc = error_set(PQV_E_INTEGRITY, sname, "replayed: this batch was imported in epoch "
+                "%llu and its files deleted since", (unsigned long long)rec->epoch);
+            refuse(imp, sname);
+            rc = 0;
+            goto done;
+        }
+        /* Imported, its deletion interrupted: finished now. */
+        imp->res.already++;
+        vault_report(imp->opt->report, imp->opt->report_ctx, PQV_REPORT_INFO, hex,
+            "imported already: its inbox files are removed");
+        rc = delete_batch(v, hex, &b);
+        goto done;
+    }
+    if (b.version == BATCH_VERSION_WRITER) {
+        in.w = writers_find(&reg, b.writer);
+        snprintf(in.prefix, sizeof(in.prefix), "%s", in.w->prefix);
+    } else if (!imp->opt->quarantine) {
+        error_set(PQV_E_INTEGRITY, sname, "made with the bare recipient, which anyone may hold: "
+            "not authenticated (import --quarantine puts it under " QUARANTINE_DIR "/%.16s/, "
+            "owners, set-id bits and system attributes dropped)", hex);
+        refuse(imp, sname);
+        goto done;
+    } else {
+        snprintf(in.prefix, sizeof(in.prefix), QUARANTINE_DIR "/%.16s", hex);
+    }
+    if ((rc = prepare(&in, &st)) == PQV_E_INTEGRITY || rc == PQV_E_EXISTS) {
+        refuse(imp, sname);
+        rc = 0;
+        goto done;
+    }
+    if (rc == 0 && (rc = commit(imp, &in, &st, &reg)) == PQV_E_INTEGRITY) {
+        refuse(imp, sname); /* (a pack missing, altered or swapped) */
+        rc = 0;
+    } else if (rc == 0) {
+        rc = delete_batch(v, hex, &b); /* durable in the catalogue: the batch's files go */
+    }
+done:
+    free(in.sorted);
+    batch_free(&b);
+out:
+    writers_free(&reg);
+    state_free(&st);
+    return rc;
+}
+
+/* confirm(imp): the imported batches whose files are gone from the inbox
+ * (deleted after their commit) are confirmed: from now on their files
+ * coming back is a replay.  One epoch, only when something changes: at the
+ * start of an import (what an interrupted one deleted) and at its end
+ * (what it imported and deleted). */
+static int
+confirm(struct import *imp)
+{
+    struct names_list inbox;
+    struct registry reg;
+    struct state st;
+    struct seg_ext *ext = NULL;
+    size_t next = 0, changed = 0;
+    struct txn t;
+    int rc;
+
+    if ((rc = names_list(imp->v->storage, INBOX_DIR, &inbox)) != 0)
+        return rc;
+    if ((rc = state_current(imp->v, &st, NULL)) != 0) {
+        names_list_free(&inbox);
+        return rc;
+    }
+    if ((rc = writers_load(&st.segs[st.nsegs - 1], &reg)) != 0) {
+        names_list_free(&inbox);
+        state_free(&st);
+        return rc;
+    }
+    for (size_t i = 0; i < reg.nimp; i++) {
+        char hex[2 * BATCH_ID_BYTES + 1], sname[STORAGE_NAME_MAX];
+        int present = 0;
+        if (reg.imp[i].confirmed)
+            continue;
+        util_hex_encode(hex, reg.imp[i].id, BATCH_ID_BYTES);
+        snprintf(sname, sizeof(sname), INBOX_DIR "/%s.batch", hex);
+        for (size_t k = 0; k < inbox.n && !present; k++)
+            present = strcmp(inbox.names[k], sname) == 0;
+        if (!present) {
+            reg.imp[i].confirmed = 1;
+            changed++;
+        }
+    }
+    if (changed > 0 && (rc = writers_ext(&reg, &ext, &next)) == 0 &&
+        (rc = txn_begin(imp->v, &st, &t)) == 0) {
+        txn_set_ext(&t, ext, next);
+        ext = NULL;
+        rc = txn_finish(&t, TXN_EVEN_EMPTY, imp->opt->report, imp->opt->report_ctx);
+        txn_free(&t);
+    }
+    segment_ext_free(ext, next);
+    writers_free(&reg);
+    state_free(&st);
+    names_list_free(&inbox);
+    return rc;
+}
+
 int
 pqv_vault_import(pqv_vault *v, const struct pqv_import_options *opt)
 {
     static const struct pqv_import_options none;
-    struct pqv_import_result res;
-    struct names_list names;
+    struct import imp;
     int rc;
 
     if ((rc = vault_require_writer(v)) != 0)
         return rc;
-    if (opt == NULL)
-        opt = &none;
-    memset(&res, 0, sizeof(res));
-    if ((rc = upgrade_if_needed(v, opt->report, opt->report_ctx)) != 0)
+    memset(&imp, 0, sizeof(imp));
+    imp.v = v;
+    imp.opt = opt != NULL ? opt : &none;
+    if ((rc = upgrade_if_needed(v, imp.opt->report, imp.opt->report_ctx)) != 0)
         return rc;
-    if ((rc = names_list(v->storage, INBOX_DIR, &names)) != 0)
+    if ((rc = names_list(v->storage, INBOX_DIR, &imp.inbox)) != 0)
         return rc;
-    for (size_t i = 0; i < names.n && rc == 0; i++) {
-        char hex[2 * BATCH_ID_BYTES + 1], sname[STORAGE_NAME_MAX];
-        uint8_t *blob = NULL;
-        size_t len;
-        struct batch b;
-        int irc;
-        if (inbox_classify(names.names[i], hex) != IN_BATCH)
-            continue;
-        snprintf(sname, sizeof(sname), "%s", names.names[i]);
-        irc = v->storage->ops->get(v->storage, sname, &blob, &len, MAX_BATCH_BYTES);
-        if (irc == PQV_E_NOTFOUND)
-            continue;
-        if (irc == 0) {
-            irc = batch_open(v, hex, blob, len, &b);
-            free(blob);
-        }
-        if (irc == 0) {
-            irc = import_batch(v, &b, opt, &res);
-            if (irc >= 0) {
-                /* Durable in the catalogue (or imported before): the
-                 * batch's files go. */
-                irc = delete_batch(v, hex, &b);
-            }
-            batch_free(&b);
-        }
-        if (irc == PQV_E_INTEGRITY) {
-            res.damaged++;
-            vault_report(opt->report, opt->report_ctx, PQV_REPORT_ERROR, sname,
-                "not imported (left in place): %s", pqv_error_last()->reason);
-            pqv_error_clear();
-        } else if (irc != 0) {
-            rc = irc;
-        }
+    /* What earlier imports deleted is confirmed first (before this run's
+     * batches, which are not deleted yet, are recorded). */
+    rc = confirm(&imp);
+    for (size_t i = 0; i < imp.inbox.n && rc == 0; i++) {
+        char hex[2 * BATCH_ID_BYTES + 1];
+        if (inbox_classify(imp.inbox.names[i], hex) == IN_BATCH)
+            rc = one_batch(&imp, hex, imp.inbox.names[i]);
     }
-    names_list_free(&names);
-    if (opt->result != NULL) {
-        struct pqv_import_result *r = opt->result;
-        r->batches += res.batches;
-        r->entries += res.entries;
-        r->renamed += res.renamed;
-        r->replaced += res.replaced;
-        r->already += res.already;
-        r->damaged += res.damaged;
+    names_list_free(&imp.inbox);
+    if (rc == 0 && (imp.res.batches > 0 || imp.res.already > 0))
+        rc = confirm(&imp);
+    if (imp.opt->result != NULL) {
+        struct pqv_import_result *r = imp.opt->result;
+        r->batches += imp.res.batches;
+        r->entries += imp.res.entries;
+        r->replaced += imp.res.replaced;
+        r->removed += imp.res.removed;
+        r->already += imp.res.already;
+        r->damaged += imp.refused;
+        r->quarantined += imp.res.quarantined;
     }
-    if (rc == 0 && res.damaged > 0)
-        rc = error_set(PQV_E_INTEGRITY, NULL, "%llu inbox batch%s damaged (reported above, left "
-            "in place)", (unsigned long long)res.damaged, res.damaged == 1 ? "" : "es");
+    if (rc == 0 && imp.refused > 0)
+        rc = error_set(PQV_E_INTEGRITY, NULL, "%llu inbox batch%s refused (reported above, left "
+            "in place)", (unsigned long long)imp.refused, imp.refused == 1 ? "" : "es");
     return rc;
 }

@@ -12,8 +12,8 @@
 
 /* import_names_is_dir(e): ${e} is a directory. */
 int import_names_is_dir(const struct entry *e);
-/* import_names_taken(st, news, n, name): the entry of ${name} in the state
- * or among the ${n} new ones, or NULL. */
+/* import_names_taken(st, news, n, name): the entry of ${name} among the
+ * ${n} new ones (sorted by name) or in the state, or NULL. */
 const struct entry *import_names_taken(const struct state *st, struct entry **news, size_t n,
     const char *name);
 /* import_names_blocked(st, news, n, name, at): an ancestor of ${name} that

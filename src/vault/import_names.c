@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "util/util.h"
 #include "vault/import_internal.h"
 
 /* kind_is_dir(e) */
@@ -15,14 +16,20 @@ import_names_is_dir(const struct entry *e)
     return e != NULL && e->kind == KIND_DIR;
 }
 
-/* import_names_taken(st, news, n, name): a name in the state or among the new ones. */
+static int
+compare_name_entry(const void *key, const void *elt)
+{
+    return strcmp(key, (*(struct entry *const *)elt)->name);
+}
+
+/* import_names_taken(st, news, n, name): a name among the new ones (sorted
+ * by name: a binary search) or in the state. */
 const struct entry *
 import_names_taken(const struct state *st, struct entry **news, size_t n, const char *name)
 {
-    for (size_t i = 0; i < n; i++)
-        if (strcmp(news[i]->name, name) == 0)
-            return news[i];
-    return state_find(st, name);
+    struct entry **hit = util_search(name, news, n, sizeof(*news), compare_name_entry);
+
+    return hit != NULL ? *hit : state_find(st, name);
 }
 
 /* import_names_blocked(st, news, n, name, at): an ancestor of ${name} that is not a

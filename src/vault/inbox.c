@@ -18,6 +18,8 @@
 #include "util/util.h"
 #include "vault/batch.h"
 #include "vault/inbox.h"
+#include "vault/recipient.h"
+#include "vault/writers.h"
 #include "vault/state.h"
 #include "vault/txn.h"
 #include "vault/vault_internal.h"
@@ -35,6 +37,9 @@ struct inbox {
     struct seg_pack *packs;
     size_t npacks, cappacks;
     int committed;
+    struct recipient_info cred;  /* a writer's credential (cred.is_writer), else zero */
+    char **roots;                /* the operands' stored names (a writer's) */
+    size_t nroots;
 };
 
 /* inbox_free(ctx): a writer's batch in progress (the sink's context). */
@@ -53,6 +58,10 @@ inbox_free(void *ctx)
     free(ib->entries);
     free(ib->packs);
     free(ib->wrap);
+    free(ib->cred.pub);
+    for (size_t i = 0; i < ib->nroots; i++)
+        free(ib->roots[i]);
+    free(ib->roots);
     util_wipe(ib, sizeof(*ib));
     free(ib);
 }
@@ -102,6 +111,35 @@ writer_open_state(pqv_vault *v, struct state *st)
 
 static int inbox_take(pqv_vault *v, const struct txn *t);
 
+/* writer_prefix(v): where a writer with a credential stores everything. */
+static const char *
+writer_prefix(const pqv_vault *v)
+{
+    const struct inbox *ib = v->sink_ctx;
+
+    return ib->cred.is_writer ? ib->cred.prefix : NULL;
+}
+
+/* writer_root(v, name): an operand's stored name, for the batch's roots
+ * (its newer state replaces what the vault holds below it). */
+static int
+writer_root(pqv_vault *v, const char *name)
+{
+    struct inbox *ib = v->sink_ctx;
+    char **grown;
+
+    for (size_t i = 0; i < ib->nroots; i++)
+        if (strcmp(ib->roots[i], name) == 0)
+            return 0;
+    if ((grown = realloc(ib->roots, (ib->nroots + 1) * sizeof(*grown))) == NULL)
+        return PQV_E_NOMEM;
+    ib->roots = grown;
+    if ((ib->roots[ib->nroots] = strdup(name)) == NULL)
+        return PQV_E_NOMEM;
+    ib->nroots++;
+    return 0;
+}
+
 static const struct txn_sink inbox_sink = {
     .ready = writer_ready,
     .prepare = writer_prepare,
@@ -110,6 +148,8 @@ static const struct txn_sink inbox_sink = {
     .take = inbox_take,
     .after = NULL,
     .release = inbox_free,
+    .prefix = writer_prefix,
+    .root = writer_root,
     .command_key = 0,     /* file keys sealed in the batch, under K_b */
     .content_hashes = 0,  /* no key("dedup") without the seed */
     .uses_keyfile = 0,
@@ -119,7 +159,8 @@ int
 pqv_vault_inbox_begin(pqv_vault *v, const uint8_t *recipient, size_t len)
 {
     struct inbox *ib;
-    uint8_t vault_id[VAULT_ID_BYTES], *pub = NULL, hash[32], ctx[64];
+    struct recipient_info ri;
+    uint8_t *vault_id, *pub = NULL, hash[32], ctx[64];
     size_t publen;
     struct kdf_part part;
     int rc;
@@ -129,8 +170,11 @@ pqv_vault_inbox_begin(pqv_vault *v, const uint8_t *recipient, size_t len)
     if (v->config.version < 2)
         return error_set(PQV_E_UNSUPPORTED, NULL, "write-only adds need a format-2 vault "
             "(its owner upgrades it first)");
-    if ((rc = pqv_recipient_parse(recipient, len, vault_id, &pub, &publen)) != 0)
+    if ((rc = recipient_parse(recipient, len, &ri)) != 0)
         return rc;
+    vault_id = ri.vault_id;
+    pub = ri.pub;
+    publen = ri.publen;
     part.data = pub;
     part.len = publen;
     if ((rc = kdf_sha3_256(hash, &part, 1)) != 0)
@@ -147,6 +191,8 @@ pqv_vault_inbox_begin(pqv_vault *v, const uint8_t *recipient, size_t len)
         rc = PQV_E_NOMEM;
         goto out;
     }
+    ib->cred = ri;              /* (its key is wiped with the inbox) */
+    ib->cred.pub = NULL;
     if ((rc = pqv_identity_from_public(&ib->recipient, pub, publen)) != 0 ||
         (rc = util_random(ib->id, sizeof(ib->id))) != 0 ||
         (rc = util_random(ib->key, sizeof(ib->key))) != 0)
@@ -177,6 +223,7 @@ pqv_vault_inbox_begin(pqv_vault *v, const uint8_t *recipient, size_t len)
 fail:
     inbox_free(ib);
 out:
+    util_wipe(ri.key, sizeof(ri.key));
     free(pub);
     return rc;
 }
@@ -265,8 +312,16 @@ pqv_vault_inbox_commit(pqv_vault *v, char id[33])
 #endif
         }
     }
-    if (rc != 0 || (rc = batch_seal(v, ib->id, ib->key, ib->wrap, ib->wraplen, ib->entries, ib->n,
-                        ib->packs, ib->npacks, &blob)) != 0)
+    if (rc == 0 && ib->cred.is_writer) {
+        struct batch_writer w = { ib->cred.writer, ib->cred.generation, ib->cred.key, ib->roots,
+            ib->nroots };
+        rc = batch_seal(v, ib->id, ib->key, ib->wrap, ib->wraplen, ib->entries, ib->n, ib->packs,
+            ib->npacks, &w, &blob);
+    } else if (rc == 0) {
+        rc = batch_seal(v, ib->id, ib->key, ib->wrap, ib->wraplen, ib->entries, ib->n, ib->packs,
+            ib->npacks, NULL, &blob);
+    }
+    if (rc != 0)
         goto out;
     snprintf(sname, sizeof(sname), INBOX_DIR "/%s.batch", ib->hex);
     /* The commit point, create-only, after every pack is durable (the
@@ -350,6 +405,151 @@ compare_batches(const void *a, const void *b)
     return strcmp(((const struct pqv_inbox_batch *)a)->id, ((const struct pqv_inbox_batch *)b)->id);
 }
 
+/* load_registry(v, reg): the writers the chain registers (none for a
+ * format-1 vault). */
+static int
+load_registry(pqv_vault *v, struct registry *reg)
+{
+    struct state st;
+    int rc;
+
+    memset(reg, 0, sizeof(*reg));
+    if (v->config.version < 2)
+        return 0;
+    if ((rc = state_current(v, &st, NULL)) != 0)
+        return rc;
+    rc = writers_load(&st.segs[st.nsegs - 1], reg);
+    state_free(&st);
+    return rc;
+}
+
+/* open_one(v, reg, item, b): batch ${item} read and opened as import
+ * would: item->state DAMAGED or REFUSED (why said) and 1 returned, or 0
+ * with ${b} open. */
+static int
+open_one(pqv_vault *v, const struct registry *reg, struct pqv_inbox_batch *item, struct batch *b)
+{
+    char sname[STORAGE_NAME_MAX];
+    const struct imported *rec;
+    uint8_t *blob;
+    size_t len;
+    int rc;
+
+    snprintf(sname, sizeof(sname), INBOX_DIR "/%s.batch", item->id);
+    rc = v->storage->ops->get(v->storage, sname, &blob, &len, MAX_BATCH_BYTES);
+    if (rc == PQV_E_NOTFOUND)
+        return 1; /* imported meanwhile */
+    if (rc == 0) {
+        rc = batch_open(v, item->id, blob, len, reg, b);
+        free(blob);
+    }
+    if (rc == 0 && (rc = batch_packs(v, b, 0)) != 0)
+        batch_free(b);
+    if (rc == PQV_E_INTEGRITY || rc == PQV_E_AUTH) {
+        item->state = rc == PQV_E_AUTH ? PQV_INBOX_REFUSED : PQV_INBOX_DAMAGED;
+        snprintf(item->why, sizeof(item->why), "%.255s", pqv_error_last()->reason);
+        pqv_error_clear();
+        return 1;
+    }
+    if (rc != 0)
+        return rc;
+    if ((rec = writers_imported(reg, b->id)) != NULL && rec->confirmed) {
+        item->state = PQV_INBOX_REFUSED;
+        snprintf(item->why, sizeof(item->why), "replayed: imported in epoch %llu",
+            (unsigned long long)rec->epoch);
+    }
+    if (b->writer[0] != '\0')
+        snprintf(item->writer, sizeof(item->writer), "%s", b->writer);
+    {
+        const struct writer *w = b->writer[0] != '\0' ? writers_find(reg, b->writer) : NULL;
+        if (w != NULL)
+            snprintf(item->prefix, sizeof(item->prefix), "%s", w->prefix);
+        else
+            snprintf(item->prefix, sizeof(item->prefix), "quarantine/%.16s", item->id);
+    }
+    item->time = b->time;
+    item->entries = (int64_t)b->n;
+    return 0;
+}
+
+/* open_listed(v, list, k): every pending batch of the listing opened. */
+static int
+open_listed(pqv_vault *v, struct pqv_inbox_batch *list, size_t k)
+{
+    struct registry reg;
+    int rc;
+
+    if ((rc = load_registry(v, &reg)) != 0)
+        return rc;
+    for (size_t i = 0; rc == 0 && i < k; i++) {
+        struct batch b;
+        if (list[i].state != PQV_INBOX_PENDING)
+            continue;
+        if ((rc = open_one(v, &reg, &list[i], &b)) == 0)
+            batch_free(&b);
+        else if (rc == 1)
+            rc = 0;
+    }
+    writers_free(&reg);
+    return rc;
+}
+
+int
+pqv_vault_inbox_entries(pqv_vault *v, const char *id, struct pqv_entry **entries, size_t *n)
+{
+    struct pqv_inbox_batch item;
+    struct registry reg;
+    struct batch b;
+    char hex[2 * BATCH_ID_BYTES + 1], sname[STORAGE_NAME_MAX];
+    int rc;
+
+    if (v == NULL || id == NULL || entries == NULL || n == NULL)
+        return PQV_E_INVAL;
+    *entries = NULL;
+    *n = 0;
+    if ((rc = vault_require_unlocked(v)) != 0)
+        return rc;
+    snprintf(sname, sizeof(sname), INBOX_DIR "/%s.batch", id);
+    if (strlen(id) != 2 * BATCH_ID_BYTES || inbox_classify(sname, hex) != IN_BATCH)
+        return error_set(PQV_E_INVAL, id, "not a batch id (32 hex digits)");
+    memset(&item, 0, sizeof(item));
+    snprintf(item.id, sizeof(item.id), "%s", hex);
+    if ((rc = load_registry(v, &reg)) != 0)
+        return rc;
+    rc = open_one(v, &reg, &item, &b);
+    writers_free(&reg);
+    if (rc == 1)
+        return item.why[0] != '\0' ? error_set(PQV_E_INTEGRITY, sname, "%s", item.why)
+                                   : error_set(PQV_E_NOTFOUND, sname, "not in the inbox");
+    if (rc != 0)
+        return rc;
+    if (b.n > 0 && (*entries = calloc(b.n, sizeof(**entries))) == NULL)
+        rc = PQV_E_NOMEM;
+    for (size_t i = 0; rc == 0 && i < b.n; i++) {
+        struct entry *e = &b.entries[i];
+        char *full = NULL;
+        /* As import names it: a quarantined batch's entries go below its
+         * quarantine prefix. */
+        if (b.writer[0] == '\0') {
+            if (asprintf(&full, "%s/%s", item.prefix, e->name) < 0)
+                rc = PQV_E_NOMEM;
+            else {
+                free(e->name);
+                e->name = full;
+            }
+        }
+        if (rc == 0 && (rc = list_public_entry(e, &(*entries)[i])) == 0)
+            (*n)++;
+    }
+    if (rc != 0) {
+        pqv_entries_free(*entries, *n);
+        *entries = NULL;
+        *n = 0;
+    }
+    batch_free(&b);
+    return rc;
+}
+
 int
 pqv_vault_inbox_list(pqv_vault *v, struct pqv_inbox_batch **out, size_t *n)
 {
@@ -384,41 +584,9 @@ pqv_vault_inbox_list(pqv_vault *v, struct pqv_inbox_batch **out, size_t *n)
     names_list_free(&names);
     if (rc == 0 && k > 1)
         qsort(list, k, sizeof(*list), compare_batches);
-    /* Unlocked: each batch opened (entries, time, damage). */
-    for (size_t i = 0; rc == 0 && i < k && v->identity != NULL &&
-         pqv_identity_has_secret(v->identity); i++) {
-        char sname[STORAGE_NAME_MAX];
-        uint8_t *blob;
-        size_t len;
-        struct batch b;
-        if (list[i].state != PQV_INBOX_PENDING)
-            continue;
-        snprintf(sname, sizeof(sname), INBOX_DIR "/%s.batch", list[i].id);
-        rc = v->storage->ops->get(v->storage, sname, &blob, &len, MAX_BATCH_BYTES);
-        if (rc == PQV_E_NOTFOUND) {
-            rc = 0; /* imported meanwhile */
-            continue;
-        }
-        if (rc == PQV_E_INTEGRITY) {
-            list[i].state = PQV_INBOX_DAMAGED;
-            rc = 0;
-            continue;
-        }
-        if (rc != 0)
-            break;
-        rc = batch_open(v, list[i].id, blob, len, &b);
-        free(blob);
-        if (rc == 0 && (rc = batch_packs(v, &b, 0)) != 0)
-            batch_free(&b);
-        if (rc == PQV_E_INTEGRITY) {
-            list[i].state = PQV_INBOX_DAMAGED;
-            rc = 0;
-        } else if (rc == 0) {
-            list[i].time = b.time;
-            list[i].entries = (int64_t)b.n;
-            batch_free(&b);
-        }
-    }
+    /* Unlocked: each batch opened (writer, entries, time, damage). */
+    if (rc == 0 && k > 0 && v->identity != NULL && pqv_identity_has_secret(v->identity))
+        rc = open_listed(v, list, k);
     if (rc != 0) {
         free(list);
         return rc;
@@ -440,11 +608,13 @@ inbox_check(pqv_vault *v, pqv_report_fn report, void *ctx, struct pqv_check_resu
     for (size_t i = 0; i < n; i++) {
         char sname[STORAGE_NAME_MAX];
         snprintf(sname, sizeof(sname), INBOX_DIR "/%s.batch", list[i].id);
-        if (list[i].state == PQV_INBOX_DAMAGED) {
+        if (list[i].state == PQV_INBOX_DAMAGED || list[i].state == PQV_INBOX_REFUSED) {
             res->inbox++;
             res->inbox_damaged++;
-            vault_report(report, ctx, PQV_REPORT_WARNING, sname, "inbox batch does not open "
-                "(altered, truncated or another vault's; import leaves it in place)");
+            vault_report(report, ctx, PQV_REPORT_WARNING, sname, "inbox batch %s (%s; import "
+                "leaves it in place)", list[i].state == PQV_INBOX_REFUSED ? "refused" :
+                "does not open", list[i].why[0] ? list[i].why : "altered, truncated or another "
+                "vault's");
         } else if (list[i].state == PQV_INBOX_PENDING) {
             res->inbox++;
             vault_report(report, ctx, PQV_REPORT_INFO, sname, "inbox batch waits (pqvault import)");

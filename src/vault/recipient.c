@@ -13,11 +13,13 @@
 #include "util/buf.h"
 #include "util/util.h"
 #include "vault/config.h"
+#include "vault/recipient.h"
 #include "vault/vault_internal.h"
 
 #define RECIPIENT_HEADER "pqvault-recipient 1\n"
 #define RECIPIENT_MAX_BYTES (64u << 10)
 #define RECIPIENT_LINE 64
+#define WRITER_HEADER "pqvault-writer 1\n"
 
 static const char b64chars[] =
     "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -111,9 +113,41 @@ take_line(const uint8_t **p, const uint8_t *end, const char *prefix, char *out, 
     return 0;
 }
 
+/* writer_lines(p, end, ri): a writer credential's own lines (after the
+ * format line): its name, prefix, generation and key. */
+static int
+writer_lines(const uint8_t **p, const uint8_t *end, struct recipient_info *ri)
+{
+    char gen[24], key[2 * WRITER_KEY_BYTES + 2], norm[PQV_NAME_MAX + 1], *stop;
+
+    if (take_line(p, end, "writer: ", ri->writer, sizeof(ri->writer)) != 0 ||
+        !writers_valid_name(ri->writer))
+        return error_set(PQV_E_INVAL, NULL, "writer credential: malformed writer line");
+    if (take_line(p, end, "prefix: ", ri->prefix, sizeof(ri->prefix)) != 0 ||
+        pqv_name_normalize(ri->prefix, norm, sizeof(norm)) != 0 || strcmp(norm, ri->prefix) != 0)
+        return error_set(PQV_E_INVAL, NULL, "writer credential: malformed prefix line");
+    if (take_line(p, end, "generation: ", gen, sizeof(gen)) != 0 || gen[0] < '1' ||
+        gen[0] > '9' || (ri->generation = strtoull(gen, &stop, 10), *stop != '\0') ||
+        strlen(gen) > 19)
+        return error_set(PQV_E_INVAL, NULL, "writer credential: malformed generation line");
+    if (take_line(p, end, "key: ", key, sizeof(key)) != 0 ||
+        strlen(key) != 2 * WRITER_KEY_BYTES ||
+        util_hex_decode(ri->key, WRITER_KEY_BYTES, key) != 0) {
+        util_wipe(key, sizeof(key));
+        return error_set(PQV_E_INVAL, NULL, "writer credential: malformed key line");
+    }
+    for (const char *c = key; *c; c++)
+        if (*c >= 'A' && *c <= 'F') {
+            util_wipe(key, sizeof(key));
+            return error_set(PQV_E_INVAL, NULL, "writer credential: malformed key line");
+        }
+    util_wipe(key, sizeof(key));
+    ri->is_writer = 1;
+    return 0;
+}
+
 int
-pqv_recipient_parse(const uint8_t *text, size_t len, uint8_t vault_id[16], uint8_t **pub,
-    size_t *publen)
+recipient_parse(const uint8_t *text, size_t len, struct recipient_info *ri)
 {
     const uint8_t *p = text, *end = text + len;
     char hex[2 * VAULT_ID_BYTES + 1], fp[PQV_FINGERPRINT_CHARS + 8], kemname[64], format[8];
@@ -121,20 +155,22 @@ pqv_recipient_parse(const uint8_t *text, size_t len, uint8_t vault_id[16], uint8
     uint8_t *b64 = NULL, *key = NULL, hash[32];
     size_t nb = 0, need, got;
     const pqv_frodo *kem;
-    int rc = PQV_E_INVAL;
+    int rc = PQV_E_INVAL, writer;
 
-    if (pub == NULL || publen == NULL || vault_id == NULL || (text == NULL && len > 0))
+    if (ri == NULL || (text == NULL && len > 0))
         return PQV_E_INVAL;
-    *pub = NULL;
-    *publen = 0;
+    memset(ri, 0, sizeof(*ri));
     if (len > RECIPIENT_MAX_BYTES)
         return error_set(PQV_E_INVAL, NULL, "recipient: larger than %u bytes", RECIPIENT_MAX_BYTES);
-    if (len < strlen(RECIPIENT_HEADER) || memcmp(text, RECIPIENT_HEADER, strlen(RECIPIENT_HEADER)) != 0)
-        return error_set(PQV_E_INVAL, NULL, "recipient: not a pqvault recipient "
-            "(first line must be \"pqvault-recipient 1\")");
-    p += strlen(RECIPIENT_HEADER);
+    writer = len >= strlen(WRITER_HEADER) &&
+        memcmp(text, WRITER_HEADER, strlen(WRITER_HEADER)) == 0;
+    if (!writer && (len < strlen(RECIPIENT_HEADER) ||
+                       memcmp(text, RECIPIENT_HEADER, strlen(RECIPIENT_HEADER)) != 0))
+        return error_set(PQV_E_INVAL, NULL, "recipient: not a pqvault recipient or writer "
+            "credential (first line must be \"pqvault-recipient 1\" or \"pqvault-writer 1\")");
+    p += strlen(writer ? WRITER_HEADER : RECIPIENT_HEADER);
     if (take_line(&p, end, "vault-id: ", hex, sizeof(hex)) != 0 || strlen(hex) != 32 ||
-        util_hex_decode(vault_id, VAULT_ID_BYTES, hex) != 0)
+        util_hex_decode(ri->vault_id, VAULT_ID_BYTES, hex) != 0)
         return error_set(PQV_E_INVAL, NULL, "recipient: malformed vault-id line");
     for (const char *c = hex; *c; c++)
         if (*c >= 'A' && *c <= 'F')
@@ -147,6 +183,9 @@ pqv_recipient_parse(const uint8_t *text, size_t len, uint8_t vault_id[16], uint8
         return error_set(PQV_E_INVAL, NULL, "recipient: malformed or unknown kem line");
     if (take_line(&p, end, "format: ", format, sizeof(format)) != 0 || strcmp(format, "2") != 0)
         return error_set(PQV_E_INVAL, NULL, "recipient: malformed format line (format 2 expected)");
+    if (writer && (rc = writer_lines(&p, end, ri)) != 0)
+        return rc;
+    rc = PQV_E_INVAL;
     need = pqv_identity_public_bytes(kem);
     if ((b64 = malloc((size_t)(end - p))) == NULL || (key = malloc(need)) == NULL) {
         rc = PQV_E_NOMEM;
@@ -181,14 +220,36 @@ pqv_recipient_parse(const uint8_t *text, size_t len, uint8_t vault_id[16], uint8
             "fingerprint line (altered)");
         goto out;
     }
-    *pub = key;
-    *publen = need;
+    ri->pub = key;
+    ri->publen = need;
     key = NULL;
     rc = 0;
 out:
     free(b64);
     free(key);
+    if (rc != 0)
+        util_wipe(ri->key, sizeof(ri->key));
     return rc;
+}
+
+int
+pqv_recipient_parse(const uint8_t *text, size_t len, uint8_t vault_id[16], uint8_t **pub,
+    size_t *publen)
+{
+    struct recipient_info ri;
+    int rc;
+
+    if (pub == NULL || publen == NULL || vault_id == NULL)
+        return PQV_E_INVAL;
+    *pub = NULL;
+    *publen = 0;
+    if ((rc = recipient_parse(text, len, &ri)) != 0)
+        return rc;
+    util_wipe(ri.key, sizeof(ri.key));
+    memcpy(vault_id, ri.vault_id, VAULT_ID_BYTES);
+    *pub = ri.pub;
+    *publen = ri.publen;
+    return 0;
 }
 
 /* recipient_public(v, pub, len): the vault's public identity, from the key
@@ -229,10 +290,6 @@ recipient_public(pqv_vault *v, const uint8_t **pub, size_t *len)
 static int
 export_recipient(pqv_vault *v, int verified, char **text, size_t *len)
 {
-    struct buf out = { NULL, 0, 0, 0 };
-    const uint8_t *pub = NULL;
-    size_t publen = 0;
-    char hex[2 * VAULT_ID_BYTES + 1], fp[PQV_FINGERPRINT_CHARS], line[256];
     int rc;
 
     if (v == NULL || text == NULL || len == NULL)
@@ -254,6 +311,18 @@ export_recipient(pqv_vault *v, int verified, char **text, size_t *len)
         if (rc != 0)
             return rc;
     }
+    return recipient_text(v, NULL, text, len);
+}
+
+int
+recipient_text(pqv_vault *v, const struct recipient_info *ri, char **text, size_t *len)
+{
+    struct buf out = { NULL, 0, 0, 0 };
+    const uint8_t *pub = NULL;
+    size_t publen = 0;
+    char hex[2 * VAULT_ID_BYTES + 1], fp[PQV_FINGERPRINT_CHARS], line[256];
+    int rc;
+
     if (v->config.version < 2)
         return error_set(PQV_E_UNSUPPORTED, NULL, "write-only adds need a format-2 vault "
             "(upgrade it first)");
@@ -261,9 +330,23 @@ export_recipient(pqv_vault *v, int verified, char **text, size_t *len)
         return rc;
     util_hex_encode(hex, v->config.vault_id, VAULT_ID_BYTES);
     pqv_fingerprint_from_hash(v->config.identity_hash, fp);
-    snprintf(line, sizeof(line), RECIPIENT_HEADER "vault-id: %s\nfingerprint: %s\nkem: %s\n"
-        "format: 2\n", hex, fp, pqv_frodo_name(v->config.kem));
+    snprintf(line, sizeof(line), "%svault-id: %s\nfingerprint: %s\nkem: %s\nformat: 2\n",
+        ri != NULL ? WRITER_HEADER : RECIPIENT_HEADER, hex, fp, pqv_frodo_name(v->config.kem));
     buf_bytes(&out, line, strlen(line));
+    if (ri != NULL) {
+        char key[2 * WRITER_KEY_BYTES + 1];
+        util_hex_encode(key, ri->key, WRITER_KEY_BYTES);
+        buf_bytes(&out, "writer: ", 8);
+        buf_bytes(&out, ri->writer, strlen(ri->writer));
+        buf_bytes(&out, "\nprefix: ", 9);
+        buf_bytes(&out, ri->prefix, strlen(ri->prefix));
+        snprintf(line, sizeof(line), "\ngeneration: %llu\nkey: ",
+            (unsigned long long)ri->generation);
+        buf_bytes(&out, line, strlen(line));
+        buf_bytes(&out, key, strlen(key));
+        buf_u8(&out, '\n');
+        util_wipe(key, sizeof(key));
+    }
     b64_encode(&out, pub, publen);
     buf_u8(&out, 0);
     if (out.nomem) {

@@ -21,6 +21,7 @@
 #define SEG_MAGIC "PQVS"
 #define SEG_VERSION 2
 #define HEAD_VERSION 1
+#define HEAD_VERSION_EXT 2       /* the same, then extensions */
 #define BLOCK_TARGET 65536
 
 static const char seg_label[] = "pqvault/v2/segment";
@@ -39,6 +40,7 @@ segment_free(struct segment *s)
     entry_tables_free(&s->t);
     free(s->blocks);
     free(s->blockdata);
+    segment_ext_free(s->ext, s->next);
     util_wipe(s->key, sizeof(s->key));
     util_wipe(s->cmd_key, sizeof(s->cmd_key));
     memset(s, 0, sizeof(*s));
@@ -254,7 +256,7 @@ encode_head(struct buf *head, const struct seg_params *p, const struct seg_table
 {
     uint64_t off = 0;
 
-    buf_u8(head, HEAD_VERSION);
+    buf_u8(head, p->next > 0 ? HEAD_VERSION_EXT : HEAD_VERSION);
     buf_be64(head, (uint64_t)p->time);
     buf_varint(head, p->base);
     buf_bytes(head, p->prev_chain, 32);
@@ -290,6 +292,14 @@ encode_head(struct buf *head, const struct seg_params *p, const struct seg_table
         off += blocks[i].plain.len + PQV_AEAD_TAG_BYTES;
     }
     buf_varint(head, n);
+    if (p->next > 0) {
+        buf_varint(head, p->next);
+        for (size_t i = 0; i < p->next; i++) {
+            buf_varint(head, p->ext[i].type);
+            buf_u8(head, p->ext[i].flags);
+            buf_blob(head, p->ext[i].data, p->ext[i].len);
+        }
+    }
 }
 
 /* seal_unit(v, key, header, index, plain, out): unit ${index} (0 the head,
@@ -408,6 +418,60 @@ segment_check_header(const uint8_t *h, size_t len, uint64_t epoch, const uint8_t
     return 0;
 }
 
+void
+segment_ext_free(struct seg_ext *ext, size_t n)
+{
+    for (size_t i = 0; ext != NULL && i < n; i++) {
+        util_wipe(ext[i].data, ext[i].len);
+        free(ext[i].data);
+    }
+    free(ext);
+}
+
+const struct seg_ext *
+segment_ext(const struct segment *s, uint64_t type)
+{
+    for (size_t i = 0; i < s->next; i++)
+        if (s->ext[i].type == type)
+            return &s->ext[i];
+    return NULL;
+}
+
+/* parse_extensions(s, c): a version-2 head's extensions: at least one,
+ * types ascending; an unknown critical type is refused (a newer format
+ * this pqvault cannot read), an unknown other kept (and carried by no
+ * writer of this version). */
+static int
+parse_extensions(struct segment *s, struct cursor *c)
+{
+    uint64_t n = cursor_varint_max(c, cursor_left(c) / 3);
+
+    if (n == 0 || c->bad)
+        return error_set(PQV_E_INTEGRITY, NULL, "segment head is malformed");
+    if ((s->ext = calloc(n, sizeof(*s->ext))) == NULL)
+        return PQV_E_NOMEM;
+    for (; s->next < n && !c->bad; s->next++) {
+        struct seg_ext *x = &s->ext[s->next];
+        const uint8_t *q;
+        x->type = cursor_varint(c);
+        x->flags = cursor_u8(c);
+        x->len = (size_t)cursor_varint_max(c, SEG_EXT_MAX);
+        if (c->bad || (x->flags & ~SEG_EXT_CRITICAL) != 0 ||
+            (s->next > 0 && x->type <= s->ext[s->next - 1].type) ||
+            (q = cursor_take(c, x->len)) == NULL)
+            return error_set(PQV_E_INTEGRITY, NULL, "segment head is malformed");
+        if ((x->flags & SEG_EXT_CRITICAL) && x->type != SEG_EXT_WRITERS &&
+            x->type != SEG_EXT_IMPORTED)
+            return error_set(PQV_E_UNSUPPORTED, NULL, "segment of epoch %llu needs a newer "
+                "pqvault (head extension %llu)", (unsigned long long)s->epoch,
+                (unsigned long long)x->type);
+        if ((x->data = malloc(x->len + 1)) == NULL)
+            return PQV_E_NOMEM;
+        memcpy(x->data, q, x->len);
+    }
+    return 0;
+}
+
 /* parse_head(s, plain, len): the head's fields into ${s}. */
 static int
 parse_head(struct segment *s, const uint8_t *plain, size_t len)
@@ -415,9 +479,10 @@ parse_head(struct segment *s, const uint8_t *plain, size_t len)
     struct cursor c;
     const uint8_t *q;
     uint64_t n, off = 0;
+    int version, rc;
 
     cursor_init(&c, plain, len);
-    if (cursor_u8(&c) != HEAD_VERSION)
+    if ((version = cursor_u8(&c)) != HEAD_VERSION && version != HEAD_VERSION_EXT)
         return error_set(PQV_E_UNSUPPORTED, NULL, "segment head version not supported");
     s->time = (int64_t)cursor_be64(&c);
     s->base = cursor_varint(&c);
@@ -502,6 +567,8 @@ parse_head(struct segment *s, const uint8_t *plain, size_t len)
     if (off > MAX_SEGMENT_BYTES)
         c.bad = 1;
     s->nentries = cursor_varint(&c);
+    if (version == HEAD_VERSION_EXT && !c.bad && (rc = parse_extensions(s, &c)) != 0)
+        return rc;
     if (c.bad || cursor_left(&c) != 0 || (s->kind == SEGMENT_BASE ? s->base != s->epoch
                                                                      : s->base >= s->epoch))
         return error_set(PQV_E_INTEGRITY, NULL, "segment head is malformed");

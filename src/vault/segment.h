@@ -33,6 +33,23 @@ struct seg_history {
 };
 
 /* An opened segment: header, head, and its sealed blocks. */
+/* Head extensions (head version 2, docs/FORMAT.md section 11): typed byte
+ * strings after the head's fields, which their owners parse (writers.c); a
+ * reader refuses an unknown one marked critical, skips an unknown other. */
+enum { SEG_EXT_WRITERS = 1, SEG_EXT_IMPORTED = 2 };
+enum { SEG_EXT_CRITICAL = 1 };          /* extension flags */
+#define SEG_EXT_MAX (64u << 20)         /* bytes of one extension */
+struct seg_ext {
+    uint64_t type;
+    uint8_t flags;
+    uint8_t *data;
+    size_t len;
+};
+/* segment_ext(s, type): the extension ${type} of ${s}, or NULL. */
+struct segment;
+const struct seg_ext *segment_ext(const struct segment *s, uint64_t type);
+void segment_ext_free(struct seg_ext *ext, size_t n);
+
 struct segment {
     uint64_t epoch;
     int kind, suite;
@@ -53,6 +70,8 @@ struct segment {
     uint64_t nentries;
     uint8_t *blockdata;              /* the sealed blocks */
     uint64_t blocklen;
+    struct seg_ext *ext;             /* head extensions */
+    size_t next;
     uint8_t key[32];                 /* K_seg */
     int cmd_key_known;
     uint8_t cmd_key[32];             /* unwrapped on first need */
@@ -77,6 +96,8 @@ struct seg_params {
     size_t nintroduced;
     const struct seg_pack *known;    /* a base: packs described before it */
     size_t nknown;
+    const struct seg_ext *ext;       /* head extensions (none: a version-1 head) */
+    size_t next;
 };
 
 void segment_name(uint64_t epoch, char out[STORAGE_NAME_MAX]);

@@ -52,6 +52,27 @@ pack_job_run(struct pool_job *pj)
     j->job.rc = j->v->storage->ops->put(j->v->storage, sname, j->data.p, j->data.len);
 }
 
+/* carry_ext(t): the newest segment's head extensions, copied (what the
+ * chain keeps: the writers, the imported batches). */
+static int
+carry_ext(struct txn *t)
+{
+    const struct segment *last = t->st->nsegs > 0 ? &t->st->segs[t->st->nsegs - 1] : NULL;
+
+    if (last == NULL || last->next == 0)
+        return 0;
+    if ((t->ext = calloc(last->next, sizeof(*t->ext))) == NULL)
+        return PQV_E_NOMEM;
+    for (; t->next < last->next; t->next++) {
+        struct seg_ext *x = &t->ext[t->next];
+        *x = last->ext[t->next];
+        if ((x->data = malloc(x->len + 1)) == NULL)
+            return PQV_E_NOMEM;
+        memcpy(x->data, last->ext[t->next].data, x->len);
+    }
+    return 0;
+}
+
 int
 txn_begin(pqv_vault *v, struct state *st, struct txn *t)
 {
@@ -60,7 +81,15 @@ txn_begin(pqv_vault *v, struct state *st, struct txn *t)
     t->st = st;
     if ((t->jobs = calloc(PACKS_IN_FLIGHT, sizeof(struct pack_job))) == NULL)
         return PQV_E_NOMEM;
-    return 0;
+    return carry_ext(t);
+}
+
+void
+txn_set_ext(struct txn *t, struct seg_ext *ext, size_t n)
+{
+    segment_ext_free(t->ext, t->next);
+    t->ext = ext;
+    t->next = n;
 }
 
 /* wait_job(t, j): wait for a pack put; remember the first failure. */
@@ -98,9 +127,11 @@ txn_free(struct txn *t)
     }
     free(t->entries);
     free(t->introduced);
+    free(t->created);
     free(t->jobs);
     buf_wipe_free(&t->pack);
     free(t->wrap);
+    segment_ext_free(t->ext, t->next);
     util_wipe(t->cmd_key, sizeof(t->cmd_key));
     memset(t, 0, sizeof(*t));
 }
@@ -144,16 +175,21 @@ txn_new_file_key(struct txn *t, uint8_t key[PQV_FILE_KEY_BYTES])
 }
 
 int
-txn_introduce(struct txn *t, const struct seg_pack *sp)
+txn_introduce(struct txn *t, const struct seg_pack *sp, int created)
 {
     if (t->nintroduced == t->capintro) {
         size_t cap = t->capintro ? 2 * t->capintro : 16;
         struct seg_pack *grown = realloc(t->introduced, cap * sizeof(*grown));
+        unsigned char *c;
         if (grown == NULL)
             return PQV_E_NOMEM;
         t->introduced = grown;
+        if ((c = realloc(t->created, cap)) == NULL)
+            return PQV_E_NOMEM;
+        t->created = c;
         t->capintro = cap;
     }
+    t->created[t->nintroduced] = (unsigned char)(created != 0);
     t->introduced[t->nintroduced++] = *sp;
     return 0;
 }
@@ -181,7 +217,7 @@ txn_flush_pack(struct txn *t)
     sp.flags = PACK_INTRODUCED;
     sp.size = t->pack.len;
     if ((rc = kdf_sha256(sp.hash, t->pack.p, t->pack.len)) != 0 ||
-        (rc = txn_introduce(t, &sp)) != 0)
+        (rc = txn_introduce(t, &sp, 1)) != 0)
         return rc;
     j->v = t->v;
     j->data = t->pack;
@@ -336,6 +372,8 @@ txn_commit(struct txn *t, int kind, struct entry *const *all, size_t nall,
     p.nintroduced = t->nintroduced;
     p.known = t->known;
     p.nknown = t->nknown;
+    p.ext = t->ext;
+    p.next = t->next;
     if ((rc = segment_build(v, &p, kind == SEGMENT_BASE ? all : t->entries,
              kind == SEGMENT_BASE ? nall : t->n, &seg, chain)) != 0)
         goto fail;
@@ -377,6 +415,8 @@ txn_abort(struct txn *t)
      * them to gc (best effort). */
     for (size_t i = 0; i < t->nintroduced; i++) {
         char sname[STORAGE_NAME_MAX];
+        if (!t->created[i])
+            continue; /* not this command's: others may rely on it */
         t->v->sink->pack_name(t->v, t->introduced[i].id, sname);
         (void)t->v->storage->ops->del(t->v->storage, sname);
     }
@@ -438,6 +478,8 @@ const struct txn_sink txn_owner_sink = {
     .take = NULL,
     .after = compact_if_long,
     .release = NULL,
+    .prefix = NULL,
+    .root = NULL,
     .command_key = 1,
     .content_hashes = 1,
     .uses_keyfile = 1,

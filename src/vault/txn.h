@@ -46,6 +46,12 @@ struct txn_sink {
     int (*after)(pqv_vault *v, pqv_report_fn report, void *ctx);
     /* release(ctx): the sink's context freed with the vault structure. */
     void (*release)(void *ctx);
+    /* prefix(v): a stored name every operand goes under (a writer's
+     * credential's), or NULL; NULL for none. */
+    const char *(*prefix)(const pqv_vault *v);
+    /* root(v, name): an operand stored as ${name} (a writer's batch lists
+     * them); NULL for none. */
+    int (*root)(pqv_vault *v, const char *name);
     int command_key;             /* file keys stored under a wrapped command key */
     int content_hashes;          /* key("dedup") is known: equal files found */
     int uses_keyfile;            /* the key file is this writer's (a write-only
@@ -63,7 +69,8 @@ struct txn {
     size_t wraplen;
     struct entry **entries;      /* new entries (owned) */
     size_t n, cap;
-    struct seg_pack *introduced; /* packs written */
+    struct seg_pack *introduced; /* packs introduced */
+    unsigned char *created;      /* created[i]: introduced[i] is this command's */
     size_t nintroduced, capintro;
     struct buf pack;             /* the pack being filled */
     uint8_t pack_id[PACK_ID_BYTES];
@@ -74,6 +81,9 @@ struct txn {
     size_t nknown;
     uint64_t committed_epoch;
     uint8_t committed_chain[32];
+    struct seg_ext *ext;         /* head extensions of the new segment: carried
+                                    from the newest one unless a command sets them */
+    size_t next;
 };
 int txn_begin(pqv_vault *v, struct state *st, struct txn *t);
 /* txn_command_key(t): the command key K_cmd, made and wrapped once. */
@@ -84,11 +94,16 @@ int txn_new_file_key(struct txn *t, uint8_t key[PQV_FILE_KEY_BYTES]);
  * pack (x->pack_id and x->pack_off set); a full pack is written. */
 int txn_put_extent(struct txn *t, const uint8_t *sealed, struct extent *x);
 int txn_flush_pack(struct txn *t);
-/* txn_introduce(t, sp): record ${sp} as a pack this command wrote (its
- * size and hash go into the segment). */
-int txn_introduce(struct txn *t, const struct seg_pack *sp);
+/* txn_introduce(t, sp, created): record ${sp} as a pack this command
+ * introduces (its size and hash go into the segment); ${created}: this
+ * command made it, so a failure before the commit removes it (a command
+ * never deletes a pack it did not create). */
+int txn_introduce(struct txn *t, const struct seg_pack *sp, int created);
 /* txn_add(t, e): a new entry (moved: ${e} is left empty). */
 int txn_add(struct txn *t, struct entry *e);
+/* txn_set_ext(t, ext, n): the new segment's head extensions (moved:
+ * ${ext} is the transaction's now). */
+void txn_set_ext(struct txn *t, struct seg_ext *ext, size_t n);
 /* txn_remove(t, name): a removed entry for ${name} (entry_removed). */
 int txn_remove(struct txn *t, const char *name);
 /* txn_commit(t, kind, all, nall, history, nhistory): steps 2-4; a delta

@@ -119,20 +119,20 @@ expect_status 0 pq list many/a-file-with-a-long-name-11999
 expect_status 0 pq check
 
 # ---- entries: a file's size is bounded ----
-expect_status 0 pq export-recipient -o "$T/rcpt"
+expect_status 0 pq writer add bounds -o "$T/rcpt"
 printf 'forged\n' >"$T/forged"
 expect_status 0 env PQVAULT_TEST_ENTRY_SIZE=$((1 << 60)) "$PQV_TEST" -v "$V" add \
     --recipient "$T/rcpt" --name huge "$T/forged"
 expect_status 4 pq import
 expect_stderr_contains "not imported (left in place): entry is malformed"
-expect_status 1 pq get huge -o -
+expect_status 1 pq get bounds/huge -o -
 expect_empty_stdout
 # At the bound itself it is a file of holes beyond its data: accepted.
 rm -rf "$V/inbox"/* 2>/dev/null
 expect_status 0 env PQVAULT_TEST_ENTRY_SIZE=$((1 << 50)) "$PQV_TEST" -v "$V" add \
     --recipient "$T/rcpt" --name petabyte "$T/forged"
 expect_status 0 pq import
-expect_status 0 pq list -l --bytes petabyte
+expect_status 0 pq list -l --bytes bounds/petabyte
 expect_stdout_contains "1125899906842624"
 # A real sparse file of 8 TiB (holes only) still round-trips.
 if truncate -s 8T "$T/sparse" 2>/dev/null; then

@@ -225,8 +225,9 @@ expect_stderr_contains "already there"
 
 # ---- write-only adds: a second user limited by a bucket policy ----
 # pqvwriter may PutObject under PREFIX/inbox/ and GetObject PREFIX/config,
-# nothing else; with the recipient alone it adds a batch, the owner imports.
-expect_status 0 pqs export-recipient -o "$T/rcpt"
+# nothing else; with its writer credential alone it adds a batch below its
+# prefix, the owner imports.
+expect_status 0 pqs writer add pqvwriter -o "$T/rcpt"
 cat >"$T/policy.json" <<EOF
 {"Version": "2012-10-17", "Statement": [
  {"Effect": "Allow", "Principal": {"AWS": ["arn:aws:iam:::user/pqvwriter"]},
@@ -264,9 +265,9 @@ expect_status 0 pqs list
 expect_stderr_contains "1 inbox batch waits"
 expect_status 0 pqs import
 expect_stderr_contains "1 batch, 2 entries imported"
-expect_status 0 pqs get wo-big -o "$T/wo-big.out"
+expect_status 0 pqs get pqvwriter/wo-big -o "$T/wo-big.out"
 check_ok "s3: write-only add imported byte-exact" cmp -s "$T/wo-big.out" "$T/wo-big"
-expect_status 0 pqs get wo-file -o "$T/wo-file.out"
+expect_status 0 pqs get pqvwriter/wo-file -o "$T/wo-file.out"
 check_ok "s3: write-only small file imported byte-exact" cmp -s "$T/wo-file.out" "$T/wo-file"
 check_ok "s3: the batch object is gone" test "$(s3_status GET "/$B/$RUN/inbox/$batch.batch")" = 404
 expect_status 0 pqs check --read-data

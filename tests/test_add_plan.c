@@ -839,7 +839,7 @@ test_walked_tree(void)
 {
     char root[256], dir[512], src[512], p[700], rec[PQV_RECOVERY_CHARS], fp[PQV_FINGERPRINT_CHARS];
     struct pqv_init_options init = { "FrodoKEM-640-SHAKE", PQV_AEAD_CHACHA20POLY1305, &cheap, 2,
-        NULL, NULL, NULL };
+        NULL, NULL, NULL , 0};
     struct pqv_add_options opt = no_opt;
     static const char *const gone[] = { "t/sub/b.txt", NULL };
     pqv_vault *v = NULL;
@@ -937,7 +937,7 @@ test_walked_tree_caches(void)
     static const char sig[] = "Signature: 8a477f597d28d172789f06886806bc55";
     char root[256], dir[512], src[512], p[700], rec[PQV_RECOVERY_CHARS], fp[PQV_FINGERPRINT_CHARS];
     struct pqv_init_options init = { "FrodoKEM-640-SHAKE", PQV_AEAD_CHACHA20POLY1305, &cheap, 2,
-        NULL, NULL, NULL };
+        NULL, NULL, NULL , 0};
     struct pqv_add_options opt = no_opt;
     static const char *const gone[] = { "t/old.txt", NULL };
     pqv_vault *v = NULL;

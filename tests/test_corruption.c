@@ -40,7 +40,7 @@ static int
 make_vault(char dir[64])
 {
     struct pqv_init_options opt = { "FrodoKEM-640-SHAKE", PQV_AEAD_AES256GCM, &cheap,
-        0, NULL, NULL, NULL };
+        0, NULL, NULL, NULL , 0};
     char recovery[PQV_RECOVERY_CHARS], fp[PQV_FINGERPRINT_CHARS];
     char src[128];
     pqv_vault *v;

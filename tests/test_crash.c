@@ -54,7 +54,7 @@ static struct crashsim *
 base_state(void)
 {
     struct crashsim *cs = crashsim_new();
-    struct pqv_init_options io = { VC_KEM, 0, &vc_cheap_kdf, 0, NULL, NULL, NULL };
+    struct pqv_init_options io = { VC_KEM, 0, &vc_cheap_kdf, 0, NULL, NULL, NULL , 0};
     char fp[PQV_FINGERPRINT_CHARS];
     pqv_vault *v;
 
@@ -616,7 +616,7 @@ static void
 test_crash_get_realfs(void)
 {
     char vdir[512], out[600], dest[700], cmd[800];
-    struct pqv_init_options io = { VC_KEM, 0, &vc_cheap_kdf, 0, NULL, NULL, NULL };
+    struct pqv_init_options io = { VC_KEM, 0, &vc_cheap_kdf, 0, NULL, NULL, NULL , 0};
     char code[PQV_RECOVERY_CHARS], fp[PQV_FINGERPRINT_CHARS];
     uint8_t *data = vc_data(VF_ONE_LEN, 12);
     pqv_vault *v;

@@ -148,7 +148,7 @@ add_bytes(pqv_vault *v, const char *name, int force)
 static void
 fresh_vault(void)
 {
-    struct pqv_init_options io = { VC_KEM, 0, &vc_cheap_kdf, 0, NULL, NULL, NULL };
+    struct pqv_init_options io = { VC_KEM, 0, &vc_cheap_kdf, 0, NULL, NULL, NULL , 0};
     char fp[PQV_FINGERPRINT_CHARS];
     pqv_vault *v;
 

@@ -51,7 +51,7 @@ make_vault(const char *rel, int format)
 {
     char dir[512], rec[PQV_RECOVERY_CHARS], fp[PQV_FINGERPRINT_CHARS];
     struct pqv_init_options opt = { "FrodoKEM-640-SHAKE", PQV_AEAD_CHACHA20POLY1305, &cheap,
-        format, NULL, NULL, NULL };
+        format, NULL, NULL, NULL , 0};
 
     path_of(dir, sizeof(dir), rel);
     return pqv_vault_create(dir, NULL, PASS, &opt, rec, fp);

@@ -896,7 +896,7 @@ test_real_vault(void)
 {
     char root[256], dir[512], src[512], path[700], rec[PQV_RECOVERY_CHARS], fp[PQV_FINGERPRINT_CHARS];
     struct pqv_init_options init = { "FrodoKEM-640-SHAKE", PQV_AEAD_CHACHA20POLY1305, &cheap, 2,
-        NULL, NULL, NULL };
+        NULL, NULL, NULL , 0};
     struct pqv_add_options opt;
     pqv_vault *v = NULL;
     struct state st;

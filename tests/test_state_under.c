@@ -171,7 +171,7 @@ test_list_get_rm_with_neighbours(void)
 {
     char root[256], p[700], rec[PQV_RECOVERY_CHARS], fp[PQV_FINGERPRINT_CHARS];
     struct pqv_init_options init = { "FrodoKEM-640-SHAKE", PQV_AEAD_CHACHA20POLY1305, &cheap, 2,
-        NULL, NULL, NULL };
+        NULL, NULL, NULL , 0};
     static const char *const ops[] = { "r", "r-1", "r.bak" };
 
     snprintf(root, sizeof(root), "%s/pqv-under-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");

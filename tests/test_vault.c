@@ -101,7 +101,7 @@ test_create_and_unlock(void)
 {
     char dir[512], fp[PQV_FINGERPRINT_CHARS];
     struct pqv_init_options opt = { "FrodoKEM-640-SHAKE", PQV_AEAD_CHACHA20POLY1305, &cheap,
-        0, NULL, NULL, NULL };
+        0, NULL, NULL, NULL , 0};
     struct pqv_info info;
     pqv_vault *v = NULL;
 
@@ -487,7 +487,7 @@ static void
 test_review_regressions(void)
 {
     char dir[512], tree[512], fp[PQV_FINGERPRINT_CHARS], code[PQV_RECOVERY_CHARS];
-    struct pqv_init_options opt = { "FrodoKEM-640-SHAKE", 0, &cheap, 0, NULL, NULL, NULL };
+    struct pqv_init_options opt = { "FrodoKEM-640-SHAKE", 0, &cheap, 0, NULL, NULL, NULL , 0};
     struct pqv_add_options add = { .force = 0, .report = count_warnings };
     pqv_vault *v = NULL;
 
@@ -888,7 +888,7 @@ static void
 test_empty_and_legacy_eol_passphrases(void)
 {
     char dir[512], rec[PQV_RECOVERY_CHARS], fp[PQV_FINGERPRINT_CHARS];
-    struct pqv_init_options opt = { "FrodoKEM-640-SHAKE", 0, &cheap, 0, NULL, NULL, NULL };
+    struct pqv_init_options opt = { "FrodoKEM-640-SHAKE", 0, &cheap, 0, NULL, NULL, NULL , 0};
     pqv_vault *v = NULL;
 
     path_of(dir, sizeof(dir), "legacy");
@@ -937,7 +937,7 @@ static void
 test_open_without_keyfile_and_info(void)
 {
     char dir[512], rec[PQV_RECOVERY_CHARS], fp[PQV_FINGERPRINT_CHARS];
-    struct pqv_init_options opt = { "FrodoKEM-640-SHAKE", 0, &cheap, 0, NULL, NULL, NULL };
+    struct pqv_init_options opt = { "FrodoKEM-640-SHAKE", 0, &cheap, 0, NULL, NULL, NULL , 0};
     struct pqv_check_result res;
     struct report_count rc = { 0, 0, "" };
     struct pqv_check_options copt = { 0, count_reports, &rc };
@@ -1015,7 +1015,7 @@ test_recover_in_two_steps(void)
 {
     char dir[512], other[512], rec[PQV_RECOVERY_CHARS], rec2[PQV_RECOVERY_CHARS];
     char fp[PQV_FINGERPRINT_CHARS], bad[PQV_RECOVERY_CHARS];
-    struct pqv_init_options opt = { "FrodoKEM-640-SHAKE", 0, &cheap, 0, NULL, NULL, NULL };
+    struct pqv_init_options opt = { "FrodoKEM-640-SHAKE", 0, &cheap, 0, NULL, NULL, NULL , 0};
     pqv_vault *v = NULL;
 
     path_of(dir, sizeof(dir), "rec2");

@@ -82,7 +82,14 @@ struct pqv_init_options {
     const char *state_dir;               /* local state directory (format 2; NULL: none) */
     pqv_report_fn report;                /* NULL, or as pqv_vault_set_report's */
     void *report_ctx;
+    unsigned flags;                      /* PQV_INIT_* */
 };
+/* PQV_INIT_SHARED_INBOX: a local vault that other Unix users' write-only
+ * writers add to: its directory 0711 (searchable, not listable), its config
+ * 0644 (kept so when it is rewritten); inbox/ is 1733 in every vault.  The
+ * key file, segments/ and packs/ stay the owner's.  PQV_E_INVAL on S3,
+ * where a bucket policy does this (docs/S3.md). */
+#define PQV_INIT_SHARED_INBOX 1u
 
 /* pqv_default_kem(): FrodoKEM-976-AES where the CPU has AES instructions,
  * FrodoKEM-976-SHAKE otherwise. */

@@ -144,6 +144,31 @@ init_room(int force)
     return EXIT_ERR;
 }
 
+/* unreachable_parents(dir): a shared inbox needs every directory above the
+ * vault searchable by others; said for each that is not (the vault works
+ * for the owner either way: a warning). */
+static void
+unreachable_parents(const char *dir)
+{
+    char path[PATH_MAX], *slash;
+    struct stat st;
+
+    if (realpath(dir, path) == NULL)
+        return;
+    while ((slash = strrchr(path, '/')) != NULL) {
+        if (slash == path)
+            slash[1] = '\0';
+        else
+            *slash = '\0';
+        if (stat(path, &st) == 0 && (st.st_mode & 0001) == 0)
+            fprintf(stderr, "pqvault: init: warning: other users' writers cannot reach the vault "
+                "through %s (mode %04o): chmod o+x %s\n", path, (unsigned)(st.st_mode & 07777),
+                path);
+        if (slash == path)
+            break;
+    }
+}
+
 int
 cmd_init(struct args *a)
 {
@@ -151,7 +176,7 @@ cmd_init(struct args *a)
     struct pqv_kdf_params kdf;
     double kdf_time = 0;
     int have_kdf = 0, have_kdf_time = 0, force = 0, id, rc;
-    struct pqv_init_options opt = { NULL, 0, NULL, 0, NULL, NULL, NULL };
+    struct pqv_init_options opt = { NULL, 0, NULL, 0, NULL, NULL, NULL , 0};
     opt.state_dir = cli_state_dir();
     opt.report = state_report_cb;
     while ((id = next_arg(a, &val)) != ARG_END) {
@@ -189,6 +214,9 @@ cmd_init(struct args *a)
         case OPT_FORCE:
             force = 1;
             break;
+        case OPT_SHARED_INBOX:
+            opt.flags |= PQV_INIT_SHARED_INBOX;
+            break;
         }
     }
     if (have_kdf && have_kdf_time)
@@ -199,6 +227,9 @@ cmd_init(struct args *a)
     }
     if ((rc = resolve_location()) != EXIT_OK)
         return rc;
+    if ((opt.flags & PQV_INIT_SHARED_INBOX) != 0 && location_is_s3())
+        return usage_error("--shared-inbox: for a local vault; on S3 a bucket policy lets "
+            "writers put objects under inbox/ (docs/S3.md)");
     /* A local directory only: a bucket prefix is the library's to judge. */
     if (!location_is_s3() && (rc = init_room(force)) != EXIT_OK)
         return rc;
@@ -238,6 +269,8 @@ cmd_init(struct args *a)
     printf("%s\n", recovery);
     fflush(stdout);
     OPENSSL_cleanse(recovery, sizeof(recovery));
+    if ((opt.flags & PQV_INIT_SHARED_INBOX) != 0)
+        unreachable_parents(g_cli.vault_dir);
     return EXIT_OK;
 }
 

@@ -33,7 +33,8 @@ const struct optdef main_opts[] = {
 
 static const struct optdef init_opts[] = {
     { "kem", 0, 1, OPT_KEM }, { "aead", 0, 1, OPT_AEAD }, { "kdf", 0, 1, OPT_KDF },
-    { "kdf-time", 0, 1, OPT_KDFTIME }, { "force", 'f', 0, OPT_FORCE }, { NULL, 0, 0, 0 }
+    { "kdf-time", 0, 1, OPT_KDFTIME }, { "force", 'f', 0, OPT_FORCE },
+    { "shared-inbox", 0, 0, OPT_SHARED_INBOX }, { NULL, 0, 0, 0 }
 };
 static const struct optdef add_opts[] = {
     { "name", 0, 1, OPT_NAME }, { "force", 'f', 0, OPT_FORCE },
@@ -109,12 +110,15 @@ static const struct optdef copy_opts[] = {
 
 const struct command commands[] = {
     { "init", CMD_INIT, init_opts,
-      "[--kem NAME] [--aead NAME] [--kdf t=N,m=KIB,p=N | --kdf-time DURATION] [--force]",
+      "[--kem NAME] [--aead NAME] [--kdf t=N,m=KIB,p=N | --kdf-time DURATION] [--force]\n"
+      "         [--shared-inbox]",
       "Create a vault and its key file, and print the recovery code once.\n"
       "The passphrase for slot 0 comes from the passphrase sources (asked\n"
       "twice on the terminal).  VAULT must be new, an empty directory, or\n"
       "--force.\n"
       "  -f, --force       create the vault in a directory that holds other files\n"
+      "  --shared-inbox    let other Unix users' writers add (writer add): the\n"
+      "                    vault directory 0711, its config 0644 (local only)\n"
       "  --kem NAME        FrodoKEM parameter set (FrodoKEM-640-AES, -640-SHAKE,\n"
       "                    -976-AES, -976-SHAKE, -1344-AES, -1344-SHAKE);\n"
       "                    default: FrodoKEM-976-AES with AES instructions,\n"

@@ -240,7 +240,15 @@ put_as(pqv_storage *s, const char *name, const uint8_t *data, size_t len, int ho
         if (fstat(dfd, &st) == 0 && st.st_uid == geteuid() && (st.st_mode & 07777) != 0733)
             (void)fchmod(dfd, 0733);
     }
-    rc = durable_write_file(dfd, base, what, data, len, inbox ? 0644 : 0600, how);
+    /* A shared inbox's config (PQV_INIT_SHARED_INBOX) stays readable by
+     * the writers when it is rewritten (upgrade). */
+    int shared = 0;
+    if (strcmp(name, "config") == 0) {
+        struct stat st;
+        shared = fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
+            (st.st_mode & 0004) != 0;
+    }
+    rc = durable_write_file(dfd, base, what, data, len, inbox || shared ? 0644 : 0600, how);
     dir_put(dfd, owned);
     if (rc != 0)
         return rc;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "crypto/kdf.h"
 #include "pqvault/identity.h"
@@ -501,4 +502,36 @@ batch_packs(pqv_vault *v, const struct batch *b, int copy)
     if (rc != 0)
         error_restore(&first);
     return rc;
+}
+
+int
+batch_quarantine(const char *prefix, struct entry *e)
+{
+    char *name;
+    size_t keep = 0;
+
+    if (asprintf(&name, "%s/%s", prefix, e->name) < 0)
+        return PQV_E_NOMEM;
+    if (strlen(name) > PQV_NAME_MAX) {
+        free(name);
+        return error_set(PQV_E_INTEGRITY, e->name, "too long a name to quarantine");
+    }
+    free(e->name);
+    e->name = name;
+    e->perm &= 0777;                     /* no set-id or sticky bit */
+    e->uid = (uint32_t)geteuid();         /* the importer's, not the batch's */
+    e->gid = (uint32_t)getegid();
+    free(e->user);
+    free(e->group);
+    e->user = e->group = NULL;
+    for (size_t i = 0; i < e->nxattrs; i++) {
+        if (strncmp(e->xattrs[i].name, "user.", 5) == 0) {
+            e->xattrs[keep++] = e->xattrs[i];
+            continue;
+        }
+        free(e->xattrs[i].name);
+        free(e->xattrs[i].value);
+    }
+    e->nxattrs = keep;
+    return 0;
 }

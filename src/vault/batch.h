@@ -89,6 +89,11 @@ int batch_open(pqv_vault *v, const char *hex, const uint8_t *blob, size_t len,
  * copied into packs/ (a pack already there must be the same bytes). */
 int batch_packs(pqv_vault *v, const struct batch *b, int copy);
 
+/* batch_quarantine(prefix, e): ${e} of a bare recipient's batch as it is
+ * quarantined: below ${prefix}, stripped of what only a trusted writer may
+ * set (set-id and sticky bits, owners: the importer's, attributes outside
+ * user.). */
+int batch_quarantine(const char *prefix, struct entry *e);
 /* batch_parse(hex, p, len, n): the body parser alone; *${n} its entries.
  * For the fuzzers and unit tests. */
 int batch_parse(const char *hex, const uint8_t *p, size_t len, size_t *n);

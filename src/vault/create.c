@@ -167,13 +167,14 @@ out:
  * create the vault in ${v}'s storages (a local one's inbox/ at ${inbox_dir};
  * NULL: none); on failure what it made is removed. */
 static int make_inbox(const char *dir);
+static int share_inbox(const char *dir);
 
 static int
 vault_create(pqv_vault *v, const uint8_t *pass, size_t passlen, const struct pqv_init_options *opt,
     const char *inbox_dir, char recovery[PQV_RECOVERY_CHARS],
     char fingerprint[PQV_FINGERPRINT_CHARS])
 {
-    struct pqv_init_options defaults = { NULL, 0, NULL, 0, NULL, NULL, NULL };
+    struct pqv_init_options defaults = { NULL, 0, NULL, 0, NULL, NULL, NULL , 0};
     struct vault_config *config = &v->config;
     struct made made = { 0, 0, 0, 0 };
     pqv_identity *id = NULL;
@@ -188,6 +189,9 @@ vault_create(pqv_vault *v, const uint8_t *pass, size_t passlen, const struct pqv
         return error_set(PQV_E_INVAL, NULL, "empty passphrase");
     if (opt == NULL)
         opt = &defaults;
+    if ((opt->flags & PQV_INIT_SHARED_INBOX) != 0 && inbox_dir == NULL)
+        return error_set(PQV_E_INVAL, NULL, "a shared inbox is for a local vault: on S3, a "
+            "bucket policy lets writers put objects under inbox/ (docs/S3.md)");
     config->version = opt->format != 0 ? opt->format : PQV_FORMAT_DEFAULT;
     if (config->version != 1 && config->version != 2)
         return error_set(PQV_E_INVAL, NULL, "unknown format version %d", opt->format);
@@ -253,6 +257,8 @@ vault_create(pqv_vault *v, const uint8_t *pass, size_t passlen, const struct pqv
     if ((rc = v->storage->ops->put(v->storage, CONFIG_NAME, text, textlen)) != 0 ||
         (rc = v->storage->ops->barrier(v->storage)) != 0)
         goto done;
+    if ((opt->flags & PQV_INIT_SHARED_INBOX) != 0 && (rc = share_inbox(inbox_dir)) != 0)
+        goto done;
     if ((rc = pqv_recovery_encode(seed, recovery)) != 0)
         goto done;
     pqv_identity_fingerprint(id, fingerprint);
@@ -289,6 +295,28 @@ make_inbox(const char *dir)
     close(fd);
     if (rc == 0)
         rc = fsutil_fsync_dir(dir);
+    return rc;
+}
+
+/* share_inbox(dir): the permissions other users' writers need (see
+ * PQV_INIT_SHARED_INBOX): the directory 0711, the config 0644. */
+static int
+share_inbox(const char *dir)
+{
+    int dfd, fd, rc = 0;
+
+    if ((dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+        return error_errno(dir, "open", errno);
+    if ((fd = openat(dfd, CONFIG_NAME, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+        rc = error_errno(CONFIG_NAME, "open", errno);
+    else {
+        if (io_fchmod(fd, 0644, CONFIG_NAME) != 0 || fsync(fd) != 0)
+            rc = error_errno(CONFIG_NAME, "chmod", errno);
+        close(fd);
+    }
+    if (rc == 0 && (io_fchmod(dfd, 0711, dir) != 0 || fsync(dfd) != 0))
+        rc = error_errno(dir, "chmod", errno);
+    close(dfd);
     return rc;
 }
 

@@ -61,40 +61,6 @@ compare_entry_ptrs(const void *a, const void *b)
     return strcmp((*(struct entry *const *)a)->name, (*(struct entry *const *)b)->name);
 }
 
-/* quarantine(in, e): ${e} under the quarantine prefix, stripped of what
- * only a trusted writer may set. */
-static int
-quarantine(struct importing *in, struct entry *e)
-{
-    char *name;
-    size_t keep = 0;
-
-    if (asprintf(&name, "%s/%s", in->prefix, e->name) < 0)
-        return PQV_E_NOMEM;
-    if (strlen(name) > PQV_NAME_MAX) {
-        free(name);
-        return error_set(PQV_E_INTEGRITY, e->name, "too long a name to quarantine");
-    }
-    free(e->name);
-    e->name = name;
-    e->perm &= 0777;                     /* no set-id or sticky bit */
-    e->uid = (uint32_t)geteuid();         /* the importer's, not the batch's */
-    e->gid = (uint32_t)getegid();
-    free(e->user);
-    free(e->group);
-    e->user = e->group = NULL;
-    for (size_t i = 0; i < e->nxattrs; i++) {
-        if (strncmp(e->xattrs[i].name, "user.", 5) == 0) {
-            e->xattrs[keep++] = e->xattrs[i];
-            continue;
-        }
-        free(e->xattrs[i].name);
-        free(e->xattrs[i].value);
-    }
-    e->nxattrs = keep;
-    return 0;
-}
-
 /* prepare(in, st): the batch's names checked (and quarantined): under its
  * prefix, each once, none below a file the vault holds outside the batch,
  * the prefix itself no file of the vault; sorted by name. */
@@ -106,7 +72,7 @@ prepare(struct importing *in, const struct state *st)
     int rc;
 
     for (size_t i = 0; i < b->n; i++) {
-        if (in->w == NULL && (rc = quarantine(in, &b->entries[i])) != 0)
+        if (in->w == NULL && (rc = batch_quarantine(in->prefix, &b->entries[i])) != 0)
             return rc;
         if (!names_under(b->entries[i].name, in->prefix))
             return error_set(PQV_E_INTEGRITY, b->entries[i].name, "outside writer %s's prefix "

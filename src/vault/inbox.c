@@ -527,17 +527,10 @@ pqv_vault_inbox_entries(pqv_vault *v, const char *id, struct pqv_entry **entries
         rc = PQV_E_NOMEM;
     for (size_t i = 0; rc == 0 && i < b.n; i++) {
         struct entry *e = &b.entries[i];
-        char *full = NULL;
-        /* As import names it: a quarantined batch's entries go below its
-         * quarantine prefix. */
-        if (b.writer[0] == '\0') {
-            if (asprintf(&full, "%s/%s", item.prefix, e->name) < 0)
-                rc = PQV_E_NOMEM;
-            else {
-                free(e->name);
-                e->name = full;
-            }
-        }
+        /* As import stores it: a quarantined batch's entries below its
+         * quarantine prefix, stripped. */
+        if (b.writer[0] == '\0')
+            rc = batch_quarantine(item.prefix, e);
         if (rc == 0 && (rc = list_public_entry(e, &(*entries)[i])) == 0)
             (*n)++;
     }

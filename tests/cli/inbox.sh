@@ -11,8 +11,9 @@
 # refused or quarantined (stripped), an interrupted import finished and a
 # replay refused (exit 4), tampered, truncated, swapped, renamed and
 # foreign batches (reported, left, the others imported, exit 4), a revoked
-# writer and an older credential refused, a batch id committed twice
-# (create-only);
+# writer and an older credential refused, a writer that edits its
+# credential's prefix refused, a failed import deleting no pack it found,
+# a batch id committed twice (create-only);
 # the test build killed at every durability call of a write-only add and of
 # an import, and an I/O fault at every operation of an import: the batch is
 # imported once or not at all, check clean.
@@ -240,6 +241,9 @@ chmod 4755 "$T/anyone"
 expect_status 0 pqn add --recipient "$R" "$T/anyone"
 expect_status 0 pq inbox
 expect_stdout_contains "bare recipient (import --quarantine)"
+expect_status 0 pq inbox -l
+expect_stdout_contains "quarantine/"
+check_ok "inbox -l: the bare recipient's batch as quarantine would store it (no set-id bit)" sh -c '! grep -q "^ *-rws.*anyone" "$1" && grep -q "^ *-rwxr-xr-x .*/anyone$" "$1"' sh "$OUT"
 expect_status 4 pq import
 expect_stderr_contains "made with the bare recipient"
 check_ok "the bare recipient's batch left in place" [ "$(find "$V/inbox" -name '*.batch' | wc -l)" -eq 1 ]
@@ -373,11 +377,20 @@ if [ "$(id -u)" -eq 0 ] && command -v useradd >/dev/null && command -v setpriv >
     if useradd -M -r -s /usr/sbin/nologin "$U" 2>/dev/null; then
         trap 'userdel "$U" 2>/dev/null; cleanup' EXIT
         uid=$(id -u "$U") gid=$(id -g "$U")
+        # A vault made for it: init --shared-inbox sets the permissions
+        # (and warns of the parent the other user cannot search).
+        chmod 0700 "$T"
+        OWNV=$V V=$T/shared
+        expect_status 0 pq init --kdf "$KDF" --shared-inbox
+        expect_stderr_contains "other users' writers cannot reach the vault through $T (mode 0700): chmod o+x $T"
+        check_ok "init --shared-inbox: vault 0711, config 0644, inbox 1733, key file 0600" \
+            [ "$(stat -c %a "$V") $(stat -c %a "$V/config") $(stat -c %a "$V/inbox") $(stat -c %a "$V/keyfile")" = "711 644 1733 600" ]
         chmod 0711 "$T"
-        chmod 0711 "$V"
-        chmod 0644 "$V/config"
+        expect_status 0 pq writer add w1 --prefix in -o "$T/cred.shared"
+        printf 'owner\n' >"$T/pub.seed"
+        expect_status 0 pq add "$T/pub.seed"
         mkdir "$T/pub" && chmod 0755 "$T/pub"
-        cp "$C" "$T/pub/recipient" && printf 'from another user\n' >"$T/pub/file" &&
+        cp "$T/cred.shared" "$T/pub/recipient" && printf 'from another user\n' >"$T/pub/file" &&
             chmod 0644 "$T/pub/recipient" "$T/pub/file"
         # A copy of the program the other user can run wherever the clone
         # lives (a private directory included).
@@ -402,12 +415,68 @@ if [ "$(id -u)" -eq 0 ] && command -v useradd >/dev/null && command -v setpriv >
         check_ok "inbox empty after importing another user's batch" [ -z "$(find "$V/inbox" -mindepth 1)" ]
         userdel "$U" 2>/dev/null
         trap cleanup EXIT
+        V=$OWNV
     else
         fail "useradd $U failed"
     fi
 else
     fail "another-user case needs root, useradd and setpriv"
 fi
+
+# A shared inbox is a local directory's permissions: refused on S3 (exit 2,
+# before anything is asked or contacted).
+expect_status 2 env PQVAULT_PASSPHRASE=x "$PQV" -v s3://bucket/prefix init --shared-inbox
+expect_stderr_contains "--shared-inbox: for a local vault"
+
+# ---- a writer that edits its credential's prefix: refused ----
+# The owner's alice/ (0700); writer w1 (prefix in) rewrites the prefix line
+# of its credential to alice and sends alice/ (0777), a set-uid helper and
+# a new file: the batch authenticates as w1's, but its names are outside
+# w1's registered prefix: refused whole (exit 4), alice/ untouched.
+mkdir -p "$T/own/alice" "$T/evil/alice/bin"
+printf 'mine\n' >"$T/own/alice/notes"
+chmod 0700 "$T/own/alice"
+expect_status 0 pq add "$T/own/alice"
+chmod 0777 "$T/evil/alice"
+printf '#!/bin/sh\n' >"$T/evil/alice/bin/helper"
+chmod 4755 "$T/evil/alice/bin/helper"
+printf 'ssh-ed25519 AAAA attacker\n' >"$T/evil/alice/docs_authorized_keys"
+sed 's/^prefix: in$/prefix: alice/' "$C" >"$T/cred.evil"
+chmod 600 "$T/cred.evil"
+expect_status 0 pqn add --recipient "$T/cred.evil" "$T/evil/alice" --name alice
+expect_status 4 pq import --replace
+expect_stderr_contains "outside writer w1's prefix in: the batch is refused"
+expect_status 0 pq list -l alice
+check_ok "alice/ untouched: still 0700" grep -q '^drwx------ .* alice$' "$OUT"
+check_ok "alice/ untouched: no helper, no planted file" sh -c '! grep -q "helper\|authorized" "$1"' sh "$OUT"
+rm -f "$V"/inbox/*.batch && rm -rf "$V"/inbox/*/
+
+# ---- a failed import deletes only what it created ----
+# Packs the vault already holds with a batch pack's bytes (left by an
+# earlier interrupted import) stay, whatever operation of the import fails.
+printf 'kept by the vault\n' >"$T/kept"
+expect_status 0 pqn add --recipient "$C" "$T/kept"
+batch=$(find "$V/inbox" -name '*.batch')
+packs_found=""
+for p in "${batch%.batch}"/*; do
+    h=$(basename "$p")
+    mkdir -p "$V/packs/$(echo "$h" | cut -c1-2)"
+    cp "$p" "$V/packs/$(echo "$h" | cut -c1-2)/$h"
+    packs_found="$packs_found $V/packs/$(echo "$h" | cut -c1-2)/$h"
+done
+n=1 points=0 problems=""
+while [ "$n" -le 100 ]; do
+    PQVAULT_TEST_FAULT="any:$n:EIO" "$PQV_TEST" -v "$V" --passphrase-file "$PF" import >/dev/null 2>&1 </dev/null
+    st=$?
+    for p in $packs_found; do [ -f "$p" ] || problems="$problems [EIO at $n: $p deleted]"; done
+    [ "$st" -eq 0 ] && break
+    points=$((points + 1))
+    n=$((n + 1))
+done
+check_ok "import failing at each of $points operations deletes no pack it found ($problems)" [ -z "$problems" -a "$points" -gt 3 -a "$st" -eq 0 ]
+expect_status 0 pq get in/kept -o "$T/kept.out"
+check_ok "the file of the found pack, byte-exact" same_file "$T/kept.out" "$T/kept"
+expect_status 0 pq check --read-data
 
 # ---- killed at every durability call: write-only add, then import ----
 mkdir -p "$T/ks"

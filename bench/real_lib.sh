@@ -84,6 +84,9 @@ scratch() {
 pq_init() { $PQ -v "$1" init --kdf "$PQ_KDF" >/dev/null; }
 restic_init() { restic -q -r "$1" init >/dev/null; }
 borg_init() { borg init -e "$BORG_ENCRYPTION" "$1" >/dev/null 2>&1; }
+# timed_try STEP CMD...: timed, but a failure returns 1 (its stderr in
+# $W/.err) instead of stopping the script.
+timed_try() { (trap - EXIT; timed "$@"); }
 fresh_out() { rm -rf "$W/out"; mkdir "$W/out"; }
 size_of() { du -sb "$1" | cut -f1; }
 

@@ -118,6 +118,7 @@ row "version 2, until durable" v2 2
 row "version 3, until durable" v3 2
 row "version 4, until durable" v4 2
 row "restore of version 4, until durable (get -o DIR; restore + sync; extract + sync)" get 2
+# shellcheck disable=SC2046
 set -- $(tail -1 "$W/sizes")
 srow "repository size after the four versions (du -sb)" "$2" "$3" "$4"
 echo "| peak RSS, largest of the steps | $(maxrss pq v1 v2 v3 v4 get) | $(maxrss restic v1 v2 v3 v4 get) | $(maxrss borg v1 v2 v3 v4 get) | |"

@@ -62,7 +62,7 @@ TEST_BIN = $(BUILD)/pqvault-test
 $(BUILD)/obj/%_avx2.o: ALL_CFLAGS += -mavx2
 $(BUILD)/obj/%_avx512.o: ALL_CFLAGS += -mavx512f -mavx512bw -mavx512vl -mavx2
 
-.PHONY: all test check clang-build check-tests clean install static bench bench-compare bench-s3 demo ct fuzz \
+.PHONY: all test check clang-build check-tests clean install static bench bench-compare bench-real bench-s3 demo ct fuzz \
 	fuzz-build fuzz-ci symbols
 
 all: $(LIB) $(BIN)
@@ -210,11 +210,28 @@ bench: $(BIN) $(BENCH_BINS)
 	@if [ "$(BENCH_COMPARE)" = 1 ]; then echo; PQVAULT=$(BIN) sh bench/compare.sh; fi
 
 # Side by side with restic, borg and tar + age (bench/compare.sh, about
-# 16 minutes; RUNS, BIG_MB, LARGE_N), and over S3 with rclone and restic
+# 16 minutes; RUNS, BIG_MB, LARGE_N), then the real-data scenarios
+# (bench-real, below), and over S3 with rclone and restic
 # against a local Ceph RGW (bench/compare_s3.sh, about 17 minutes with
 # format 1, 6 with LIST_N=2000).  Not part of make check; docs/BENCHMARKS.md.
 bench-compare: $(BIN)
 	PQVAULT=$(BIN) sh bench/compare.sh
+	@echo
+	$(MAKE) bench-real
+
+# Real-data scenarios beside restic 0.14 and borg 1.2 (docs/BENCHMARKS.md):
+# a Linux kernel tree (bench/kernel.sh), a version series of it
+# (bench/versions.sh), five steps of a 200 MiB file (bench/steps.sh) and 60
+# daily snapshots (bench/history.sh).  Each script runs alone too; RUNS,
+# KERNEL_SUBSET, TREE, BIG_MB, DAYS as in their headers.
+bench-real: $(BIN)
+	PQVAULT=$(BIN) sh bench/kernel.sh
+	@echo
+	PQVAULT=$(BIN) sh bench/versions.sh
+	@echo
+	PQVAULT=$(BIN) sh bench/steps.sh
+	@echo
+	PQVAULT=$(BIN) sh bench/history.sh
 
 bench-s3: $(BIN)
 	PQVAULT=$(BIN) sh bench/compare_s3.sh

@@ -9,13 +9,16 @@ set -eu
 # setcap, getcap for file capabilities, tests/cli/restore_caps.sh); rclone and
 # restic (Debian 12 main) for the S3 benchmark comparison; borgbackup, age,
 # time (GNU time, peak RSS) and hyperfine for the side-by-side benchmarks
-# (bench/compare.sh, bench/compare_s3.sh).
+# (bench/compare.sh, bench/compare_s3.sh); linux-source-6.1 for the
+# kernel-tree scenarios (bench/kernel.sh, bench/versions.sh: they unpack
+# /usr/src/linux-source-6.1.tar.xz into their own scratch directory).
 PACKAGES="build-essential clang libssl-dev libargon2-dev pkg-config valgrind python3 libclang-rt-14-dev strace e2fsprogs attr libcap2-bin
 curl libcurl4-openssl-dev libexpat1-dev libzstd-dev
 ceph-mon ceph-osd radosgw ceph-common
 python3-cryptography python3-numpy
 rclone restic
-borgbackup age time hyperfine"
+borgbackup age time hyperfine
+linux-source-6.1"
 missing=""
 for p in $PACKAGES; do
     case $(dpkg-query -W -f='${Status}' "$p" 2>/dev/null) in

@@ -62,7 +62,7 @@ TEST_BIN = $(BUILD)/pqvault-test
 $(BUILD)/obj/%_avx2.o: ALL_CFLAGS += -mavx2
 $(BUILD)/obj/%_avx512.o: ALL_CFLAGS += -mavx512f -mavx512bw -mavx512vl -mavx2
 
-.PHONY: all test check clang-build check-tests clean install static bench bench-compare bench-real bench-s3 demo ct fuzz \
+.PHONY: all test check clang-build check-tests clean install static bench bench-compare bench-real bench-s3 bench-import demo ct fuzz \
 	fuzz-build fuzz-ci symbols
 
 all: $(LIB) $(BIN)
@@ -235,6 +235,11 @@ bench-real: $(BIN)
 
 bench-s3: $(BIN)
 	PQVAULT=$(BIN) sh bench/compare_s3.sh
+
+# Import against the entries of one batch (bench/import_scale.sh; SIZES,
+# RUNS): linear since issue 17.
+bench-import: $(BIN)
+	PQVAULT=$(BIN) sh bench/import_scale.sh
 
 # A fully static binary against Debian's static libcrypto and libzstd.
 # Without the S3 backend: Debian's libcurl needs static libraries it does

@@ -335,6 +335,53 @@ cmd_add(struct args *a)
 
 /* ---- get ---- */
 
+/* is_stored_dir(v, name): ${name} is a directory in the vault (which -o -
+ * cannot write); a lookup that fails is get's to report. */
+static int
+is_stored_dir(pqv_vault *v, const char *name)
+{
+    struct pqv_entry e;
+    int dir;
+
+    memset(&e, 0, sizeof(e));
+    if (pqv_vault_lookup(v, name, &e) != 0) {
+        pqv_error_clear();
+        return 0;
+    }
+    dir = e.type == PQV_ENTRY_DIR;
+    pqv_entry_clear(&e);
+    return dir;
+}
+
+/* get_summary(total, dry, json, secs): the line (or JSON object) that ends
+ * a get. */
+static void
+get_summary(const struct pqv_get_result *total, int dry, int json, double secs)
+{
+    char b[32];
+
+    format_bytes(b, sizeof(b), total->bytes);
+    if (json)
+        printf("{\"summary\": {\"dry_run\": %s, \"restored\": %llu, \"bytes\": %llu, "
+            "\"skipped\": %llu, \"errors\": %llu, \"seconds\": %.3f}}\n",
+            dry ? "true" : "false", (unsigned long long)total->restored,
+            (unsigned long long)total->bytes, (unsigned long long)total->skipped,
+            (unsigned long long)total->failed, secs);
+    else if (!g_cli.quiet) {
+        fprintf(stderr, "%s %llu entr%s, %s", dry ? "would restore:" : "restored:",
+            (unsigned long long)total->restored, total->restored == 1 ? "y" : "ies", b);
+        if (total->skipped > 0)
+            fprintf(stderr, ", %llu skipped (existing)", (unsigned long long)total->skipped);
+        if (total->failed > 0)
+            fprintf(stderr, ", %llu error%s", (unsigned long long)total->failed,
+                total->failed == 1 ? "" : "s");
+        if (dry)
+            fprintf(stderr, "\n");
+        else
+            fprintf(stderr, " in %.1f s\n", secs);
+    }
+}
+
 int
 cmd_get(struct args *a)
 {
@@ -415,25 +462,14 @@ cmd_get(struct args *a)
         int rc;
         uint64_t counted = total.restored + total.skipped + total.failed;
         pqv_error_clear();
-        if (to_stdout) {
-            struct pqv_entry e;
-            memset(&e, 0, sizeof(e));
-            rc = pqv_vault_lookup(v, names[i], &e);
-            if (rc == 0 && e.type == PQV_ENTRY_DIR) {
-                err_msg("%s: is a directory (cannot write it to standard output)",
-                    names[i]);
-                pqv_entry_clear(&e);
-                progress_end(p);
-                keep(&status, EXIT_ERR);
-                continue;
-            }
-            if (rc == 0)
-                pqv_entry_clear(&e);
-            pqv_error_clear();
-            rc = pqv_vault_get_fd(v, names[i], STDOUT_FILENO, &opt);
-        } else {
-            rc = pqv_vault_get(v, names[i], out, &opt);
+        if (to_stdout && is_stored_dir(v, names[i])) {
+            err_msg("%s: is a directory (cannot write it to standard output)", names[i]);
+            progress_end(p);
+            keep(&status, EXIT_ERR);
+            continue;
         }
+        rc = to_stdout ? pqv_vault_get_fd(v, names[i], STDOUT_FILENO, &opt)
+                       : pqv_vault_get(v, names[i], out, &opt);
         progress_end(p);
         if (rc == 0 || total.restored > 0)
             worked = 1;
@@ -445,30 +481,8 @@ cmd_get(struct args *a)
                 total.failed++;
         }
     }
-    if (!to_stdout && (worked || json)) {
-        double secs = seconds_since(&t0);
-        char b[32];
-        format_bytes(b, sizeof(b), total.bytes);
-        if (json)
-            printf("{\"summary\": {\"dry_run\": %s, \"restored\": %llu, \"bytes\": %llu, "
-                "\"skipped\": %llu, \"errors\": %llu, \"seconds\": %.3f}}\n",
-                dry ? "true" : "false", (unsigned long long)total.restored,
-                (unsigned long long)total.bytes, (unsigned long long)total.skipped,
-                (unsigned long long)total.failed, secs);
-        else if (!g_cli.quiet) {
-            fprintf(stderr, "%s %llu entr%s, %s", dry ? "would restore:" : "restored:",
-                (unsigned long long)total.restored, total.restored == 1 ? "y" : "ies", b);
-            if (total.skipped > 0)
-                fprintf(stderr, ", %llu skipped (existing)", (unsigned long long)total.skipped);
-            if (total.failed > 0)
-                fprintf(stderr, ", %llu error%s", (unsigned long long)total.failed,
-                    total.failed == 1 ? "" : "s");
-            if (dry)
-                fprintf(stderr, "\n");
-            else
-                fprintf(stderr, " in %.1f s\n", secs);
-        }
-    }
+    if (!to_stdout && (worked || json))
+        get_summary(&total, dry, json, seconds_since(&t0));
     pqv_vault_close(v);
     free(names);
     free(outdir);

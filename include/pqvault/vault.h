@@ -30,7 +30,7 @@ extern "C" {
 #endif
 
 #define PQV_FORMAT_VERSION 2       /* the newest format this library reads and writes */
-#define PQV_FORMAT_DEFAULT 2       /* what pqv_vault_create writes unless told */
+#define PQV_FORMAT_DEFAULT 3       /* what pqv_vault_create writes unless told */
 #define PQV_OBJECT_MAX_PLAIN (4u << 20)   /* 4 MiB of plaintext per object */
 #define PQV_NAME_MAX 4096                 /* bytes in a stored name */
 
@@ -78,7 +78,7 @@ struct pqv_init_options {
     const char *kem;                     /* FrodoKEM set name; NULL: auto */
     int aead;                            /* default suite; 0: auto */
     const struct pqv_kdf_params *kdf;    /* NULL: pqv_kdf_default */
-    int format;                          /* 1 or 2; 0: PQV_FORMAT_DEFAULT */
+    int format;                          /* 1, 2 or 3; 0: PQV_FORMAT_DEFAULT */
     const char *state_dir;               /* local state directory (format 2; NULL: none) */
     pqv_report_fn report;                /* NULL, or as pqv_vault_set_report's */
     void *report_ctx;

@@ -188,11 +188,10 @@ seal_plan(struct adder *a, struct operand *o, struct state *st, struct pqv_add_r
     int rc = 0;
 
     a->plan = plan;
+    a->res = res;
     for (size_t i = 0; i < plan->n && rc == 0; i++) {
         struct add_file *f = &plan->files[i];
         const struct entry *first;
-        uint64_t stored_before = a->files;
-        size_t before = a->t->n;
         if (f->unchanged) {
             res->unchanged++;
             if (opt->verbose)
@@ -206,7 +205,8 @@ seal_plan(struct adder *a, struct operand *o, struct state *st, struct pqv_add_r
             plan->total_bytes = a->cur.size;
             vault_report(opt->report, opt->report_ctx, PQV_REPORT_INFO, f->name,
                 f->replacing ? "replaced" : "added");
-            rc = txn_add(a->t, &a->cur);
+            if ((rc = txn_add(a->t, &a->cur)) == 0)
+                add_seal_counted(a, f, 1);
         } else {
             /* A later name of a hard-linked file: the entry already made. */
             first = f->hlgroup != 0 ? add_seal_first_of_group(a, f->hlgroup) : NULL;
@@ -214,18 +214,13 @@ seal_plan(struct adder *a, struct operand *o, struct state *st, struct pqv_add_r
         }
         if (rc == 0)
             rc = a->rc;
-        if (rc != 0 || a->t->n == before)
-            continue;
-        if (f->replacing)
-            res->changed++;
-        else
-            res->added++;
-        a->since_checkpoint_entries++;
-        if (a->files > stored_before)
-            a->since_checkpoint_bytes += f->st.st_size > 0 ? (uint64_t)f->st.st_size : 0;
-        if (add_seal_checkpoint_due(a))
+        if (rc == 0 && add_seal_checkpoint_due(a))
             rc = add_seal_checkpoint(a, st);
     }
+    /* Every file of the operand made (its removals below may name what a
+     * file in flight replaces). */
+    if (rc == 0)
+        rc = add_chunk_drain(a);
     /* Removed: below a directory that became a file, or gone (--delete). */
     for (size_t i = 0; i < plan->nstale && rc == 0; i++) {
         if ((rc = txn_remove(a->t, plan->stale[i])) == 0) {

@@ -120,6 +120,7 @@ struct dedup {
 };
 
 struct add_job;
+struct chunk_pipe;
 
 /* The window of extents in flight, and what the add counts. */
 struct adder {
@@ -140,13 +141,15 @@ struct adder {
     struct entry **kept;         /* entries of earlier checkpoints */
     size_t nkept;
     uint64_t since_checkpoint_bytes, since_checkpoint_entries;
+    struct pqv_add_result *res;  /* the command's counts */
+    struct chunk_pipe *pipe;     /* format 3: the chunks in flight (add_chunk.c) */
 };
 
 enum { FILE_OK = 0, FILE_FAILED = 1, FILE_CHANGED = 2 };
 
 /* add_seal_init(v, a, t, opt): the window, over transaction ${t}; the
  * files of ${st} known for equal contents. */
-int add_seal_init(struct adder *a, pqv_vault *v, struct txn *t, const struct state *st,
+int add_seal_init(struct adder *a, pqv_vault *v, struct txn *t, struct state *st,
     const struct pqv_add_options *opt);
 void add_seal_free(struct adder *a);
 /* add_seal_file(a, f): ${f} (of a->plan) as an entry of the transaction
@@ -157,7 +160,7 @@ int add_seal_file(struct adder *a, struct add_file *f);
 int add_seal_link(struct adder *a, struct add_file *f, const struct entry *first);
 /* add_seal_first_of_group(a, group): the entry already made for a
  * hard-link group, or NULL. */
-const struct entry *add_seal_first_of_group(const struct adder *a, uint64_t group);
+const struct entry *add_seal_first_of_group(struct adder *a, uint64_t group);
 /* add_seal_checkpoint_due(a): a large add commits at checkpoints (every
  * CHECKPOINT_BYTES or CHECKPOINT_ENTRIES), so that an interrupted add
  * keeps most of its work. */
@@ -169,5 +172,31 @@ int add_seal_checkpoint(struct adder *a, struct state *st);
  * file (its size unknown until then), in order, sealed on the pool; the
  * entry is left in a->cur. */
 int add_seal_stream(struct adder *a, int fd, const struct add_file *f);
+/* add_seal_commit(a, f, e): the entry ${e} of ${f} (moved) into the
+ * transaction, said and counted. */
+int add_seal_commit(struct adder *a, struct add_file *f, struct entry *e);
+/* add_seal_counted(a, f, read): an entry of ${f} made (its data read). */
+void add_seal_counted(struct adder *a, const struct add_file *f, int read);
+/* A region of a file's data (holes are what lies between regions). */
+struct add_region {
+    uint64_t off, len;
+};
+/* add_seal_regions(fd, st, out, n): where ${fd} holds data: SEEK_DATA
+ * and SEEK_HOLE for a sparse file, one region otherwise. */
+int add_seal_regions(int fd, const struct stat *st, struct add_region **out, size_t *n);
+
+/* ---- add_chunk.c (format 3) ---- */
+
+/* add_chunk_init(a, st): the pipeline of chunks over ${st}'s records,
+ * with the packs an interrupted command left adopted. */
+int add_chunk_init(struct adder *a, struct state *st);
+void add_chunk_free(struct adder *a);
+/* add_chunk_file(a, f): ${f}'s data into chunks; its entry made once its
+ * last chunk retires (reported and skipped if it cannot be read). */
+int add_chunk_file(struct adder *a, struct add_file *f);
+/* add_chunk_stream(a, fd, f): as add_seal_stream, in chunks. */
+int add_chunk_stream(struct adder *a, int fd, const struct add_file *f);
+/* add_chunk_drain(a): every chunk retired, every file's entry made. */
+int add_chunk_drain(struct adder *a);
 
 #endif

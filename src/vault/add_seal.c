@@ -120,7 +120,7 @@ out:
 }
 
 int
-add_seal_init(struct adder *a, pqv_vault *v, struct txn *t, const struct state *st,
+add_seal_init(struct adder *a, pqv_vault *v, struct txn *t, struct state *st,
     const struct pqv_add_options *opt)
 {
     struct pool *pool = vault_pool(v);
@@ -135,6 +135,10 @@ add_seal_init(struct adder *a, pqv_vault *v, struct txn *t, const struct state *
     a->size = pool_threads(pool) + WINDOW_EXTRA;
     if ((a->jobs = calloc(a->size, sizeof(*a->jobs))) == NULL)
         return PQV_E_NOMEM;
+    /* Format 3: chunks (add_chunk.c); before, whole files of one extent
+     * found by their content hash. */
+    if (v->config.version >= 3 && v->sink->chunks)
+        return add_chunk_init(a, st);
     for (size_t i = 0; i < st->n && rc == 0; i++)
         rc = dedup_add(&a->dedup, &st->entries[i]);
     return rc;
@@ -143,6 +147,7 @@ add_seal_init(struct adder *a, pqv_vault *v, struct txn *t, const struct state *
 void
 add_seal_free(struct adder *a)
 {
+    add_chunk_free(a);
     for (size_t i = 0; a->jobs != NULL && i < a->size; i++) {
         if (a->jobs[i].scratch != NULL)
             util_wipe(a->jobs[i].scratch, pack_scratch_size());
@@ -234,18 +239,11 @@ submit(struct adder *a, struct add_job *job)
     a->inflight++;
 }
 
-/* A region of a file's data (holes are what lies between regions). */
-struct region {
-    uint64_t off, len;
-};
-
-/* data_regions(fd, size, out, n): where ${fd} holds data: SEEK_DATA and
- * SEEK_HOLE for a sparse file, one region otherwise. */
-static int
-data_regions(int fd, const struct stat *st, struct region **out, size_t *n)
+int
+add_seal_regions(int fd, const struct stat *st, struct add_region **out, size_t *n)
 {
     uint64_t size = (uint64_t)st->st_size;
-    struct region *r = NULL;
+    struct add_region *r = NULL;
     size_t k = 0, cap = 0;
     off_t pos = 0;
 
@@ -273,7 +271,7 @@ data_regions(int fd, const struct stat *st, struct region **out, size_t *n)
             hole = (off_t)size;
         if (k == cap) {
             cap = cap ? 2 * cap : 8;
-            struct region *g = realloc(r, cap * sizeof(*r));
+            struct add_region *g = realloc(r, cap * sizeof(*r));
             if (g == NULL) {
                 free(r);
                 return PQV_E_NOMEM;
@@ -295,7 +293,7 @@ data_regions(int fd, const struct stat *st, struct region **out, size_t *n)
 static int
 read_file(struct adder *a, struct add_file *f, struct source *src)
 {
-    struct region *regions = NULL;
+    struct add_region *regions = NULL;
     size_t nregions = 0;
     uint32_t nextents = 0, index = 0;
     int rc;
@@ -308,7 +306,7 @@ read_file(struct adder *a, struct add_file *f, struct source *src)
     if ((rc = txn_new_file_key(a->t, a->cur.key)) != 0)
         return rc;
     a->cur.key_state = KEY_CLEAR;
-    if ((rc = data_regions(src->fd, &src->st, &regions, &nregions)) != 0)
+    if ((rc = add_seal_regions(src->fd, &src->st, &regions, &nregions)) != 0)
         return rc;
     for (size_t i = 0; i < nregions; i++)
         nextents += (uint32_t)((regions[i].len + PQV_OBJECT_MAX_PLAIN - 1) / PQV_OBJECT_MAX_PLAIN);
@@ -379,6 +377,8 @@ add_seal_file(struct adder *a, struct add_file *f)
     struct source src;
     int rc, attempt;
 
+    if (f->kind == KIND_FILE && a->pipe != NULL)
+        return add_chunk_file(a, f);
     if (f->kind != KIND_FILE) {
         struct stat st = f->st;
         int fd = -1;
@@ -438,14 +438,36 @@ add_seal_file(struct adder *a, struct add_file *f)
     a->files++;
     a->bytes += a->cur.size;
 commit:
+    return add_seal_commit(a, f, &a->cur);
+}
+
+int
+add_seal_commit(struct adder *a, struct add_file *f, struct entry *e)
+{
+    const struct pqv_add_options *opt = a->opt;
+    int rc;
+
     if (f == &a->plan->files[0] && a->plan->origin != NULL &&
-        (a->cur.origin = strdup(a->plan->origin)) == NULL)
+        (e->origin = strdup(a->plan->origin)) == NULL)
         return PQV_E_NOMEM;
     vault_report(opt->report, opt->report_ctx, PQV_REPORT_INFO, f->name,
         f->replacing ? "changed" : "added");
-    if ((rc = txn_add(a->t, &a->cur)) != 0)
+    if ((rc = txn_add(a->t, e)) != 0)
         return rc;
+    add_seal_counted(a, f, f->kind == KIND_FILE);
     return dedup_add(&a->dedup, a->t->entries[a->t->n - 1]);
+}
+
+void
+add_seal_counted(struct adder *a, const struct add_file *f, int read)
+{
+    if (f->replacing)
+        a->res->changed++;
+    else
+        a->res->added++;
+    a->since_checkpoint_entries++;
+    if (read)
+        a->since_checkpoint_bytes += f->st.st_size > 0 ? (uint64_t)f->st.st_size : 0;
 }
 
 /* add_seal_link(a, f, first): ${f} shares the entry of ${first} (read before
@@ -467,7 +489,10 @@ add_seal_link(struct adder *a, struct add_file *f, const struct entry *first)
     }
     vault_report(a->opt->report, a->opt->report_ctx, PQV_REPORT_INFO, f->name,
         f->replacing ? "changed (hard link)" : "added (hard link)");
-    return txn_add(a->t, &e);
+    if ((rc = txn_add(a->t, &e)) != 0)
+        return rc;
+    add_seal_counted(a, f, 0);
+    return 0;
 }
 
 /* An add commits at its end, and a large one also at checkpoints, so that
@@ -498,6 +523,8 @@ add_seal_checkpoint(struct adder *a, struct state *st)
     struct txn *t = a->t;
     int rc;
 
+    if ((rc = add_chunk_drain(a)) != 0)
+        return rc;
     if (t->n == 0)
         return 0;
     if ((rc = txn_commit(t, SEGMENT_DELTA, NULL, 0, NULL, 0)) != 0)
@@ -529,8 +556,11 @@ add_seal_checkpoint_due(const struct adder *a)
 
 /* add_seal_first_of_group(a, group): the entry already made for a hard-link group. */
 const struct entry *
-add_seal_first_of_group(const struct adder *a, uint64_t group)
+add_seal_first_of_group(struct adder *a, uint64_t group)
 {
+    /* (Chunked files are made as their chunks retire: all of them first.) */
+    if (a->pipe != NULL && add_chunk_drain(a) != 0)
+        return NULL;
     for (size_t k = 0; k < a->t->n; k++)
         if (a->t->entries[k]->hlgroup == group)
             return a->t->entries[k];
@@ -546,6 +576,8 @@ add_seal_stream(struct adder *a, int fd, const struct add_file *f)
     size_t cap = 0;
     int rc, eof = 0;
 
+    if (a->pipe != NULL)
+        return add_chunk_stream(a, fd, f);
     if ((rc = fsmeta_fill_entry(&a->cur, f->name, KIND_FILE, &f->st, NULL, 0, &a->names)) != 0 ||
         (rc = txn_new_file_key(a->t, a->cur.key)) != 0)
         return rc;

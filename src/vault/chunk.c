@@ -112,7 +112,7 @@ chunk_open(const uint8_t data_key[32], const uint8_t id[CHUNK_ID_BYTES], uint8_t
     size_t got = 0;
     int rc;
 
-    if ((flags & ~(BLOB_ZSTD | 6)) != 0 || pqv_aead_name(suite) == NULL ||
+    if ((flags & ~BLOB_FLAGS_MASK) != 0 || pqv_aead_name(suite) == NULL ||
         blob_len < CHUNK_SALT_BYTES || blob_len > chunk_blob_max(plain_len))
         return error_set(PQV_E_INTEGRITY, NULL, "blob is malformed");
     /* Uncompressed, the sealed size is fixed by the plaintext length. */

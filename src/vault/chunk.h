@@ -17,6 +17,7 @@
 /* Blob flags: bit 0 zstd; bits 1-2 the suite (1 AES-256-GCM, 2 ChaCha20-Poly1305). */
 enum { BLOB_ZSTD = 1 };
 #define BLOB_SUITE(flags) (((flags) >> 1) & 3)
+#define BLOB_FLAGS_MASK 7
 #define BLOB_FLAGS(zstd, suite) ((uint8_t)(((zstd) ? BLOB_ZSTD : 0) | ((suite) << 1)))
 
 /* chunk_id(key, plain, len, id): HMAC-SHA-256(key("chunk/id"), plaintext). */

@@ -69,6 +69,25 @@ known_packs(const struct state *st, struct seg_pack **out, size_t *n)
     return 0;
 }
 
+/* live_chunks(st, t): the chunk record of every located chunk of the
+ * state's entries into ${t} (a base carries them: the segments before it
+ * go). */
+static int
+live_chunks(const struct state *st, struct txn *t)
+{
+    int rc = 0;
+
+    for (size_t i = 0; i < st->n && rc == 0; i++) {
+        const struct entry *e = &st->entries[i];
+        for (uint32_t k = 0; e->chunked && k < e->nextents && rc == 0; k++) {
+            const struct chunk_rec *r;
+            if (e->extents[k].located && (r = chunks_find(&st->chunks, e->extents[k].chunk_id)) != NULL)
+                rc = txn_record_chunk(t, r);
+        }
+    }
+    return rc;
+}
+
 int
 compact(pqv_vault *v, struct state *st, pqv_report_fn report, void *report_ctx,
     uint64_t *epoch)
@@ -80,14 +99,14 @@ compact(pqv_vault *v, struct state *st, pqv_report_fn report, void *report_ctx,
     struct txn t;
     int rc, began = 0;
 
-    if (st->format != 2 || !st->loaded)
+    if (st->format < 2 || !st->loaded)
         return PQV_E_INVAL;
     if ((all = calloc(st->n + 1, sizeof(*all))) == NULL)
         return PQV_E_NOMEM;
     /* Every file key in the clear: one decapsulation per segment. */
     for (size_t i = 0; i < st->n; i++) {
         struct entry *e = &st->entries[i];
-        if (e->kind == KIND_FILE && e->key_state != KEY_CLEAR) {
+        if (e->kind == KIND_FILE && !e->chunked && e->key_state != KEY_CLEAR) {
             uint8_t key[PQV_FILE_KEY_BYTES];
             if ((rc = state_file_key(v, st, e, key)) != 0)
                 goto done;
@@ -103,6 +122,9 @@ compact(pqv_vault *v, struct state *st, pqv_report_fn report, void *report_ctx,
     began = 1;
     t.known = known;
     t.nknown = nknown;
+    /* Format 3: the records of every chunk a kept entry uses. */
+    if ((rc = live_chunks(st, &t)) != 0)
+        goto done;
     if ((rc = txn_commit(&t, SEGMENT_BASE, all, nall, history, nhistory)) != 0)
         goto done;
     *epoch = t.committed_epoch;

@@ -77,7 +77,7 @@ config_parse(struct vault_config *c, const uint8_t *text, size_t len)
     if (vlen != 1 || v[0] < '1' || v[0] > '9')
         return error_set(PQV_E_INTEGRITY, NULL, "config: bad format version");
     c->version = v[0] - '0';
-    if (c->version != 1 && c->version != 2)
+    if (c->version < 1 || c->version > 3)
         return error_set(PQV_E_UNSUPPORTED, NULL, "config: format version %d is not supported", c->version);
     if ((rc = next_line(&p, end, "vault-id", &v, &vlen)) != 0 ||
         (rc = parse_hex(v, vlen, c->vault_id, VAULT_ID_BYTES, "vault-id")) != 0)

@@ -193,7 +193,7 @@ vault_create(pqv_vault *v, const uint8_t *pass, size_t passlen, const struct pqv
         return error_set(PQV_E_INVAL, NULL, "a shared inbox is for a local vault: on S3, a "
             "bucket policy lets writers put objects under inbox/ (docs/S3.md)");
     config->version = opt->format != 0 ? opt->format : PQV_FORMAT_DEFAULT;
-    if (config->version != 1 && config->version != 2)
+    if (config->version < 1 || config->version > 3)
         return error_set(PQV_E_INVAL, NULL, "unknown format version %d", opt->format);
     config->kem = pqv_frodo_find(opt->kem != NULL ? opt->kem : pqv_default_kem());
     if (config->kem == NULL)
@@ -230,11 +230,11 @@ vault_create(pqv_vault *v, const uint8_t *pass, size_t passlen, const struct pqv
     if ((rc = vault_store_keyfile(v, v->keyfile)) != 0)
         goto done;
     /* Format 2: the first epoch, an empty base, roots the chain. */
-    if (config->version == 2) {
+    if (config->version >= 2) {
         struct state st;
         struct txn t;
         memset(&st, 0, sizeof(st));
-        st.format = 2;
+        st.format = config->version;
         if (opt->state_dir != NULL && (v->state_dir = strdup(opt->state_dir)) == NULL) {
             rc = PQV_E_NOMEM;
             goto done;

@@ -10,6 +10,7 @@
 
 #include "util/buf.h"
 #include "util/util.h"
+#include "vault/chunker.h"
 #include "vault/entry.h"
 #include "vault/format1.h"
 #include "vault/kinds.h"
@@ -183,7 +184,8 @@ entry_encode(struct buf *out, const struct entry *e, struct seg_tables *t,
     buf_varint(&b, e->ino);
     flags = (e->origin != NULL ? ENTRY_ORIGIN : 0) | (e->hlgroup != 0 ? ENTRY_HLGROUP : 0) |
         (e->nxattrs > 0 ? ENTRY_XATTRS : 0) |
-        (e->kind == KIND_FILE && e->has_content ? ENTRY_CONTENT : 0);
+        (e->kind == KIND_FILE && e->has_content ? ENTRY_CONTENT : 0) |
+        (e->kind == KIND_FILE && e->chunked ? ENTRY_CHUNKED : 0);
     buf_varint(&b, flags);
     if (e->origin != NULL)
         buf_blob(&b, e->origin, strlen(e->origin));
@@ -251,12 +253,59 @@ table_string(const struct seg_tables *t, uint64_t index, char **out)
 
 /* ---- what each kind adds (the rows of kinds.c) ---- */
 
+/* A chunked file (format 3): its size, then per chunk its offset in the
+ * file, plaintext length and identity; no key (a chunk's comes from the
+ * seed and its identity). */
+static void
+chunks_encode(struct buf *b, const struct entry *e)
+{
+    buf_varint(b, e->size);
+    buf_varint(b, e->nextents);
+    for (uint32_t i = 0; i < e->nextents; i++) {
+        buf_varint(b, e->extents[i].file_off);
+        buf_varint(b, e->extents[i].plain_len);
+        buf_bytes(b, e->extents[i].chunk_id, CHUNK_ID_BYTES);
+    }
+}
+
+static int
+chunks_decode(struct cursor *in, struct entry *e)
+{
+    uint64_t end = 0;
+
+    e->size = cursor_varint_max(in, MAX_FILE_BYTES);
+    e->key_state = KEY_NONE;
+    /* Each chunk takes at least 34 bytes: bounds the count. */
+    e->nextents = (uint32_t)cursor_varint_max(in, cursor_left(in) / 34);
+    if (in->bad)
+        return PQV_E_INTEGRITY;
+    if (e->nextents > 0 && (e->extents = calloc(e->nextents, sizeof(*e->extents))) == NULL)
+        return PQV_E_NOMEM;
+    for (uint32_t i = 0; i < e->nextents; i++) {
+        struct extent *x = &e->extents[i];
+        const uint8_t *id;
+        x->file_off = cursor_varint(in);
+        x->plain_len = (uint32_t)cursor_varint_max(in, CHUNK_MAX);
+        if ((id = cursor_take(in, CHUNK_ID_BYTES)) == NULL || x->plain_len == 0 ||
+            x->file_off < end || x->file_off > e->size || e->size - x->file_off < x->plain_len)
+            return PQV_E_INTEGRITY;
+        memcpy(x->chunk_id, id, CHUNK_ID_BYTES);
+        x->chunk = 1;
+        end = x->file_off + x->plain_len;
+    }
+    return 0;
+}
+
 int
 entry_file_encode(struct buf *b, const struct entry *e, struct seg_tables *t,
     const uint8_t *stored_key)
 {
     int rc;
 
+    if (e->chunked) {
+        chunks_encode(b, e);
+        return 0;
+    }
     buf_u8(b, (uint8_t)e->suite);
     buf_varint(b, e->size);
     buf_bytes(b, stored_key, PQV_FILE_KEY_BYTES);
@@ -282,6 +331,8 @@ entry_file_decode(struct cursor *in, struct entry *e, const struct seg_tables *t
     const uint8_t *k;
     uint64_t end = 0;
 
+    if (e->chunked)
+        return chunks_decode(in, e);
     e->suite = cursor_u8(in);
     /* Bounded: the extents lie within it, the rest is holes, and no real
      * file's holes reach 1 PiB (a forged size would otherwise be an
@@ -392,9 +443,16 @@ entry_decode(struct cursor *c, struct entry *e, const struct seg_tables *t)
     e->ctime_nsec = (uint32_t)cursor_varint_max(&in, 999999999);
     e->dev = cursor_varint(&in);
     e->ino = cursor_varint(&in);
-    flags = cursor_varint_max(&in, ENTRY_ORIGIN | ENTRY_HLGROUP | ENTRY_XATTRS | ENTRY_CONTENT);
+    flags = cursor_varint_max(&in, ENTRY_ORIGIN | ENTRY_HLGROUP | ENTRY_XATTRS | ENTRY_CONTENT |
+        ENTRY_CHUNKED);
     if (in.bad)
         goto bad;
+    /* Chunks: files of a format-3 segment only, with no content hash (the
+     * chunks are the deduplication). */
+    if ((flags & ENTRY_CHUNKED) && (e->kind != KIND_FILE || !t->chunks ||
+            (flags & ENTRY_CONTENT)))
+        goto bad;
+    e->chunked = (flags & ENTRY_CHUNKED) != 0;
     if ((rc = table_string(t, user, &e->user)) != 0 || (rc = table_string(t, group, &e->group)) != 0)
         goto bad;
     if ((flags & ENTRY_ORIGIN) && (rc = take_string(&in, 4096, &e->origin)) != 0)

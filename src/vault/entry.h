@@ -11,6 +11,7 @@
 
 #include "pqvault/aead.h"
 #include "pqvault/vault.h"
+#include "vault/chunk.h"
 
 #define PACK_ID_BYTES 16
 #define TAG_BYTES 16
@@ -18,7 +19,10 @@
  * name, which only the catalogue holds (kinds.h has their table). */
 enum { KIND_FILE = PQV_ENTRY_FILE, KIND_DIR = PQV_ENTRY_DIR, KIND_SYMLINK = PQV_ENTRY_SYMLINK,
     KIND_REMOVED = 4 };
-enum { ENTRY_ORIGIN = 1, ENTRY_HLGROUP = 2, ENTRY_XATTRS = 4, ENTRY_CONTENT = 8 };  /* entry flags */
+/* Entry flags; ENTRY_CHUNKED: a file of format 3 made of chunks (only in
+ * segments of format 3). */
+enum { ENTRY_ORIGIN = 1, ENTRY_HLGROUP = 2, ENTRY_XATTRS = 4, ENTRY_CONTENT = 8,
+    ENTRY_CHUNKED = 16 };
 #define MAX_XATTR_VALUE (64u << 10)     /* bytes of one extended attribute's value */
 /* A file's size (FORMAT.md section 13): 1 PiB, beyond what real sparse
  * files reach, so that no entry describes an endless stream of zeros. */
@@ -28,14 +32,21 @@ enum { PACK_INTRODUCED = 1, PACK_V1_OBJECT = 2 };                 /* pack table 
 /* What e->key holds. */
 enum { KEY_NONE = 0, KEY_STORED = 1, KEY_CLEAR = 2, KEY_V1 = 3 };
 
+/* A piece of a file's data: an extent of format 1 or 2 (its blob sealed
+ * under the file's key), or a chunk of format 3 (named by its identity; its
+ * place comes from the chain's chunk records, filled in when the entry is
+ * loaded: state_resolve). */
 struct extent {
     uint64_t file_off;
     uint32_t plain_len;
     uint32_t stored_len;
     uint32_t pack_off;
-    uint8_t flags;               /* EXTENT_ZSTD */
+    uint8_t flags;               /* EXTENT_ZSTD; a chunk's blob flags (chunk.h) */
     uint8_t pack_id[PACK_ID_BYTES];
     uint8_t pack_flags;          /* PACK_V1_OBJECT: a format-1 object */
+    uint8_t chunk;               /* a chunk of format 3 (chunk_id) */
+    uint8_t located;             /* a chunk: its place is known */
+    uint8_t chunk_id[CHUNK_ID_BYTES];
 };
 
 struct xattr {
@@ -57,6 +68,7 @@ struct entry {
     uint64_t dev, ino;
     char *origin;                /* an add's root: its absolute source path */
     uint64_t hlgroup;            /* nonzero: one file with the others of the group */
+    int chunked;                 /* a file of chunks (format 3): no file key */
     int has_content;             /* files of one extent: ${content} is set */
     uint8_t content[32];         /* HMAC(key("dedup"), plaintext): equal files share data */
     struct xattr *xattrs;
@@ -84,6 +96,7 @@ struct seg_tables {
     size_t nstrings;
     struct seg_pack *packs;
     size_t npacks, cappacks;
+    int chunks;                  /* format 3: chunked file entries allowed */
 };
 
 void entry_clear(struct entry *e);

@@ -292,7 +292,7 @@ localstate_check(pqv_vault *v, const struct localstate *seen, const struct state
 {
     uint8_t known[32];
 
-    if (v->state_dir == NULL || st->format != 2 || (v->state_failed && !seen->known))
+    if (v->state_dir == NULL || st->format < 2 || (v->state_failed && !seen->known))
         return 0;
     if (!seen->known) {
         int rc = localstate_record(v, st->epoch, st->chain, 0);
@@ -303,6 +303,11 @@ localstate_check(pqv_vault *v, const struct localstate *seen, const struct state
                 (unsigned long long)st->epoch);
         return rc;
     }
+    if (seen->format > v->config.version)
+        return error_set(PQV_E_INTEGRITY, "config", "downgrade: the config says format %d, but "
+            "this vault was seen here as format %d at epoch %llu (a config from before its "
+            "upgrade has been put back; if you put the vault back yourself, accept it with "
+            "pqvault accept)", v->config.version, seen->format, (unsigned long long)seen->epoch);
     if (st->epoch < seen->epoch)
         return error_set(PQV_E_INTEGRITY, NULL, "rollback: the vault shows epoch %llu, but epoch "
             "%llu was seen here before (an older copy of the vault is being served; if you put "
@@ -317,7 +322,7 @@ localstate_check(pqv_vault *v, const struct localstate *seen, const struct state
             "here before (another history of the vault is being served; if you put it back "
             "yourself, accept it with pqvault accept)",
             (unsigned long long)seen->epoch);
-    if (st->epoch > seen->epoch)
+    if (st->epoch > seen->epoch || seen->format < local_format(v))
         return localstate_record(v, st->epoch, st->chain, 0);
     return 0;
 }

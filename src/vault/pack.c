@@ -14,6 +14,7 @@
 
 #include "crypto/kdf.h"
 #include "util/util.h"
+#include "vault/chunk.h"
 #include "vault/entry.h"
 #include "vault/format1.h"
 #include "vault/names.h"
@@ -154,6 +155,32 @@ extent_error(int rc, const char *what, uint32_t index, const char *sname)
     return error_set(rc, NULL, "%s %u (%s): %s", what, index, sname, why);
 }
 
+/* read_chunk(v, index, x, plain, sealed, scratch): chunk ${index} of a
+ * file of format 3, from where the chain's records put it. */
+static int
+read_chunk(pqv_vault *v, uint32_t index, const struct extent *x, uint8_t *plain, uint8_t *sealed,
+    uint8_t *scratch)
+{
+    char sname[STORAGE_NAME_MAX];
+    int rc;
+
+    if (!x->located)
+        return error_set(PQV_E_INTEGRITY, NULL, "chunk %u has no record in the chain (its data "
+            "is lost)", index);
+    if (x->stored_len > chunk_blob_max(x->plain_len))
+        return error_set(PQV_E_INTEGRITY, NULL, "chunk %u is too large", index);
+    pack_name(x->pack_id, sname);
+    rc = v->storage->ops->get_range(v->storage, sname, (uint64_t)PACK_HEADER_BYTES + x->pack_off,
+        sealed, x->stored_len);
+    if (rc == PQV_E_NOTFOUND)
+        return error_set(rc, NULL, "chunk %u (%s) is missing", index, sname);
+    if (rc != 0)
+        return extent_error(rc, "chunk", index, sname);
+    rc = chunk_open(v->chunk_data_key, x->chunk_id, x->flags, sealed, x->stored_len, plain,
+        x->plain_len, scratch);
+    return rc != 0 ? extent_error(rc, "chunk", index, sname) : 0;
+}
+
 int
 pack_read_extent(pqv_vault *v, int suite, const uint8_t file_key[PQV_FILE_KEY_BYTES],
     uint32_t index, const struct extent *x, uint8_t *plain, uint8_t *sealed, uint8_t *scratch)
@@ -161,6 +188,8 @@ pack_read_extent(pqv_vault *v, int suite, const uint8_t file_key[PQV_FILE_KEY_BY
     char sname[STORAGE_NAME_MAX];
     int rc;
 
+    if (x->chunk)
+        return read_chunk(v, index, x, plain, sealed, scratch);
     if (x->stored_len > pack_sealed_max())
         return error_set(PQV_E_INTEGRITY, NULL, "extent %u is too large", index);
     if (x->pack_flags & PACK_V1_OBJECT) {

@@ -12,6 +12,7 @@
 #include "crypto/kdf.h"
 #include "util/buf.h"
 #include "util/util.h"
+#include "vault/chunker.h"
 #include "vault/config.h"
 #include "vault/entry.h"
 #include "vault/names.h"
@@ -35,6 +36,7 @@ segment_free(struct segment *s)
     free(s->wrap);
     entry_tables_free(&s->t);
     free(s->blocks);
+    free(s->cblocks);
     free(s->blockdata);
     segment_ext_free(s->ext, s->next);
     util_wipe(s->key, sizeof(s->key));
@@ -124,7 +126,7 @@ segment_check_header(const uint8_t *h, size_t len, uint64_t epoch, const uint8_t
         return error_set(PQV_E_INTEGRITY, NULL, "segment has a bad magic number");
     /* The config's format version fixes the segment version: another one
      * in a format-2 vault is damage, not a newer pqvault's segment. */
-    if (h[4] != SEG_VERSION)
+    if (h[4] != SEG_VERSION && h[4] != SEG_VERSION_CHUNKS)
         return error_set(PQV_E_INTEGRITY, NULL, "segment has an unknown version (%u)", h[4]);
     if ((h[5] != SEGMENT_DELTA && h[5] != SEGMENT_BASE) || pqv_aead_name(h[6]) == NULL || h[7] != 0)
         return error_set(PQV_E_INTEGRITY, NULL, "segment header is malformed");
@@ -157,17 +159,20 @@ segment_ext(const struct segment *s, uint64_t type)
     return NULL;
 }
 
-/* parse_extensions(s, c): a version-2 head's extensions: at least one,
- * types ascending; an unknown critical type is refused (a newer format
+/* parse_extensions(s, c, none_ok): a version-2 head's extensions (at
+ * least one) or a version-3 head's (${none_ok}: perhaps none), types
+ * ascending; an unknown critical type is refused (a newer format
  * this pqvault cannot read), an unknown other kept (and carried by no
  * writer of this version). */
 static int
-parse_extensions(struct segment *s, struct cursor *c)
+parse_extensions(struct segment *s, struct cursor *c, int none_ok)
 {
     uint64_t n = cursor_varint_max(c, cursor_left(c) / 3);
 
-    if (n == 0 || c->bad)
+    if ((n == 0 && !none_ok) || c->bad)
         return error_set(PQV_E_INTEGRITY, NULL, "segment head is malformed");
+    if (n == 0)
+        return 0;
     if ((s->ext = calloc(n, sizeof(*s->ext))) == NULL)
         return PQV_E_NOMEM;
     for (; s->next < n && !c->bad; s->next++) {
@@ -202,8 +207,13 @@ parse_head(struct segment *s, const uint8_t *plain, size_t len)
     int version, rc;
 
     cursor_init(&c, plain, len);
-    if ((version = cursor_u8(&c)) != HEAD_VERSION && version != HEAD_VERSION_EXT)
+    version = cursor_u8(&c);
+    /* Format 3's segments have their own head version; format 2's one of
+     * the two before it. */
+    if (s->version == SEG_VERSION_CHUNKS ? version != HEAD_VERSION_CHUNKS
+                                         : version != HEAD_VERSION && version != HEAD_VERSION_EXT)
         return error_set(PQV_E_UNSUPPORTED, NULL, "segment head version not supported");
+    s->t.chunks = version == HEAD_VERSION_CHUNKS;
     s->time = (int64_t)cursor_be64(&c);
     s->base = cursor_varint(&c);
     if ((q = cursor_take(&c, 32)) != NULL)
@@ -283,11 +293,30 @@ parse_head(struct segment *s, const uint8_t *plain, size_t len)
             c.bad = 1;
         off += b->len;
     }
+    s->nentries = cursor_varint(&c);
+    if (version == HEAD_VERSION_CHUNKS) {
+        /* The chunk blocks follow the entries' blocks, contiguous. */
+        n = cursor_varint_max(&c, cursor_left(&c) / 3);
+        if (n > 0 && (s->cblocks = calloc(n, sizeof(*s->cblocks))) == NULL)
+            return PQV_E_NOMEM;
+        for (; s->ncblocks < n && !c.bad; s->ncblocks++) {
+            struct seg_cblock *b = &s->cblocks[s->ncblocks];
+            b->off = cursor_varint(&c);
+            b->len = cursor_varint_max(&c, 1u << 30);
+            b->n = cursor_varint(&c);
+            if (b->off != off || b->len <= PQV_AEAD_TAG_BYTES || b->n == 0 ||
+                b->n > (b->len - PQV_AEAD_TAG_BYTES) / CHUNK_REC_MIN)
+                c.bad = 1;
+            off += b->len;
+            s->nchunks += b->n;
+        }
+    }
     s->blocklen = off;
     if (off > MAX_SEGMENT_BYTES)
         c.bad = 1;
-    s->nentries = cursor_varint(&c);
-    if (version == HEAD_VERSION_EXT && !c.bad && (rc = parse_extensions(s, &c)) != 0)
+    /* Format 3 heads always end with the extensions' count (0: none). */
+    if ((version == HEAD_VERSION_EXT || version == HEAD_VERSION_CHUNKS) && !c.bad &&
+        (rc = parse_extensions(s, &c, version == HEAD_VERSION_CHUNKS)) != 0)
         return rc;
     if (c.bad || cursor_left(&c) != 0 || (s->kind == SEGMENT_BASE ? s->base != s->epoch
                                                                      : s->base >= s->epoch))
@@ -326,7 +355,11 @@ segment_open_head(pqv_vault *v, uint64_t epoch, const uint8_t *bytes, size_t len
         return rc;
     if (len != SEGMENT_HEADER_BYTES + headlen)
         return error_set(PQV_E_INVAL, NULL, "not a segment's header and head");
+    if (bytes[4] == SEG_VERSION_CHUNKS && v->config.version < 3)
+        return error_set(PQV_E_INTEGRITY, NULL, "a segment of format 3 in a vault of format %d",
+            v->config.version);
     s->epoch = epoch;
+    s->version = bytes[4];
     s->kind = bytes[5];
     s->suite = bytes[6];
     memcpy(s->header, bytes, SEGMENT_HEADER_BYTES);
@@ -437,5 +470,64 @@ segment_block(pqv_vault *v, const struct segment *s, size_t i, struct entry **ou
     }
     *out = es;
     *n = k;
+    return 0;
+}
+
+int
+segment_chunks(pqv_vault *v, const struct segment *s, size_t i, struct chunk_rec **out,
+    size_t *n)
+{
+    const struct seg_cblock *b = &s->cblocks[i];
+    uint8_t nonce[PQV_AEAD_NONCE_BYTES], *plain;
+    struct chunk_rec *recs = NULL;
+    struct cursor c;
+    size_t plainlen = b->len - PQV_AEAD_TAG_BYTES;
+    int rc;
+
+    (void)v;
+    *out = NULL;
+    *n = 0;
+    if ((plain = malloc(plainlen + 1)) == NULL)
+        return PQV_E_NOMEM;
+    segment_unit_nonce(s->nblocks + 1 + i, nonce);
+    rc = pqv_aead_open1(s->suite, s->key, nonce, s->header, SEGMENT_HEADER_BYTES,
+        s->blockdata + b->off, b->len, plain);
+    if (rc == PQV_E_INTEGRITY)
+        rc = error_set(rc, NULL, "segment chunk block %zu failed authentication", i);
+    /* b->n is bounded by the block's length (parse_head). */
+    if (rc == 0 && (recs = calloc(b->n, sizeof(*recs))) == NULL)
+        rc = PQV_E_NOMEM;
+    cursor_init(&c, plain, plainlen);
+    for (uint64_t k = 0; rc == 0 && k < b->n; k++) {
+        struct chunk_rec *r = &recs[k];
+        const uint8_t *q = cursor_take(&c, CHUNK_ID_BYTES);
+        uint64_t pack;
+        if (q != NULL)
+            memcpy(r->id, q, CHUNK_ID_BYTES);
+        pack = cursor_varint(&c);
+        r->pack_off = (uint32_t)cursor_varint_max(&c, UINT32_MAX);
+        r->stored_len = (uint32_t)cursor_varint_max(&c, UINT32_MAX);
+        r->plain_len = (uint32_t)cursor_varint_max(&c, CHUNK_MAX);
+        r->flags = cursor_u8(&c);
+        if (c.bad || pack >= s->t.npacks || (s->t.packs[pack].flags & PACK_V1_OBJECT) ||
+            r->plain_len == 0 || r->stored_len < CHUNK_SALT_BYTES + PQV_AEAD_TAG_BYTES ||
+            r->stored_len > chunk_blob_max(r->plain_len) ||
+            (r->flags & ~BLOB_FLAGS_MASK) != 0 || pqv_aead_name(BLOB_SUITE(r->flags)) == NULL ||
+            (k > 0 && memcmp(recs[k - 1].id, r->id, CHUNK_ID_BYTES) >= 0)) {
+            rc = error_set(PQV_E_INTEGRITY, NULL, "segment chunk block %zu is malformed", i);
+            break;
+        }
+        memcpy(r->pack_id, s->t.packs[pack].id, PACK_ID_BYTES);
+    }
+    if (rc == 0 && cursor_left(&c) != 0)
+        rc = error_set(PQV_E_INTEGRITY, NULL, "segment chunk block %zu has trailing bytes", i);
+    util_wipe(plain, plainlen);
+    free(plain);
+    if (rc != 0) {
+        free(recs);
+        return rc;
+    }
+    *out = recs;
+    *n = (size_t)b->n;
     return 0;
 }

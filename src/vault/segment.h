@@ -11,6 +11,7 @@
 
 #include "pqvault/vault.h"
 #include "util/buf.h"
+#include "vault/chunks.h"
 #include "vault/entry.h"
 #include "vault/names.h"
 
@@ -25,6 +26,12 @@ struct seg_block {
     uint8_t first[TAG_BYTES];    /* tag of its first entry */
     uint64_t off, len;           /* after the head; sealed length */
     uint64_t n;                  /* entries */
+};
+
+/* A block of chunk records (format 3), after the blocks of entries. */
+struct seg_cblock {
+    uint64_t off, len;           /* after the head; sealed length */
+    uint64_t n;                  /* records */
 };
 
 struct seg_history {
@@ -52,6 +59,7 @@ void segment_ext_free(struct seg_ext *ext, size_t n);
 
 struct segment {
     uint64_t epoch;
+    int version;                     /* 2, or 3 (format 3: chunk records) */
     int kind, suite;
     uint8_t header[SEGMENT_HEADER_BYTES];
     int64_t time;
@@ -68,6 +76,9 @@ struct segment {
     struct seg_block *blocks;
     size_t nblocks;
     uint64_t nentries;
+    struct seg_cblock *cblocks;      /* chunk records (format 3) */
+    size_t ncblocks;
+    uint64_t nchunks;
     uint8_t *blockdata;              /* the sealed blocks */
     uint64_t blocklen;
     struct seg_ext *ext;             /* head extensions */
@@ -98,6 +109,8 @@ struct seg_params {
     size_t nknown;
     const struct seg_ext *ext;       /* head extensions (none: a version-1 head) */
     size_t next;
+    const struct chunk_rec *chunks;  /* format 3: chunk records, sorted by identity */
+    size_t nchunks;
 };
 
 void segment_name(uint64_t epoch, char out[STORAGE_NAME_MAX]);
@@ -128,6 +141,10 @@ uint64_t segment_size(const struct segment *s);
 int segment_open(pqv_vault *v, uint64_t epoch, const uint8_t *blob, size_t len, struct segment *s);
 /* segment_block(v, s, i, out, n): the entries of block ${i}, verified. */
 int segment_block(pqv_vault *v, const struct segment *s, size_t i, struct entry **out, size_t *n);
+/* segment_chunks(v, s, i, out, n): the chunk records of chunk block ${i},
+ * verified (sorted by identity, each pack in the segment's pack table). */
+int segment_chunks(pqv_vault *v, const struct segment *s, size_t i, struct chunk_rec **out,
+    size_t *n);
 void segment_free(struct segment *s);
 
 #endif

@@ -128,10 +128,12 @@ fill_blocks(const struct seg_params *p, const struct tagged *sorted, size_t n,
         }
         b = &(*blocks)[*nblocks - 1];
         memset(stored, 0, sizeof(stored));
-        if (e->kind == KIND_FILE) {
+        if (e->kind == KIND_FILE && e->chunked && !t->chunks)
+            return error_set(PQV_E_INVAL, e->name, "a chunked file in a segment of format 2");
+        if (e->kind == KIND_FILE && (rc = entry_check_size(e->name, e->size)) != 0)
+            return rc;
+        if (e->kind == KIND_FILE && !e->chunked) {
             uint8_t pad[32];
-            if ((rc = entry_check_size(e->name, e->size)) != 0)
-                return rc;
             if (p->cmd_key == NULL || e->key_state != KEY_CLEAR)
                 return error_set(PQV_E_INVAL, e->name, "file key not available");
             if ((rc = segment_pad(p->cmd_key, sorted[i].tag, pad)) != 0)
@@ -147,15 +149,54 @@ fill_blocks(const struct seg_params *p, const struct tagged *sorted, size_t n,
     return rc;
 }
 
-/* encode_head(head, p, t, blocks, nblocks, n): the head's plaintext
- * (docs/FORMAT.md section 11). */
+/* fill_chunk_blocks(p, t, blocks, nblocks): format 3's chunk records,
+ * sorted by identity, into blocks of about 64 KiB (FORMAT.md section 21);
+ * their packs added to ${t}. */
+static int
+fill_chunk_blocks(const struct seg_params *p, struct seg_tables *t, struct block_out **blocks,
+    size_t *nblocks)
+{
+    int rc;
+
+    for (size_t i = 0; i < p->nchunks; i++) {
+        const struct chunk_rec *r = &p->chunks[i];
+        uint64_t pack;
+        if (i > 0 && memcmp(p->chunks[i - 1].id, r->id, CHUNK_ID_BYTES) >= 0)
+            return error_set(PQV_E_INVAL, NULL, "chunk records out of order or repeated");
+        if (*nblocks == 0 || (*blocks)[*nblocks - 1].plain.len >= BLOCK_TARGET) {
+            struct block_out *grown = realloc(*blocks, (*nblocks + 1) * sizeof(*grown));
+            if (grown == NULL)
+                return PQV_E_NOMEM;
+            *blocks = grown;
+            memset(&grown[*nblocks], 0, sizeof(grown[*nblocks]));
+            (*nblocks)++;
+        }
+        struct block_out *b = &(*blocks)[*nblocks - 1];
+        if ((rc = entry_tables_pack(t, r->pack_id, 0, &pack)) != 0)
+            return rc;
+        buf_bytes(&b->plain, r->id, CHUNK_ID_BYTES);
+        buf_varint(&b->plain, pack);
+        buf_varint(&b->plain, r->pack_off);
+        buf_varint(&b->plain, r->stored_len);
+        buf_varint(&b->plain, r->plain_len);
+        buf_u8(&b->plain, r->flags);
+        b->n++;
+        if (b->plain.nomem)
+            return PQV_E_NOMEM;
+    }
+    return 0;
+}
+
+/* encode_head(head, p, t, blocks, nblocks, n, cblocks, ncblocks, chunks):
+ * the head's plaintext (docs/FORMAT.md sections 11 and 21). */
 static void
 encode_head(struct buf *head, const struct seg_params *p, const struct seg_tables *t,
-    const struct block_out *blocks, size_t nblocks, size_t n)
+    const struct block_out *blocks, size_t nblocks, size_t n, const struct block_out *cblocks,
+    size_t ncblocks, int chunks)
 {
     uint64_t off = 0;
 
-    buf_u8(head, p->next > 0 ? HEAD_VERSION_EXT : HEAD_VERSION);
+    buf_u8(head, chunks ? HEAD_VERSION_CHUNKS : p->next > 0 ? HEAD_VERSION_EXT : HEAD_VERSION);
     buf_be64(head, (uint64_t)p->time);
     buf_varint(head, p->base);
     buf_bytes(head, p->prev_chain, 32);
@@ -191,7 +232,16 @@ encode_head(struct buf *head, const struct seg_params *p, const struct seg_table
         off += blocks[i].plain.len + PQV_AEAD_TAG_BYTES;
     }
     buf_varint(head, n);
-    if (p->next > 0) {
+    if (chunks) {
+        buf_varint(head, ncblocks);
+        for (size_t i = 0; i < ncblocks; i++) {
+            buf_varint(head, off);
+            buf_varint(head, cblocks[i].plain.len + PQV_AEAD_TAG_BYTES);
+            buf_varint(head, cblocks[i].n);
+            off += cblocks[i].plain.len + PQV_AEAD_TAG_BYTES;
+        }
+    }
+    if (p->next > 0 || chunks) {
         buf_varint(head, p->next);
         for (size_t i = 0; i < p->next; i++) {
             buf_varint(head, p->ext[i].type);
@@ -226,32 +276,38 @@ segment_build(pqv_vault *v, const struct seg_params *p, struct entry *const *ent
 {
     struct seg_tables t;
     struct tagged *sorted = NULL;
-    struct block_out *blocks = NULL;
-    size_t nblocks = 0;
+    struct block_out *blocks = NULL, *cblocks = NULL;
+    size_t nblocks = 0, ncblocks = 0;
     struct buf head = { NULL, 0, 0, 0 };
     uint8_t header[SEGMENT_HEADER_BYTES], key[32];
     uint64_t off = 0;
-    int rc;
+    int chunks = v->config.version >= 3, rc;
 
     memset(&t, 0, sizeof(t));
     memset(key, 0, sizeof(key));
+    t.chunks = chunks;
+    if (!chunks && p->nchunks > 0)
+        return error_set(PQV_E_INVAL, NULL, "chunk records in a segment of format 2");
     if ((rc = sort_by_tag(v, entries, n, &sorted)) != 0 ||
-        (rc = fill_blocks(p, sorted, n, &t, &blocks, &nblocks)) != 0)
+        (rc = fill_blocks(p, sorted, n, &t, &blocks, &nblocks)) != 0 ||
+        (rc = fill_chunk_blocks(p, &t, &cblocks, &ncblocks)) != 0)
         goto done;
     for (size_t i = 0; i < nblocks; i++)
         off += blocks[i].plain.len + PQV_AEAD_TAG_BYTES;
+    for (size_t i = 0; i < ncblocks; i++)
+        off += cblocks[i].plain.len + PQV_AEAD_TAG_BYTES;
     /* Packs of known size and hash carry them (those this command wrote;
      * in a base also those earlier segments described). */
     if ((rc = describe_packs(&t, p)) != 0)
         goto done;
-    encode_head(&head, p, &t, blocks, nblocks, n);
+    encode_head(&head, p, &t, blocks, nblocks, n, cblocks, ncblocks, chunks);
     if (head.nomem) {
         rc = PQV_E_NOMEM;
         goto done;
     }
     /* Header, sealed head, sealed blocks. */
     memcpy(header, SEG_MAGIC, 4);
-    header[4] = SEG_VERSION;
+    header[4] = chunks ? SEG_VERSION_CHUNKS : SEG_VERSION;
     header[5] = (uint8_t)p->kind;
     header[6] = (uint8_t)v->config.aead;
     header[7] = 0;
@@ -279,12 +335,17 @@ segment_build(pqv_vault *v, const struct seg_params *p, struct entry *const *ent
         goto done;
     for (size_t i = 0; i < nblocks && rc == 0; i++)
         rc = seal_unit(v, key, header, i + 1, &blocks[i].plain, out);
+    for (size_t i = 0; i < ncblocks && rc == 0; i++)
+        rc = seal_unit(v, key, header, nblocks + 1 + i, &cblocks[i].plain, out);
     if (rc == 0 && out->nomem)
         rc = PQV_E_NOMEM;
 done:
     for (size_t i = 0; i < nblocks; i++)
         buf_wipe_free(&blocks[i].plain);
     free(blocks);
+    for (size_t i = 0; i < ncblocks; i++)
+        buf_wipe_free(&cblocks[i].plain);
+    free(cblocks);
     free(sorted);
     buf_wipe_free(&head);
     entry_tables_free(&t);

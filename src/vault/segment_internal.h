@@ -9,13 +9,18 @@
 #include <stdint.h>
 
 #include "pqvault/aead.h"
+#include "vault/chunk.h"
 #include "vault/vault_internal.h"
 
 #define SEG_MAGIC "PQVS"
 #define SEG_VERSION 2
+#define SEG_VERSION_CHUNKS 3     /* format 3: chunk records, chunked files */
 #define HEAD_VERSION 1
 #define HEAD_VERSION_EXT 2       /* the same, then extensions */
+#define HEAD_VERSION_CHUNKS 3    /* format 3: the chunk block index, then extensions */
 #define BLOCK_TARGET 65536
+/* Bytes of a chunk record at least (id, four varints, flags). */
+#define CHUNK_REC_MIN (CHUNK_ID_BYTES + 5)
 
 /* segment_key(v, salt, epoch, key): K_seg(E). */
 int segment_key(const pqv_vault *v, const uint8_t salt[32], uint64_t epoch, uint8_t key[32]);

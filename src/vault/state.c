@@ -42,6 +42,7 @@ state_free(struct state *st)
     for (size_t i = 0; i < st->n; i++)
         entry_clear(&st->entries[i]);
     free(st->entries);
+    chunks_free(&st->chunks);
     memset(st, 0, sizeof(*st));
 }
 
@@ -421,6 +422,13 @@ state_lookup(pqv_vault *v, struct state *st, const char *name, struct entry *out
             entry_clear(out);
             break;
         }
+        if (out->chunked) {
+            if ((rc = chunks_of_state(v, st, NULL)) != 0) {
+                entry_clear(out);
+                return rc;
+            }
+            chunks_locate(&st->chunks, out);
+        }
         return 0;
     }
     return error_set(PQV_E_NOTFOUND, name, "not found");
@@ -504,6 +512,15 @@ state_load_reporting(pqv_vault *v, struct state *st, const struct names_walk *w)
     st->entries = all;
     st->n = k;
     st->loaded = 1;
+    /* Format 3: each chunk's place, from the chain's records. */
+    for (size_t i = 0; i < k; i++)
+        if (all[i].chunked) {
+            if ((rc = chunks_of_state(v, st, w)) != 0)
+                return rc;
+            for (size_t j = i; j < k; j++)
+                chunks_locate(&st->chunks, &all[j]);
+            break;
+        }
     return 0;
 }
 
@@ -569,7 +586,9 @@ state_file_key(pqv_vault *v, struct state *st, const struct entry *e,
     uint8_t tag[TAG_BYTES], pad[32];
     int rc;
 
-    if (e->key_state == KEY_CLEAR) {
+    if (e->key_state == KEY_CLEAR || e->chunked) {
+        /* (A chunked file has no key of its own: each chunk's comes from
+         * the seed and its identity.) */
         memcpy(key, e->key, PQV_FILE_KEY_BYTES);
         return 0;
     }
@@ -616,7 +635,7 @@ check_keyfile(pqv_vault *v, const struct state *st)
 {
     const struct segment *last;
 
-    if (st->format != 2 || st->nsegs == 0)
+    if (st->format < 2 || st->nsegs == 0)
         return 0;
     last = &st->segs[st->nsegs - 1];
     if (util_ct_equal(last->keyfile_hash, v->keyfile_hash, 32))

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "pqvault/vault.h"
+#include "vault/chunks.h"
 #include "vault/entry.h"
 #include "vault/names.h"
 #include "vault/segment.h"
@@ -25,6 +26,8 @@ struct state {
     struct entry *entries;       /* every entry, sorted by name, once loaded */
     size_t n;
     int loaded;
+    struct chunk_index chunks;   /* format 3: every chunk record of the chain */
+    int chunks_loaded;
 };
 /* state_open(v, st, w): the current state (format 2: heads and chain
  * verified; format 1: every record loaded).  ${w} as for names_walk. */

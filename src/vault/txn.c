@@ -26,6 +26,7 @@
 #include "vault/localstate.h"
 #include "vault/names.h"
 #include "vault/pack.h"
+#include "vault/pack3.h"
 #include "vault/segment.h"
 #include "vault/state.h"
 #include "vault/txn.h"
@@ -129,6 +130,8 @@ txn_free(struct txn *t)
     free(t->introduced);
     free(t->created);
     free(t->jobs);
+    free(t->pack_recs);
+    free(t->chunks);
     buf_wipe_free(&t->pack);
     free(t->wrap);
     segment_ext_free(t->ext, t->next);
@@ -203,6 +206,12 @@ txn_flush_pack(struct txn *t)
 
     if (t->pack.len == 0)
         return t->rc;
+    /* Format 3: the pack's own table, sealed, and its padding. */
+    if (t->pack3) {
+        if ((rc = pack3_finish(t->v, t->pack_id, t->pack_recs, t->npack_recs, &t->pack)) != 0)
+            return rc;
+        t->npack_recs = 0;
+    }
     /* A free slot (waiting for the oldest put if all are busy). */
     for (size_t i = 0; i < PACKS_IN_FLIGHT && j == NULL; i++)
         if (!jobs[i].busy)
@@ -241,18 +250,69 @@ txn_put_extent(struct txn *t, const uint8_t *sealed, struct extent *x)
         t->pack.len - PACK_HEADER_BYTES + x->stored_len > PQV_OBJECT_MAX_PLAIN &&
         (rc = txn_flush_pack(t)) != 0)
         return rc;
+    if (t->pack.len > 0 && t->pack3 && (rc = txn_flush_pack(t)) != 0)
+        return rc; /* (no format-2 extent in a pack of chunks) */
     if (t->pack.len == 0) {
         uint8_t header[PACK_HEADER_BYTES];
         if ((rc = util_random(t->pack_id, PACK_ID_BYTES)) != 0)
             return rc;
         pack_header(header);
         buf_bytes(&t->pack, header, sizeof(header));
+        t->pack3 = 0;
     }
     memcpy(x->pack_id, t->pack_id, PACK_ID_BYTES);
     x->pack_flags = 0;
     x->pack_off = (uint32_t)(t->pack.len - PACK_HEADER_BYTES);
     buf_bytes(&t->pack, sealed, x->stored_len);
     return t->pack.nomem ? PQV_E_NOMEM : 0;
+}
+
+/* push_rec(list, n, cap, r): append ${r}. */
+static int
+push_rec(struct chunk_rec **list, size_t *n, size_t *cap, const struct chunk_rec *r)
+{
+    if (*n == *cap) {
+        size_t ncap = *cap ? 2 * *cap : 64;
+        struct chunk_rec *grown = realloc(*list, ncap * sizeof(*grown));
+        if (grown == NULL)
+            return PQV_E_NOMEM;
+        *list = grown;
+        *cap = ncap;
+    }
+    (*list)[(*n)++] = *r;
+    return 0;
+}
+
+int
+txn_record_chunk(struct txn *t, const struct chunk_rec *r)
+{
+    return push_rec(&t->chunks, &t->nchunks, &t->capchunks, r);
+}
+
+int
+txn_put_chunk(struct txn *t, const uint8_t *blob, struct chunk_rec *r)
+{
+    int rc;
+
+    if (t->rc != 0)
+        return t->rc;
+    if (t->pack.len > PACK_HEADER_BYTES && t->pack.len - PACK_HEADER_BYTES + r->stored_len >
+            PACK3_TARGET && (rc = txn_flush_pack(t)) != 0)
+        return rc;
+    if (t->pack.len == 0) {
+        if ((rc = util_random(t->pack_id, PACK_ID_BYTES)) != 0)
+            return rc;
+        pack3_begin(t->v->config.aead, &t->pack);
+        t->pack3 = 1;
+    }
+    memcpy(r->pack_id, t->pack_id, PACK_ID_BYTES);
+    r->pack_off = (uint32_t)(t->pack.len - PACK_HEADER_BYTES);
+    buf_bytes(&t->pack, blob, r->stored_len);
+    if (t->pack.nomem)
+        return PQV_E_NOMEM;
+    if ((rc = push_rec(&t->pack_recs, &t->npack_recs, &t->cappack_recs, r)) != 0)
+        return rc;
+    return txn_record_chunk(t, r);
 }
 
 int
@@ -317,10 +377,10 @@ static int
 needs_command_key(const struct txn *t, struct entry *const *all, size_t nall)
 {
     for (size_t i = 0; i < t->n; i++)
-        if (t->entries[i]->kind == KIND_FILE)
+        if (t->entries[i]->kind == KIND_FILE && !t->entries[i]->chunked)
             return 1;
     for (size_t i = 0; i < nall; i++)
-        if (all[i]->kind == KIND_FILE)
+        if (all[i]->kind == KIND_FILE && !all[i]->chunked)
             return 1;
     return 0;
 }
@@ -374,6 +434,17 @@ txn_commit(struct txn *t, int kind, struct entry *const *all, size_t nall,
     p.nknown = t->nknown;
     p.ext = t->ext;
     p.next = t->next;
+    /* Chunk records by identity, once each (the last of an identity). */
+    chunks_sort(t->chunks, t->nchunks);
+    size_t kept = 0;
+    for (size_t i = 0; i < t->nchunks; i++) {
+        if (kept > 0 && memcmp(t->chunks[kept - 1].id, t->chunks[i].id, CHUNK_ID_BYTES) == 0)
+            kept--;
+        t->chunks[kept++] = t->chunks[i];
+    }
+    t->nchunks = kept;
+    p.chunks = t->chunks;
+    p.nchunks = t->nchunks;
     if ((rc = segment_build(v, &p, kind == SEGMENT_BASE ? all : t->entries,
              kind == SEGMENT_BASE ? nall : t->n, &seg, chain)) != 0)
         goto fail;
@@ -482,5 +553,6 @@ const struct txn_sink txn_owner_sink = {
     .root = NULL,
     .command_key = 1,
     .content_hashes = 1,
+    .chunks = 1,
     .uses_keyfile = 1,
 };

@@ -54,6 +54,7 @@ struct txn_sink {
     int (*root)(pqv_vault *v, const char *name);
     int command_key;             /* file keys stored under a wrapped command key */
     int content_hashes;          /* key("dedup") is known: equal files found */
+    int chunks;                  /* format 3's chunks (the owner: the seed's keys) */
     int uses_keyfile;            /* the key file is this writer's (a write-only
                                     writer never touches it, not even by stat) */
 };
@@ -84,6 +85,11 @@ struct txn {
     struct seg_ext *ext;         /* head extensions of the new segment: carried
                                     from the newest one unless a command sets them */
     size_t next;
+    int pack3;                   /* the pack being filled is of format 3 */
+    struct chunk_rec *pack_recs; /* its chunks (its table) */
+    size_t npack_recs, cappack_recs;
+    struct chunk_rec *chunks;    /* format 3: the segment's chunk records */
+    size_t nchunks, capchunks;
 };
 int txn_begin(pqv_vault *v, struct state *st, struct txn *t);
 /* txn_command_key(t): the command key K_cmd, made and wrapped once. */
@@ -94,6 +100,13 @@ int txn_new_file_key(struct txn *t, uint8_t key[PQV_FILE_KEY_BYTES]);
  * pack (x->pack_id and x->pack_off set); a full pack is written. */
 int txn_put_extent(struct txn *t, const uint8_t *sealed, struct extent *x);
 int txn_flush_pack(struct txn *t);
+/* txn_put_chunk(t, blob, r): append a chunk's blob (r->stored_len bytes)
+ * to the current pack of format 3 and record it (r's pack and offset set);
+ * a full pack is written. */
+int txn_put_chunk(struct txn *t, const uint8_t *blob, struct chunk_rec *r);
+/* txn_record_chunk(t, r): a chunk record for the segment, its blob already
+ * in a pack (one adopted, or moved by a repack). */
+int txn_record_chunk(struct txn *t, const struct chunk_rec *r);
 /* txn_introduce(t, sp, created): record ${sp} as a pack this command
  * introduces (its size and hash go into the segment); ${created}: this
  * command made it, so a failure before the commit removes it (a command

@@ -155,15 +155,15 @@ done:
     return rc;
 }
 
-/* rewrite_config(v): step 2. */
+/* rewrite_config(v, version): step 2 (and format 3's only step). */
 static int
-rewrite_config(pqv_vault *v)
+rewrite_config(pqv_vault *v, int version)
 {
     uint8_t config_key[32], *text = NULL;
     size_t len;
     int rc, old = v->config.version;
 
-    v->config.version = 2;
+    v->config.version = version;
     if ((rc = pqv_identity_derive_key(v->identity, "config", config_key)) == 0 &&
         (rc = config_build(&v->config, config_key, &text, &len)) == 0 &&
         (rc = v->storage->ops->put(v->storage, CONFIG_NAME, text, len)) == 0)
@@ -216,6 +216,27 @@ delete_records(pqv_vault *v, pqv_report_fn report, void *report_ctx)
     return 0;
 }
 
+/* upgrade_to_3(v, report, ctx): a vault of format 2 becomes one of
+ * format 3 by its config alone (docs/FORMAT.md section 22): a reader of
+ * format 3 reads format 2's segments and packs as they are, and writes
+ * format 3's from then on; the files stored before keep their extents
+ * until they change.  Atomic (the config is replaced whole); the local
+ * state records the new format at the next commit, and a config of
+ * format 2 put back after that is a downgrade. */
+static int
+upgrade_to_3(pqv_vault *v, pqv_report_fn report, void *report_ctx)
+{
+    int rc;
+
+    if (v->config.version != 2)
+        return 0;
+    if ((rc = rewrite_config(v, 3)) != 0)
+        return rc;
+    vault_report(report, report_ctx, PQV_REPORT_INFO, NULL, "upgraded the vault to format 3 "
+        "(content-defined deduplication; pqvault before 0.4 cannot read it)");
+    return 0;
+}
+
 int
 upgrade_if_needed(pqv_vault *v, pqv_report_fn report, void *report_ctx)
 {
@@ -223,6 +244,8 @@ upgrade_if_needed(pqv_vault *v, pqv_report_fn report, void *report_ctx)
     char sname[STORAGE_NAME_MAX];
     int rc;
 
+    if (v->config.version == 2)
+        return upgrade_to_3(v, report, report_ctx);
     if (v->config.version != 1)
         return 0;
     /* A config put back from before an upgrade is not one to finish. */
@@ -247,9 +270,9 @@ upgrade_if_needed(pqv_vault *v, pqv_report_fn report, void *report_ctx)
     } else {
         return rc;
     }
-    if ((rc = rewrite_config(v)) != 0)
+    if ((rc = rewrite_config(v, 2)) != 0 || (rc = delete_records(v, report, report_ctx)) != 0)
         return rc;
-    return delete_records(v, report, report_ctx);
+    return upgrade_to_3(v, report, report_ctx);
 }
 
 int
@@ -274,7 +297,5 @@ pqv_vault_upgrade(pqv_vault *v, pqv_report_fn report, void *report_ctx)
 
     if ((rc = vault_require_writer(v)) != 0)
         return rc;
-    if (v->config.version >= 2)
-        return 0;
     return upgrade_if_needed(v, report, report_ctx);
 }

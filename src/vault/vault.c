@@ -269,6 +269,10 @@ vault_derive_keys(pqv_vault *v, uint8_t config_key[32])
         (rc = pqv_identity_derive_key(v->identity, "catalogue/segments", v->segments_key)) != 0 ||
         (rc = pqv_identity_derive_key(v->identity, "state", v->state_key)) != 0 ||
         (rc = pqv_identity_derive_key(v->identity, "dedup", v->dedup_key)) != 0 ||
+        (rc = pqv_identity_derive_key(v->identity, "chunks/id", v->chunk_id_key)) != 0 ||
+        (rc = pqv_identity_derive_key(v->identity, "chunks/data", v->chunk_data_key)) != 0 ||
+        (rc = pqv_identity_derive_key(v->identity, "chunks/boundaries", v->chunker_key)) != 0 ||
+        (rc = pqv_identity_derive_key(v->identity, "packs", v->packs_key)) != 0 ||
         (rc = pqv_identity_derive_key(v->identity, "config", config_key)) != 0)
         return rc;
     return 0;
@@ -499,6 +503,10 @@ err:
     util_wipe(v->segments_key, sizeof(v->segments_key));
     util_wipe(v->state_key, sizeof(v->state_key));
     util_wipe(v->dedup_key, sizeof(v->dedup_key));
+    util_wipe(v->chunk_id_key, sizeof(v->chunk_id_key));
+    util_wipe(v->chunk_data_key, sizeof(v->chunk_data_key));
+    util_wipe(v->chunker_key, sizeof(v->chunker_key));
+    util_wipe(v->packs_key, sizeof(v->packs_key));
     return rc;
 }
 

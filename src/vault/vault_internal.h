@@ -47,6 +47,10 @@ struct pqv_vault {
     uint8_t segments_key[32];    /* root of segment keys (format 2) */
     uint8_t state_key[32];       /* MAC of the local state (format 2) */
     uint8_t dedup_key[32];       /* content hashes of files (format 2) */
+    uint8_t chunk_id_key[32];    /* format 3: chunk identities (a MAC) */
+    uint8_t chunk_data_key[32];  /* format 3: root of the chunks' keys */
+    uint8_t chunker_key[32];     /* format 3: the chunker's secrets */
+    uint8_t packs_key[32];       /* format 3: packs' tables */
     uint8_t keyfile_hash[32];    /* SHA-256 of the key file as read or written */
     char *state_dir;             /* local state directory (NULL: none kept) */
     int state_failed;            /* it could not be kept (said once; not tried again) */

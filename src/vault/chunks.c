@@ -1,0 +1,161 @@
+/*
+ * chunks.c: the index of chunk records (docs/FORMAT.md section 21).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/util.h"
+#include "vault/chunks.h"
+#include "vault/names.h"
+#include "vault/segment.h"
+#include "vault/state.h"
+#include "vault/vault_internal.h"
+
+static int
+is_empty(const struct chunk_rec *r)
+{
+    static const uint8_t zero[CHUNK_ID_BYTES];
+
+    return memcmp(r->id, zero, CHUNK_ID_BYTES) == 0;
+}
+
+/* home(cap, id): an identity is a keyed MAC, uniform: its first bytes
+ * are a good hash. */
+static size_t
+home(size_t cap, const uint8_t id[CHUNK_ID_BYTES])
+{
+    uint64_t h;
+
+    memcpy(&h, id, sizeof(h));
+    return (size_t)(h & (cap - 1));
+}
+
+static struct chunk_rec *
+slot_of(const struct chunk_index *ix, const uint8_t id[CHUNK_ID_BYTES])
+{
+    size_t k = home(ix->cap, id);
+
+    while (!is_empty(&ix->slots[k]) && memcmp(ix->slots[k].id, id, CHUNK_ID_BYTES) != 0)
+        k = (k + 1) & (ix->cap - 1);
+    return &ix->slots[k];
+}
+
+static int
+grow(struct chunk_index *ix)
+{
+    struct chunk_index bigger = { NULL, ix->cap ? 2 * ix->cap : 1024, 0 };
+
+    if ((bigger.slots = calloc(bigger.cap, sizeof(*bigger.slots))) == NULL)
+        return PQV_E_NOMEM;
+    for (size_t i = 0; i < ix->cap; i++)
+        if (!is_empty(&ix->slots[i])) {
+            *slot_of(&bigger, ix->slots[i].id) = ix->slots[i];
+            bigger.n++;
+        }
+    free(ix->slots);
+    *ix = bigger;
+    return 0;
+}
+
+int
+chunks_put(struct chunk_index *ix, const struct chunk_rec *r)
+{
+    struct chunk_rec *s;
+    int rc;
+
+    if (is_empty(r))
+        return PQV_E_INTEGRITY; /* the one identity a table cannot hold */
+    if (4 * (ix->n + 1) > 3 * ix->cap && (rc = grow(ix)) != 0)
+        return rc;
+    s = slot_of(ix, r->id);
+    if (is_empty(s))
+        ix->n++;
+    *s = *r;
+    return 0;
+}
+
+const struct chunk_rec *
+chunks_find(const struct chunk_index *ix, const uint8_t id[CHUNK_ID_BYTES])
+{
+    const struct chunk_rec *s;
+
+    if (ix->cap == 0)
+        return NULL;
+    s = slot_of(ix, id);
+    return is_empty(s) ? NULL : s;
+}
+
+void
+chunks_free(struct chunk_index *ix)
+{
+    free(ix->slots);
+    memset(ix, 0, sizeof(*ix));
+}
+
+static int
+compare_recs(const void *a, const void *b)
+{
+    return memcmp(((const struct chunk_rec *)a)->id, ((const struct chunk_rec *)b)->id,
+        CHUNK_ID_BYTES);
+}
+
+void
+chunks_sort(struct chunk_rec *recs, size_t n)
+{
+    util_sort(recs, n, sizeof(*recs), compare_recs);
+}
+
+void
+chunks_locate(const struct chunk_index *ix, struct entry *e)
+{
+    if (!e->chunked)
+        return;
+    for (uint32_t i = 0; i < e->nextents; i++) {
+        struct extent *x = &e->extents[i];
+        const struct chunk_rec *r = chunks_find(ix, x->chunk_id);
+        x->located = r != NULL && r->plain_len == x->plain_len;
+        if (!x->located)
+            continue;
+        memcpy(x->pack_id, r->pack_id, PACK_ID_BYTES);
+        x->pack_off = r->pack_off;
+        x->stored_len = r->stored_len;
+        x->flags = r->flags;
+        x->pack_flags = 0;
+    }
+}
+
+int
+chunks_of_state(pqv_vault *v, struct state *st, const struct names_walk *w)
+{
+    int rc = 0;
+
+    if (st->chunks_loaded)
+        return 0;
+    for (size_t i = 0; i < st->nsegs && rc == 0; i++) {
+        const struct segment *s = &st->segs[i];
+        for (size_t b = 0; b < s->ncblocks && rc == 0; b++) {
+            struct chunk_rec *recs;
+            size_t n;
+            if ((rc = segment_chunks(v, s, b, &recs, &n)) != 0) {
+                char sname[STORAGE_NAME_MAX];
+                if (rc != PQV_E_INTEGRITY || w == NULL || w->damaged == NULL)
+                    break;
+                segment_name(s->epoch, sname);
+                (*w->damaged)++;
+                vault_report(w->report, w->report_ctx, PQV_REPORT_ERROR, sname, "%s",
+                    pqv_error_last()->reason);
+                rc = 0;
+                continue;
+            }
+            for (size_t k = 0; k < n && rc == 0; k++)
+                rc = chunks_put(&st->chunks, &recs[k]);
+            free(recs);
+        }
+    }
+    if (rc != 0) {
+        chunks_free(&st->chunks);
+        return rc;
+    }
+    st->chunks_loaded = 1;
+    return 0;
+}

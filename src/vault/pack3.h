@@ -1,0 +1,41 @@
+/*
+ * vault/pack3.h: packs of format 3 (pack3.c, docs/FORMAT.md section 21):
+ * chunk blobs back to back, then the pack's own table of them, sealed, and
+ * a sealed locator at the end; the whole padded to a Padmé size, so that
+ * the storage sees one length per pack and nothing of the chunks in it.
+ * The table lets a later command adopt the chunks of a pack no segment
+ * names (an interrupted add resumes from what reached a durable pack) and
+ * check --repair-index recover lost chunk records.
+ */
+#ifndef PQV_VAULT_PACK3_H
+#define PQV_VAULT_PACK3_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pqvault/vault.h"
+#include "util/buf.h"
+#include "vault/chunks.h"
+
+#define PACK3_VERSION 3
+/* A pack is closed once its blobs reach this (one blob aside). */
+#define PACK3_TARGET (8u << 20)
+#define PACK3_LOCATOR_BYTES 32
+
+/* pack3_padme(len): the Padmé length of ${len} bytes (at most 1/8 more,
+ * about 3% at a full pack): what the storage sees. */
+uint64_t pack3_padme(uint64_t len);
+/* pack3_begin(suite, out): a pack's 8-byte header into empty ${out}. */
+void pack3_begin(int suite, struct buf *out);
+/* pack3_finish(v, id, recs, n, out): the table of the ${n} blobs already
+ * in ${out} (recs[i].pack_off from the end of the header), sealed, with
+ * the padding and the locator: ${out} is then the whole pack. */
+int pack3_finish(const pqv_vault *v, const uint8_t id[PACK_ID_BYTES], const struct chunk_rec *recs,
+    size_t n, struct buf *out);
+/* pack3_table(v, id, data, len, recs, n): the table of the whole pack
+ * ${data} verified and parsed (malloc'd records); PQV_E_INTEGRITY if it
+ * is not a format-3 pack of this vault named ${id}, or is damaged. */
+int pack3_table(const pqv_vault *v, const uint8_t id[PACK_ID_BYTES], const uint8_t *data,
+    size_t len, struct chunk_rec **recs, size_t *n);
+
+#endif

@@ -297,7 +297,7 @@ test_nokey_segment_cut_in_head(void)
     char dir[64], cmd[200];
 
     REQUIRE(make_vault(dir) == 0);
-    snprintf(cmd, sizeof(cmd), "truncate -s 1000 '%s/segments/0000000000000002'", dir);
+    snprintf(cmd, sizeof(cmd), "truncate -s 100 '%s/segments/0000000000000002'", dir);
     REQUIRE(system(cmd) == 0);
     REQUIRE(pqv_vault_open(&v, dir, NULL) == 0);
     CHECK_EQ_INT(pqv_vault_check(v, NULL, &res), PQV_E_INTEGRITY);

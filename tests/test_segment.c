@@ -816,7 +816,7 @@ test_check_header(void)
     struct built b;
     uint8_t h[SEGMENT_HEADER_BYTES];
     struct { const char *what; size_t at; uint8_t value; } cases[] = {
-        { "magic", 0, 'X' }, { "magic", 3, 's' }, { "version 1", 4, 1 }, { "version 3", 4, 3 },
+        { "magic", 0, 'X' }, { "magic", 3, 's' }, { "version 1", 4, 1 }, { "version 4", 4, 4 },
         { "kind 0", 5, 0 }, { "kind 3", 5, 3 }, { "suite 0", 6, 0 }, { "suite 9", 6, 9 },
         { "reserved byte", 7, 1 }, { "epoch", 15, 3 }, { "vault id", 16, 0 },
         { "head length < 16", 64, 0 },

@@ -606,6 +606,7 @@ struct pqv_inbox_batch {
     uint64_t size;           /* bytes of its .batch file and packs */
     uint64_t packs;          /* pack files present */
     int64_t time;            /* unlocked: when written (batch body), else -1 */
+    uint32_t time_nsec;      /* and its nanoseconds (a writer's batch; else 0) */
     int64_t entries;         /* unlocked: entries, else -1 */
     int state;               /* PQV_INBOX_* */
     char writer[65];         /* unlocked: the writer it authenticates as; "" for the

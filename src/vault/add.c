@@ -250,6 +250,31 @@ add_result(const struct pqv_add_options *opt, const struct pqv_add_result *res)
     r->new_bytes += res->new_bytes;
 }
 
+/* declare_roots(v, ops, n, opt): a writer's batch lists the trees it holds
+ * the newer state of (import removes what they no longer have); a tree of
+ * which something could not be read or was left out unread is not listed,
+ * so that its import removes nothing the vault holds below it. */
+static int
+declare_roots(pqv_vault *v, struct operand *ops, size_t n, const struct pqv_add_options *opt)
+{
+    int rc = 0;
+
+    if (v->sink->root == NULL)
+        return 0;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        const struct add_plan *plan = &ops[i].plan;
+        if (ops[i].refused)
+            continue;
+        if (plan->not_stored > 0 || plan->nunreadable > 0) {
+            vault_report(opt->report, opt->report_ctx, PQV_REPORT_WARNING, plan->root_name,
+                "not all of it could be read: its import removes nothing below it this time");
+            continue;
+        }
+        rc = v->sink->root(v, plan->root_name);
+    }
+    return rc;
+}
+
 /* store(v, ops, n, st, opt, res): the operands that stand, as one
  * transaction (or a dry run's report). */
 static int
@@ -281,6 +306,8 @@ store(pqv_vault *v, struct operand *ops, size_t n, struct state *st,
             if (!ops[i].refused)
                 rc = seal_plan(&a, &ops[i], st, res);
     }
+    if (rc == 0)
+        rc = declare_roots(v, ops, n, opt);
     /* Nothing changed: no epoch (an unchanged tree costs no segment). */
     if (rc == 0)
         rc = txn_finish(&t, 0, opt->report, opt->report_ctx);
@@ -339,9 +366,6 @@ pqv_vault_add(pqv_vault *v, struct pqv_add_operand *ops, size_t n,
                 say_notes(&o[i].plan, opt);
                 res.excluded += o[i].plan.excluded;
                 res.failed += o[i].plan.not_stored;
-                /* (A writer's batch lists the trees it holds the newer state of.) */
-                if (v->sink->root != NULL && !opt->dry_run)
-                    rc = v->sink->root(v, o[i].plan.root_name);
             }
     }
     if (rc == 0)

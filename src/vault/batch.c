@@ -88,7 +88,15 @@ batch_seal(const pqv_vault *v, const uint8_t id[BATCH_ID_BYTES], const uint8_t k
     if (rc != 0)
         goto out;
     buf_u8(&body, w != NULL ? 2 : 1);
-    buf_be64(&body, (uint64_t)(int64_t)time(NULL));
+    {
+        /* Version 2: the nanoseconds too, which order a writer's batches
+         * (import takes its newer state last). */
+        struct timespec now;
+        clock_gettime(CLOCK_REALTIME, &now);
+        buf_be64(&body, (uint64_t)(int64_t)now.tv_sec);
+        if (w != NULL)
+            buf_be32(&body, (uint32_t)now.tv_nsec);
+    }
     buf_varint(&body, tables.nstrings);
     for (size_t i = 0; i < tables.nstrings; i++)
         buf_blob(&body, tables.strings[i], strlen(tables.strings[i]));
@@ -154,16 +162,17 @@ out:
     return rc;
 }
 
-/* batch_parse_body(v, b, p, len): the body's plaintext. */
-/* parse_roots(b, c): a writer's operands' stored names: at least one,
- * each normal. */
+/* parse_roots(b, c): a writer's operands' stored names (none when no tree
+ * was read whole: its import removes nothing), each normal. */
 static int
 parse_roots(struct batch *b, struct cursor *c)
 {
     uint64_t n = cursor_varint_max(c, cursor_left(c) / 2);
 
-    if (c->bad || n == 0)
+    if (c->bad)
         return error_set(PQV_E_INTEGRITY, NULL, "malformed batch body (roots)");
+    if (n == 0)
+        return 0;
     if ((b->roots = calloc((size_t)n, sizeof(*b->roots))) == NULL)
         return PQV_E_NOMEM;
     for (; b->nroots < n; b->nroots++) {
@@ -197,6 +206,9 @@ batch_parse_body(struct batch *b, const uint8_t *p, size_t len)
     if (cursor_u8(&c) != (b->version == BATCH_VERSION_WRITER ? 2 : 1))
         return error_set(PQV_E_INTEGRITY, NULL, "unknown batch body version");
     b->time = (int64_t)cursor_be64(&c);
+    if (b->version == BATCH_VERSION_WRITER &&
+        (b->time_nsec = cursor_be32(&c)) > 999999999)
+        goto bad;
     ns = cursor_varint_max(&c, cursor_left(&c));
     if (c.bad)
         goto bad;

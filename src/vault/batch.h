@@ -42,6 +42,7 @@ struct batch {
     char **roots;                /* a writer's operands' stored names */
     size_t nroots;
     int64_t time;
+    uint32_t time_nsec;          /* version 2 */
     struct seg_pack *packs;
     size_t npacks;
     struct entry *entries;

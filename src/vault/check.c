@@ -421,11 +421,20 @@ done:
     return rc;
 }
 
+/* What check without the key carries from name to name: the segments'
+ * versions (format 3 follows format 2 in a chain, never the other way). */
+struct nokey {
+    pqv_vault *v;
+    struct names_walk *w;
+    struct pqv_check_result *res;
+    uint64_t last_v2, first_v3;
+};
+
 /* What a segment's header says without the key. */
 static int
 check_segment_header(void *ctx, const char *name, const uint8_t *id, uint64_t size)
 {
-    struct nokey { pqv_vault *v; struct names_walk *w; struct pqv_check_result *res; } *c = ctx;
+    struct nokey *c = ctx;
     uint8_t h[SEGMENT_HEADER_BYTES];
     int rc;
 
@@ -444,6 +453,9 @@ check_segment_header(void *ctx, const char *name, const uint8_t *id, uint64_t si
     }
     if (rc == PQV_E_NOTFOUND)
         return 0;
+    if (rc == 0 && h[4] == 3 && c->v->config.version < 3)
+        rc = error_set(PQV_E_INTEGRITY, NULL, "a segment of format 3 in a vault of format %d",
+            c->v->config.version);
     if (rc == PQV_E_INTEGRITY || rc == PQV_E_UNSUPPORTED) {
         c->res->damaged++;
         vault_report(c->w->report, c->w->report_ctx, PQV_REPORT_ERROR, name, "%s",
@@ -451,9 +463,14 @@ check_segment_header(void *ctx, const char *name, const uint8_t *id, uint64_t si
         return 0;
     }
     if (rc == 0) {
+        uint64_t e = util_load_be64(id);
         c->res->segments++;
-        if (util_load_be64(id) > c->res->epoch)
-            c->res->epoch = util_load_be64(id);
+        if (e > c->res->epoch)
+            c->res->epoch = e;
+        if (h[4] == 2 && e > c->last_v2)
+            c->last_v2 = e;
+        if (h[4] == 3 && (c->first_v3 == 0 || e < c->first_v3))
+            c->first_v3 = e;
     }
     return rc;
 }
@@ -461,7 +478,7 @@ check_segment_header(void *ctx, const char *name, const uint8_t *id, uint64_t si
 static int
 check_pack_size(void *ctx, const char *name, const uint8_t *id, uint64_t size)
 {
-    struct nokey { pqv_vault *v; struct names_walk *w; struct pqv_check_result *res; } *c = ctx;
+    struct nokey *c = ctx;
 
     (void)id;
     c->res->objects++;
@@ -483,13 +500,20 @@ check_without_key(pqv_vault *v, pqv_report_fn report, void *report_ctx,
     struct pqv_check_result *res)
 {
     struct names_walk w = { report, report_ctx, &res->damaged, &res->temporaries, NULL, NULL, NULL };
-    struct { pqv_vault *v; struct names_walk *w; struct pqv_check_result *res; } c = { v, &w, res };
+    struct nokey c = { v, &w, res, 0, 0 };
     int rc;
 
     check_v1_keyfile_status(v, report, report_ctx, res);
     if ((rc = names_walk(v->storage, "segments", 8, &w, check_segment_header, &c)) != 0 ||
         (rc = names_walk(v->storage, "packs", PACK_ID_BYTES, &w, check_pack_size, &c)) != 0)
         return rc;
+    if (c.first_v3 != 0 && c.last_v2 > c.first_v3) {
+        char sname[STORAGE_NAME_MAX];
+        segment_name(c.last_v2, sname);
+        res->damaged++;
+        vault_report(report, report_ctx, PQV_REPORT_ERROR, sname, "a segment of format 2 after "
+            "one of format 3 (epoch %llu)", (unsigned long long)c.first_v3);
+    }
     if (res->segments == 0) {
         res->damaged++;
         vault_report(report, report_ctx, PQV_REPORT_ERROR, "segments", "no catalogue segment");

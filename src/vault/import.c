@@ -43,7 +43,6 @@ struct import {
     pqv_vault *v;
     const struct pqv_import_options *opt;
     struct pqv_import_result res;
-    struct names_list inbox;     /* the inbox's names, as listed first */
     int refused;                 /* batches refused (not authenticated, replayed) */
 };
 
@@ -371,6 +370,45 @@ confirm(struct import *imp)
     return rc;
 }
 
+static int
+compare_written(const void *a, const void *b)
+{
+    const struct pqv_inbox_batch *x = a, *y = b;
+
+    /* Unknown times (a batch that does not open) last: it is refused. */
+    if ((x->time < 0) != (y->time < 0))
+        return x->time < 0 ? 1 : -1;
+    if (x->time != y->time)
+        return x->time < y->time ? -1 : 1;
+    if (x->time_nsec != y->time_nsec)
+        return x->time_nsec < y->time_nsec ? -1 : 1;
+    return strcmp(x->id, y->id);
+}
+
+/* in_order(v, out, n): the batches waiting, oldest first by the time each
+ * says it was written (authenticated: read once it opens), so that a
+ * writer's newer state is imported after its older one whatever order
+ * the storage lists them in. */
+static int
+in_order(pqv_vault *v, struct pqv_inbox_batch **out, size_t *n)
+{
+    struct pqv_inbox_batch *list;
+    size_t k = 0, m;
+    int rc;
+
+    *out = NULL;
+    *n = 0;
+    if ((rc = pqv_vault_inbox_list(v, &list, &m)) != 0)
+        return rc;
+    for (size_t i = 0; i < m; i++)
+        if (list[i].state != PQV_INBOX_INCOMPLETE)
+            list[k++] = list[i];
+    util_sort(list, k, sizeof(*list), compare_written);
+    *out = list;
+    *n = k;
+    return 0;
+}
+
 int
 pqv_vault_import(pqv_vault *v, const struct pqv_import_options *opt)
 {
@@ -385,17 +423,19 @@ pqv_vault_import(pqv_vault *v, const struct pqv_import_options *opt)
     imp.opt = opt != NULL ? opt : &none;
     if ((rc = upgrade_if_needed(v, imp.opt->report, imp.opt->report_ctx)) != 0)
         return rc;
-    if ((rc = names_list(v->storage, INBOX_DIR, &imp.inbox)) != 0)
-        return rc;
     /* What earlier imports deleted is confirmed first (before this run's
      * batches, which are not deleted yet, are recorded). */
     rc = confirm(&imp);
-    for (size_t i = 0; i < imp.inbox.n && rc == 0; i++) {
-        char hex[2 * BATCH_ID_BYTES + 1];
-        if (inbox_classify(imp.inbox.names[i], hex) == IN_BATCH)
-            rc = one_batch(&imp, hex, imp.inbox.names[i]);
+    struct pqv_inbox_batch *order = NULL;
+    size_t norder = 0;
+    if (rc == 0)
+        rc = in_order(v, &order, &norder);
+    for (size_t i = 0; i < norder && rc == 0; i++) {
+        char sname[STORAGE_NAME_MAX];
+        snprintf(sname, sizeof(sname), INBOX_DIR "/%s.batch", order[i].id);
+        rc = one_batch(&imp, order[i].id, sname);
     }
-    names_list_free(&imp.inbox);
+    free(order);
     if (rc == 0 && (imp.res.batches > 0 || imp.res.already > 0))
         rc = confirm(&imp);
     if (imp.opt->result != NULL) {

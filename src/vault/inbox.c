@@ -468,6 +468,7 @@ open_one(pqv_vault *v, const struct registry *reg, struct pqv_inbox_batch *item,
             snprintf(item->prefix, sizeof(item->prefix), "quarantine/%.16s", item->id);
     }
     item->time = b->time;
+    item->time_nsec = b->time_nsec;
     item->entries = (int64_t)b->n;
     return 0;
 }

@@ -347,6 +347,15 @@ state_open(pqv_vault *v, struct state *st, const struct names_walk *w)
     }
     if ((rc = check_chain(st)) != 0)
         goto fail;
+    /* Format 3 follows format 2 in a chain, never the other way. */
+    for (size_t i = 1; i < st->nsegs; i++)
+        if (st->segs[i].version < st->segs[i - 1].version) {
+            char sname[STORAGE_NAME_MAX];
+            segment_name(st->segs[i].epoch, sname);
+            rc = error_set(PQV_E_INTEGRITY, sname, "a segment of format %d after one of format %d",
+                st->segs[i].version, st->segs[i - 1].version);
+            goto fail;
+        }
     st->epoch = nw.epoch;
     st->base = st->segs[0].epoch;
     memcpy(st->chain, st->segs[st->nsegs - 1].chain, 32);

@@ -355,6 +355,19 @@ rm -rf "$V/inbox/$b1" "$V/inbox/$b1.batch" "$V/inbox/$b2" "$V/inbox/$b2.batch" \
     "$V/inbox/$b3" "$V/inbox/$b3.batch" "$V/inbox/$nid" "$V/inbox/$nid.batch" \
     "$V/inbox/$b5" "$V/inbox/$b5.batch" "$V/inbox/$fb" "$V/inbox/$fb.batch"
 
+# ---- two waiting batches of one writer: the newer stands ----
+# The older gets the id that lists last (S3 lists by name; a directory in
+# its own order): import takes them by their authenticated time.
+printf 'older\n' >"$T/wstate"
+PQVAULT_TEST_BATCH_ID=ffffffffffffffffffffffffffffffff "$PQV_TEST" -v "$V" add --recipient "$C" "$T/wstate" >/dev/null 2>&1
+printf 'newer\n' >"$T/wstate"
+PQVAULT_TEST_BATCH_ID=00000000000000000000000000000000 "$PQV_TEST" -v "$V" add --recipient "$C" "$T/wstate" >/dev/null 2>&1
+expect_status 0 pq inbox
+expect_status 0 pq import
+expect_stderr_contains "2 batches"
+expect_status 0 pq get in/wstate -o "$T/wstate.out"
+check_ok "two waiting batches of one writer: the newer stands" same_file "$T/wstate.out" "$T/wstate"
+
 # ---- one batch id committed twice: create-only ----
 fixed=0123456789abcdef0123456789abcdef
 printf 'first\n' >"$T/first"
@@ -413,6 +426,23 @@ if [ "$(id -u)" -eq 0 ] && command -v useradd >/dev/null && command -v setpriv >
         expect_status 0 pq get in/other -o "$T/other.out"
         check_ok "another user's file imported byte-exact" same_file "$T/other.out" "$T/pub/file"
         check_ok "inbox empty after importing another user's batch" [ -z "$(find "$V/inbox" -mindepth 1)" ]
+        # A file the writer cannot read: its add exits 1, and the vault
+        # keeps its copy (the tree is not declared whole: nothing removed).
+        mkdir "$T/pub/t" && printf 'one\n' >"$T/pub/t/a" && printf 'two\n' >"$T/pub/t/b" &&
+            chmod 0755 "$T/pub/t" && chmod 0644 "$T/pub/t/a" "$T/pub/t/b"
+        asu "$T/pub/pqvault" -v "$V" add --recipient "$T/pub/recipient" "$T/pub/t" </dev/null >/dev/null 2>&1
+        expect_status 0 pq import
+        chmod 0600 "$T/pub/t/b"
+        printf 'one again\n' >"$T/pub/t/a"
+        LAST="write-only add of a tree with a file the writer cannot read"
+        asu "$T/pub/pqvault" -v "$V" add --recipient "$T/pub/recipient" "$T/pub/t" </dev/null >"$OUT" 2>"$ERR"
+        st=$?
+        if [ "$st" -eq 1 ]; then ok "$LAST: exit 1"; else fail "$LAST: exit $st, expected 1"; fi
+        expect_stderr_contains "its import removes nothing below it this time"
+        expect_status 0 pq import
+        expect_status 0 pq get in/t -o "$T/t.out"
+        check_ok "a file the writer cannot read: the vault keeps its copy" same_file "$T/t.out/in/t/b" "$T/pub/t/b"
+        check_ok "the rest of that tree: its newer state" same_file "$T/t.out/in/t/a" "$T/pub/t/a"
         userdel "$U" 2>/dev/null
         trap cleanup EXIT
         V=$OWNV

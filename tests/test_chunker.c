@@ -372,7 +372,7 @@ test_keys_differ(void)
     free(d);
 }
 
-/* Proves the pinned vectors of docs/FORMAT.md section 20: key bytes
+/* Proves the pinned vectors of docs/FORMAT.md section 21: key bytes
  * 0x00..0x1f, data the xorshift64 stream of fill(seed 1). */
 static void
 test_vectors(void)

@@ -415,6 +415,7 @@ struct pqv_check_result {
     uint64_t in_flight;      /* the same while another writer runs: its own, likely */
     uint64_t temporaries;    /* leftover temporary files */
     uint64_t removed;        /* gc: files removed */
+    uint64_t repacked;       /* gc: packs rewritten without their unused chunks (format 3) */
     uint64_t inbox;          /* inbox batches waiting for import (format 2) */
     uint64_t inbox_damaged;  /* among them, those that do not open (reported; not
                                 counted as damage: a write-only writer may put

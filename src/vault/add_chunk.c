@@ -1,6 +1,6 @@
 /*
  * add_chunk.c: the files of an add into chunks (format 3, docs/FORMAT.md
- * section 21).  The main thread reads each file once through one
+ * sections 21-23).  The main thread reads each file once through one
  * descriptor (as add_seal.c does: one state of the file, never a mix) and
  * cuts its data regions at content-defined boundaries (chunker.c); each
  * chunk goes to the worker pool, which computes its identity, looks it up
@@ -30,7 +30,6 @@
 #include "vault/source.h"
 #include "vault/vault_internal.h"
 
-#define READ_ATTEMPTS 3
 /* Chunks in flight: at most this many, holding at most this much. */
 #define JOBS_MAX 64
 #define INFLIGHT_BYTES (24u << 20)

@@ -146,6 +146,9 @@ struct adder {
 };
 
 enum { FILE_OK = 0, FILE_FAILED = 1, FILE_CHANGED = 2 };
+/* A file that changes while it is read is read again, up to this many
+ * times in all, then refused. */
+#define READ_ATTEMPTS 3
 
 /* add_seal_init(v, a, t, opt): the window, over transaction ${t}; the
  * files of ${st} known for equal contents. */

@@ -24,7 +24,6 @@
 #include "vault/source.h"
 #include "vault/vault_internal.h"
 
-#define READ_ATTEMPTS 3
 
 static size_t
 dedup_home(const struct dedup *d, const uint8_t content[32])

@@ -27,6 +27,7 @@
 #include "vault/inbox.h"
 #include "vault/names.h"
 #include "vault/pack.h"
+#include "vault/repack.h"
 #include "vault/segment.h"
 #include "vault/state.h"
 #include "vault/vault_internal.h"
@@ -81,6 +82,8 @@ collect_refs(struct scan *sc)
     for (size_t i = 0; i < st->n; i++)
         for (uint32_t j = 0; j < st->entries[i].nextents; j++) {
             const struct extent *x = &st->entries[i].extents[j];
+            if (x->chunk && !x->located)
+                continue; /* no place known: lost_chunks reports it */
             memcpy(refs[k].id, x->pack_id, PACK_ID_BYTES);
             refs[k].v1 = (x->pack_flags & PACK_V1_OBJECT) != 0;
             refs[k].reach = refs[k].v1 ? x->stored_len
@@ -119,6 +122,23 @@ collect_refs(struct scan *sc)
     sc->refs = refs;
     sc->nrefs = n;
     return 0;
+}
+
+/* lost_chunks(sc): a file of format 3 whose chunk has no record in the
+ * chain is damaged (its data cannot be found). */
+static void
+lost_chunks(struct scan *sc)
+{
+    for (size_t i = 0; i < sc->st.n; i++) {
+        const struct entry *e = &sc->st.entries[i];
+        for (uint32_t j = 0; e->chunked && j < e->nextents; j++)
+            if (!e->extents[j].located) {
+                sc->res->damaged++;
+                vault_report(sc->w.report, sc->w.report_ctx, PQV_REPORT_ERROR, e->name,
+                    "chunk %u has no record in the chain (its data cannot be found)", j);
+                break;
+            }
+    }
 }
 
 /* leftover(sc, name, what): not referred to: reported, and collected for gc
@@ -280,6 +300,7 @@ scan(pqv_vault *v, struct scan *sc, struct pqv_check_result *res, pqv_report_fn 
         goto fail;
     res->records = sc->st.n;
     report_conflicts(sc);
+    lost_chunks(sc);
     if ((rc = collect_refs(sc)) != 0 ||
         (rc = names_walk(v->storage, "segments", 8, &sc->w, scan_segment, sc)) != 0 ||
         (rc = names_walk(v->storage, "packs", PACK_ID_BYTES, &sc->w, scan_pack, sc)) != 0 ||
@@ -390,6 +411,15 @@ verify_extents(struct scan *sc)
         }
         for (uint32_t k = 0; k < e->nextents; k++) {
             rc = pack_read_extent(v, e->suite, key, k, &e->extents[k], plain, sealed, scratch);
+            /* A chunk's plaintext is its identity's (its blob's key
+             * already is). */
+            if (rc == 0 && e->extents[k].chunk) {
+                uint8_t id[CHUNK_ID_BYTES];
+                if ((rc = chunk_id(v->chunk_id_key, plain, e->extents[k].plain_len, id)) == 0 &&
+                    !util_ct_equal(id, e->extents[k].chunk_id, CHUNK_ID_BYTES))
+                    rc = error_set(PQV_E_INTEGRITY, NULL, "chunk %u's plaintext is not its "
+                        "identity's", k);
+            }
             util_wipe(plain, PQV_OBJECT_MAX_PLAIN);
             if (rc == PQV_E_INTEGRITY) {
                 sc->res->damaged++;
@@ -612,6 +642,23 @@ pqv_vault_gc(pqv_vault *v, const struct pqv_check_options *opt, struct pqv_check
         rc = error_set(PQV_E_INTEGRITY, NULL,
             "refusing to collect garbage while the vault is damaged (run check)");
         goto out;
+    }
+    /* Format 3: packs mostly unused rewritten first; the chain is then
+     * read again (the old packs are leftovers now). */
+    if ((rc = repack(v, &sc.st, opt->report, opt->report_ctx, &res.repacked)) != 0) {
+        scan_free(&sc);
+        goto out;
+    }
+    if (res.repacked > 0) {
+        uint64_t repacked = res.repacked;
+        scan_free(&sc);
+        names_list_free(&garbage);
+        memset(&garbage, 0, sizeof(garbage));
+        memset(&res, 0, sizeof(res));
+        res.format = v->config.version;
+        res.repacked = repacked;
+        if ((rc = scan(v, &sc, &res, NULL, NULL, &garbage)) != 0)
+            goto out;
     }
     base = sc.st.base;
     /* Compaction pays when the chain holds entries the state no longer

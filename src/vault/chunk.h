@@ -1,5 +1,5 @@
 /*
- * vault/chunk.h: chunks of format 3 (chunk.c, docs/FORMAT.md section 21):
+ * vault/chunk.h: chunks of format 3 (chunk.c, docs/FORMAT.md section 22):
  * a chunk's identity (a keyed MAC of its plaintext) and its blob, the
  * stored form in a pack: compressed when it pays, sealed with STREAM under
  * a key of its own (from a seed key, a fresh random salt kept in the blob

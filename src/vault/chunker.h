@@ -1,7 +1,7 @@
 /*
  * vault/chunker.h: content-defined chunking, keyed so that chunk
  * boundaries reveal nothing of the key (chunker.c, docs/FORMAT.md section
- * 20, docs/SECURITY.md "Deduplication").
+ * 21, docs/SECURITY.md "Deduplication").
  *
  * The construction is "UHF-then-PRF" (Truong, Merz, Scarlata, Günther,
  * Paterson, "Breaking and Fixing Content-Defined Chunking", CCS 2025,

@@ -1,5 +1,5 @@
 /*
- * chunks.c: the index of chunk records (docs/FORMAT.md section 21).
+ * chunks.c: the index of chunk records (docs/FORMAT.md section 23).
  */
 #include <stdlib.h>
 #include <string.h>

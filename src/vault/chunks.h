@@ -1,6 +1,6 @@
 /*
  * vault/chunks.h: where format 3's chunks are (chunks.c, docs/FORMAT.md
- * section 21): the chunk records a segment carries (a chunk's identity,
+ * section 23): the chunk records a segment carries (a chunk's identity,
  * its pack and place, its lengths and blob flags), and the index of every
  * record of the chain, newest first, by identity.
  *
@@ -19,7 +19,7 @@
 #include "vault/entry.h"
 #include "pqvault/vault.h"
 
-/* A chunk's place (FORMAT.md section 21). */
+/* A chunk's place (FORMAT.md section 23). */
 struct chunk_rec {
     uint8_t id[CHUNK_ID_BYTES];
     uint8_t pack_id[PACK_ID_BYTES];

@@ -1,5 +1,5 @@
 /*
- * pack3.c: packs of format 3 (docs/FORMAT.md section 21).
+ * pack3.c: packs of format 3 (docs/FORMAT.md section 22).
  *
  *   pack    = "PQVP" || 0x03 || suite || 0x00 0x00 || blob ... || table || locator
  *   table   = AEAD_suite(K_pack, nonce 1, ad = header || pack id,

@@ -1,5 +1,5 @@
 /*
- * vault/pack3.h: packs of format 3 (pack3.c, docs/FORMAT.md section 21):
+ * vault/pack3.h: packs of format 3 (pack3.c, docs/FORMAT.md section 22):
  * chunk blobs back to back, then the pack's own table of them, sealed, and
  * a sealed locator at the end; the whole padded to a Padmé size, so that
  * the storage sees one length per pack and nothing of the chunks in it.

@@ -150,7 +150,7 @@ fill_blocks(const struct seg_params *p, const struct tagged *sorted, size_t n,
 }
 
 /* fill_chunk_blocks(p, t, blocks, nblocks): format 3's chunk records,
- * sorted by identity, into blocks of about 64 KiB (FORMAT.md section 21);
+ * sorted by identity, into blocks of about 64 KiB (FORMAT.md section 23);
  * their packs added to ${t}. */
 static int
 fill_chunk_blocks(const struct seg_params *p, struct seg_tables *t, struct block_out **blocks,

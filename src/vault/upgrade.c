@@ -217,7 +217,7 @@ delete_records(pqv_vault *v, pqv_report_fn report, void *report_ctx)
 }
 
 /* upgrade_to_3(v, report, ctx): a vault of format 2 becomes one of
- * format 3 by its config alone (docs/FORMAT.md section 22): a reader of
+ * format 3 by its config alone (docs/FORMAT.md section 24): a reader of
  * format 3 reads format 2's segments and packs as they are, and writes
  * format 3's from then on; the files stored before keep their extents
  * until they change.  Atomic (the config is replaced whole); the local

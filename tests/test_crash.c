@@ -227,6 +227,52 @@ model_after_rm(struct vc_model *m)
     vc_model_file(m, "old", NULL, 0, 0, NULL, 0, 0);
 }
 
+/* gc rewriting a pack of format 3 that is mostly unused: "repack" (12
+ * files of 4000 bytes, one pack) added, ten of them removed; gc copies the
+ * two left into a new pack, commits their new records, compacts and
+ * deletes the old pack. */
+#define REPACK_FILES 12
+#define REPACK_KEPT 2
+#define REPACK_LEN 4000
+static uint8_t *repack_data[REPACK_FILES];
+
+static void
+prepare_gc_repack(struct crashsim *cs)
+{
+    pqv_vault *v;
+    char name[64];
+    int rc;
+
+    if ((rc = vf_open_vault(crashsim_storage(cs), NULL, VC_PASS, &v, 1)) == 0) {
+        rc = add_tree(v, "repack");
+        for (int i = 0; rc == 0 && i < REPACK_FILES - REPACK_KEPT; i++) {
+            snprintf(name, sizeof(name), "repack/f%02d", i);
+            rc = pqv_vault_rm(v, name, NULL);
+        }
+        pqv_vault_close(v);
+    }
+    if (rc != 0) {
+        fprintf(stderr, "prepare gc repack: %s\n", pqv_error_detail());
+        exit(2);
+    }
+}
+
+static void
+model_gc_repack(struct vc_model *m)
+{
+    char name[64];
+
+    vf_model_base(m, "");
+    vc_model_dir(m, "repack", 1, 1);
+    for (int i = 0; i < REPACK_FILES; i++) {
+        snprintf(name, sizeof(name), "repack/f%02d", i);
+        if (i < REPACK_FILES - REPACK_KEPT)
+            vc_model_file(m, name, NULL, 0, 0, NULL, 0, 0);
+        else
+            vc_model_kept(m, name, repack_data[i], REPACK_LEN);
+    }
+}
+
 /* upgrade of the format-1 fixture (tests/fixtures/v1-aes) */
 #define V1_PASS "fixture passphrase v1"
 static struct crashsim *v1_loading;
@@ -507,6 +553,13 @@ setup(void)
         snprintf(path, sizeof(path), "%s/wide/f%02d", tmpdir, i);
         vf_write_path(path, vf.tree_x, (size_t)(10 + i));
     }
+    snprintf(path, sizeof(path), "%s/repack", tmpdir);
+    mkdir(path, 0755);
+    for (int i = 0; i < REPACK_FILES; i++) {
+        repack_data[i] = vc_data(REPACK_LEN, 40 + (unsigned)i);
+        snprintf(path, sizeof(path), "%s/repack/f%02d", tmpdir, i);
+        vf_write_path(path, repack_data[i], REPACK_LEN);
+    }
     base = base_state();
 }
 
@@ -522,6 +575,7 @@ static const struct scenario scenarios[] = {
     { "recover", op_recover, vf_model_all, NULL, 1, 0, NULL, NULL, 0 },
     { "gc", op_gc, vf_model_all, prepare_gc, 0, 0, NULL, NULL, 0 },
     { "gc compacting", op_gc, model_after_rm, prepare_gc_compact, 0, 0, NULL, NULL, 0 },
+    { "gc repacking", op_gc, model_gc_repack, prepare_gc_repack, 0, 0, NULL, NULL, 0 },
     { "upgrade", op_upgrade, model_upgrade, NULL, 0, 0, v1_start, V1_PASS, 0 },
     { "write-only add", op_inbox_add, model_inbox_add, NULL, 0, 0, NULL, NULL, 1 },
     { "import", op_import, model_inbox_add, prepare_inbox, 0, 0, NULL, NULL, 1 },
@@ -555,6 +609,7 @@ static void test_crash_upgrade(void) { run_named("upgrade"); }
 static void test_crash_inbox_add(void) { run_named("write-only add"); }
 static void test_crash_import(void) { run_named("import"); }
 static void test_crash_revoke(void) { run_named("writer revoke"); }
+static void test_crash_gc_repack(void) { run_named("gc repacking"); }
 
 /* The simulator itself: pending operations, barriers and outcomes. */
 static void
@@ -699,5 +754,5 @@ TEST_MAIN(test_crashsim_model, test_crash_add_one, test_crash_add_dir, test_cras
     test_crash_add_fd,
     test_crash_add_force, test_crash_rm, test_crash_rm_dir, test_crash_passwd, test_crash_recover,
     test_crash_gc, test_crash_gc_compact, test_crash_upgrade, test_crash_inbox_add, test_crash_import,
-    test_crash_revoke,
+    test_crash_revoke, test_crash_gc_repack,
     test_crash_get_realfs, test_cleanup)

@@ -938,10 +938,14 @@ cmd_gc(struct args *a)
     memset(&r, 0, sizeof(r));
     pqv_error_clear();
     int rc = pqv_vault_gc(v, &(struct pqv_check_options){ 0, report_cb, NULL }, &r);
-    if (rc == 0 && r.format >= 2)
+    if (rc == 0 && r.format >= 2) {
         printf("removed: %llu (leftovers: %llu, temporaries: %llu)\n",
             (unsigned long long)r.removed, (unsigned long long)r.orphans,
             (unsigned long long)r.temporaries);
+        if (r.repacked > 0)
+            printf("rewritten: %llu pack%s without their unused chunks\n",
+                (unsigned long long)r.repacked, r.repacked == 1 ? "" : "s");
+    }
     else if (rc == 0)
         printf("removed: %llu (orphans: %llu, temporaries: %llu)\n",
             (unsigned long long)r.removed, (unsigned long long)r.orphans,

@@ -32,11 +32,11 @@
 
 /* Chunks in flight: at most this many, holding at most this much. */
 #define JOBS_MAX 64
-#define INFLIGHT_BYTES (24u << 20)
+#define INFLIGHT_BYTES (12u << 20)
 /* The chunk buffers kept between chunks: above this, a retired job's
  * large buffers are freed (a ring of JOBS_MAX jobs would otherwise keep
  * three buffers of the largest chunk each). */
-#define BUFFER_BUDGET (40u << 20)
+#define BUFFER_BUDGET (24u << 20)
 /* Files whose chunks are in flight. */
 #define PENDING_MAX 256
 /* The read buffer: room for a whole chunk and a large read after it. */

@@ -11,6 +11,7 @@
  * fails to open.  The associated data of every STREAM segment is 0x03 ||
  * flags || the plaintext length (8 bytes).
  */
+#include <pthread.h>
 #include <string.h>
 
 #include <zstd.h>
@@ -21,11 +22,70 @@
 #include "util/util.h"
 #include "vault/chunk.h"
 
-/* zstd level 3 (zstd's default, as restic's "auto"): docs/BENCHMARKS.md
- * measures it against levels 1 and 5 on real trees. */
-#define CHUNK_ZSTD_LEVEL 3
+/* zstd level 5: on the Linux 6.1 tree 241 MiB stored against 258 at level
+ * 3 and 236 at level 7, the add 8.7 s against 7.6 and 10.3 (same run,
+ * docs/BENCHMARKS.md); restic's "auto" (level 3) stores 264 MiB there. */
+#define CHUNK_ZSTD_LEVEL 5
 
 static const char chunk_label[] = "pqvault/v3/chunk";
+
+/* The probe that decides whether a chunk is worth compressing: its first
+ * bytes at level 1 (a chunk is mostly of one kind: text, or compressed
+ * media), so that incompressible data costs a small probe and compressible
+ * data one compression, not two. */
+#define PROBE_BYTES (32u << 10)
+
+/* zstd's contexts, one of each per thread, kept (a context per call costs
+ * its allocation and the pages zeroed under it every time). */
+static pthread_key_t cctx_key, dctx_key;
+static pthread_once_t keys_once = PTHREAD_ONCE_INIT;
+
+static void
+free_cctx(void *p)
+{
+    ZSTD_freeCCtx(p);
+}
+
+static void
+free_dctx(void *p)
+{
+    ZSTD_freeDCtx(p);
+}
+
+static void
+make_keys(void)
+{
+    (void)pthread_key_create(&cctx_key, free_cctx);
+    (void)pthread_key_create(&dctx_key, free_dctx);
+}
+
+static ZSTD_CCtx *
+thread_cctx(void)
+{
+    ZSTD_CCtx *c;
+
+    pthread_once(&keys_once, make_keys);
+    if ((c = pthread_getspecific(cctx_key)) == NULL && (c = ZSTD_createCCtx()) != NULL &&
+        pthread_setspecific(cctx_key, c) != 0) {
+        ZSTD_freeCCtx(c);
+        c = NULL;
+    }
+    return c;
+}
+
+static ZSTD_DCtx *
+thread_dctx(void)
+{
+    ZSTD_DCtx *d;
+
+    pthread_once(&keys_once, make_keys);
+    if ((d = pthread_getspecific(dctx_key)) == NULL && (d = ZSTD_createDCtx()) != NULL &&
+        pthread_setspecific(dctx_key, d) != 0) {
+        ZSTD_freeDCtx(d);
+        d = NULL;
+    }
+    return d;
+}
 
 int
 chunk_id(const uint8_t key[32], const uint8_t *plain, size_t len, uint8_t id[CHUNK_ID_BYTES])
@@ -77,14 +137,15 @@ chunk_seal(int suite, const uint8_t data_key[32], const uint8_t id[CHUNK_ID_BYTE
     uint8_t key[32], ad[10];
     int rc, zstd = 0;
 
-    if (compress && len >= 64) {
-        /* A fast probe first (level 1 gives up quickly on incompressible
-         * data: most of a backup's bytes are compressed already); only
-         * what pays is compressed again at CHUNK_ZSTD_LEVEL, and kept only if
-         * it saves 1/64. */
-        size_t c = ZSTD_compress(scratch, chunk_scratch_size(len), plain, len, 1);
-        if (!ZSTD_isError(c) && c < len - len / 64) {
-            c = ZSTD_compress(scratch, chunk_scratch_size(len), plain, len, CHUNK_ZSTD_LEVEL);
+    ZSTD_CCtx *cctx = compress && len >= 64 ? thread_cctx() : NULL;
+    if (cctx != NULL) {
+        /* A fast probe of its start first; only what pays is compressed
+         * (at CHUNK_ZSTD_LEVEL), and kept only if it saves 1/64. */
+        size_t probe = len < PROBE_BYTES ? len : PROBE_BYTES;
+        size_t c = ZSTD_compressCCtx(cctx, scratch, chunk_scratch_size(len), plain, probe, 1);
+        if (!ZSTD_isError(c) && c < probe - probe / 64) {
+            c = ZSTD_compressCCtx(cctx, scratch, chunk_scratch_size(len), plain, len,
+                CHUNK_ZSTD_LEVEL);
             if (!ZSTD_isError(c) && c < len - len / 64) {
                 stored = scratch;
                 stored_len = c;
@@ -134,7 +195,9 @@ chunk_open(const uint8_t data_key[32], const uint8_t id[CHUNK_ID_BYTES], uint8_t
             util_wipe(stored, got);
             return error_set(PQV_E_INTEGRITY, NULL, "compressed frame of the wrong size");
         }
-        d = ZSTD_decompress(plain, plain_len, stored, got);
+        ZSTD_DCtx *dctx = thread_dctx();
+        d = dctx != NULL ? ZSTD_decompressDCtx(dctx, plain, plain_len, stored, got)
+                         : ZSTD_decompress(plain, plain_len, stored, got);
         util_wipe(stored, got);
         if (ZSTD_isError(d) || d != plain_len) {
             util_wipe(plain, plain_len);

@@ -21,6 +21,9 @@
 /* A pack is closed once its blobs reach this (one blob aside). */
 #define PACK3_TARGET (8u << 20)
 #define PACK3_LOCATOR_BYTES 32
+/* What a pack's buffer is given at first: the target, a largest blob, a
+ * table of small chunks and the padding (more is rare: it then grows). */
+#define PACK3_ROOM (PACK3_TARGET + (3u << 20))
 
 /* pack3_padme(len): the Padmé length of ${len} bytes (at most 1/8 more,
  * about 3% at a full pack): what the storage sees. */

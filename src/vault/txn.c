@@ -302,6 +302,10 @@ txn_put_chunk(struct txn *t, const uint8_t *blob, struct chunk_rec *r)
     if (t->pack.len == 0) {
         if ((rc = util_random(t->pack_id, PACK_ID_BYTES)) != 0)
             return rc;
+        /* Room for a whole pack at once (growing by doubling would hold
+         * twice that, in each of the packs in flight). */
+        if (t->pack.cap == 0 && (t->pack.p = malloc(PACK3_ROOM)) != NULL)
+            t->pack.cap = PACK3_ROOM;
         pack3_begin(t->v->config.aead, &t->pack);
         t->pack3 = 1;
     }

@@ -6,7 +6,7 @@
  * stream cut in pieces gives the boundaries of the whole; sizes stay in
  * bounds; an insertion or deletion moves no boundary after the first one
  * that follows it; another key gives other boundaries; and the pinned
- * vectors of docs/FORMAT.md section 20.
+ * vectors of docs/FORMAT.md section 21.
  */
 #include <stdint.h>
 #include <stdio.h>

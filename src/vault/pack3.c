@@ -23,10 +23,12 @@
 #include "vault/chunker.h"
 #include "vault/pack.h"
 #include "vault/pack3.h"
-#include "vault/segment_internal.h"
 #include "vault/vault_internal.h"
 
 static const char pack_label[] = "pqvault/v3/pack";
+
+/* Bytes of a table's record at least (identity, three varints, flags). */
+#define PACK_REC_MIN (CHUNK_ID_BYTES + 4)
 
 uint64_t
 pack3_padme(uint64_t len)
@@ -170,7 +172,7 @@ pack3_table(const pqv_vault *v, const uint8_t id[PACK_ID_BYTES], const uint8_t *
         goto done;
     }
     cursor_init(&c, plain, tlen - PQV_AEAD_TAG_BYTES);
-    count = cursor_varint_max(&c, cursor_left(&c) / CHUNK_REC_MIN);
+    count = cursor_varint_max(&c, cursor_left(&c) / PACK_REC_MIN);
     if (!c.bad && count > 0 && (r = calloc(count, sizeof(*r))) == NULL) {
         rc = PQV_E_NOMEM;
         goto done;

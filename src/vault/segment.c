@@ -197,9 +197,8 @@ parse_extensions(struct segment *s, struct cursor *c, int none_ok)
     return 0;
 }
 
-/* parse_head(s, plain, len): the head's fields into ${s}. */
-static int
-parse_head(struct segment *s, const uint8_t *plain, size_t len)
+int
+segment_parse_head(struct segment *s, const uint8_t *plain, size_t len)
 {
     struct cursor c;
     const uint8_t *q;
@@ -374,7 +373,7 @@ segment_open_head(pqv_vault *v, uint64_t epoch, const uint8_t *bytes, size_t len
     if (rc == PQV_E_INTEGRITY)
         rc = error_set(rc, NULL, "segment failed authentication (corrupted, altered or moved)");
     if (rc == 0)
-        rc = parse_head(s, plain, headlen - PQV_AEAD_TAG_BYTES);
+        rc = segment_parse_head(s, plain, headlen - PQV_AEAD_TAG_BYTES);
     util_wipe(plain, headlen);
     free(plain);
     if (rc == 0)
@@ -480,7 +479,6 @@ segment_chunks(pqv_vault *v, const struct segment *s, size_t i, struct chunk_rec
     const struct seg_cblock *b = &s->cblocks[i];
     uint8_t nonce[PQV_AEAD_NONCE_BYTES], *plain;
     struct chunk_rec *recs = NULL;
-    struct cursor c;
     size_t plainlen = b->len - PQV_AEAD_TAG_BYTES;
     int rc;
 
@@ -494,11 +492,33 @@ segment_chunks(pqv_vault *v, const struct segment *s, size_t i, struct chunk_rec
         s->blockdata + b->off, b->len, plain);
     if (rc == PQV_E_INTEGRITY)
         rc = error_set(rc, NULL, "segment chunk block %zu failed authentication", i);
-    /* b->n is bounded by the block's length (parse_head). */
-    if (rc == 0 && (recs = calloc(b->n, sizeof(*recs))) == NULL)
-        rc = PQV_E_NOMEM;
-    cursor_init(&c, plain, plainlen);
-    for (uint64_t k = 0; rc == 0 && k < b->n; k++) {
+    if (rc == 0)
+        rc = segment_parse_chunks(s, i, plain, plainlen, b->n, &recs);
+    util_wipe(plain, plainlen);
+    free(plain);
+    if (rc != 0)
+        return rc;
+    *out = recs;
+    *n = (size_t)b->n;
+    return 0;
+}
+
+int
+segment_parse_chunks(const struct segment *s, size_t i, const uint8_t *plain, size_t len,
+    uint64_t n, struct chunk_rec **out)
+{
+    struct chunk_rec *recs;
+    struct cursor c;
+    int rc = 0;
+
+    *out = NULL;
+    /* (n is bounded by the block's length: segment_parse_head.) */
+    if (n > len / CHUNK_REC_MIN + 1)
+        return error_set(PQV_E_INTEGRITY, NULL, "segment chunk block %zu is malformed", i);
+    if ((recs = calloc(n + 1, sizeof(*recs))) == NULL)
+        return PQV_E_NOMEM;
+    cursor_init(&c, plain, len);
+    for (uint64_t k = 0; rc == 0 && k < n; k++) {
         struct chunk_rec *r = &recs[k];
         const uint8_t *q = cursor_take(&c, CHUNK_ID_BYTES);
         uint64_t pack;
@@ -521,13 +541,10 @@ segment_chunks(pqv_vault *v, const struct segment *s, size_t i, struct chunk_rec
     }
     if (rc == 0 && cursor_left(&c) != 0)
         rc = error_set(PQV_E_INTEGRITY, NULL, "segment chunk block %zu has trailing bytes", i);
-    util_wipe(plain, plainlen);
-    free(plain);
     if (rc != 0) {
         free(recs);
         return rc;
     }
     *out = recs;
-    *n = (size_t)b->n;
     return 0;
 }

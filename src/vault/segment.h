@@ -146,5 +146,13 @@ int segment_block(pqv_vault *v, const struct segment *s, size_t i, struct entry 
 int segment_chunks(pqv_vault *v, const struct segment *s, size_t i, struct chunk_rec **out,
     size_t *n);
 void segment_free(struct segment *s);
+/* segment_parse_head(s, plain, len) and segment_parse_chunks(s, i, plain,
+ * len, n, out): the parsers of an opened head (s->version, kind, epoch and
+ * nblocks set from the header) and of chunk block ${i}'s plaintext (${n}
+ * records, their packs from ${s}'s table).  For the fuzzers and tests;
+ * segment_open_head and segment_chunks open and call them. */
+int segment_parse_head(struct segment *s, const uint8_t *plain, size_t len);
+int segment_parse_chunks(const struct segment *s, size_t i, const uint8_t *plain, size_t len,
+    uint64_t n, struct chunk_rec **out);
 
 #endif

@@ -19,7 +19,7 @@
 #define HEAD_VERSION_EXT 2       /* the same, then extensions */
 #define HEAD_VERSION_CHUNKS 3    /* format 3: the chunk block index, then extensions */
 #define BLOCK_TARGET 65536
-/* Bytes of a chunk record at least (id, four varints, flags). */
+/* Bytes of a segment's chunk record at least (id, four varints, flags). */
 #define CHUNK_REC_MIN (CHUNK_ID_BYTES + 5)
 
 /* segment_key(v, salt, epoch, key): K_seg(E). */

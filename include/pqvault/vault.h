@@ -656,6 +656,92 @@ struct pqv_import_options {
  * Requires unlock+lock. */
 PQV_API int pqv_vault_import(pqv_vault *v, const struct pqv_import_options *opt) PQV_WARN_UNUSED;
 
+/*
+ * History (format 3, docs/FORMAT.md section 26).  Every epoch whose
+ * command changed names (add, rm, import) is a snapshot; the chain keeps
+ * them until forget removes some, and says which it keeps.
+ */
+struct pqv_snapshot {
+    uint64_t epoch;
+    int64_t time;            /* unix seconds */
+    int pinned;              /* forget never removes it */
+    char *host, *user, *command;
+    char **operands;
+    size_t noperands;
+    uint64_t added, changed, removed;   /* names */
+    uint64_t bytes_new;      /* bytes of the packs it wrote */
+};
+/* pqv_vault_snapshots(v, out, n): the kept snapshots, oldest first (free
+ * with pqv_snapshots_free).  Requires unlock. */
+PQV_API int pqv_vault_snapshots(pqv_vault *v, struct pqv_snapshot **out, size_t *n)
+    PQV_WARN_UNUSED;
+PQV_API void pqv_snapshots_free(struct pqv_snapshot *s, size_t n);
+/* pqv_vault_resolve_snapshot(v, spec, epoch): the kept snapshot ${spec}
+ * names: an epoch, "latest", "latest~N", a date "YYYY-MM-DD" (that day's
+ * newest) or a time "YYYY-MM-DDTHH:MM[:SS]" (the newest at or before it),
+ * local time.  PQV_E_NOTFOUND, PQV_E_INVAL (said).  Requires unlock. */
+PQV_API int pqv_vault_resolve_snapshot(pqv_vault *v, const char *spec, uint64_t *epoch)
+    PQV_WARN_UNUSED;
+/* pqv_vault_set_at(v, epoch): reading commands (list, lookup, get, check)
+ * read the state of snapshot ${epoch} (0: the newest state). */
+PQV_API void pqv_vault_set_at(pqv_vault *v, uint64_t epoch);
+
+/* Retention, with restic's vocabulary and semantics: a snapshot is kept if
+ * any rule keeps it (the newest ${last}; the newest of each of the newest
+ * ${hourly} hours, ${daily} days, ${weekly} ISO weeks, ${monthly} months,
+ * ${yearly} years that have snapshots, local time; every one within
+ * ${within} seconds of the newest), or it is pinned, or the rules are all
+ * zero and it is not among ${epochs}; the others are forgotten.  ${epochs}
+ * (if any) are forgotten by name instead (a pinned one is refused). */
+struct pqv_forget_options {
+    unsigned last, hourly, daily, weekly, monthly, yearly;
+    int64_t within;
+    const uint64_t *epochs;
+    size_t nepochs;
+    int dry_run;
+    /* each snapshot's fate: kept (and why) or forgotten */
+    void (*decided)(void *ctx, const struct pqv_snapshot *s, int kept, const char *why);
+    void *ctx;
+};
+/* pqv_vault_forget(v, opt, forgotten): forget snapshots (one epoch that
+ * records it; their data stays until gc); *${forgotten} how many.
+ * Requires unlock+lock. */
+PQV_API int pqv_vault_forget(pqv_vault *v, const struct pqv_forget_options *opt,
+    uint64_t *forgotten) PQV_WARN_UNUSED;
+/* pqv_vault_pin(v, epoch, pinned): pin or unpin a kept snapshot (one
+ * epoch).  Requires unlock+lock. */
+PQV_API int pqv_vault_pin(pqv_vault *v, uint64_t epoch, int pinned) PQV_WARN_UNUSED;
+
+/* A name's state in a snapshot, for versions and diff. */
+struct pqv_version {
+    uint64_t epoch;          /* the first kept snapshot with this version */
+    uint64_t last;           /* the last one with it */
+    int64_t time;            /* that first snapshot's */
+    int present;             /* 0: the name did not exist there */
+    struct pqv_entry entry;  /* if present */
+};
+/* pqv_vault_versions(v, name, out, n): the distinct versions of ${name}
+ * across the kept snapshots, oldest first (a version: content, kind,
+ * metadata; absent counts as one).  Free with pqv_versions_free. */
+PQV_API int pqv_vault_versions(pqv_vault *v, const char *name, struct pqv_version **out,
+    size_t *n) PQV_WARN_UNUSED;
+PQV_API void pqv_versions_free(struct pqv_version *ver, size_t n);
+
+enum { PQV_DIFF_ADDED = 1, PQV_DIFF_REMOVED = 2, PQV_DIFF_CHANGED = 3 };
+struct pqv_change {
+    int what;                /* PQV_DIFF_* */
+    struct pqv_entry before, after;  /* removed: before; added: after; changed: both */
+    unsigned fields;         /* changed: PQV_CHANGED_* */
+};
+enum { PQV_CHANGED_CONTENT = 1, PQV_CHANGED_KIND = 2, PQV_CHANGED_MODE = 4,
+    PQV_CHANGED_OWNER = 8, PQV_CHANGED_TIME = 16, PQV_CHANGED_TARGET = 32 };
+/* pqv_vault_diff(v, from, to, prefix, out, n): what changed below
+ * ${prefix} (NULL: everything) from snapshot ${from} to snapshot ${to}
+ * (0: the newest state), in name order.  Free with pqv_changes_free. */
+PQV_API int pqv_vault_diff(pqv_vault *v, uint64_t from, uint64_t to, const char *prefix,
+    struct pqv_change **out, size_t *n) PQV_WARN_UNUSED;
+PQV_API void pqv_changes_free(struct pqv_change *c, size_t n);
+
 /* pqv_vault_slot(v): the slot that unlocked ${v}, or -1. */
 PQV_API int pqv_vault_slot(const pqv_vault *v);
 

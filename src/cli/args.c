@@ -230,6 +230,12 @@ apply_global(struct args *a, int id, const char *val)
             return arg_error(a, "--state-dir: empty directory name");
         g->state_dir_opt = val;
         return 0;
+    case G_AT:
+        if (*val == '\0')
+            return arg_error(a, "--at: empty snapshot (an epoch, latest, latest~N, a date or "
+                "time)");
+        g->at = val;
+        return 0;
     case G_QUIET:
         g->quiet = 1;
         return 0;

@@ -54,6 +54,7 @@ struct cli {
     int keyfile_hint;          /* lib_error: "not found" is the key file */
     struct pqv_kdf_limit kdf_limit; /* --kdf-limit (if have_kdf_limit) */
     int have_kdf_limit;
+    const char *at;            /* --at SNAP (reading commands) */
 };
 
 extern struct cli g_cli;
@@ -88,10 +89,11 @@ enum opt_id {
     OPT_DELETE, OPT_FORCEREAD, OPT_DRYRUN, OPT_VERBOSE, OPT_EXCLUDE, OPT_EXCLUDEFROM,
     OPT_EXCLUDECACHES, OPT_STRIP, OPT_SKIPEXISTING, OPT_TOORIGINAL, OPT_TO, OPT_BYTES, OPT_DEPTH,
     OPT_KDFTIME, OPT_KDFONLY, OPT_QUICK, OPT_RECIPIENT, OPT_REPLACE, OPT_UNVERIFIED,
-    OPT_QUARANTINE, OPT_PREFIX, OPT_SHARED_INBOX,
+    OPT_QUARANTINE, OPT_PREFIX, OPT_SHARED_INBOX, OPT_COUNT, OPT_KEEP_LAST, OPT_KEEP_HOURLY,
+    OPT_KEEP_DAILY, OPT_KEEP_WEEKLY, OPT_KEEP_MONTHLY, OPT_KEEP_YEARLY, OPT_KEEP_WITHIN,
     G_FIRST = 1000,
     G_VAULT = G_FIRST, G_KEYFILE, G_PFILE, G_PFD, G_PCMD, G_QUIET, G_WAIT, G_HELP,
-    G_KDFLIMIT, G_S3_ENDPOINT, G_S3_CA_FILE, G_STATE_DIR
+    G_KDFLIMIT, G_S3_ENDPOINT, G_S3_CA_FILE, G_STATE_DIR, G_AT
 };
 
 struct optdef {
@@ -104,7 +106,8 @@ struct optdef {
 enum cmd_id {
     CMD_INIT = 1, CMD_ADD, CMD_GET, CMD_LIST, CMD_RM, CMD_CHECK, CMD_PASSWD,
     CMD_RECOVER, CMD_INFO, CMD_SPEED, CMD_GC, CMD_HELP, CMD_UPGRADE, CMD_ACCEPT, CMD_COPY,
-    CMD_EXPORT_RECIPIENT, CMD_INBOX, CMD_IMPORT, CMD_WRITER, CMD_COUNT
+    CMD_EXPORT_RECIPIENT, CMD_INBOX, CMD_IMPORT, CMD_WRITER, CMD_LOG, CMD_DIFF, CMD_VERSIONS,
+    CMD_FORGET, CMD_PIN, CMD_UNPIN, CMD_COUNT
 };
 
 struct command {
@@ -188,6 +191,14 @@ int cmd_export_recipient(struct args *a);
 int cmd_inbox(struct args *a);
 int cmd_import(struct args *a);
 int cmd_writer(struct args *a);
+int cmd_log(struct args *a);
+int cmd_diff(struct args *a);
+int cmd_versions(struct args *a);
+int cmd_forget(struct args *a);
+int cmd_pin(struct args *a);
+int cmd_unpin(struct args *a);
+/* apply_at(v, spec): --at SNAP: reading commands read that snapshot. */
+int apply_at(pqv_vault *v, const char *spec);
 
 /* private_stdout(what): standard output may receive a secret (${what}: the
  * recovery code, a writer's credential): when it is a regular file

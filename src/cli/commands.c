@@ -23,6 +23,7 @@ const struct optdef global_opts[] = {
     { "s3-endpoint", 0, 1, G_S3_ENDPOINT },
     { "s3-ca-file", 0, 1, G_S3_CA_FILE },
     { "state-dir", 0, 1, G_STATE_DIR },
+    { "at", 0, 1, G_AT },
     { NULL, 0, 0, 0 }
 };
 
@@ -102,6 +103,25 @@ static const struct optdef upgrade_opts[] = {
     { NULL, 0, 0, 0 }
 };
 static const struct optdef accept_opts[] = {
+    { NULL, 0, 0, 0 }
+};
+static const struct optdef log_opts[] = {
+    { "json", 0, 0, OPT_JSON }, { "count", 'n', 1, OPT_COUNT }, { NULL, 0, 0, 0 }
+};
+static const struct optdef diff_opts[] = {
+    { "json", 0, 0, OPT_JSON }, { "prefix", 0, 1, OPT_PREFIX }, { NULL, 0, 0, 0 }
+};
+static const struct optdef versions_opts[] = {
+    { "json", 0, 0, OPT_JSON }, { NULL, 0, 0, 0 }
+};
+static const struct optdef forget_opts[] = {
+    { "keep-last", 0, 1, OPT_KEEP_LAST }, { "keep-hourly", 0, 1, OPT_KEEP_HOURLY },
+    { "keep-daily", 0, 1, OPT_KEEP_DAILY }, { "keep-weekly", 0, 1, OPT_KEEP_WEEKLY },
+    { "keep-monthly", 0, 1, OPT_KEEP_MONTHLY }, { "keep-yearly", 0, 1, OPT_KEEP_YEARLY },
+    { "keep-within", 0, 1, OPT_KEEP_WITHIN }, { "dry-run", 'n', 0, OPT_DRYRUN },
+    { NULL, 0, 0, 0 }
+};
+static const struct optdef pin_opts[] = {
     { NULL, 0, 0, 0 }
 };
 static const struct optdef copy_opts[] = {
@@ -210,6 +230,43 @@ const struct command commands[] = {
       "  --prefix P        where NAME's names go (default: NAME)\n"
       "  -o, --output FILE write the credential to FILE\n"
       "  -f, --force       replace an existing FILE\n" },
+    { "log", CMD_LOG, log_opts, "[NAME] [--json] [-n COUNT]",
+      "The kept snapshots, newest first: every epoch whose command changed\n"
+      "names (add, rm, import) is one, with its time, user and host, command\n"
+      "and operands, and what it changed (+added ~changed -removed names, bytes\n"
+      "of new data).  With NAME, only those in which NAME changed.  Read them\n"
+      "with --at SNAP; see also diff and versions.\n"
+      "  -n, --count N     the newest N only\n"
+      "  --json            one JSON array\n" },
+    { "diff", CMD_DIFF, diff_opts, "SNAP [SNAP] [--prefix NAME] [--json]",
+      "What was added (+), removed (-) and changed (M, with what: content,\n"
+      "kind, target, mode, owner, time) from the first snapshot to the second\n"
+      "(default: the newest state).\n"
+      "  --prefix NAME     only NAME and what is below it\n"
+      "  --json            one JSON array\n" },
+    { "versions", CMD_VERSIONS, versions_opts, "NAME [--json]",
+      "The distinct versions of NAME across the kept snapshots, oldest first:\n"
+      "the first snapshot that has each, its time and size (or kind); a\n"
+      "snapshot without NAME shows as (absent).  Restore one with\n"
+      "'pqvault --at EPOCH get NAME'.\n"
+      "  --json            one JSON array\n" },
+    { "forget", CMD_FORGET, forget_opts,
+      "[SNAP...] [--keep-last N] [--keep-hourly N] [--keep-daily N] ... [-n]",
+      "Forget snapshots: those named, or those no rule keeps (restic's rules:\n"
+      "a snapshot is kept if any rule keeps it; each --keep-UNIT N keeps the\n"
+      "newest snapshot of each of the newest N hours, days, ISO weeks, months\n"
+      "or years that have one, local time).  Pinned snapshots are kept.  One\n"
+      "epoch records what was forgotten; gc then frees the data no kept\n"
+      "snapshot needs.  Prints each snapshot's fate and why.\n"
+      "  --keep-last N     the newest N\n"
+      "  --keep-hourly N, --keep-daily N, --keep-weekly N, --keep-monthly N,\n"
+      "  --keep-yearly N   one per hour, day, week, month, year, for N of them\n"
+      "  --keep-within D   every one within D of the newest (7d, 2w, 1y6m, 36h)\n"
+      "  -n, --dry-run     say what would be kept and forgotten, change nothing\n" },
+    { "pin", CMD_PIN, pin_opts, "SNAP",
+      "Pin a kept snapshot: forget never removes it (one epoch).\n" },
+    { "unpin", CMD_UNPIN, pin_opts, "SNAP",
+      "Unpin a pinned snapshot (one epoch).\n" },
     { "get", CMD_GET, get_opts, "NAME... [-o OUT] [--force | --skip-existing] ...",
       "Restore stored files or directory trees.  A file goes to OUT unless OUT\n"
       "is an existing directory, then to OUT/NAME; a directory restores its\n"
@@ -339,6 +396,7 @@ static const struct {
     { "passphrase", "passwd" }, { "key", "passwd" }, { "status", "info" },
     { "stats", "info" }, { "benchmark", "speed" }, { "bench", "speed" },
     { "prune", "gc" }, { "clean", "gc" }, { "migrate", "upgrade" }, { "clone", "copy" },
+    { "snapshots", "log" }, { "history", "log" },
     { "sync", "copy" }, { "create", "init" }, { "new", "init" },
 };
 
@@ -412,7 +470,7 @@ commands_print_general_help(FILE *f)
         "usage: pqvault [-v VAULT] [--keyfile FILE] [--passphrase-file FILE |\n"
         "               --passphrase-fd N | --passphrase-command CMD] [-q] [--wait]\n"
         "               [--kdf-limit m=KIB,t=N] [--s3-endpoint URL] [--s3-ca-file FILE]\n"
-        "               [--state-dir DIR]\n"
+        "               [--state-dir DIR] [--at SNAP]\n"
         "               COMMAND [ARGS...]\n\n"
         "pqvault keeps files encrypted at rest with post-quantum hybrid keys.\n"
         "Global options may come before or after the command; a value beginning\n"
@@ -449,6 +507,11 @@ commands_print_general_help(FILE *f)
         "                              (default $PQVAULT_STATE_DIR, else\n"
         "                              ${XDG_STATE_HOME:-$HOME/.local/state}/pqvault;\n"
         "                              without one, rollbacks are not detected)\n"
+        "  --at SNAP                   reading commands (list, get, check, info) read\n"
+        "                              the kept snapshot SNAP: an epoch, latest,\n"
+        "                              latest~N, a date YYYY-MM-DD (that day's newest)\n"
+        "                              or a time YYYY-MM-DDTHH:MM[:SS] (the newest at or\n"
+        "                              before it), local time ('pqvault log' lists them)\n"
         "  -h, --help                  this help ('pqvault help COMMAND': a command's)\n"
         "  --version                   print the version\n\n"
         "Exit status: 0 success, 1 error, 2 usage, 3 wrong passphrase or recovery\n"

@@ -23,7 +23,9 @@ static int (*const run_command[CMD_COUNT])(struct args *) = {
     [CMD_GC] = cmd_gc, [CMD_HELP] = cmd_help, [CMD_UPGRADE] = cmd_upgrade,
     [CMD_ACCEPT] = cmd_accept, [CMD_COPY] = cmd_copy,
     [CMD_EXPORT_RECIPIENT] = cmd_export_recipient, [CMD_INBOX] = cmd_inbox,
-    [CMD_IMPORT] = cmd_import, [CMD_WRITER] = cmd_writer,
+    [CMD_IMPORT] = cmd_import, [CMD_WRITER] = cmd_writer, [CMD_LOG] = cmd_log,
+    [CMD_DIFF] = cmd_diff, [CMD_VERSIONS] = cmd_versions, [CMD_FORGET] = cmd_forget,
+    [CMD_PIN] = cmd_pin, [CMD_UNPIN] = cmd_unpin,
 };
 
 int

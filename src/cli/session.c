@@ -306,9 +306,13 @@ session(pqv_vault **v, int writer)
     int rc = open_with(v, 0);
     if (rc != EXIT_OK)
         return rc;
+    if (writer && g_cli.at != NULL) {
+        rc = usage_error("--at is for reading commands (a snapshot is never written)");
+        goto fail;
+    }
     if (writer && (rc = lock_vault(*v)) != EXIT_OK)
         goto fail;
-    if ((rc = unlock_vault(*v)) != EXIT_OK)
+    if ((rc = unlock_vault(*v)) != EXIT_OK || (rc = apply_at(*v, g_cli.at)) != EXIT_OK)
         goto fail;
     return EXIT_OK;
 fail:

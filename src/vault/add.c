@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "vault/add_internal.h"
+#include "vault/snapshots.h"
 #include "vault/txn.h"
 #include "vault/vault_internal.h"
 
@@ -308,6 +309,19 @@ store(pqv_vault *v, struct operand *ops, size_t n, struct state *st,
     }
     if (rc == 0)
         rc = declare_roots(v, ops, n, opt);
+    /* The command's epoch is a snapshot (a checkpoint's is not: it is a
+     * part of one). */
+    struct snapshot snap;
+    const char **names = calloc(n + 1, sizeof(*names));
+    size_t k = 0;
+    memset(&snap, 0, sizeof(snap));
+    for (size_t i = 0; names != NULL && i < n; i++)
+        if (!ops[i].refused)
+            names[k++] = ops[i].op->path != NULL ? ops[i].op->path : ops[i].plan.root_name;
+    if (rc == 0 && (names == NULL || (rc = snapshots_info("add", names, k, &snap)) != 0))
+        rc = rc != 0 ? rc : PQV_E_NOMEM;
+    free(names);
+    t.snap = &snap;
     /* Nothing changed: no epoch (an unchanged tree costs no segment). */
     if (rc == 0)
         rc = txn_finish(&t, 0, opt->report, opt->report_ctx);
@@ -320,6 +334,7 @@ store(pqv_vault *v, struct operand *ops, size_t n, struct state *st,
         res->bytes = a.bytes;
         res->new_bytes = a.new_bytes;
     }
+    snapshots_clear(&snap);
     add_seal_free(&a);
     txn_free(&t);
     return rc;

@@ -29,6 +29,7 @@
 #include "vault/pack.h"
 #include "vault/repack.h"
 #include "vault/segment.h"
+#include "vault/snapshots.h"
 #include "vault/state.h"
 #include "vault/vault_internal.h"
 
@@ -59,40 +60,86 @@ compare_refs(const void *a, const void *b)
 struct scan {
     pqv_vault *v;
     struct state st;
+    struct snapshots kept;       /* the snapshots the chain keeps */
     struct ref *refs;
-    size_t nrefs;
+    size_t nrefs, caprefs;
+    char **names;                /* the names refs[].entry are indices of */
+    size_t nnames, capnames;
+    struct chunk_index used;     /* format 3: every chunk a kept state uses */
     struct names_walk w;
     struct pqv_check_result *res;
     struct names_list *leftovers;   /* gc */
     char writer[PQV_LOCK_HOLDER_MAX];
 };
 
-/* collect_refs(sc): every pack and object of every entry, one ref each. */
+/* ref_entry(ctx, e): the packs and objects of an entry of a kept state,
+ * one ref per extent (made one per pack below); its chunks as used. */
+static int
+ref_entry(void *ctx, const struct entry *e)
+{
+    struct scan *sc = ctx;
+    int rc = 0;
+
+    if (e->nextents == 0)
+        return 0;
+    if (sc->nnames == sc->capnames) {
+        size_t cap = sc->capnames ? 2 * sc->capnames : 1024;
+        char **grown = realloc(sc->names, cap * sizeof(*grown));
+        if (grown == NULL)
+            return PQV_E_NOMEM;
+        sc->names = grown;
+        sc->capnames = cap;
+    }
+    if ((sc->names[sc->nnames] = strdup(e->name)) == NULL)
+        return PQV_E_NOMEM;
+    sc->nnames++;
+    for (uint32_t j = 0; j < e->nextents && rc == 0; j++) {
+        const struct extent *x = &e->extents[j];
+        struct ref *r;
+        if (x->chunk) {
+            struct chunk_rec id;
+            memset(&id, 0, sizeof(id));
+            memcpy(id.id, x->chunk_id, CHUNK_ID_BYTES);
+            if (chunks_find(&sc->used, id.id) == NULL && (rc = chunks_put(&sc->used, &id)) != 0)
+                break;
+            if (!x->located)
+                continue; /* no place known: lost_chunks reports it */
+        }
+        if (sc->nrefs == sc->caprefs) {
+            size_t cap = sc->caprefs ? 2 * sc->caprefs : 1024;
+            struct ref *grown = realloc(sc->refs, cap * sizeof(*grown));
+            if (grown == NULL)
+                return PQV_E_NOMEM;
+            sc->refs = grown;
+            sc->caprefs = cap;
+        }
+        r = &sc->refs[sc->nrefs++];
+        memset(r, 0, sizeof(*r));
+        memcpy(r->id, x->pack_id, PACK_ID_BYTES);
+        r->v1 = (x->pack_flags & PACK_V1_OBJECT) != 0;
+        r->reach = r->v1 ? x->stored_len : (uint64_t)PACK_HEADER_BYTES + x->pack_off + x->stored_len;
+        r->entry = sc->nnames - 1;
+    }
+    return rc;
+}
+
+/* collect_refs(sc): every pack and object of every entry of every state
+ * the chain keeps (the current one, and the kept snapshots'), one ref each. */
 static int
 collect_refs(struct scan *sc)
 {
     const struct state *st = &sc->st;
-    size_t total = 0, k = 0;
     struct ref *refs;
+    size_t k;
+    int rc;
 
-    for (size_t i = 0; i < st->n; i++)
-        total += st->entries[i].nextents;
-    if ((refs = calloc(total + 1, sizeof(*refs))) == NULL)
-        return PQV_E_NOMEM;
-    for (size_t i = 0; i < st->n; i++)
-        for (uint32_t j = 0; j < st->entries[i].nextents; j++) {
-            const struct extent *x = &st->entries[i].extents[j];
-            if (x->chunk && !x->located)
-                continue; /* no place known: lost_chunks reports it */
-            memcpy(refs[k].id, x->pack_id, PACK_ID_BYTES);
-            refs[k].v1 = (x->pack_flags & PACK_V1_OBJECT) != 0;
-            refs[k].reach = refs[k].v1 ? x->stored_len
-                                       : (uint64_t)PACK_HEADER_BYTES + x->pack_off + x->stored_len;
-            refs[k].entry = i;
-            k++;
-        }
+    if ((rc = chunks_of_state(sc->v, &sc->st, &sc->w)) != 0 ||
+        (rc = snapshots_each_entry(sc->v, &sc->st, &sc->kept, &sc->w, ref_entry, sc)) != 0)
+        return rc;
+    refs = sc->refs;
+    k = sc->nrefs;
     util_sort(refs, k, sizeof(*refs), compare_refs);
-    /* One per pack: the furthest reach; the first entry in name order. */
+    /* One per pack: the furthest reach; the first entry met. */
     size_t n = 0;
     for (size_t i = 0; i < k; i++) {
         if (n > 0 && compare_refs(&refs[n - 1], &refs[i]) == 0) {
@@ -119,7 +166,6 @@ collect_refs(struct scan *sc)
                 memcpy(hit->hash, sp->hash, 32);
             }
         }
-    sc->refs = refs;
     sc->nrefs = n;
     return 0;
 }
@@ -180,13 +226,13 @@ scan_blob(struct scan *sc, const char *name, const uint8_t *id, uint64_t size, i
         hit->bad = 1;
         sc->res->damaged++;
         vault_report(sc->w.report, sc->w.report_ctx, PQV_REPORT_ERROR,
-            sc->st.entries[hit->entry].name, "%s has %llu bytes, expected %llu", name,
+            sc->names[hit->entry], "%s has %llu bytes, expected %llu", name,
             (unsigned long long)size, (unsigned long long)(v1 ? hit->reach : hit->size));
     } else if (size < hit->reach) {
         hit->bad = 1;
         sc->res->damaged++;
         vault_report(sc->w.report, sc->w.report_ctx, PQV_REPORT_ERROR,
-            sc->st.entries[hit->entry].name, "%s has %llu bytes, its extents need %llu", name,
+            sc->names[hit->entry], "%s has %llu bytes, its extents need %llu", name,
             (unsigned long long)size, (unsigned long long)hit->reach);
     }
     return 0;
@@ -210,8 +256,8 @@ scan_segment(void *ctx, const char *name, const uint8_t *id, uint64_t size)
     struct scan *sc = ctx;
 
     (void)size;
-    if (util_load_be64(id) < sc->st.base)
-        return leftover(sc, name, "a segment before the base");
+    if (!snapshots_needed(&sc->kept, &sc->st, util_load_be64(id)))
+        return leftover(sc, name, "a segment no kept state needs");
     return 0;
 }
 
@@ -256,8 +302,15 @@ static void
 scan_free(struct scan *sc)
 {
     state_free(&sc->st);
+    snapshots_free(&sc->kept);
     free(sc->refs);
     sc->refs = NULL;
+    for (size_t i = 0; i < sc->nnames; i++)
+        free(sc->names[i]);
+    free(sc->names);
+    sc->names = NULL;
+    sc->nnames = sc->capnames = 0;
+    chunks_free(&sc->used);
 }
 
 /* scan(v, sc, res, report, ctx, leftovers): the structural pass of check
@@ -299,6 +352,8 @@ scan(pqv_vault *v, struct scan *sc, struct pqv_check_result *res, pqv_report_fn 
     if ((rc = state_load_reporting(v, &sc->st, &sc->w)) != 0)
         goto fail;
     res->records = sc->st.n;
+    if ((rc = snapshots_load(&sc->st, &sc->kept)) != 0)
+        goto fail;
     report_conflicts(sc);
     lost_chunks(sc);
     if ((rc = collect_refs(sc)) != 0 ||
@@ -318,7 +373,7 @@ scan(pqv_vault *v, struct scan *sc, struct pqv_check_result *res, pqv_report_fn 
             pack_name(sc->refs[i].id, sname);
         res->missing++;
         res->damaged++;
-        vault_report(report, report_ctx, PQV_REPORT_ERROR, sc->st.entries[sc->refs[i].entry].name,
+        vault_report(report, report_ctx, PQV_REPORT_ERROR, sc->names[sc->refs[i].entry],
             "%s is missing", sname);
     }
     /* Temporaries beside the config and key file. */
@@ -358,7 +413,7 @@ verify_packs(struct scan *sc)
             sc->refs[i].bad = 1;
             sc->res->damaged++;
             vault_report(sc->w.report, sc->w.report_ctx, PQV_REPORT_ERROR,
-                sc->st.entries[r->entry].name, "%s does not match its SHA-256", sname);
+                sc->names[r->entry], "%s does not match its SHA-256", sname);
         }
     }
     return 0;
@@ -645,7 +700,7 @@ pqv_vault_gc(pqv_vault *v, const struct pqv_check_options *opt, struct pqv_check
     }
     /* Format 3: packs mostly unused rewritten first; the chain is then
      * read again (the old packs are leftovers now). */
-    if ((rc = repack(v, &sc.st, opt->report, opt->report_ctx, &res.repacked)) != 0) {
+    if ((rc = repack(v, &sc.st, &sc.used, opt->report, opt->report_ctx, &res.repacked)) != 0) {
         scan_free(&sc);
         goto out;
     }
@@ -669,13 +724,14 @@ pqv_vault_gc(pqv_vault *v, const struct pqv_check_options *opt, struct pqv_check
     for (size_t i = 0; i < sc.st.nsegs; i++)
         chained += sc.st.segs[i].nentries;
     if (sc.st.nsegs > 1 && chained > sc.st.n &&
-        (rc = compact(v, &sc.st, opt->report, opt->report_ctx, &base)) != 0) {
+        (rc = compact(v, &sc.st, &sc.used, opt->report, opt->report_ctx, &base)) != 0) {
         scan_free(&sc);
         goto out;
     }
+    /* The new base is durable: everything before it that no kept
+     * snapshot needs is garbage. */
+    compact_drop_old_segments(v, base, &sc.kept);
     scan_free(&sc);
-    /* The new base is durable: everything before it is garbage. */
-    compact_drop_old_segments(v, base);
     for (size_t i = 0; i < garbage.n; i++) {
         int d = v->storage->ops->del(v->storage, garbage.names[i]);
         if (d != 0 && d != PQV_E_NOTFOUND) {

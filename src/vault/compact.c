@@ -22,6 +22,7 @@
 #include "vault/format1.h"
 #include "vault/names.h"
 #include "vault/segment.h"
+#include "vault/snapshots.h"
 #include "vault/state.h"
 #include "vault/txn.h"
 #include "vault/vault_internal.h"
@@ -69,35 +70,39 @@ known_packs(const struct state *st, struct seg_pack **out, size_t *n)
     return 0;
 }
 
-/* live_chunks(st, t): the chunk record of every located chunk of the
- * state's entries into ${t} (a base carries them: the segments before it
- * go). */
+/* kept_chunks(st, used, t): the records of the state's index (those
+ * ${used} names, or all) into ${t}: a base carries them, the segments
+ * before it go (the kept snapshots' chunks among them: the index of every
+ * snapshot is the current chain's). */
 static int
-live_chunks(const struct state *st, struct txn *t)
+kept_chunks(const struct state *st, const struct chunk_index *used, struct txn *t)
 {
+    static const uint8_t zero[CHUNK_ID_BYTES];
     int rc = 0;
 
-    for (size_t i = 0; i < st->n && rc == 0; i++) {
-        const struct entry *e = &st->entries[i];
-        for (uint32_t k = 0; e->chunked && k < e->nextents && rc == 0; k++) {
-            const struct chunk_rec *r;
-            if (e->extents[k].located && (r = chunks_find(&st->chunks, e->extents[k].chunk_id)) != NULL)
-                rc = txn_record_chunk(t, r);
-        }
+    for (size_t i = 0; i < st->chunks.cap && rc == 0; i++) {
+        const struct chunk_rec *r = &st->chunks.slots[i];
+        if (memcmp(r->id, zero, CHUNK_ID_BYTES) == 0 ||
+            (used != NULL && chunks_find(used, r->id) == NULL))
+            continue;
+        rc = txn_record_chunk(t, r);
     }
     return rc;
 }
 
 int
-compact(pqv_vault *v, struct state *st, pqv_report_fn report, void *report_ctx,
-    uint64_t *epoch)
+compact(pqv_vault *v, struct state *st, const struct chunk_index *used, pqv_report_fn report,
+    void *report_ctx, uint64_t *epoch)
 {
     struct entry **all = NULL;
     struct seg_history *history = NULL;
     struct seg_pack *known = NULL;
     size_t nhistory = 0, nknown = 0, nall = 0;
+    struct snapshots kept;
     struct txn t;
     int rc, began = 0;
+
+    memset(&kept, 0, sizeof(kept));
 
     if (st->format < 2 || !st->loaded)
         return PQV_E_INVAL;
@@ -122,9 +127,15 @@ compact(pqv_vault *v, struct state *st, pqv_report_fn report, void *report_ctx,
     began = 1;
     t.known = known;
     t.nknown = nknown;
-    /* Format 3: the records of every chunk a kept entry uses. */
-    if ((rc = live_chunks(st, &t)) != 0)
+    /* Format 3: the chunk records; the snapshots kept. */
+    if ((rc = chunks_of_state(v, st, NULL)) != 0 || (rc = kept_chunks(st, used, &t)) != 0 ||
+        (rc = snapshots_load(st, &kept)) != 0)
         goto done;
+    if (kept.n > 0) {
+        struct seg_ext x;
+        if ((rc = snapshots_ext_kept(&kept, &x)) != 0 || (rc = txn_put_ext(&t, &x)) != 0)
+            goto done;
+    }
     if ((rc = txn_commit(&t, SEGMENT_BASE, all, nall, history, nhistory)) != 0)
         goto done;
     *epoch = t.committed_epoch;
@@ -135,14 +146,26 @@ compact(pqv_vault *v, struct state *st, pqv_report_fn report, void *report_ctx,
 done:
     if (began)
         txn_free(&t);
+    snapshots_free(&kept);
     free(all);
     free(history);
     free(known);
     return rc;
 }
 
+/* needed_by(kept, epoch): a kept snapshot is restored from segment
+ * ${epoch} (its base up to it). */
+static int
+needed_by(const struct snapshots *kept, uint64_t epoch)
+{
+    for (size_t i = 0; kept != NULL && i < kept->n; i++)
+        if (kept->s[i].base <= epoch && epoch <= kept->s[i].epoch)
+            return 1;
+    return 0;
+}
+
 void
-compact_drop_old_segments(pqv_vault *v, uint64_t base)
+compact_drop_old_segments(pqv_vault *v, uint64_t base, const struct snapshots *kept)
 {
     struct names_list names;
     struct error_saved first;
@@ -153,7 +176,7 @@ compact_drop_old_segments(pqv_vault *v, uint64_t base)
         for (size_t i = 0; i < names.n; i++) {
             uint8_t id[8];
             if (names_classify(names.names[i], "segments", id, sizeof(id)) == NAME_VALID &&
-                util_load_be64(id) < base)
+                util_load_be64(id) < base && !needed_by(kept, util_load_be64(id)))
                 (void)v->storage->ops->del(v->storage, names.names[i]);
         }
         (void)v->storage->ops->barrier(v->storage);
@@ -177,8 +200,12 @@ compact_if_long(pqv_vault *v, pqv_report_fn report, void *report_ctx)
         state_free(&st);
         return 0;
     }
-    if ((rc = state_load(v, &st)) == 0 && (rc = compact(v, &st, report, report_ctx, &epoch)) == 0)
-        compact_drop_old_segments(v, epoch);
+    struct snapshots kept;
+    memset(&kept, 0, sizeof(kept));
+    if ((rc = state_load(v, &st)) == 0 && (rc = snapshots_load(&st, &kept)) == 0 &&
+        (rc = compact(v, &st, NULL, report, report_ctx, &epoch)) == 0)
+        compact_drop_old_segments(v, epoch, &kept);
+    snapshots_free(&kept);
     state_free(&st);
     if (rc == 0 || rc == PQV_E_NOMEM)
         return rc;

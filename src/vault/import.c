@@ -32,6 +32,7 @@
 #include "vault/batch.h"
 #include "vault/format1.h"
 #include "vault/import_internal.h"
+#include "vault/snapshots.h"
 #include "vault/txn.h"
 #include "vault/vault_internal.h"
 #include "vault/writers.h"
@@ -170,6 +171,7 @@ commit(struct import *imp, struct importing *in, struct state *st, struct regist
     struct seg_ext *ext = NULL;
     size_t next = 0;
     uint64_t removed = 0;
+    struct snapshot snap;
     struct txn t;
     int rc;
 
@@ -183,8 +185,14 @@ commit(struct import *imp, struct importing *in, struct state *st, struct regist
         rc = add_entries(imp, in, st, &t);
     if (rc == 0 && (rc = writers_record(reg, in->b->id, st->epoch + 1)) == 0 &&
         (rc = writers_ext(reg, &ext, &next)) == 0) {
+        const char *what[2] = { in->b->hex, in->w != NULL ? in->w->name : "quarantine" };
         txn_set_ext(&t, ext, next);
-        rc = txn_finish(&t, TXN_EVEN_EMPTY, imp->opt->report, imp->opt->report_ctx);
+        /* Each imported batch is a snapshot of its writer's names. */
+        if ((rc = snapshots_info("import", what, 2, &snap)) == 0) {
+            t.snap = &snap;
+            rc = txn_finish(&t, TXN_EVEN_EMPTY, imp->opt->report, imp->opt->report_ctx);
+        }
+        snapshots_clear(&snap);
     } else {
         txn_abort(&t);
     }

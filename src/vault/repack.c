@@ -37,43 +37,22 @@ compare_use(const void *a, const void *b)
     return memcmp(((const struct use *)a)->id, ((const struct use *)b)->id, PACK_ID_BYTES);
 }
 
-/* live_records(st, out, n): the record of every distinct chunk the
- * entries use, once each. */
+/* live_records(st, used, out, n): the record of every chunk ${used}
+ * names (what any kept state uses), once each. */
 static int
-live_records(const struct state *st, struct chunk_rec **out, size_t *n)
+live_records(const struct state *st, const struct chunk_index *used, struct chunk_rec **out,
+    size_t *n)
 {
-    struct chunk_index seen;
+    static const uint8_t zero[CHUNK_ID_BYTES];
     struct chunk_rec *recs = NULL;
-    size_t k = 0, cap = 0;
-    int rc = 0;
+    size_t k = 0;
 
-    memset(&seen, 0, sizeof(seen));
-    for (size_t i = 0; i < st->n && rc == 0; i++) {
-        const struct entry *e = &st->entries[i];
-        for (uint32_t j = 0; e->chunked && j < e->nextents && rc == 0; j++) {
-            const struct chunk_rec *r;
-            if (!e->extents[j].located || chunks_find(&seen, e->extents[j].chunk_id) != NULL ||
-                (r = chunks_find(&st->chunks, e->extents[j].chunk_id)) == NULL)
-                continue;
-            if ((rc = chunks_put(&seen, r)) != 0)
-                break;
-            if (k == cap) {
-                size_t ncap = cap ? 2 * cap : 256;
-                struct chunk_rec *grown = realloc(recs, ncap * sizeof(*grown));
-                if (grown == NULL) {
-                    rc = PQV_E_NOMEM;
-                    break;
-                }
-                recs = grown;
-                cap = ncap;
-            }
+    if (used->n > 0 && (recs = calloc(used->n, sizeof(*recs))) == NULL)
+        return PQV_E_NOMEM;
+    for (size_t i = 0; i < st->chunks.cap && k < used->n; i++) {
+        const struct chunk_rec *r = &st->chunks.slots[i];
+        if (memcmp(r->id, zero, CHUNK_ID_BYTES) != 0 && chunks_find(used, r->id) != NULL)
             recs[k++] = *r;
-        }
-    }
-    chunks_free(&seen);
-    if (rc != 0) {
-        free(recs);
-        return rc;
     }
     *out = recs;
     *n = k;
@@ -147,7 +126,8 @@ move_pack(pqv_vault *v, struct txn *t, const struct use *u, const struct chunk_r
 }
 
 int
-repack(pqv_vault *v, struct state *st, pqv_report_fn report, void *ctx, uint64_t *packs)
+repack(pqv_vault *v, struct state *st, const struct chunk_index *used, pqv_report_fn report,
+    void *ctx, uint64_t *packs)
 {
     struct chunk_rec *recs = NULL;
     struct use *u = NULL;
@@ -159,7 +139,7 @@ repack(pqv_vault *v, struct state *st, pqv_report_fn report, void *ctx, uint64_t
     *packs = 0;
     if (v->config.version < 3)
         return 0;
-    if ((rc = live_records(st, &recs, &n)) != 0 || (rc = uses_of(st, recs, n, &u, &m)) != 0)
+    if ((rc = live_records(st, used, &recs, &n)) != 0 || (rc = uses_of(st, recs, n, &u, &m)) != 0)
         goto done;
     for (size_t i = 0; i < m && rc == 0; i++) {
         /* Unknown size: a pack of another kind.  Otherwise what a pack of

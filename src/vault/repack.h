@@ -15,11 +15,14 @@
  * of its size (a fifth: FORMAT.md section 25 says why). */
 #define REPACK_DEAD_PART 5
 
-/* repack(v, st, report, ctx, packs): the live chunks of every pack of
- * format 3 that ${st} (loaded) uses less than it should copied into new
- * packs, one epoch recording their new places; *${packs} the packs
+/* repack(v, st, used, report, ctx, packs): the live chunks (those ${used}
+ * names: what any kept state uses) of every pack of format 3 that is
+ * used less than it should be copied into new packs (their places from
+ * ${st}'s index), one epoch recording their new places; *${packs} the packs
  * rewritten (they are leftovers from then on: gc deletes them).  Nothing
  * to do: 0, no epoch.  Requires the writer lock. */
-int repack(pqv_vault *v, struct state *st, pqv_report_fn report, void *ctx, uint64_t *packs);
+struct chunk_index;
+int repack(pqv_vault *v, struct state *st, const struct chunk_index *used, pqv_report_fn report,
+    void *ctx, uint64_t *packs);
 
 #endif

@@ -17,6 +17,7 @@
 #include "vault/state.h"
 #include "vault/txn.h"
 #include "vault/vault_internal.h"
+#include "vault/snapshots.h"
 
 static int
 rm_v1(pqv_vault *v, const char *norm, const struct pqv_rm_options *opt)
@@ -119,10 +120,12 @@ rm_v2(pqv_vault *v, const char *norm, const struct pqv_rm_options *opt)
     struct names_walk w;
     struct state st;
     struct txn t;
+    struct snapshot snap;
     uint64_t damaged = 0;
     size_t found = 0;
     int rc;
 
+    memset(&snap, 0, sizeof(snap));
     memset(&w, 0, sizeof(w));
     w.report = opt->report;
     w.report_ctx = opt->report_ctx;
@@ -159,13 +162,16 @@ rm_v2(pqv_vault *v, const char *norm, const struct pqv_rm_options *opt)
         for (size_t i = 0; i < t.n; i++)
             vault_report(opt->report, opt->report_ctx, PQV_REPORT_INFO, t.entries[i]->name,
                 "would be removed");
-    } else if (rc == 0 && (rc = txn_finish(&t, 0, opt->report, opt->report_ctx)) == 0) {
-        for (size_t i = 0; i < t.n; i++)
-            vault_report(opt->report, opt->report_ctx, PQV_REPORT_INFO, t.entries[i]->name,
-                "removed");
+    } else if (rc == 0 && (rc = snapshots_info("rm", &norm, 1, &snap)) == 0) {
+        t.snap = &snap;
+        if ((rc = txn_finish(&t, 0, opt->report, opt->report_ctx)) == 0)
+            for (size_t i = 0; i < t.n; i++)
+                vault_report(opt->report, opt->report_ctx, PQV_REPORT_INFO, t.entries[i]->name,
+                    "removed");
     }
     if (rc == 0 && opt->removed != NULL)
         *opt->removed += t.n;
+    snapshots_clear(&snap);
     txn_free(&t);
     state_free(&st);
     return rc;

@@ -185,8 +185,7 @@ parse_extensions(struct segment *s, struct cursor *c, int none_ok)
             (s->next > 0 && x->type <= s->ext[s->next - 1].type) ||
             (q = cursor_take(c, x->len)) == NULL)
             return error_set(PQV_E_INTEGRITY, NULL, "segment head is malformed");
-        if ((x->flags & SEG_EXT_CRITICAL) && x->type != SEG_EXT_WRITERS &&
-            x->type != SEG_EXT_IMPORTED)
+        if ((x->flags & SEG_EXT_CRITICAL) && (x->type == 0 || x->type > SEG_EXT_KNOWN))
             return error_set(PQV_E_UNSUPPORTED, NULL, "segment of epoch %llu needs a newer "
                 "pqvault (head extension %llu)", (unsigned long long)s->epoch,
                 (unsigned long long)x->type);

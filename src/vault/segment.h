@@ -43,7 +43,11 @@ struct seg_history {
 /* Head extensions (head version 2, docs/FORMAT.md section 11): typed byte
  * strings after the head's fields, which their owners parse (writers.c); a
  * reader refuses an unknown one marked critical, skips an unknown other. */
-enum { SEG_EXT_WRITERS = 1, SEG_EXT_IMPORTED = 2 };
+enum { SEG_EXT_WRITERS = 1, SEG_EXT_IMPORTED = 2,   /* writers.c */
+    SEG_EXT_SNAPSHOT = 3,       /* snapshots.c: a segment's own snapshot */
+    SEG_EXT_KEPT = 4,           /* a base: the snapshots kept before it */
+    SEG_EXT_FORGET = 5,         /* a delta: snapshots forgotten, pins */
+    SEG_EXT_KNOWN = 5 };        /* the last type this pqvault knows */
 enum { SEG_EXT_CRITICAL = 1 };          /* extension flags */
 #define SEG_EXT_MAX (64u << 20)         /* bytes of one extension */
 struct seg_ext {

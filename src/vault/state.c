@@ -24,6 +24,7 @@
 #include "vault/localstate.h"
 #include "vault/names.h"
 #include "vault/segment.h"
+#include "vault/snapshots.h"
 #include "vault/state.h"
 #include "vault/vault_internal.h"
 
@@ -694,6 +695,71 @@ state_origin(const struct state *st, const char *name, char *out, size_t outlen)
     }
 }
 
+struct epochs {
+    uint64_t *e;
+    size_t n, cap;
+};
+
+static int
+collect_epoch(void *ctx, const char *name, const uint8_t *id, uint64_t size)
+{
+    struct epochs *l = ctx;
+
+    (void)name;
+    (void)size;
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 256;
+        uint64_t *grown = realloc(l->e, cap * sizeof(*grown));
+        if (grown == NULL)
+            return PQV_E_NOMEM;
+        l->e = grown;
+        l->cap = cap;
+    }
+    l->e[l->n++] = util_load_be64(id);
+    return 0;
+}
+
+static int
+compare_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+    return x < y ? -1 : x > y;
+}
+
+/* state_kept_present(v, st): every segment a kept snapshot needs is in
+ * the storage's list (deleting a kept snapshot, even one in the middle of
+ * the history, is found by every command, with or without local state;
+ * that it is the one recorded is checked when it is read). */
+static int
+state_kept_present(pqv_vault *v, const struct state *st)
+{
+    struct snapshots kept;
+    struct epochs have = { NULL, 0, 0 };
+    int rc;
+
+    if (st->format < 3 || (rc = snapshots_load(st, &kept)) != 0)
+        return st->format < 3 ? 0 : rc;
+    if (kept.n == 0 || kept.s[0].epoch >= st->base) {
+        snapshots_free(&kept);
+        return 0; /* all in the current chain, verified */
+    }
+    if ((rc = names_walk(v->storage, "segments", 8, NULL, collect_epoch, &have)) == 0) {
+        util_sort(have.e, have.n, sizeof(*have.e), compare_u64);
+        for (size_t i = 0; i < kept.n && rc == 0; i++)
+            for (uint64_t e = kept.s[i].base; e <= kept.s[i].epoch && e < st->base && rc == 0; e++)
+                if (util_search(&e, have.e, have.n, sizeof(*have.e), compare_u64) == NULL) {
+                    char sname[STORAGE_NAME_MAX];
+                    segment_name(e, sname);
+                    rc = error_set(PQV_E_INTEGRITY, sname, "is missing: snapshot %llu, which "
+                        "the chain keeps, needs it (deleted?)", (unsigned long long)kept.s[i].epoch);
+                }
+    }
+    free(have.e);
+    snapshots_free(&kept);
+    return rc;
+}
+
 int
 state_current(pqv_vault *v, struct state *st, const struct names_walk *w)
 {
@@ -705,7 +771,33 @@ state_current(pqv_vault *v, struct state *st, const struct names_walk *w)
         return rc;
     if ((rc = check_keyfile(v, st)) != 0 ||
         (rc = localstate_check(v, &seen, st, w != NULL ? w->report : NULL,
-             w != NULL ? w->report_ctx : NULL)) != 0)
+             w != NULL ? w->report_ctx : NULL)) != 0 ||
+        (rc = state_kept_present(v, st)) != 0) {
         state_free(st);
+        return rc;
+    }
+    /* A reading command at a snapshot (pqv_vault_set_at) reads that
+     * snapshot's state instead; a writer never does. */
+    if (v->at_epoch != 0 && st->format >= 2) {
+        struct state cur = *st;
+        struct snapshots kept;
+        const struct snapshot *sn;
+        if (v->locked) {
+            state_free(&cur);
+            return error_set(PQV_E_INVAL, NULL, "a snapshot is read, never written (--at is "
+                "for reading commands)");
+        }
+        if ((rc = snapshots_load(&cur, &kept)) != 0) {
+            state_free(&cur);
+            return rc;
+        }
+        if ((sn = snapshots_find(&kept, v->at_epoch)) == NULL)
+            rc = error_set(PQV_E_NOTFOUND, NULL, "no snapshot of epoch %llu is kept (log lists "
+                "them)", (unsigned long long)v->at_epoch);
+        else
+            rc = snapshots_state(v, &cur, sn, st);
+        snapshots_free(&kept);
+        state_free(&cur);
+    }
     return rc;
 }

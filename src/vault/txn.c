@@ -28,6 +28,7 @@
 #include "vault/pack.h"
 #include "vault/pack3.h"
 #include "vault/segment.h"
+#include "vault/snapshots.h"
 #include "vault/state.h"
 #include "vault/txn.h"
 #include "vault/vault_internal.h"
@@ -64,12 +65,16 @@ carry_ext(struct txn *t)
         return 0;
     if ((t->ext = calloc(last->next, sizeof(*t->ext))) == NULL)
         return PQV_E_NOMEM;
-    for (; t->next < last->next; t->next++) {
+    for (size_t i = 0; i < last->next; i++) {
         struct seg_ext *x = &t->ext[t->next];
-        *x = last->ext[t->next];
+        /* (A segment's own snapshot, a base's list, a forget: not carried.) */
+        if (last->ext[i].type != SEG_EXT_WRITERS && last->ext[i].type != SEG_EXT_IMPORTED)
+            continue;
+        *x = last->ext[i];
         if ((x->data = malloc(x->len + 1)) == NULL)
             return PQV_E_NOMEM;
-        memcpy(x->data, last->ext[t->next].data, x->len);
+        memcpy(x->data, last->ext[i].data, x->len);
+        t->next++;
     }
     return 0;
 }
@@ -83,6 +88,57 @@ txn_begin(pqv_vault *v, struct state *st, struct txn *t)
     if ((t->jobs = calloc(PACKS_IN_FLIGHT, sizeof(struct pack_job))) == NULL)
         return PQV_E_NOMEM;
     return carry_ext(t);
+}
+
+int
+txn_put_ext(struct txn *t, struct seg_ext *x)
+{
+    struct seg_ext *grown;
+    size_t at = 0;
+
+    for (; at < t->next && t->ext[at].type < x->type; at++)
+        ;
+    if (at < t->next && t->ext[at].type == x->type) {
+        free(t->ext[at].data);
+        t->ext[at] = *x;
+        memset(x, 0, sizeof(*x));
+        return 0;
+    }
+    if ((grown = realloc(t->ext, (t->next + 1) * sizeof(*grown))) == NULL)
+        return PQV_E_NOMEM;
+    t->ext = grown;
+    memmove(&t->ext[at + 1], &t->ext[at], (t->next - at) * sizeof(*grown));
+    t->ext[at] = *x;
+    t->next++;
+    memset(x, 0, sizeof(*x));
+    return 0;
+}
+
+/* own_snapshot(t): the transaction's snapshot (its command, its counts)
+ * as the new segment's SEG_EXT_SNAPSHOT. */
+static int
+own_snapshot(struct txn *t)
+{
+    struct seg_ext x;
+    int rc;
+
+    t->snap->added = t->snap->changed = t->snap->removed = t->snap->bytes_new = 0;
+    for (size_t i = 0; i < t->n; i++) {
+        if (t->entries[i]->kind == KIND_REMOVED)
+            t->snap->removed++;
+        else if (t->st->loaded && state_find(t->st, t->entries[i]->name) != NULL)
+            t->snap->changed++;
+        else
+            t->snap->added++;
+    }
+    for (size_t i = 0; i < t->nintroduced; i++)
+        t->snap->bytes_new += t->introduced[i].size;
+    t->snap->time = (int64_t)time(NULL);
+    if ((rc = snapshots_ext_own(t->snap, &x)) != 0)
+        return rc;
+    rc = txn_put_ext(t, &x);
+    free(x.data);
+    return rc;
 }
 
 void
@@ -419,6 +475,9 @@ txn_commit(struct txn *t, int kind, struct entry *const *all, size_t nall,
             goto fail;
         goto done;
     }
+    /* A command that changed names: its epoch is a snapshot. */
+    if (t->snap != NULL && t->n > 0 && kind == SEGMENT_DELTA && (rc = own_snapshot(t)) != 0)
+        goto fail;
     memset(&p, 0, sizeof(p));
     p.epoch = t->st->epoch + 1;
     p.kind = kind;

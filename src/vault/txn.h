@@ -16,6 +16,7 @@
 #include "vault/state.h"
 
 struct txn;
+struct snapshot;
 
 /*
  * Where a transaction's packs go and how it commits, handed to the
@@ -90,6 +91,8 @@ struct txn {
     size_t npack_recs, cappack_recs;
     struct chunk_rec *chunks;    /* format 3: the segment's chunk records */
     size_t nchunks, capchunks;
+    struct snapshot *snap;       /* the command, if its epoch is a snapshot (not owned;
+                                    its counts filled at the commit) */
 };
 int txn_begin(pqv_vault *v, struct state *st, struct txn *t);
 /* txn_command_key(t): the command key K_cmd, made and wrapped once. */
@@ -117,6 +120,9 @@ int txn_add(struct txn *t, struct entry *e);
 /* txn_set_ext(t, ext, n): the new segment's head extensions (moved:
  * ${ext} is the transaction's now). */
 void txn_set_ext(struct txn *t, struct seg_ext *ext, size_t n);
+/* txn_put_ext(t, x): the new segment's extension ${x} (moved), replacing
+ * one of its type. */
+int txn_put_ext(struct txn *t, struct seg_ext *x);
 /* txn_remove(t, name): a removed entry for ${name} (entry_removed). */
 int txn_remove(struct txn *t, const char *name);
 /* txn_commit(t, kind, all, nall, history, nhistory): steps 2-4; a delta

@@ -66,6 +66,7 @@ struct pqv_vault {
      * vault, or a write-only writer's batch (set by pqv_vault_inbox_begin). */
     const struct txn_sink *sink;
     void *sink_ctx;
+    uint64_t at_epoch;           /* reading commands read this snapshot (0: the newest state) */
 };
 
 int vault_require_unlocked(const pqv_vault *v);

@@ -261,14 +261,19 @@ test_replace_and_rm(void)
     CHECK(same_file("new", "replaced"));
     CHECK(pqv_vault_rm(v, "src/f5", NULL) == 0);
     CHECK_EQ_INT(pqv_vault_rm(v, "src/f5", NULL), PQV_E_NOTFOUND);
-    /* gc removes the new pack (nothing refers to it now); an old one
-     * that held the replaced data is rewritten without it (format 3:
-     * the rewritten pack replaces it), the others stay. */
+    /* The snapshots before keep the data: gc removes nothing of it ... */
     struct pqv_check_result res;
     CHECK(pqv_vault_gc(v, NULL, &res) == 0);
-    CHECK_EQ_INT(res.removed, 1 + res.repacked);
+    CHECK_EQ_INT(res.repacked, 0);
+    CHECK_EQ_INT(count_files("vault/packs"), before + 1);
+    /* ... until they are forgotten: then the new pack goes (nothing
+     * refers to it now), and an old one that held the replaced data is
+     * rewritten without it; the others stay. */
+    struct pqv_forget_options keep1 = { .last = 1 };
+    CHECK(pqv_vault_forget(v, &keep1, NULL) == 0);
+    CHECK(pqv_vault_gc(v, NULL, &res) == 0);
+    CHECK_EQ_INT(res.removed >= 1 + res.repacked, 1);
     CHECK_EQ_INT(count_files("vault/packs"), before);
-    CHECK_EQ_INT(count_files("vault/segments"), 1); /* compacted */
     CHECK(pqv_vault_check(v, &read_data_opt, &res) == 0);
     struct pqv_entry e;
     CHECK_EQ_INT(pqv_vault_lookup(v, "src/f5", &e), PQV_E_NOTFOUND);
@@ -581,10 +586,11 @@ replace_racefile(void)
     struct pqv_add_options force = { .force = 1 };
 
     path_of(path, sizeof(path), "race.new");
-    /* Replaced, then the old data collected: the reader's snapshot loses
-     * its pack. */
+    /* Replaced, the old snapshots forgotten, then the old data collected:
+     * the reader's snapshot loses its pack. */
+    struct pqv_forget_options keep1 = { .last = 1 };
     if (w == NULL || pqv_vault_add_path(w, path, "race", &force) != 0 ||
-        pqv_vault_gc(w, NULL, NULL) != 0)
+        pqv_vault_forget(w, &keep1, NULL) != 0 || pqv_vault_gc(w, NULL, NULL) != 0)
         fprintf(stderr, "  writer failed: %s\n", pqv_error_detail());
     pqv_vault_close(w);
 }
@@ -594,7 +600,9 @@ remove_racefile(void)
 {
     pqv_vault *w = open_vault();
 
-    if (w == NULL || pqv_vault_rm(w, "race", NULL) != 0 || pqv_vault_gc(w, NULL, NULL) != 0)
+    struct pqv_forget_options keep1 = { .last = 1 };
+    if (w == NULL || pqv_vault_rm(w, "race", NULL) != 0 ||
+        pqv_vault_forget(w, &keep1, NULL) != 0 || pqv_vault_gc(w, NULL, NULL) != 0)
         fprintf(stderr, "  writer failed: %s\n", pqv_error_detail());
     pqv_vault_close(w);
 }

@@ -19,7 +19,9 @@ apply_at(pqv_vault *v, const char *spec)
     if (spec == NULL)
         return EXIT_OK;
     pqv_error_clear();
-    if ((rc = pqv_vault_resolve_snapshot(v, spec, &epoch)) != 0)
+    if ((rc = pqv_vault_resolve_snapshot(v, spec, &epoch)) == PQV_E_INVAL)
+        return usage_error("--at: %s", pqv_error_last()->reason);
+    if (rc != 0)
         return lib_error("--at", rc);
     pqv_vault_set_at(v, epoch);
     return EXIT_OK;

@@ -228,9 +228,9 @@ model_after_rm(struct vc_model *m)
 }
 
 /* gc rewriting a pack of format 3 that is mostly unused: "repack" (12
- * files of 4000 bytes, one pack) added, ten of them removed; gc copies the
- * two left into a new pack, commits their new records, compacts and
- * deletes the old pack. */
+ * files of 4000 bytes, one pack) added, ten of them removed and the
+ * snapshots before forgotten; gc copies the two left into a new pack,
+ * commits their new records, compacts and deletes the old pack. */
 #define REPACK_FILES 12
 #define REPACK_KEPT 2
 #define REPACK_LEN 4000
@@ -244,11 +244,15 @@ prepare_gc_repack(struct crashsim *cs)
     int rc;
 
     if ((rc = vf_open_vault(crashsim_storage(cs), NULL, VC_PASS, &v, 1)) == 0) {
+        struct pqv_forget_options keep1 = { .last = 1 };
         rc = add_tree(v, "repack");
         for (int i = 0; rc == 0 && i < REPACK_FILES - REPACK_KEPT; i++) {
             snprintf(name, sizeof(name), "repack/f%02d", i);
             rc = pqv_vault_rm(v, name, NULL);
         }
+        /* (The snapshots before would keep the removed files' data.) */
+        if (rc == 0)
+            rc = pqv_vault_forget(v, &keep1, NULL);
         pqv_vault_close(v);
     }
     if (rc != 0) {
@@ -271,6 +275,46 @@ model_gc_repack(struct vc_model *m)
         else
             vc_model_kept(m, name, repack_data[i], REPACK_LEN);
     }
+}
+
+/* forget of every snapshot but the newest, then gc: the preparation adds
+ * "old" again with other contents (so a forgotten snapshot holds data no
+ * kept one needs); forget's epoch, then gc's repacking, compaction and
+ * deletions, crashed at every step: the newest state is whole, and a
+ * snapshot is either still kept (with all its data) or forgotten. */
+static void
+prepare_forget(struct crashsim *cs)
+{
+    pqv_vault *v;
+    int rc;
+
+    if ((rc = vf_open_vault(crashsim_storage(cs), NULL, VC_PASS, &v, 1)) == 0) {
+        rc = add_bytes(v, "old", vf.replace, VF_REPLACE_LEN, 1);
+        pqv_vault_close(v);
+    }
+    if (rc != 0) {
+        fprintf(stderr, "prepare forget: %s\n", pqv_error_detail());
+        exit(2);
+    }
+}
+
+static int
+do_forget_gc(pqv_vault *v)
+{
+    struct pqv_forget_options keep1 = { .last = 1 };
+    int rc;
+
+    if ((rc = pqv_vault_forget(v, &keep1, NULL)) != 0)
+        return rc;
+    return pqv_vault_gc(v, NULL, NULL);
+}
+static int op_forget_gc(pqv_storage *s) { return vf_with_writer(s, NULL, do_forget_gc); }
+
+static void
+model_forget(struct vc_model *m)
+{
+    vf_model_base(m, "old");
+    vc_model_kept(m, "old", vf.replace, VF_REPLACE_LEN);
 }
 
 /* upgrade of the format-1 fixture (tests/fixtures/v1-aes) */
@@ -576,6 +620,7 @@ static const struct scenario scenarios[] = {
     { "gc", op_gc, vf_model_all, prepare_gc, 0, 0, NULL, NULL, 0 },
     { "gc compacting", op_gc, model_after_rm, prepare_gc_compact, 0, 0, NULL, NULL, 0 },
     { "gc repacking", op_gc, model_gc_repack, prepare_gc_repack, 0, 0, NULL, NULL, 0 },
+    { "forget and gc", op_forget_gc, model_forget, prepare_forget, 0, 0, NULL, NULL, 0 },
     { "upgrade", op_upgrade, model_upgrade, NULL, 0, 0, v1_start, V1_PASS, 0 },
     { "write-only add", op_inbox_add, model_inbox_add, NULL, 0, 0, NULL, NULL, 1 },
     { "import", op_import, model_inbox_add, prepare_inbox, 0, 0, NULL, NULL, 1 },
@@ -610,6 +655,7 @@ static void test_crash_inbox_add(void) { run_named("write-only add"); }
 static void test_crash_import(void) { run_named("import"); }
 static void test_crash_revoke(void) { run_named("writer revoke"); }
 static void test_crash_gc_repack(void) { run_named("gc repacking"); }
+static void test_crash_forget(void) { run_named("forget and gc"); }
 
 /* The simulator itself: pending operations, barriers and outcomes. */
 static void
@@ -754,5 +800,5 @@ TEST_MAIN(test_crashsim_model, test_crash_add_one, test_crash_add_dir, test_cras
     test_crash_add_fd,
     test_crash_add_force, test_crash_rm, test_crash_rm_dir, test_crash_passwd, test_crash_recover,
     test_crash_gc, test_crash_gc_compact, test_crash_upgrade, test_crash_inbox_add, test_crash_import,
-    test_crash_revoke, test_crash_gc_repack,
+    test_crash_revoke, test_crash_gc_repack, test_crash_forget,
     test_crash_get_realfs, test_cleanup)

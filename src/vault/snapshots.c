@@ -618,8 +618,14 @@ snapshots_each_entry(pqv_vault *v, struct state *cur, const struct snapshots *ke
     keep[n++] = cur->epoch;
     wk.keep = keep;
     wk.nkeep = n;
+    /* (The current chain's damaged blocks were reported when it was
+     * loaded: skipped quietly here.) */
+    uint64_t ignored = 0;
+    struct names_walk quiet = { NULL, NULL, &ignored, NULL, NULL, NULL, NULL };
+    wk.w = w != NULL ? &quiet : NULL;
     for (size_t i = cur->nsegs; i-- > 0 && rc == 0;)
         rc = each_in(&wk, &cur->segs[i]);
+    wk.w = w;
     later_free(&wk.later);
     /* Each older generation that kept snapshots need, from its last kept
      * snapshot down to its base; each segment verified against the chain

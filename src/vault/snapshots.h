@@ -78,7 +78,8 @@ int snapshots_state(pqv_vault *v, struct state *cur, const struct snapshot *sn, 
  * loaded) or a snapshot of ${kept} is made from (the current generation's,
  * and the old generations' that kept snapshots need), its chunks placed
  * by ${cur}'s index: what gc must keep.  With ${w} counting damage, a
- * damaged block is reported and skipped. */
+ * damaged block is reported and skipped (the current chain's quietly:
+ * loading it reported them). */
 struct names_walk;
 int snapshots_each_entry(pqv_vault *v, struct state *cur, const struct snapshots *kept,
     const struct names_walk *w, int (*fn)(void *ctx, const struct entry *e), void *ctx);

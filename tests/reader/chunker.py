@@ -62,17 +62,17 @@ def irreducible64(p):
 
 
 def polynomial(k_boundaries):
-    """p: the first candidate, in order, with its lowest bit set and x^64 + p
-    irreducible; candidates are 768 big-endian 8-byte words of
-    HKDF-Expand(key, "pqvault/v3/chunker/polynomial" || r (4), 8 * 768) for
-    r = 0, 1, ..."""
+    """p: the first candidate, in order, for which x^64 + p is irreducible;
+    candidates are the 768 big-endian 8-byte words of HKDF-Expand(key,
+    "pqvault/v3/chunker/polynomial" || r (4), 8 * 768) for r = 0, 1, ...,
+    each with its lowest bit set (forced to 1: constant term 1)."""
     r = 0
     while True:
         out = hkdf_expand(k_boundaries, b"pqvault/v3/chunker/polynomial" + r.to_bytes(4, "big"),
                           8 * CANDIDATES)
         for i in range(CANDIDATES):
-            p = int.from_bytes(out[8 * i:8 * i + 8], "big")
-            if p & 1 and irreducible64(p):
+            p = int.from_bytes(out[8 * i:8 * i + 8], "big") | 1
+            if irreducible64(p):
                 return p
         r += 1
 

@@ -44,6 +44,11 @@ def main():
     c = chunker.Chunker(key)
     check(c.p == VECTOR_P, "the test vector's polynomial (p = %#x)" % c.p)
     check(chunker.irreducible64(VECTOR_P), "x^64 + p is irreducible")
+    # Section 21's second vector: each candidate's lowest bit is set, not
+    # tested (the zero key's first irreducible is an even HKDF word's).
+    p0 = chunker.polynomial(bytes(32))
+    check(p0 == 0x0e27c9824d2c7c5d, "the zero key's polynomial (p = %#x): candidates' lowest "
+          "bit forced to 1" % p0)
     check(not chunker.irreducible64(0x3), "x^64 + x + 1 is reducible (x^2 + x + 1 divides it)")
     check(chunker.irreducible64(0x1b), "x^64 + x^4 + x^3 + x + 1 is irreducible")
     data = xorshift_bytes(4 << 20)

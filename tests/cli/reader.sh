@@ -315,6 +315,167 @@ for kind in aes chacha upgraded; do
     expect_stderr_contains "unsupported version 9"
 done
 
+# Format 3: the chunker's test vectors (docs/FORMAT.md section 21), then the
+# v3 fixtures (tests/fixtures/make-v3.sh says what they hold), with a local
+# state of their own (v3-upgraded has v2-aes's vault id: format 3 here would
+# make the v2-aes copies below downgrades).
+XDG_STATE_HOME=$T/state3
+"$PY" "$RD/test_chunker.py" >"$OUT" 2>"$ERR"
+st=$?
+cat "$OUT"
+[ "$st" -eq 0 ] || fail "test_chunker.py: exit $st"
+# sums DIR PATH...: sha256sum of every regular file, sorted (as make-v3.sh).
+sums() {
+    (d=$1 && shift && cd "$d" && find "$@" -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum)
+}
+for kind in aes chacha upgraded gc; do
+    CODE=$(cat "$FX/v3-$kind.recovery")
+    PF=$FX/v3.pass
+    [ "$kind" = upgraded ] && PF=$FX/v2.pass
+    top=docs
+    [ "$kind" = gc ] && top=keep
+    V=$T/fx3-$kind
+    cp -r "$FX/v3-$kind" "$V"
+
+    # --chunking: every chunked file cut again under the vault's key.
+    expect_status 0 rdr verify "$V" --recovery-code "$CODE" --verbose --chunking
+    cp "$OUT" "$T/summary-reader"
+    cp "$ERR" "$T/verbose-reader"
+    check_ok "v3-$kind: the reader's chunker cuts every file as pqvault did (section 21)" \
+        grep -q "^# chunking ok $top/" "$T/verbose-reader"
+    expect_status 0 pq check --read-data
+    check_ok "v3-$kind: reader's verify summary equals pqvault check --read-data's" \
+        cmp -s "$T/summary-reader" "$OUT"
+    vid=$(sed -n 's/^vault-id //p' "$V/config")
+    chain=$(sed -n 's/^chain //p' "$XDG_STATE_HOME/pqvault/$vid")
+    check_ok "v3-$kind: reader's chain value equals the one in pqvault's local state" \
+        grep -q ") $chain\$" "$T/verbose-reader"
+
+    expect_status 0 rdr list "$V" --recovery-code "$CODE" --json
+    if cmp -s "$OUT" "$FX/v3-$kind.list.json"; then
+        ok "v3-$kind: reader's list --json matches the frozen listing"
+    else
+        fail "v3-$kind: reader's list --json differs from the frozen listing"
+        diff "$OUT" "$FX/v3-$kind.list.json" | sed -n '1,6s/^/#   /p'
+    fi
+
+    R=$T/v3out-$kind
+    C=$T/v3c-$kind
+    expect_status 0 rdr restore "$V" --recovery-code "$CODE" -o "$R"
+    expect_status 0 pq get "$top" -o "$C"
+    if [ "$kind" = upgraded ]; then
+        sums "$R" docs/readme.txt docs/after-upgrade.bin >"$T/sums-r"
+    else
+        sums "$R" "$top" >"$T/sums-r"
+    fi
+    check_ok "v3-$kind: every file restored byte for byte (the frozen SHA-256)" \
+        cmp -s "$T/sums-r" "$FX/v3-$kind.sha256"
+    check_ok "v3-$kind: restored tree is pqvault get's, byte for byte (links not followed)" \
+        diff -r --no-dereference "$C" "$R"
+    stat_tree "$C" >"$T/meta-c"
+    stat_tree "$R" >"$T/meta-r"
+    check_ok "v3-$kind: every type, mode, mtime (ns), size, link count and owner as pqvault get's" \
+        cmp -s "$T/meta-c" "$T/meta-r"
+    xattr_tree "$C" >"$T/xattr-c"
+    xattr_tree "$R" >"$T/xattr-r"
+    check_ok "v3-$kind: extended attributes as pqvault get's" cmp -s "$T/xattr-c" "$T/xattr-r"
+    if [ "$kind" = aes ] || [ "$kind" = chacha ]; then
+        check_ok "v3-$kind: the sparse file restored with its holes" \
+            [ "$(stat -c %s "$R/docs/sparse.bin")" = 3145728 ] && \
+            [ "$(stat -c %b "$R/docs/sparse.bin")" -lt 1000 ]
+        check_ok "v3-$kind: the hard links restored as one file" \
+            [ "$(stat -c %i "$R/docs/hard-a")" = "$(stat -c %i "$R/docs/nested/hard-b")" ]
+    fi
+    expect_status 1 rdr restore "$V" --recovery-code "$CODE" -o "$R"
+    expect_stderr_contains "already exists"
+    bad=$(printf '%s' "$CODE" | sed 's/^./\n&/' | sed '2s/^0/1/; 2s/^[^1\n]/0/' | tr -d '\n')
+    expect_status 3 rdr verify "$V" --recovery-code "$bad"
+    expect_stderr_contains "checksum"
+    other=aes
+    [ "$kind" = aes ] && other=chacha
+    expect_status 3 rdr verify "$V" --recovery-code "$(cat "$FX/v3-$other.recovery")"
+    expect_stderr_contains "belongs to another vault"
+
+    # Without the key file: list and restore (one name) work, verify fails.
+    N=$T/v3nokey-$kind
+    cp -r "$FX/v3-$kind" "$N"
+    rm "$N/keyfile"
+    sub=docs/nested
+    [ "$kind" = gc ] && sub=keep/file1
+    expect_status 0 rdr restore "$N" "$sub" --recovery-code "$CODE" -o "$T/v3nokey-out-$kind"
+    check_ok "v3-$kind without key file: $sub restored alone, as pqvault get's" \
+        diff -r --no-dereference "$C/$sub" "$T/v3nokey-out-$kind/$sub"
+    expect_status 4 rdr verify "$N" --recovery-code "$CODE"
+    expect_stderr_contains "keyfile"
+
+    # Damage: verify exits 4 naming the file; its summary is pqvault
+    # check --read-data's.  v3_damaged WHAT MESSAGE: $D prepared.
+    v3_damaged() {
+        expect_status 4 rdr verify "$D" --recovery-code "$CODE"
+        expect_stderr_contains "$2"
+        cp "$OUT" "$T/summary-reader"
+        V=$D
+        expect_status 4 pq check --read-data
+        check_ok "v3-$kind, $1: reader's verify summary equals pqvault check --read-data's" \
+            cmp -s "$T/summary-reader" "$OUT"
+        V=$T/fx3-$kind
+    }
+    # The largest pack: its first blob's salt (byte 20), a blob's
+    # ciphertext (byte 1000), its locator (the last byte), its table (the
+    # byte before the locator); one byte short; missing.
+    big_pack() { ls -S $(find "$1/packs" -type f) | head -n 1; }
+    for at in salt:20 ciphertext:1000 locator:-1 table:-33; do
+        D=$T/v3pack-$kind-${at%%:*}
+        cp -r "$FX/v3-$kind" "$D"
+        pack=$(big_pack "$D")
+        off=${at#*:}
+        [ "$off" -lt 0 ] && off=$(($(stat -c %s "$pack") + off))
+        flip_byte "$pack" "$off"
+        v3_damaged "a flipped byte in a pack's ${at%%:*}" "${pack#"$D"/}: "
+    done
+    expect_status 4 rdr restore "$D" --recovery-code "$CODE" -o "$T/v3pack-out-$kind"
+    D=$T/v3short-$kind
+    cp -r "$FX/v3-$kind" "$D"
+    pack=$(big_pack "$D")
+    truncate -s -1 "$pack"
+    v3_damaged "a pack one byte short" "${pack#"$D"/}: "
+    D=$T/v3gone-$kind
+    cp -r "$FX/v3-$kind" "$D"
+    pack=$(big_pack "$D")
+    rm "$pack"
+    v3_damaged "a pack missing" "${pack#"$D"/}: missing"
+    # The last byte of the newest segment with chunk records: the tag of
+    # its last chunk block (chunk blocks come after the entry blocks).
+    D=$T/v3blk-$kind
+    cp -r "$FX/v3-$kind" "$D"
+    seg=$("$PY" - "$D" "$CODE" "$RD" <<'PYEOF'
+import sys
+sys.path.insert(0, sys.argv[3])
+import format3
+v = format3.Vault(sys.argv[1], format3.decode_recovery(sys.argv[2]))
+v.state()
+print([s for s in v.chain if s.chunk_index][-1].rel)
+PYEOF
+)
+    flip_byte "$D/$seg" $(($(stat -c %s "$D/$seg") - 1))
+    v3_damaged "a flipped byte in a chunk block" "$seg: chunk block"
+    # A config of a later format is refused, not guessed at.
+    U=$T/v9-3-$kind
+    cp -r "$FX/v3-$kind" "$U"
+    sed -i '1s/ 3$/ 9/' "$U/config"
+    expect_status 1 rdr verify "$U" --recovery-code "$CODE"
+    expect_stderr_contains "unsupported version 9"
+done
+# v3-upgraded's config of format 2 put back (its MAC made with the code's
+# key, as a storage attacker with the old config would have it): the
+# segments of version 3 are damage in a format-2 vault (section 20).
+U=$T/v3down
+cp -r "$FX/v3-upgraded" "$U"
+cp "$FX/v2-aes/config" "$U/config"
+expect_status 4 rdr verify "$U" --recovery-code "$(cat "$FX/v3-upgraded.recovery")"
+expect_stderr_contains "segment version 3 in a format-2 vault"
+XDG_STATE_HOME=$T/state
+
 # An old key file put back after passwd (the new one's epoch supersedes it),
 # then compaction (gc) into a base of epoch 7 with a history, which keeps
 # the superseded hash; a segment from before the base is a leftover.

@@ -383,33 +383,51 @@ class Segment:
         self.k_cmd = None
         self.entries = []
         self.block_error = None
+        layout_ok = False
         try:
-            pos = self._open_blocks(vault, data, key, head_len)
-            pos = self._open_more_blocks(vault, data, key, head_len, pos)
-            if pos != len(data):
-                raise IntegrityError(rel, "%d bytes after the last block" % (len(data) - pos))
+            self._check_layout(data, head_len)
+            layout_ok = True
+            self._open_blocks(vault, data, key, head_len)
         except IntegrityError as e:
             # The head still counts in the chain (section 11: the chain is
             # verified from the heads alone); the entries are lost.
             self.entries = []
             self.block_error = e
+        self._open_more_blocks(vault, data, key, head_len, layout_ok)
+
+    def problems(self):
+        """What went wrong past the head (the segment still counts)."""
+        return [self.block_error] if self.block_error else []
+
+    def _layout(self):
+        """(what, offset after the head, sealed length) of every block, in
+        file order."""
+        return [("block %d" % i, off, slen) for i, (_, off, slen, _) in enumerate(self.index)]
+
+    def _check_layout(self, data, head_len):
+        """Blocks one after the other from the end of the head, nothing
+        after (section 11): the head gives their offsets and lengths."""
+        pos = 0
+        for what, off, slen in self._layout():
+            if off != pos:
+                raise IntegrityError(self.rel, "%s at offset %d, expected %d" % (what, off, pos))
+            if slen < TAG:
+                raise IntegrityError(self.rel, "%s of %d bytes" % (what, slen))
+            pos += slen
+        if SEG_HEADER + head_len + pos != len(data):
+            raise IntegrityError(self.rel, "%d bytes of blocks after the head, the file has %d"
+                                 % (pos, len(data) - SEG_HEADER - head_len))
 
     def _open_blocks(self, vault, data, key, head_len):
-        """Blocks: one after the other from the end of the head, nothing after."""
+        """The entry blocks (their layout checked)."""
         rel, h, index = self.rel, self.header, self.index
-        pos = SEG_HEADER + head_len
         last_tag = None
         for i, (first_tag, off, slen, count) in enumerate(index):
-            if off != pos - SEG_HEADER - head_len:
-                raise IntegrityError(rel, "block %d at offset %d, expected %d"
-                                     % (i, off, pos - SEG_HEADER - head_len))
-            if slen < TAG or pos + slen > len(data):
-                raise IntegrityError(rel, "block %d (%d bytes) beyond the file" % (i, slen))
+            pos = SEG_HEADER + head_len + off
             try:
                 pt = aead_open(self.suite, key, (i + 1).to_bytes(12, "big"), data[pos:pos + slen], h)
             except InvalidTag:
                 raise IntegrityError(rel, "block %d does not authenticate" % i) from None
-            pos += slen
             c = Cursor(pt, rel, "block %d" % i)
             got = []
             last_start = 0
@@ -437,11 +455,9 @@ class Segment:
         if len(self.entries) != self.entry_count:
             raise IntegrityError(rel, "%d entries, the head says %d"
                                  % (len(self.entries), self.entry_count))
-        return pos
 
-    def _open_more_blocks(self, vault, data, key, head_len, pos):
+    def _open_more_blocks(self, vault, data, key, head_len, layout_ok):
         """Blocks after the entry blocks (format 2: none)."""
-        return pos
 
     # Format 2's segments: version 2, heads of version 1 or 2 (section 11).
     entry_flags = EF_FORMAT2
@@ -718,8 +734,7 @@ class Vault:
                                      "(base %d to epoch %d)" % (base, newest))
             if isinstance(s, ReaderError):
                 raise s         # no head: the chain cannot be verified past it
-            if s.block_error:
-                problems.append(s.block_error)
+            problems += s.problems()
             if ep == base:
                 if s.kind != KIND_BASE:
                     problems.append(IntegrityError(s.rel, "epoch %d is not a base" % ep))

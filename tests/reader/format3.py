@@ -59,13 +59,19 @@ def blob_flags_ok(flags, suite=None):
         (suite is None or bsuite == suite)
 
 
+def zstd_bound(n):
+    """zstd's ZSTD_compressBound(n) (section 22: the blob maximum)."""
+    return n + (n >> 8) + (((128 << 10) - n) >> 11 if n < (128 << 10) else 0)
+
+
 def stored_ok(stored, plen, flags):
     """A blob's length for its plaintext length (sections 22, 23): exactly
     16 + STREAM size uncompressed; a zstd blob is a salt and a STREAM of at
-    least a tag, at most the uncompressed blob's length."""
+    least a tag, at most the blob maximum 16 + STREAM size of
+    ZSTD_compressBound(plaintext length)."""
     if not flags & BF_ZSTD:
         return stored == SALT + stream_size(plen)
-    return SALT + TAG <= stored <= SALT + stream_size(plen) and \
+    return SALT + TAG <= stored <= SALT + stream_size(zstd_bound(plen)) and \
         stream_plain_len(stored - SALT) is not None
 
 
@@ -176,42 +182,61 @@ class Segment(format2.Segment):
         self.extensions = []
         self._parse_extensions(c, at_least=0)
 
-    def _open_more_blocks(self, vault, data, key, head_len, pos):
-        """Chunk blocks (section 23): back to back after the entry blocks,
-        chunk block j sealed with nonce B + 1 + j; records in strictly
-        ascending identity order across the segment."""
-        rel, h = self.rel, self.header
+    def _layout(self):
+        return super()._layout() + [("chunk block %d" % j, off, slen)
+                                    for j, (off, slen, _) in enumerate(self.chunk_index)]
+
+    def problems(self):
+        return super().problems() + self.chunk_errors
+
+    def _open_more_blocks(self, vault, data, key, head_len, layout_ok):
+        """Chunk blocks (section 23): after the entry blocks, chunk block j
+        sealed with nonce B + 1 + j; records in strictly ascending identity
+        order across the segment.  A chunk block that does not open (or
+        parse) makes its own records unknown (the segment's entries and
+        other records stand)."""
+        self.chunk_errors = []
+        if not layout_ok:
+            if self.chunk_index:
+                self.chunk_errors.append(IntegrityError(self.rel, "chunk blocks not read (the "
+                                                        "blocks' layout is wrong)"))
+            return
         last = None
         for j, (off, slen, count) in enumerate(self.chunk_index):
-            if off != pos - SEG_HEADER - head_len:
-                raise IntegrityError(rel, "chunk block %d at offset %d, expected %d"
-                                     % (j, off, pos - SEG_HEADER - head_len))
-            if slen < TAG or pos + slen > len(data):
-                raise IntegrityError(rel, "chunk block %d (%d bytes) beyond the file" % (j, slen))
-            nonce = (self.nblocks + 1 + j).to_bytes(12, "big")
             try:
-                pt = aead_open(self.suite, key, nonce, data[pos:pos + slen], h)
-            except InvalidTag:
-                raise IntegrityError(rel, "chunk block %d does not authenticate" % j) from None
-            pos += slen
-            c = Cursor(pt, rel, "chunk block %d" % j)
-            got = 0
-            last_start = 0
-            while c.left():
-                last_start = c.off
-                r = self._record(c)
-                if last is not None and r.id <= last:
-                    c.fail("records out of identity order")
-                last = r.id
-                self.records.append(r)
-                got += 1
-            if got != count:
-                raise IntegrityError(rel, "chunk block %d holds %d records, the index says %d"
-                                     % (j, got, count))
-            if last_start >= BLOCK_MAX:
-                raise IntegrityError(rel, "chunk block %d: %d bytes before its last record"
-                                     % (j, last_start))
-        return pos
+                got = self._chunk_block(data, key, head_len, j, off, slen, count, last)
+            except IntegrityError as e:
+                self.chunk_errors.append(e)
+                continue
+            if got:
+                last = got[-1].id
+            self.records += got
+
+    def _chunk_block(self, data, key, head_len, j, off, slen, count, last):
+        rel = self.rel
+        pos = SEG_HEADER + head_len + off
+        nonce = (self.nblocks + 1 + j).to_bytes(12, "big")
+        try:
+            pt = aead_open(self.suite, key, nonce, data[pos:pos + slen], self.header)
+        except InvalidTag:
+            raise IntegrityError(rel, "chunk block %d does not authenticate" % j) from None
+        c = Cursor(pt, rel, "chunk block %d" % j)
+        got = []
+        last_start = 0
+        while c.left():
+            last_start = c.off
+            r = self._record(c)
+            if last is not None and r.id <= last:
+                c.fail("records out of identity order")
+            last = r.id
+            got.append(r)
+        if len(got) != count:
+            raise IntegrityError(rel, "chunk block %d holds %d records, the index says %d"
+                                 % (j, len(got), count))
+        if last_start >= BLOCK_MAX:
+            raise IntegrityError(rel, "chunk block %d: %d bytes before its last record"
+                                 % (j, last_start))
+        return got
 
     def _record(self, c):
         cid = c.take(32)

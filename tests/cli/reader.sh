@@ -513,18 +513,22 @@ cp "$T/old-keyfile" "$V/keyfile"
 expect_status 4 rdr verify "$V" --recovery-code "$CODE"
 expect_stderr_contains "keyfile: rollback"
 
-# A vault written now by pqvault (format 2; FrodoKEM-1344-SHAKE,
-# ChaCha20-Poly1305): a file of two extents, segment-sized files, names with
-# a newline, a non-UTF-8 byte and quotes, a setuid mode, an mtime before
-# 1970, an empty directory, symbolic links (absolute, dangling, non-UTF-8
-# target), hard links, a file with holes, extended attributes, an owner
-# that is not root (as root), a segment of several blocks.  The reader
-# agrees with pqvault's list --json and check, and restores the tree as it
-# was; again after a replacement, a removal and gc's compaction.
+# A vault written now by pqvault (format 3; FrodoKEM-1344-SHAKE,
+# ChaCha20-Poly1305): a file of several chunks and its copy (deduplicated),
+# segment-sized files, names with a newline, a non-UTF-8 byte and quotes, a
+# setuid mode, an mtime before 1970, an empty directory, symbolic links
+# (absolute, dangling, non-UTF-8 target), hard links, a file with holes,
+# extended attributes, an owner that is not root (as root), a segment of
+# several entry blocks and several chunk blocks.  The reader agrees with
+# pqvault's list --json and check, cuts the files as pqvault did (verify
+# --chunking), and restores the tree as it was; again after a replacement,
+# a removal and gc's compaction, and after removing the big files and gc's
+# repacking.
 PF=$T/passphrase
 S=$T/src
 mkdir -p "$S/d/empty" "$S/d/sub" "$S/many"
 head -c 4194305 /dev/urandom >"$S/big.bin"
+cp -p "$S/big.bin" "$S/d/dup.bin"
 head -c 65536 /dev/urandom >"$S/d/seg64k"
 head -c 131073 /dev/urandom >"$S/d/seg128k+1"
 printf 'x' >"$S/d/$(printf 'new\nline')"
@@ -546,7 +550,7 @@ setfattr -n user.one -v 1 "$S/d/sub"
 setfattr -n user.bin -v 0sAAECAwQ= "$S/d/seg64k"
 [ "$(id -u)" = 0 ] && chown 1234:5678 "$S/d/h1" "$S/d/sub"
 i=0
-while [ $i -lt 700 ]; do
+while [ $i -lt 1700 ]; do
     printf '%d\n' $i >"$S/many/a-file-with-a-name-long-enough-to-fill-blocks-$i"
     i=$((i + 1))
 done
@@ -561,7 +565,7 @@ fresh_compare() {
     check_ok "fresh vault$1: reader's list --json equals pqvault's" cmp -s "$T/list-c" "$OUT"
     expect_status 0 pq check --read-data
     cp "$OUT" "$T/check-c"
-    expect_status 0 rdr verify "$V" --recovery-code "$CODE"
+    expect_status 0 rdr verify "$V" --recovery-code "$CODE" ${2:-}
     check_ok "fresh vault$1: reader's verify summary equals pqvault check --read-data's" \
         cmp -s "$T/check-c" "$OUT"
     rm -rf "$T/fresh-out"
@@ -579,10 +583,23 @@ fresh_compare() {
         [ "$(stat -c %b "$T/fresh-out/d/holey")" -lt 1000 ] && \
         [ "$(stat -c %b "$T/fresh-out/d/all-hole")" = 0 ]
 }
-fresh_compare ""
-# The block count is the header's last byte (u32 at offset 68, section 11).
+fresh_compare "" --chunking
+# The block count is the header's last byte (u32 at offset 68, section 11);
+# the chunk blocks are counted by the head (the reader's parse of it).
 check_ok "fresh vault: a segment of several blocks" \
     [ "$(od -An -tu1 -j71 -N1 "$V/segments/$(ls -S "$V/segments" | head -n 1)")" -ge 2 ]
+check_ok "fresh vault: a segment of several chunk blocks, big.bin's chunks shared by dup.bin" \
+    [ "$("$PY" - "$V" "$CODE" "$RD" <<'PYEOF'
+import sys
+sys.path.insert(0, sys.argv[3])
+import format3
+v = format3.Vault(sys.argv[1], format3.decode_recovery(sys.argv[2]))
+st = v.state()
+big, dup = st[b"big.bin"], st[b"d/dup.bin"]
+print(max(len(s.chunk_index) for s in v.chain) >= 2 and len(big.chunks) >= 2 and
+      [c.id for c in big.chunks] == [c.id for c in dup.chunks])
+PYEOF
+)" = True ]
 # A replacement, a removal, then gc compacts the chain into one base.
 printf 'replaced\n' >"$T/repl"
 touch -d '2001-02-03 04:05:06.7 UTC' "$T/repl"
@@ -595,4 +612,75 @@ touch -d "@$many_mtime" "$S/many"   # the stored mtime: rm changes names, not me
 expect_status 0 pq gc
 check_ok "fresh vault: gc compacted into one base" [ "$(ls "$V/segments" | wc -l)" = 1 ]
 fresh_compare " (compacted)"
+# One add of r/ (one pack): a file of 1 MiB and a small one.  Once the big
+# one and big.bin (and dup.bin, the same chunks) are removed, most of that
+# pack's bytes are unused: gc repacks the small file's chunk into a new
+# pack (section 25) and deletes the packs nothing uses.
+mkdir "$S/r"
+head -c 1048576 /dev/urandom >"$S/r/doomed"
+head -c 20000 /dev/urandom >"$S/r/kept"
+expect_status 0 sh -c 'cd "$1" && shift && "$@"' sh "$S" "$PQV" -v "$V" --passphrase-file "$PF" add r
+(cd "$V" && find packs -type f | sort) >"$T/packs-before"
+expect_status 0 pq rm big.bin d/dup.bin r/doomed
+mt_d=$(stat -c %.9Y "$S/d")
+mt_r=$(stat -c %.9Y "$S/r")
+rm "$S/big.bin" "$S/d/dup.bin" "$S/r/doomed"
+touch -d "@$mt_d" "$S/d"
+touch -d "@$mt_r" "$S/r"
+expect_status 0 pq gc
+(cd "$V" && find packs -type f | sort) >"$T/packs-after"
+check_ok "fresh vault: gc repacked (a pack that was not there before)" \
+    [ -n "$(comm -13 "$T/packs-before" "$T/packs-after")" ]
+fresh_compare " (repacked)"
+
+# A vault upgraded now from format 2 (a copy of v2-aes: its own local
+# state), then written: a changed file and new ones (chunked entries beside
+# format-2 ones), a removal; then gc compacts the chain into a base of
+# version 3 that carries the format-2 entries with a command key (section
+# 24).  The reader agrees with pqvault before and after.
+XDG_STATE_HOME=$T/state-mixed
+V=$T/mixed
+cp -r "$FX/v2-aes" "$V"
+PF=$FX/v2.pass
+CODE=$(cat "$FX/v2-aes.recovery")
+head -c 300000 /dev/urandom >"$T/new.bin"
+cat "$T/new.bin" "$T/new.bin" >"$T/twice.bin"
+printf 'changed after the upgrade\n' >"$T/readme"
+# (The first writing command upgrades: pqvault upgrade of a format-2 vault
+# says "already format 2" and leaves it so.)
+expect_status 0 pq add --force --name docs/readme.txt "$T/readme"
+check_ok "mixed vault: the config says format 3" [ "$(head -n 1 "$V/config")" = "pqvault-config 3" ]
+expect_status 0 pq add --name docs/new.bin "$T/new.bin"
+expect_status 0 pq add --name docs/twice.bin "$T/twice.bin"
+expect_status 0 pq rm docs/hard-a
+mixed_compare() {
+    expect_status 0 pq list --json
+    cp "$OUT" "$T/list-c"
+    expect_status 0 rdr list "$V" --recovery-code "$CODE" --json
+    check_ok "mixed vault$1: reader's list --json equals pqvault's" cmp -s "$T/list-c" "$OUT"
+    expect_status 0 pq check --read-data
+    cp "$OUT" "$T/check-c"
+    expect_status 0 rdr verify "$V" --recovery-code "$CODE" --chunking
+    check_ok "mixed vault$1: reader's verify summary equals pqvault check --read-data's" \
+        cmp -s "$T/check-c" "$OUT"
+    rm -rf "$T/mixed-out" "$T/mixed-c"
+    expect_status 0 rdr restore "$V" --recovery-code "$CODE" -o "$T/mixed-out"
+    expect_status 0 pq get docs -o "$T/mixed-c"
+    check_ok "mixed vault$1: restored tree is pqvault get's" \
+        diff -r --no-dereference "$T/mixed-c" "$T/mixed-out"
+    stat_tree "$T/mixed-c" >"$T/meta-c"
+    stat_tree "$T/mixed-out" >"$T/meta-r"
+    check_ok "mixed vault$1: every type, mode, mtime, size, link count and owner as pqvault get's" \
+        cmp -s "$T/meta-c" "$T/meta-r"
+    check_ok "mixed vault$1: the new files restored byte for byte" \
+        same_file "$T/new.bin" "$T/mixed-out/docs/new.bin" && \
+        same_file "$T/twice.bin" "$T/mixed-out/docs/twice.bin"
+}
+mixed_compare ""
+expect_status 0 pq gc
+check_ok "mixed vault: gc compacted into one base" [ "$(ls "$V/segments" | wc -l)" = 1 ]
+check_ok "mixed vault: the base is of version 3 (header byte 4)" \
+    [ "$(od -An -tu1 -j4 -N1 "$V/segments/$(ls "$V/segments")" | tr -d ' ')" = 3 ]
+mixed_compare " (compacted)"
+XDG_STATE_HOME=$T/state
 finish

@@ -1,15 +1,17 @@
 #!/bin/sh
 # The independent Python reader (tests/reader/, written from docs/FORMAT.md
 # alone) against the frozen fixtures: its FrodoKEM against the known-answer
-# vectors; for each v1 and v2 fixture, with only the recovery code: verify
-# passes and its summary equals `pqvault check --read-data`'s, list --json
-# equals the frozen listing, restore gives the original files byte for byte
-# with their modes and mtimes (v2: and symbolic links, hard links, holes,
-# extended attributes, owners); damage (a flipped byte in a record, an
-# object, a segment block, a pack; a short object or pack) fails verify
-# naming the file; a wrong code is refused.  Then a vault written now by
-# pqvault (format 2), with what the fixtures lack, before and after gc's
-# compaction.
+# vectors, its chunker against section 21's vectors; for each v1, v2 and v3
+# fixture, with only the recovery code: verify passes and its summary
+# equals `pqvault check --read-data`'s, list --json equals the frozen
+# listing, restore gives the original files byte for byte with their modes
+# and mtimes (v2, v3: and symbolic links, hard links, holes, extended
+# attributes, owners); damage (a flipped byte in a record, an object, a
+# segment block, a chunk block, a pack's blob, table or locator; a short
+# object or pack) fails verify naming the file; a wrong code is refused.
+# Then vaults written now by pqvault (format 3, and a v2 copy upgraded),
+# with what the fixtures lack, before and after gc's compaction and
+# repacking.
 . tests/cli/lib.sh
 FX=$PWD/tests/fixtures
 RD=$PWD/tests/reader

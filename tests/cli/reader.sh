@@ -11,7 +11,7 @@
 # object or pack) fails verify naming the file; a wrong code is refused.
 # Then vaults written now by pqvault (format 3, and a v2 copy upgraded),
 # with what the fixtures lack, before and after gc's compaction and
-# repacking.
+# repacking, and one with a writer's imported batch.
 . tests/cli/lib.sh
 FX=$PWD/tests/fixtures
 RD=$PWD/tests/reader
@@ -685,4 +685,47 @@ check_ok "mixed vault: the base is of version 3 (header byte 4)" \
     [ "$(od -An -tu1 -j4 -N1 "$V/segments/$(ls "$V/segments")" | tr -d ' ')" = 3 ]
 mixed_compare " (compacted)"
 XDG_STATE_HOME=$T/state
+
+# A format-3 vault with a registered writer and an imported batch: heads of
+# version 3 carrying extensions (the writer registry and the imported
+# batches, section 19), and the batch's entries stored as format 2's
+# extents under a command key in a segment of version 3 (section 20).
+V=$T/inboxed
+PF=$T/passphrase
+expect_status 0 pq -q init --kdf "$KDF"
+CODE=$(cat "$OUT")
+expect_status 0 pq writer add w1 --prefix in -o "$T/cred"
+mkdir -p "$T/wsrc/sub"
+head -c 200000 /dev/urandom >"$T/wsrc/sub/data.bin"
+printf 'from the writer\n' >"$T/wsrc/note"
+expect_status 0 pqn add --recipient "$T/cred" "$T/wsrc"
+expect_status 0 pq import
+head -c 100000 /dev/urandom >"$T/owner.bin"
+expect_status 0 pq add --name own/owner.bin "$T/owner.bin"
+expect_status 0 pq list --json
+cp "$OUT" "$T/list-c"
+expect_status 0 rdr list "$V" --recovery-code "$CODE" --json
+check_ok "vault with an imported batch: reader's list --json equals pqvault's" cmp -s "$T/list-c" "$OUT"
+expect_status 0 pq check --read-data
+cp "$OUT" "$T/check-c"
+expect_status 0 rdr verify "$V" --recovery-code "$CODE"
+check_ok "vault with an imported batch: reader's verify summary equals pqvault check --read-data's" \
+    cmp -s "$T/check-c" "$OUT"
+expect_status 0 rdr restore "$V" --recovery-code "$CODE" -o "$T/inbox-out"
+check_ok "vault with an imported batch: the batch's files and the owner's restored byte for byte" \
+    same_file "$T/wsrc/sub/data.bin" "$T/inbox-out/in/wsrc/sub/data.bin" && \
+    same_file "$T/wsrc/note" "$T/inbox-out/in/wsrc/note" && \
+    same_file "$T/owner.bin" "$T/inbox-out/own/owner.bin"
+check_ok "vault with an imported batch: its segments carry head extensions and entries of both kinds" \
+    [ "$("$PY" - "$V" "$CODE" "$RD" <<'PYEOF'
+import sys
+sys.path.insert(0, sys.argv[3])
+import format3
+v = format3.Vault(sys.argv[1], format3.decode_recovery(sys.argv[2]))
+st = v.state()
+print(all(s.version == 3 for s in v.chain) and
+      sorted(t for t, _, _ in v.chain[-1].extensions) == [1, 2] and
+      not st[b"in/wsrc/note"].chunked and st[b"own/owner.bin"].chunked)
+PYEOF
+)" = True ]
 finish

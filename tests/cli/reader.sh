@@ -684,6 +684,34 @@ check_ok "mixed vault: gc compacted into one base" [ "$(ls "$V/segments" | wc -l
 check_ok "mixed vault: the base is of version 3 (header byte 4)" \
     [ "$(od -An -tu1 -j4 -N1 "$V/segments/$(ls "$V/segments")" | tr -d ' ')" = 3 ]
 mixed_compare " (compacted)"
+# Format 1 then 2 then 3: v2-upgraded (its data in format-1 objects) taken
+# to format 3 by an add, then compacted by gc (format-1 objects referred to
+# from a base of version 3).
+V=$T/mixed1
+cp -r "$FX/v2-upgraded" "$V"
+PF=$FX/v1.pass
+CODE=$(cat "$FX/v2-upgraded.recovery")
+expect_status 0 pq add --force --name docs/readme.txt "$T/readme"
+for when in "" " (compacted)"; do
+    [ -n "$when" ] && expect_status 0 pq gc
+    expect_status 0 pq list --json
+    cp "$OUT" "$T/list-c"
+    expect_status 0 rdr list "$V" --recovery-code "$CODE" --json
+    check_ok "format-1 objects in a format-3 vault$when: reader's list --json equals pqvault's" \
+        cmp -s "$T/list-c" "$OUT"
+    expect_status 0 pq check --read-data
+    cp "$OUT" "$T/check-c"
+    expect_status 0 rdr verify "$V" --recovery-code "$CODE"
+    check_ok "format-1 objects in a format-3 vault$when: reader's verify summary equals pqvault's" \
+        cmp -s "$T/check-c" "$OUT"
+    rm -rf "$T/mixed1-out" "$T/mixed1-c"
+    expect_status 0 rdr restore "$V" --recovery-code "$CODE" -o "$T/mixed1-out"
+    expect_status 0 pq get docs -o "$T/mixed1-c"
+    check_ok "format-1 objects in a format-3 vault$when: restored tree is pqvault get's" \
+        diff -r --no-dereference "$T/mixed1-c" "$T/mixed1-out"
+done
+check_ok "format-1 objects in a format-3 vault: compacted into one base" \
+    [ "$(ls "$V/segments" | wc -l)" = 1 ] && [ -n "$(find "$V/objects" -type f)" ]
 XDG_STATE_HOME=$T/state
 
 # A format-3 vault with a registered writer and an imported batch: heads of

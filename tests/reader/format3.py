@@ -333,7 +333,8 @@ class Vault(format2.Vault):
         extents = [u for u in uses if isinstance(u[1], format2.Extent)]
         chunks = [u for u in uses if isinstance(u[1], Chunk)]
         if extents:
-            self._pack_version(p, data, PACK_VERSION2, extents[0][0])
+            if not p.format1:       # (a format-1 object: section 7's header)
+                self._pack_version(p, data, PACK_VERSION2, extents[0][0])
             super()._verify_pack(p, data, extents, keys, bad_key)
         if chunks:
             self._pack_version(p, data, PACK_VERSION3, chunks[0][0])

@@ -12,6 +12,7 @@
 # Then vaults written now by pqvault (format 3, and a v2 copy upgraded),
 # with what the fixtures lack, before and after gc's compaction and
 # repacking, and one with a writer's imported batch.
+cd "$(dirname "$0")/../.." || exit 1      # the project root, from any directory
 . tests/cli/lib.sh
 FX=$PWD/tests/fixtures
 RD=$PWD/tests/reader

@@ -871,6 +871,8 @@ class Vault:
         try:
             state, chain, old = self.load(damage)
             info = self.pack_info(chain)
+        except UnsupportedVersion:
+            raise               # a newer format: not damage (pqvault: exit 1)
         except ReaderError as e:
             # No state: report what the storage walk finds besides.
             damage.append(e)

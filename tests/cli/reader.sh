@@ -1,15 +1,18 @@
 #!/bin/sh
 # The independent Python reader (tests/reader/, written from docs/FORMAT.md
 # alone) against the frozen fixtures: its FrodoKEM against the known-answer
-# vectors; for each v1 and v2 fixture, with only the recovery code: verify
-# passes and its summary equals `pqvault check --read-data`'s, list --json
-# equals the frozen listing, restore gives the original files byte for byte
-# with their modes and mtimes (v2: and symbolic links, hard links, holes,
-# extended attributes, owners); damage (a flipped byte in a record, an
-# object, a segment block, a pack; a short object or pack) fails verify
-# naming the file; a wrong code is refused.  Then a vault written now by
-# pqvault (format 2), with what the fixtures lack, before and after gc's
-# compaction.
+# vectors, its chunker against section 21's vectors; for each v1, v2 and v3
+# fixture, with only the recovery code: verify passes and its summary
+# equals `pqvault check --read-data`'s, list --json equals the frozen
+# listing, restore gives the original files byte for byte with their modes
+# and mtimes (v2, v3: and symbolic links, hard links, holes, extended
+# attributes, owners); damage (a flipped byte in a record, an object, a
+# segment block, a chunk block, a pack's blob, table or locator; a short
+# object or pack) fails verify naming the file; a wrong code is refused.
+# Then vaults written now by pqvault (format 3, and a v2 copy upgraded),
+# with what the fixtures lack, before and after gc's compaction and
+# repacking, and one with a writer's imported batch.
+cd "$(dirname "$0")/../.." || exit 1      # the project root, from any directory
 . tests/cli/lib.sh
 FX=$PWD/tests/fixtures
 RD=$PWD/tests/reader
@@ -315,6 +318,167 @@ for kind in aes chacha upgraded; do
     expect_stderr_contains "unsupported version 9"
 done
 
+# Format 3: the chunker's test vectors (docs/FORMAT.md section 21), then the
+# v3 fixtures (tests/fixtures/make-v3.sh says what they hold), with a local
+# state of their own (v3-upgraded has v2-aes's vault id: format 3 here would
+# make the v2-aes copies below downgrades).
+XDG_STATE_HOME=$T/state3
+"$PY" "$RD/test_chunker.py" >"$OUT" 2>"$ERR"
+st=$?
+cat "$OUT"
+[ "$st" -eq 0 ] || fail "test_chunker.py: exit $st"
+# sums DIR PATH...: sha256sum of every regular file, sorted (as make-v3.sh).
+sums() {
+    (d=$1 && shift && cd "$d" && find "$@" -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum)
+}
+for kind in aes chacha upgraded gc; do
+    CODE=$(cat "$FX/v3-$kind.recovery")
+    PF=$FX/v3.pass
+    [ "$kind" = upgraded ] && PF=$FX/v2.pass
+    top=docs
+    [ "$kind" = gc ] && top=keep
+    V=$T/fx3-$kind
+    cp -r "$FX/v3-$kind" "$V"
+
+    # --chunking: every chunked file cut again under the vault's key.
+    expect_status 0 rdr verify "$V" --recovery-code "$CODE" --verbose --chunking
+    cp "$OUT" "$T/summary-reader"
+    cp "$ERR" "$T/verbose-reader"
+    check_ok "v3-$kind: the reader's chunker cuts every file as pqvault did (section 21)" \
+        grep -q "^# chunking ok $top/" "$T/verbose-reader"
+    expect_status 0 pq check --read-data
+    check_ok "v3-$kind: reader's verify summary equals pqvault check --read-data's" \
+        cmp -s "$T/summary-reader" "$OUT"
+    vid=$(sed -n 's/^vault-id //p' "$V/config")
+    chain=$(sed -n 's/^chain //p' "$XDG_STATE_HOME/pqvault/$vid")
+    check_ok "v3-$kind: reader's chain value equals the one in pqvault's local state" \
+        grep -q ") $chain\$" "$T/verbose-reader"
+
+    expect_status 0 rdr list "$V" --recovery-code "$CODE" --json
+    if cmp -s "$OUT" "$FX/v3-$kind.list.json"; then
+        ok "v3-$kind: reader's list --json matches the frozen listing"
+    else
+        fail "v3-$kind: reader's list --json differs from the frozen listing"
+        diff "$OUT" "$FX/v3-$kind.list.json" | sed -n '1,6s/^/#   /p'
+    fi
+
+    R=$T/v3out-$kind
+    C=$T/v3c-$kind
+    expect_status 0 rdr restore "$V" --recovery-code "$CODE" -o "$R"
+    expect_status 0 pq get "$top" -o "$C"
+    if [ "$kind" = upgraded ]; then
+        sums "$R" docs/readme.txt docs/after-upgrade.bin >"$T/sums-r"
+    else
+        sums "$R" "$top" >"$T/sums-r"
+    fi
+    check_ok "v3-$kind: every file restored byte for byte (the frozen SHA-256)" \
+        cmp -s "$T/sums-r" "$FX/v3-$kind.sha256"
+    check_ok "v3-$kind: restored tree is pqvault get's, byte for byte (links not followed)" \
+        diff -r --no-dereference "$C" "$R"
+    stat_tree "$C" >"$T/meta-c"
+    stat_tree "$R" >"$T/meta-r"
+    check_ok "v3-$kind: every type, mode, mtime (ns), size, link count and owner as pqvault get's" \
+        cmp -s "$T/meta-c" "$T/meta-r"
+    xattr_tree "$C" >"$T/xattr-c"
+    xattr_tree "$R" >"$T/xattr-r"
+    check_ok "v3-$kind: extended attributes as pqvault get's" cmp -s "$T/xattr-c" "$T/xattr-r"
+    if [ "$kind" = aes ] || [ "$kind" = chacha ]; then
+        check_ok "v3-$kind: the sparse file restored with its holes" \
+            [ "$(stat -c %s "$R/docs/sparse.bin")" = 3145728 ] && \
+            [ "$(stat -c %b "$R/docs/sparse.bin")" -lt 1000 ]
+        check_ok "v3-$kind: the hard links restored as one file" \
+            [ "$(stat -c %i "$R/docs/hard-a")" = "$(stat -c %i "$R/docs/nested/hard-b")" ]
+    fi
+    expect_status 1 rdr restore "$V" --recovery-code "$CODE" -o "$R"
+    expect_stderr_contains "already exists"
+    bad=$(printf '%s' "$CODE" | sed 's/^./\n&/' | sed '2s/^0/1/; 2s/^[^1\n]/0/' | tr -d '\n')
+    expect_status 3 rdr verify "$V" --recovery-code "$bad"
+    expect_stderr_contains "checksum"
+    other=aes
+    [ "$kind" = aes ] && other=chacha
+    expect_status 3 rdr verify "$V" --recovery-code "$(cat "$FX/v3-$other.recovery")"
+    expect_stderr_contains "belongs to another vault"
+
+    # Without the key file: list and restore (one name) work, verify fails.
+    N=$T/v3nokey-$kind
+    cp -r "$FX/v3-$kind" "$N"
+    rm "$N/keyfile"
+    sub=docs/nested
+    [ "$kind" = gc ] && sub=keep/file1
+    expect_status 0 rdr restore "$N" "$sub" --recovery-code "$CODE" -o "$T/v3nokey-out-$kind"
+    check_ok "v3-$kind without key file: $sub restored alone, as pqvault get's" \
+        diff -r --no-dereference "$C/$sub" "$T/v3nokey-out-$kind/$sub"
+    expect_status 4 rdr verify "$N" --recovery-code "$CODE"
+    expect_stderr_contains "keyfile"
+
+    # Damage: verify exits 4 naming the file; its summary is pqvault
+    # check --read-data's.  v3_damaged WHAT MESSAGE: $D prepared.
+    v3_damaged() {
+        expect_status 4 rdr verify "$D" --recovery-code "$CODE"
+        expect_stderr_contains "$2"
+        cp "$OUT" "$T/summary-reader"
+        V=$D
+        expect_status 4 pq check --read-data
+        check_ok "v3-$kind, $1: reader's verify summary equals pqvault check --read-data's" \
+            cmp -s "$T/summary-reader" "$OUT"
+        V=$T/fx3-$kind
+    }
+    # The largest pack: its first blob's salt (byte 20), a blob's
+    # ciphertext (byte 1000), its locator (the last byte), its table (the
+    # byte before the locator); one byte short; missing.
+    big_pack() { ls -S $(find "$1/packs" -type f) | head -n 1; }
+    for at in salt:20 ciphertext:1000 locator:-1 table:-33; do
+        D=$T/v3pack-$kind-${at%%:*}
+        cp -r "$FX/v3-$kind" "$D"
+        pack=$(big_pack "$D")
+        off=${at#*:}
+        [ "$off" -lt 0 ] && off=$(($(stat -c %s "$pack") + off))
+        flip_byte "$pack" "$off"
+        v3_damaged "a flipped byte in a pack's ${at%%:*}" "${pack#"$D"/}: "
+    done
+    expect_status 4 rdr restore "$D" --recovery-code "$CODE" -o "$T/v3pack-out-$kind"
+    D=$T/v3short-$kind
+    cp -r "$FX/v3-$kind" "$D"
+    pack=$(big_pack "$D")
+    truncate -s -1 "$pack"
+    v3_damaged "a pack one byte short" "${pack#"$D"/}: "
+    D=$T/v3gone-$kind
+    cp -r "$FX/v3-$kind" "$D"
+    pack=$(big_pack "$D")
+    rm "$pack"
+    v3_damaged "a pack missing" "${pack#"$D"/}: missing"
+    # The last byte of the newest segment with chunk records: the tag of
+    # its last chunk block (chunk blocks come after the entry blocks).
+    D=$T/v3blk-$kind
+    cp -r "$FX/v3-$kind" "$D"
+    seg=$("$PY" - "$D" "$CODE" "$RD" <<'PYEOF'
+import sys
+sys.path.insert(0, sys.argv[3])
+import format3
+v = format3.Vault(sys.argv[1], format3.decode_recovery(sys.argv[2]))
+v.state()
+print([s for s in v.chain if s.chunk_index][-1].rel)
+PYEOF
+)
+    flip_byte "$D/$seg" $(($(stat -c %s "$D/$seg") - 1))
+    v3_damaged "a flipped byte in a chunk block" "$seg: chunk block"
+    # A config of a later format is refused, not guessed at.
+    U=$T/v9-3-$kind
+    cp -r "$FX/v3-$kind" "$U"
+    sed -i '1s/ 3$/ 9/' "$U/config"
+    expect_status 1 rdr verify "$U" --recovery-code "$CODE"
+    expect_stderr_contains "unsupported version 9"
+done
+# v3-upgraded's config of format 2 put back (its MAC made with the code's
+# key, as a storage attacker with the old config would have it): the
+# segments of version 3 are damage in a format-2 vault (section 20).
+U=$T/v3down
+cp -r "$FX/v3-upgraded" "$U"
+cp "$FX/v2-aes/config" "$U/config"
+expect_status 4 rdr verify "$U" --recovery-code "$(cat "$FX/v3-upgraded.recovery")"
+expect_stderr_contains "segment version 3 in a format-2 vault"
+XDG_STATE_HOME=$T/state
+
 # An old key file put back after passwd (the new one's epoch supersedes it),
 # then compaction (gc) into a base of epoch 7 with a history, which keeps
 # the superseded hash; a segment from before the base is a leftover.
@@ -352,18 +516,22 @@ cp "$T/old-keyfile" "$V/keyfile"
 expect_status 4 rdr verify "$V" --recovery-code "$CODE"
 expect_stderr_contains "keyfile: rollback"
 
-# A vault written now by pqvault (format 2; FrodoKEM-1344-SHAKE,
-# ChaCha20-Poly1305): a file of two extents, segment-sized files, names with
-# a newline, a non-UTF-8 byte and quotes, a setuid mode, an mtime before
-# 1970, an empty directory, symbolic links (absolute, dangling, non-UTF-8
-# target), hard links, a file with holes, extended attributes, an owner
-# that is not root (as root), a segment of several blocks.  The reader
-# agrees with pqvault's list --json and check, and restores the tree as it
-# was; again after a replacement, a removal and gc's compaction.
+# A vault written now by pqvault (format 3; FrodoKEM-1344-SHAKE,
+# ChaCha20-Poly1305): a file of several chunks and its copy (deduplicated),
+# segment-sized files, names with a newline, a non-UTF-8 byte and quotes, a
+# setuid mode, an mtime before 1970, an empty directory, symbolic links
+# (absolute, dangling, non-UTF-8 target), hard links, a file with holes,
+# extended attributes, an owner that is not root (as root), a segment of
+# several entry blocks and several chunk blocks.  The reader agrees with
+# pqvault's list --json and check, cuts the files as pqvault did (verify
+# --chunking), and restores the tree as it was; again after a replacement,
+# a removal and gc's compaction, and after removing the big files and gc's
+# repacking.
 PF=$T/passphrase
 S=$T/src
 mkdir -p "$S/d/empty" "$S/d/sub" "$S/many"
 head -c 4194305 /dev/urandom >"$S/big.bin"
+cp -p "$S/big.bin" "$S/d/dup.bin"
 head -c 65536 /dev/urandom >"$S/d/seg64k"
 head -c 131073 /dev/urandom >"$S/d/seg128k+1"
 printf 'x' >"$S/d/$(printf 'new\nline')"
@@ -385,7 +553,7 @@ setfattr -n user.one -v 1 "$S/d/sub"
 setfattr -n user.bin -v 0sAAECAwQ= "$S/d/seg64k"
 [ "$(id -u)" = 0 ] && chown 1234:5678 "$S/d/h1" "$S/d/sub"
 i=0
-while [ $i -lt 700 ]; do
+while [ $i -lt 1700 ]; do
     printf '%d\n' $i >"$S/many/a-file-with-a-name-long-enough-to-fill-blocks-$i"
     i=$((i + 1))
 done
@@ -400,7 +568,7 @@ fresh_compare() {
     check_ok "fresh vault$1: reader's list --json equals pqvault's" cmp -s "$T/list-c" "$OUT"
     expect_status 0 pq check --read-data
     cp "$OUT" "$T/check-c"
-    expect_status 0 rdr verify "$V" --recovery-code "$CODE"
+    expect_status 0 rdr verify "$V" --recovery-code "$CODE" ${2:-}
     check_ok "fresh vault$1: reader's verify summary equals pqvault check --read-data's" \
         cmp -s "$T/check-c" "$OUT"
     rm -rf "$T/fresh-out"
@@ -418,10 +586,23 @@ fresh_compare() {
         [ "$(stat -c %b "$T/fresh-out/d/holey")" -lt 1000 ] && \
         [ "$(stat -c %b "$T/fresh-out/d/all-hole")" = 0 ]
 }
-fresh_compare ""
-# The block count is the header's last byte (u32 at offset 68, section 11).
+fresh_compare "" --chunking
+# The block count is the header's last byte (u32 at offset 68, section 11);
+# the chunk blocks are counted by the head (the reader's parse of it).
 check_ok "fresh vault: a segment of several blocks" \
     [ "$(od -An -tu1 -j71 -N1 "$V/segments/$(ls -S "$V/segments" | head -n 1)")" -ge 2 ]
+check_ok "fresh vault: a segment of several chunk blocks, big.bin's chunks shared by dup.bin" \
+    [ "$("$PY" - "$V" "$CODE" "$RD" <<'PYEOF'
+import sys
+sys.path.insert(0, sys.argv[3])
+import format3
+v = format3.Vault(sys.argv[1], format3.decode_recovery(sys.argv[2]))
+st = v.state()
+big, dup = st[b"big.bin"], st[b"d/dup.bin"]
+print(max(len(s.chunk_index) for s in v.chain) >= 2 and len(big.chunks) >= 2 and
+      [c.id for c in big.chunks] == [c.id for c in dup.chunks])
+PYEOF
+)" = True ]
 # A replacement, a removal, then gc compacts the chain into one base.
 printf 'replaced\n' >"$T/repl"
 touch -d '2001-02-03 04:05:06.7 UTC' "$T/repl"
@@ -434,4 +615,146 @@ touch -d "@$many_mtime" "$S/many"   # the stored mtime: rm changes names, not me
 expect_status 0 pq gc
 check_ok "fresh vault: gc compacted into one base" [ "$(ls "$V/segments" | wc -l)" = 1 ]
 fresh_compare " (compacted)"
+# One add of r/ (one pack): a file of 1 MiB and a small one.  Once the big
+# one and big.bin (and dup.bin, the same chunks) are removed, most of that
+# pack's bytes are unused: gc repacks the small file's chunk into a new
+# pack (section 25) and deletes the packs nothing uses.
+mkdir "$S/r"
+head -c 1048576 /dev/urandom >"$S/r/doomed"
+head -c 20000 /dev/urandom >"$S/r/kept"
+expect_status 0 sh -c 'cd "$1" && shift && "$@"' sh "$S" "$PQV" -v "$V" --passphrase-file "$PF" add r
+(cd "$V" && find packs -type f | sort) >"$T/packs-before"
+expect_status 0 pq rm big.bin d/dup.bin r/doomed
+mt_d=$(stat -c %.9Y "$S/d")
+mt_r=$(stat -c %.9Y "$S/r")
+rm "$S/big.bin" "$S/d/dup.bin" "$S/r/doomed"
+touch -d "@$mt_d" "$S/d"
+touch -d "@$mt_r" "$S/r"
+expect_status 0 pq gc
+(cd "$V" && find packs -type f | sort) >"$T/packs-after"
+check_ok "fresh vault: gc repacked (a pack that was not there before)" \
+    [ -n "$(comm -13 "$T/packs-before" "$T/packs-after")" ]
+fresh_compare " (repacked)"
+
+# A vault upgraded now from format 2 (a copy of v2-aes: its own local
+# state), then written: a changed file and new ones (chunked entries beside
+# format-2 ones), a removal; then gc compacts the chain into a base of
+# version 3 that carries the format-2 entries with a command key (section
+# 24).  The reader agrees with pqvault before and after.
+XDG_STATE_HOME=$T/state-mixed
+V=$T/mixed
+cp -r "$FX/v2-aes" "$V"
+PF=$FX/v2.pass
+CODE=$(cat "$FX/v2-aes.recovery")
+head -c 300000 /dev/urandom >"$T/new.bin"
+cat "$T/new.bin" "$T/new.bin" >"$T/twice.bin"
+printf 'changed after the upgrade\n' >"$T/readme"
+# (The first writing command upgrades: pqvault upgrade of a format-2 vault
+# says "already format 2" and leaves it so.)
+expect_status 0 pq add --force --name docs/readme.txt "$T/readme"
+check_ok "mixed vault: the config says format 3" [ "$(head -n 1 "$V/config")" = "pqvault-config 3" ]
+expect_status 0 pq add --name docs/new.bin "$T/new.bin"
+expect_status 0 pq add --name docs/twice.bin "$T/twice.bin"
+expect_status 0 pq rm docs/hard-a
+mixed_compare() {
+    expect_status 0 pq list --json
+    cp "$OUT" "$T/list-c"
+    expect_status 0 rdr list "$V" --recovery-code "$CODE" --json
+    check_ok "mixed vault$1: reader's list --json equals pqvault's" cmp -s "$T/list-c" "$OUT"
+    expect_status 0 pq check --read-data
+    cp "$OUT" "$T/check-c"
+    expect_status 0 rdr verify "$V" --recovery-code "$CODE" --chunking
+    check_ok "mixed vault$1: reader's verify summary equals pqvault check --read-data's" \
+        cmp -s "$T/check-c" "$OUT"
+    rm -rf "$T/mixed-out" "$T/mixed-c"
+    expect_status 0 rdr restore "$V" --recovery-code "$CODE" -o "$T/mixed-out"
+    expect_status 0 pq get docs -o "$T/mixed-c"
+    check_ok "mixed vault$1: restored tree is pqvault get's" \
+        diff -r --no-dereference "$T/mixed-c" "$T/mixed-out"
+    stat_tree "$T/mixed-c" >"$T/meta-c"
+    stat_tree "$T/mixed-out" >"$T/meta-r"
+    check_ok "mixed vault$1: every type, mode, mtime, size, link count and owner as pqvault get's" \
+        cmp -s "$T/meta-c" "$T/meta-r"
+    check_ok "mixed vault$1: the new files restored byte for byte" \
+        same_file "$T/new.bin" "$T/mixed-out/docs/new.bin" && \
+        same_file "$T/twice.bin" "$T/mixed-out/docs/twice.bin"
+}
+mixed_compare ""
+expect_status 0 pq gc
+check_ok "mixed vault: gc compacted into one base" [ "$(ls "$V/segments" | wc -l)" = 1 ]
+check_ok "mixed vault: the base is of version 3 (header byte 4)" \
+    [ "$(od -An -tu1 -j4 -N1 "$V/segments/$(ls "$V/segments")" | tr -d ' ')" = 3 ]
+mixed_compare " (compacted)"
+# Format 1 then 2 then 3: v2-upgraded (its data in format-1 objects) taken
+# to format 3 by an add, then compacted by gc (format-1 objects referred to
+# from a base of version 3).
+V=$T/mixed1
+cp -r "$FX/v2-upgraded" "$V"
+PF=$FX/v1.pass
+CODE=$(cat "$FX/v2-upgraded.recovery")
+expect_status 0 pq add --force --name docs/readme.txt "$T/readme"
+for when in "" " (compacted)"; do
+    [ -n "$when" ] && expect_status 0 pq gc
+    expect_status 0 pq list --json
+    cp "$OUT" "$T/list-c"
+    expect_status 0 rdr list "$V" --recovery-code "$CODE" --json
+    check_ok "format-1 objects in a format-3 vault$when: reader's list --json equals pqvault's" \
+        cmp -s "$T/list-c" "$OUT"
+    expect_status 0 pq check --read-data
+    cp "$OUT" "$T/check-c"
+    expect_status 0 rdr verify "$V" --recovery-code "$CODE"
+    check_ok "format-1 objects in a format-3 vault$when: reader's verify summary equals pqvault's" \
+        cmp -s "$T/check-c" "$OUT"
+    rm -rf "$T/mixed1-out" "$T/mixed1-c"
+    expect_status 0 rdr restore "$V" --recovery-code "$CODE" -o "$T/mixed1-out"
+    expect_status 0 pq get docs -o "$T/mixed1-c"
+    check_ok "format-1 objects in a format-3 vault$when: restored tree is pqvault get's" \
+        diff -r --no-dereference "$T/mixed1-c" "$T/mixed1-out"
+done
+check_ok "format-1 objects in a format-3 vault: compacted into one base" \
+    [ "$(ls "$V/segments" | wc -l)" = 1 ] && [ -n "$(find "$V/objects" -type f)" ]
+XDG_STATE_HOME=$T/state
+
+# A format-3 vault with a registered writer and an imported batch: heads of
+# version 3 carrying extensions (the writer registry and the imported
+# batches, section 19), and the batch's entries stored as format 2's
+# extents under a command key in a segment of version 3 (section 20).
+V=$T/inboxed
+PF=$T/passphrase
+expect_status 0 pq -q init --kdf "$KDF"
+CODE=$(cat "$OUT")
+expect_status 0 pq writer add w1 --prefix in -o "$T/cred"
+mkdir -p "$T/wsrc/sub"
+head -c 200000 /dev/urandom >"$T/wsrc/sub/data.bin"
+printf 'from the writer\n' >"$T/wsrc/note"
+expect_status 0 pqn add --recipient "$T/cred" "$T/wsrc"
+expect_status 0 pq import
+head -c 100000 /dev/urandom >"$T/owner.bin"
+expect_status 0 pq add --name own/owner.bin "$T/owner.bin"
+expect_status 0 pq list --json
+cp "$OUT" "$T/list-c"
+expect_status 0 rdr list "$V" --recovery-code "$CODE" --json
+check_ok "vault with an imported batch: reader's list --json equals pqvault's" cmp -s "$T/list-c" "$OUT"
+expect_status 0 pq check --read-data
+cp "$OUT" "$T/check-c"
+expect_status 0 rdr verify "$V" --recovery-code "$CODE"
+check_ok "vault with an imported batch: reader's verify summary equals pqvault check --read-data's" \
+    cmp -s "$T/check-c" "$OUT"
+expect_status 0 rdr restore "$V" --recovery-code "$CODE" -o "$T/inbox-out"
+check_ok "vault with an imported batch: the batch's files and the owner's restored byte for byte" \
+    same_file "$T/wsrc/sub/data.bin" "$T/inbox-out/in/wsrc/sub/data.bin" && \
+    same_file "$T/wsrc/note" "$T/inbox-out/in/wsrc/note" && \
+    same_file "$T/owner.bin" "$T/inbox-out/own/owner.bin"
+check_ok "vault with an imported batch: its segments carry head extensions and entries of both kinds" \
+    [ "$("$PY" - "$V" "$CODE" "$RD" <<'PYEOF'
+import sys
+sys.path.insert(0, sys.argv[3])
+import format3
+v = format3.Vault(sys.argv[1], format3.decode_recovery(sys.argv[2]))
+st = v.state()
+print(all(s.version == 3 for s in v.chain) and
+      sorted(t for t, _, _ in v.chain[-1].extensions) == [1, 2] and
+      not st[b"in/wsrc/note"].chunked and st[b"own/owner.bin"].chunked)
+PYEOF
+)" = True ]
 finish

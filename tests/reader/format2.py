@@ -1,6 +1,10 @@
 """pqvault on-disk format version 2, read from docs/FORMAT.md alone
-(sections 9-17; the identity, key file, recovery code, config and hybrid
-wrap are format 1's, sections 2-6, reused from format1.py).
+(sections 9-17 and the head extensions of sections 11 and 19; the identity,
+key file, recovery code, config and hybrid wrap are format 1's, sections
+2-6, reused from format1.py).  format3.py builds on these classes: its
+hooks are Segment.check_version, Segment._parse_head_tail,
+Segment._open_more_blocks, Entry._parse_file, Vault._uses,
+Vault._verify_pack and Vault._write_data.
 
 Entry point: Vault(path, seed) -> .verify(), .entries(), .restore(outdir).
 Every section number below is docs/FORMAT.md's.
@@ -25,10 +29,15 @@ SEG_HEADER = 72
 SEG_VERSION = 2
 PACK_VERSION = 2
 HEAD_VERSION = 1
+HEAD_VERSION_EXT = 2      # a head that carries extensions (section 11)
+EXT_MAX = 64 << 20        # an extension's length (section 11)
+EXT_WRITERS, EXT_BATCHES = 1, 2             # extension types (section 19)
+WRITER_NAME_MAX = 64
 PACK_HEADER = 8
 SEGMENT = 65536           # STREAM segment (section 7)
 TAG = 16
 MAX_EXTENT = 4 << 20      # plaintext of one extent (section 13)
+MAX_SIZE = 1 << 50        # a file's size (section 13)
 BLOCK_MAX = 65536         # a block is closed once it reaches this size (section 12)
 NAME_MAX = 4096
 
@@ -37,6 +46,7 @@ E_FILE, E_DIR, E_SYMLINK, E_REMOVED = 1, 2, 3, 4
 KIND_NAMES = {E_FILE: "file", E_DIR: "dir", E_SYMLINK: "symlink"}
 PF_INTRODUCED, PF_FORMAT1 = 1, 2            # pack table flags (section 11)
 EF_ORIGIN, EF_LINK, EF_XATTR, EF_CONTENT = 1, 2, 4, 8   # entry flags (section 13)
+EF_FORMAT2 = EF_ORIGIN | EF_LINK | EF_XATTR | EF_CONTENT
 XF_ZSTD = 1                                 # extent flags (section 13)
 
 
@@ -209,8 +219,9 @@ class Entry:
         self.dev = c.varint()
         self.ino = c.varint()
         flags = c.varint()
-        if flags & ~(EF_ORIGIN | EF_LINK | EF_XATTR | EF_CONTENT):
+        if flags & ~seg.entry_flags:
             c.fail("unknown entry flags %#x" % flags)
+        self.flags = flags
         self.origin = c.bytes_() if flags & EF_ORIGIN else None
         self.link_group = 0
         if flags & EF_LINK:
@@ -231,41 +242,48 @@ class Entry:
                 c.fail("a content hash on an entry that is not a file")
             self.content = c.take(32)
         if self.kind == E_FILE:
-            self.suite = c.u8()
-            if self.suite not in SUITES:
-                c.fail("unknown suite %d" % self.suite)
-            self.size = c.varint()
-            self.stored_key = c.take(32)
-            self.extents = []
-            end = 0
-            for i in range(c.count(6)):
-                off, plen, pidx, poff, slen = (c.varint() for _ in range(5))
-                xf = c.u8()
-                if xf & ~XF_ZSTD:
-                    c.fail("extent %d: unknown flags %#x" % (i, xf))
-                if pidx >= len(seg.packs):
-                    c.fail("extent %d: pack index %d beyond the pack table (%d)"
-                           % (i, pidx, len(seg.packs)))
-                if plen > MAX_EXTENT:
-                    c.fail("extent %d: plaintext length %d beyond 4 MiB" % (i, plen))
-                if off < end:
-                    c.fail("extent %d: at %d, overlaps or precedes the previous one" % (i, off))
-                end = off + plen
-                if end > self.size:
-                    c.fail("extent %d: ends at %d, beyond the size %d" % (i, end, self.size))
-                pack = seg.packs[pidx]
-                if pack.format1:
-                    # Section 17: the whole object file (header and STREAM).
-                    if xf or poff or slen < 8 or stream_plain_len(slen - 8) != plen:
-                        c.fail("extent %d: format-1 object with flags %#x, offset %d, %d "
-                               "stored bytes for %d plain bytes" % (i, xf, poff, slen, plen))
-                elif stream_plain_len(slen) is None:
-                    c.fail("extent %d: stored length %d is no STREAM length" % (i, slen))
-                elif not xf & XF_ZSTD and stream_plain_len(slen) != plen:
-                    c.fail("extent %d: stored length %d for %d plain bytes" % (i, slen, plen))
-                self.extents.append(Extent(i, off, plen, seg.packs[pidx], poff, slen, xf))
+            self._parse_file(seg, c, flags)
         elif self.kind == E_SYMLINK:
             self.target = c.bytes_()
+
+    def _parse_file(self, seg, c, flags):
+        """Section 13's file fields: suite, size, stored key, extents."""
+        self.chunked = False
+        self.suite = c.u8()
+        if self.suite not in SUITES:
+            c.fail("unknown suite %d" % self.suite)
+        self.size = c.varint()
+        if self.size > MAX_SIZE:
+            c.fail("size %d beyond 2^50" % self.size)
+        self.stored_key = c.take(32)
+        self.extents = []
+        end = 0
+        for i in range(c.count(6)):
+            off, plen, pidx, poff, slen = (c.varint() for _ in range(5))
+            xf = c.u8()
+            if xf & ~XF_ZSTD:
+                c.fail("extent %d: unknown flags %#x" % (i, xf))
+            if pidx >= len(seg.packs):
+                c.fail("extent %d: pack index %d beyond the pack table (%d)"
+                       % (i, pidx, len(seg.packs)))
+            if plen > MAX_EXTENT:
+                c.fail("extent %d: plaintext length %d beyond 4 MiB" % (i, plen))
+            if off < end:
+                c.fail("extent %d: at %d, overlaps or precedes the previous one" % (i, off))
+            end = off + plen
+            if end > self.size:
+                c.fail("extent %d: ends at %d, beyond the size %d" % (i, end, self.size))
+            pack = seg.packs[pidx]
+            if pack.format1:
+                # Section 17: the whole object file (header and STREAM).
+                if xf or poff or slen < 8 or stream_plain_len(slen - 8) != plen:
+                    c.fail("extent %d: format-1 object with flags %#x, offset %d, %d "
+                           "stored bytes for %d plain bytes" % (i, xf, poff, slen, plen))
+            elif stream_plain_len(slen) is None:
+                c.fail("extent %d: stored length %d is no STREAM length" % (i, slen))
+            elif not xf & XF_ZSTD and stream_plain_len(slen) != plen:
+                c.fail("extent %d: stored length %d for %d plain bytes" % (i, slen, plen))
+            self.extents.append(Extent(i, off, plen, seg.packs[pidx], poff, slen, xf))
 
     @staticmethod
     def _string(c, seg, idx, what):
@@ -334,8 +352,8 @@ class Segment:
         h = data[:SEG_HEADER]
         if h[:4] != b"PQVS":
             raise IntegrityError(rel, "bad segment magic")
-        if h[4] != SEG_VERSION:
-            raise UnsupportedVersion(rel, "unsupported segment version %d" % h[4])
+        self.version = h[4]
+        self.check_version()
         self.kind, self.suite = h[5], h[6]
         if self.kind not in (KIND_DELTA, KIND_BASE):
             raise IntegrityError(rel, "unknown segment kind %d" % self.kind)
@@ -360,40 +378,62 @@ class Segment:
             head = aead_open(self.suite, key, bytes(12), data[SEG_HEADER:SEG_HEADER + head_len], h)
         except InvalidTag:
             raise IntegrityError(rel, "head does not authenticate") from None
+        self.nblocks = nblocks
         self.index = self._parse_head(vault, Cursor(head, rel, "head"), nblocks)
         self.k_cmd = None
         self.entries = []
         self.block_error = None
+        layout_ok = False
         try:
+            self._check_layout(data, head_len)
+            layout_ok = True
             self._open_blocks(vault, data, key, head_len)
         except IntegrityError as e:
             # The head still counts in the chain (section 11: the chain is
             # verified from the heads alone); the entries are lost.
             self.entries = []
             self.block_error = e
+        self._open_more_blocks(vault, data, key, head_len, layout_ok)
+
+    def problems(self):
+        """What went wrong past the head (the segment still counts)."""
+        return [self.block_error] if self.block_error else []
+
+    def _layout(self):
+        """(what, offset after the head, sealed length) of every block, in
+        file order."""
+        return [("block %d" % i, off, slen) for i, (_, off, slen, _) in enumerate(self.index)]
+
+    def _check_layout(self, data, head_len):
+        """Blocks one after the other from the end of the head, nothing
+        after (section 11): the head gives their offsets and lengths."""
+        pos = 0
+        for what, off, slen in self._layout():
+            if off != pos:
+                raise IntegrityError(self.rel, "%s at offset %d, expected %d" % (what, off, pos))
+            if slen < TAG:
+                raise IntegrityError(self.rel, "%s of %d bytes" % (what, slen))
+            pos += slen
+        if SEG_HEADER + head_len + pos != len(data):
+            raise IntegrityError(self.rel, "%d bytes of blocks after the head, the file has %d"
+                                 % (pos, len(data) - SEG_HEADER - head_len))
 
     def _open_blocks(self, vault, data, key, head_len):
-        """Blocks: one after the other from the end of the head, nothing after."""
+        """The entry blocks (their layout checked)."""
         rel, h, index = self.rel, self.header, self.index
-        pos = SEG_HEADER + head_len
         last_tag = None
         for i, (first_tag, off, slen, count) in enumerate(index):
-            if off != pos - SEG_HEADER - head_len:
-                raise IntegrityError(rel, "block %d at offset %d, expected %d"
-                                     % (i, off, pos - SEG_HEADER - head_len))
-            if slen < TAG or pos + slen > len(data):
-                raise IntegrityError(rel, "block %d (%d bytes) beyond the file" % (i, slen))
+            pos = SEG_HEADER + head_len + off
             try:
                 pt = aead_open(self.suite, key, (i + 1).to_bytes(12, "big"), data[pos:pos + slen], h)
             except InvalidTag:
                 raise IntegrityError(rel, "block %d does not authenticate" % i) from None
-            pos += slen
             c = Cursor(pt, rel, "block %d" % i)
             got = []
             last_start = 0
             while c.left():
                 last_start = c.off
-                got.append(Entry(self, c))
+                got.append(self.entry_class(self, c))
             if len(got) != count:
                 raise IntegrityError(rel, "block %d holds %d entries, the index says %d"
                                      % (i, len(got), count))
@@ -412,15 +452,26 @@ class Segment:
                     raise IntegrityError(rel, "block %d: entries out of tag order" % i)
                 last_tag = e.tag
             self.entries += got
-        if pos != len(data):
-            raise IntegrityError(rel, "%d bytes after the last block" % (len(data) - pos))
         if len(self.entries) != self.entry_count:
             raise IntegrityError(rel, "%d entries, the head says %d"
                                  % (len(self.entries), self.entry_count))
 
+    def _open_more_blocks(self, vault, data, key, head_len, layout_ok):
+        """Blocks after the entry blocks (format 2: none)."""
+
+    # Format 2's segments: version 2, heads of version 1 or 2 (section 11).
+    entry_flags = EF_FORMAT2
+
+    def check_version(self):
+        """Section 16: the config's version fixes the segment version byte;
+        another one is damage."""
+        if self.version != SEG_VERSION:
+            raise IntegrityError(self.rel, "segment version %d in a format-2 vault" % self.version)
+
     def _parse_head(self, vault, c, nblocks):
         v = c.u8()
-        if v != HEAD_VERSION:
+        self.head_version = v
+        if v not in self.head_versions:
             raise UnsupportedVersion(self.rel, "unsupported head version %d" % v)
         self.time = c.be(8, signed=True)
         self.base = c.varint()
@@ -458,6 +509,7 @@ class Segment:
         for _ in range(nblocks):
             index.append((c.take(16), c.varint(), c.varint(), c.varint()))
         self.entry_count = c.varint()
+        self._parse_head_tail(vault, c)
         c.end()
         if sum(x[3] for x in index) != self.entry_count:
             c.fail("block entry counts do not add up to %d" % self.entry_count)
@@ -465,6 +517,43 @@ class Segment:
             if index[i][0] <= index[i - 1][0]:
                 c.fail("block index out of tag order")
         return index
+
+    head_versions = (HEAD_VERSION, HEAD_VERSION_EXT)
+
+    def _parse_head_tail(self, vault, c):
+        """After the entry count: extensions in a head of version 2."""
+        self.extensions = []
+        if self.head_version == HEAD_VERSION_EXT:
+            self._parse_extensions(c, at_least=1)
+
+    def _parse_extensions(self, c, at_least):
+        """Section 11's extensions: count, then (type, flags, length, bytes),
+        types strictly ascending, flags bit 0 critical; types 1 and 2 are
+        section 19's registry and imported batches (parsed to check them)."""
+        n = c.count(3)
+        if n < at_least:
+            c.fail("a head of version %d without extensions" % self.head_version)
+        last = None
+        for _ in range(n):
+            typ = c.varint()
+            flags = c.u8()
+            ln = c.varint()
+            if ln > EXT_MAX:
+                c.fail("extension %d of %d bytes (at most 64 MiB)" % (typ, ln))
+            body = c.take(ln)
+            if last is not None and typ <= last:
+                c.fail("extension %d after %d (types strictly ascending)" % (typ, last))
+            last = typ
+            if flags & ~1:
+                c.fail("extension %d: unknown flags %#x" % (typ, flags))
+            if typ == EXT_WRITERS:
+                _parse_writers(body, self.rel, self.epoch)
+            elif typ == EXT_BATCHES:
+                _parse_batches(body, self.rel, self.epoch)
+            elif flags & 1:
+                raise UnsupportedVersion(self.rel, "segment of epoch %d needs a newer pqvault "
+                                         "(head extension %d)" % (self.epoch, typ))
+            self.extensions.append((typ, flags, body))
 
     def command_key(self, vault):
         """K_cmd (section 10): one decapsulation per segment."""
@@ -475,6 +564,49 @@ class Segment:
                        + self.epoch.to_bytes(8, "big"))
             self.k_cmd = unwrap_key(vault.ident, self.wrapped_cmd, context, self.rel, "command key")
         return self.k_cmd
+
+
+Segment.entry_class = Entry
+
+
+def _parse_writers(data, rel, epoch):
+    """Section 19's registry: writers in ascending name order, each a name
+    (1 to 64 of A-Z a-z 0-9 . _ -, not . or ..), a prefix in normal form,
+    generation, since, flags (bit 0 revoked); nothing after."""
+    c = Cursor(data, rel, "the writers of epoch %d" % epoch)
+    last = None
+    for _ in range(c.count(5)):
+        name = c.bytes_()
+        if not 1 <= len(name) <= WRITER_NAME_MAX or name in (b".", b"..") \
+                or not re.fullmatch(rb"[A-Za-z0-9._-]+", name):
+            c.fail("invalid writer name %r" % name)
+        if last is not None and name <= last:
+            c.fail("writers out of order")
+        last = name
+        prefix = c.bytes_()
+        if not name_normal(prefix):
+            c.fail("writer %s: invalid prefix" % _show(name))
+        c.varint()          # generation
+        c.varint()          # since
+        if c.u8() & ~1:
+            c.fail("writer %s: unknown flags" % _show(name))
+    c.end()
+
+
+def _parse_batches(data, rel, epoch):
+    """Section 19's imported batches: ids ascending, epoch, flags (bit 0
+    confirmed); nothing after."""
+    c = Cursor(data, rel, "the imported batches of epoch %d" % epoch)
+    last = None
+    for _ in range(c.count(18)):
+        b = c.take(16)
+        if last is not None and b <= last:
+            c.fail("batches out of order")
+        last = b
+        c.varint()
+        if c.u8() & ~1:
+            c.fail("batch %s: unknown flags" % b.hex())
+    c.end()
 
 
 class Pack:
@@ -506,11 +638,14 @@ class Vault:
     format1.Vault: the code is the root of trust; list and restore need no
     key file, verify requires it)."""
 
+    version = VERSION
+    segment_class = Segment
+
     def __init__(self, path, seed, keyfile=None, need_keyfile=False):
         self.path = path
         if not os.path.isfile(os.path.join(path, "config")):
             raise NoVault(path, "no vault here (no config)")
-        self.config = format1.Config(_read(path, "config"), VERSION)
+        self.config = format1.Config(_read(path, "config"), self.version)
         self.ident = format1.Identity(seed, self.config.kem)
         if not ct_equal(sha3_256(self.ident.pub), self.config.identity):
             raise AuthError("recovery code", "belongs to another vault (its identity is not "
@@ -536,6 +671,7 @@ class Vault:
         self.k_segments = self.ident.key("catalogue/segments")
         self.k_dedup = self.ident.key("dedup")
         self.temporaries = []
+        self.chain = []
 
     def tag(self, name):
         return hmac_sha256(self.k_names, name)[:16]
@@ -578,7 +714,7 @@ class Vault:
         segs = {}
         for rel, n in files:
             try:
-                segs[int(n, 16)] = Segment(self, rel, _read(self.path, rel))
+                segs[int(n, 16)] = self.segment_class(self, rel, _read(self.path, rel))
             except ReaderError as e:
                 segs[int(n, 16)] = e
         if not segs:
@@ -598,8 +734,7 @@ class Vault:
                                      "(base %d to epoch %d)" % (base, newest))
             if isinstance(s, ReaderError):
                 raise s         # no head: the chain cannot be verified past it
-            if s.block_error:
-                problems.append(s.block_error)
+            problems += s.problems()
             if ep == base:
                 if s.kind != KIND_BASE:
                     problems.append(IntegrityError(s.rel, "epoch %d is not a base" % ep))
@@ -616,6 +751,8 @@ class Vault:
                 if value is None else sha256(b"pqvault/v2/chain" + value + s.head_digest)
             chain.append(s)
         self.chain_value = value
+        self.chain = chain
+        self._check_chain(chain, problems)
         old = [rel for rel, n in files if int(n, 16) < base]
         state = {}
         for s in chain:
@@ -625,6 +762,9 @@ class Vault:
                 else:
                     state[e.name] = e
         return state, chain, old
+
+    def _check_chain(self, chain, problems):
+        """What a format adds to the chain's rules (format 2: nothing)."""
 
     # -- sections 10, 14 and 17: file data
     def file_key(self, e):
@@ -731,6 +871,8 @@ class Vault:
         try:
             state, chain, old = self.load(damage)
             info = self.pack_info(chain)
+        except UnsupportedVersion:
+            raise               # a newer format: not damage (pqvault: exit 1)
         except ReaderError as e:
             # No state: report what the storage walk finds besides.
             damage.append(e)
@@ -756,55 +898,31 @@ class Vault:
         # Each segment's command key, once (section 10).
         bad_key = set()
         for s in chain:
-            if any(e.kind == E_FILE for e in s.entries):
+            if any(e.kind == E_FILE and not e.chunked for e in s.entries):
                 try:
                     s.command_key(self)
                 except ReaderError as err:
                     damage.append(err)
                     bad_key.add(s.epoch)
-        # Which packs the state refers to, and through which extents.
-        users = {}
-        damaged_files = set()
-        for name in sorted(state):
-            e = state[name]
-            if e.kind != E_FILE:
-                continue
-            for x in e.extents:
-                p = info[x.pack.id]
-                x.pack = p
-                users.setdefault(p.rel, (p, []))[1].append((e, x))
-                if e.seg.epoch in bad_key:
-                    damaged_files.add(p.rel)
+        users, damaged_files = self._uses(state, info, bad_key, damage)
         missing = 0
         keys = {}
         for rel in sorted(users):
-            p, ext = users[rel]
+            p, uses = users[rel]
             if rel not in present:
                 missing += 1
-                damage.append(IntegrityError(rel, "missing (of %s)" % _show(ext[0][0].name)))
+                damage.append(IntegrityError(rel, "missing (of %s)" % _show(uses[0][0].name)))
                 damaged_files.add(rel)
                 continue
             try:
-                data = self.read_pack(p)
-                for e, x in ext:
-                    if e.seg.epoch in bad_key:
-                        continue
-                    if e.name not in keys:
-                        keys[e.name] = self.file_key(e)
-                    plain = self.extent_data(e, keys[e.name], x, self.blob(x, data, e))
-                    # Section 13: a file of one extent may carry the keyed
-                    # hash of its content (equal files share their data).
-                    if e.content is not None and (len(e.extents) != 1 or
-                                                  not ct_equal(hmac_sha256(self.k_dedup, plain),
-                                                               e.content)):
-                        raise IntegrityError(rel, "content hash of %s does not match"
-                                             % _show(e.name))
+                self._verify_pack(p, self.read_pack(p), uses, keys, bad_key)
             except ReaderError as err:
                 damage.append(err)
                 damaged_files.add(rel)
         for name in sorted(state):
             e = state[name]
-            if e.kind == E_FILE and all(x.pack.rel not in damaged_files for x in e.extents):
+            if e.kind == E_FILE and not (self._entry_packs(e) & damaged_files) \
+                    and name not in damaged_files:
                 say("ok %s" % _show(name))
         leftovers = []
         if chain:       # without a state, what is left over is not known
@@ -818,6 +936,45 @@ class Vault:
                    "damaged": len({d.subject for d in damage}), "missing": missing,
                    "leftovers": len(leftovers), "temporaries": len(self.temporaries)}
         return damage, warnings, summary
+
+    def _uses(self, state, info, bad_key, damage):
+        """Which packs the state refers to, and through what: rel -> (Pack,
+        [(entry, extent)]); and the set of rels (packs, or names) already
+        known damaged (the packs of a segment whose command key does not
+        open)."""
+        users = {}
+        damaged_files = set()
+        for name in sorted(state):
+            e = state[name]
+            if e.kind != E_FILE:
+                continue
+            for x in e.extents:
+                p = info[x.pack.id]
+                x.pack = p
+                users.setdefault(p.rel, (p, []))[1].append((e, x))
+                if e.seg.epoch in bad_key:
+                    damaged_files.add(p.rel)
+        return users, damaged_files
+
+    def _entry_packs(self, e):
+        """The rels of the packs a file entry's data is in."""
+        return {x.pack.rel for x in e.extents}
+
+    def _verify_pack(self, p, data, uses, keys, bad_key):
+        """Every extent of the pack p (its bytes: data) that the state uses."""
+        rel = p.rel
+        for e, x in uses:
+            if e.seg.epoch in bad_key:
+                continue
+            if e.name not in keys:
+                keys[e.name] = self.file_key(e)
+            plain = self.extent_data(e, keys[e.name], x, self.blob(x, data, e))
+            # Section 13: a file of one extent may carry the keyed hash of
+            # its content (equal files share their data).
+            if e.content is not None and (len(e.extents) != 1 or
+                                          not ct_equal(hmac_sha256(self.k_dedup, plain),
+                                                       e.content)):
+                raise IntegrityError(rel, "content hash of %s does not match" % _show(e.name))
 
     def state(self):
         problems = []
@@ -872,15 +1029,8 @@ class Vault:
                 continue
             tmp = dest + b".reader-tmp"
             try:
-                fk = self.file_key(e)
                 with open(tmp, "wb") as f:
-                    for x in e.extents:
-                        if x.pack.rel not in packs:
-                            packs.clear()       # keep one pack in memory
-                            packs[x.pack.rel] = self.read_pack(x.pack)
-                        data = self.extent_data(e, fk, x, self.blob(x, packs[x.pack.rel], e))
-                        f.seek(x.offset)
-                        f.write(data)
+                    self._write_data(f, e, packs)
                     f.truncate(e.size)          # the holes after the last extent
                 self._attributes(tmp, e)
                 os.rename(tmp, dest)
@@ -893,6 +1043,18 @@ class Vault:
         for e in sorted(dirs, key=lambda e: e.name.count(b"/"), reverse=True):
             self._attributes(os.path.join(outb, e.name), e)
         return count, len(dirs)
+
+    def _write_data(self, f, e, packs):
+        """Write file entry e's data at its offsets (the holes left
+        unwritten); packs: a cache of one pack's bytes."""
+        fk = self.file_key(e)
+        for x in e.extents:
+            if x.pack.rel not in packs:
+                packs.clear()       # keep one pack in memory
+                packs[x.pack.rel] = self.read_pack(x.pack)
+            data = self.extent_data(e, fk, x, self.blob(x, packs[x.pack.rel], e))
+            f.seek(x.offset)
+            f.write(data)
 
     @staticmethod
     def _attributes(path, e, link=False):

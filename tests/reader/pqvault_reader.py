@@ -3,7 +3,7 @@
 alone (not from the C sources), to catch drift between the document and
 the code.  It never uses a passphrase: the recovery code gives the seed.
 
-  pqvault_reader.py verify  VAULT --recovery-code CODE [--verbose]
+  pqvault_reader.py verify  VAULT --recovery-code CODE [--verbose] [--chunking]
   pqvault_reader.py list    VAULT --recovery-code CODE [--json]
   pqvault_reader.py restore VAULT [NAME] --recovery-code CODE -o OUTDIR
 
@@ -16,10 +16,13 @@ missing, orphans, temporaries; format 2: epoch, segments, entries, packs,
 bytes, damaged, missing, leftovers, temporaries) and one stderr line per
 problem naming the file; orphans, leftovers and temporaries are reported
 but are not damage.  --verbose adds the files that verified and, for
-format 2, the chain value of the newest epoch.
+format 2 and 3, the chain value of the newest epoch.  --chunking (format 3)
+also cuts every chunked file again with section 21's chunker under the
+vault's key and compares (slow: small vaults only); its problems follow the
+summary line.
 
 The format version is read from the config's first line and dispatched to
-formatN.py (format1.py, format2.py).
+formatN.py (format1.py, format2.py, format3.py).
 """
 
 import argparse
@@ -34,7 +37,7 @@ from common import (EXIT_INTEGRITY, EXIT_USAGE, IntegrityError, NoVault,  # noqa
                     ReaderError, UnsupportedVersion, listing_json)
 
 PROG = "pqvault-reader"
-FORMATS = {1: "format1", 2: "format2"}
+FORMATS = {1: "format1", 2: "format2", 3: "format3"}
 
 
 def format_module(vault):
@@ -71,6 +74,7 @@ def main(argv=None):
             sp.add_argument("-o", "--output", required=True, metavar="OUTDIR")
         if name == "verify":
             sp.add_argument("--verbose", action="store_true")
+            sp.add_argument("--chunking", action="store_true")
     args = ap.parse_args(argv)
 
     code = args.recovery_code
@@ -112,6 +116,16 @@ def main(argv=None):
                 print("%s: verify: vault damaged: %d damaged, %d missing"
                       % (PROG, summary["damaged"], summary["missing"]), file=sys.stderr)
                 return EXIT_INTEGRITY
+            if args.chunking:
+                if not hasattr(vault, "check_chunking"):
+                    print("%s: verify: --chunking: format %d has no chunks" % (PROG, fmt.VERSION),
+                          file=sys.stderr)
+                    return EXIT_USAGE
+                problems = vault.check_chunking(say)
+                for e in problems:
+                    print("%s: verify: chunking: %s" % (PROG, e), file=sys.stderr)
+                if problems:
+                    return EXIT_INTEGRITY
         return 0
     except ReaderError as e:
         print("%s: %s: %s" % (PROG, args.cmd, e), file=sys.stderr)

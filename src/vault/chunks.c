@@ -133,6 +133,7 @@ chunks_of_state(pqv_vault *v, struct state *st, const struct names_walk *w)
         return 0;
     for (size_t i = 0; i < st->nsegs && rc == 0; i++) {
         const struct segment *s = &st->segs[i];
+        int counted = 0;
         for (size_t b = 0; b < s->ncblocks && rc == 0; b++) {
             struct chunk_rec *recs;
             size_t n;
@@ -141,7 +142,9 @@ chunks_of_state(pqv_vault *v, struct state *st, const struct names_walk *w)
                 if (rc != PQV_E_INTEGRITY || w == NULL || w->damaged == NULL)
                     break;
                 segment_name(s->epoch, sname);
-                (*w->damaged)++;
+                /* (Each damaged file counts once, FORMAT.md section 11.) */
+                if (!counted++)
+                    (*w->damaged)++;
                 vault_report(w->report, w->report_ctx, PQV_REPORT_ERROR, sname, "%s",
                     pqv_error_last()->reason);
                 rc = 0;

@@ -159,7 +159,7 @@ check_ok "half upgraded: config 1 beside segment 1" \
     sh -c "head -n 1 '$V/config' | grep -qx 'pqvault-config 1' && [ -e '$(seg 1)' ]"
 expect_status 0 pq list
 expect_status 0 pq upgrade
-expect_stdout_contains "upgraded to format 2"
+expect_stdout_contains "upgraded to format 3"
 # A half upgrade served where later epochs were seen: a rollback to it.
 serve "$T/half"; known
 expect_status 4 pq list

@@ -649,8 +649,7 @@ CODE=$(cat "$FX/v2-aes.recovery")
 head -c 300000 /dev/urandom >"$T/new.bin"
 cat "$T/new.bin" "$T/new.bin" >"$T/twice.bin"
 printf 'changed after the upgrade\n' >"$T/readme"
-# (The first writing command upgrades: pqvault upgrade of a format-2 vault
-# says "already format 2" and leaves it so.)
+# (The first writing command upgrades, as pqvault upgrade would.)
 expect_status 0 pq add --force --name docs/readme.txt "$T/readme"
 check_ok "mixed vault: the config says format 3" [ "$(head -n 1 "$V/config")" = "pqvault-config 3" ]
 expect_status 0 pq add --name docs/new.bin "$T/new.bin"

@@ -166,6 +166,8 @@ expect_status 0 pq get b -o "$T/out-left"
 check_ok "b restored despite the leftover" same_file "$T/b2" "$T/out-left"
 expect_status 0 pq check
 expect_stderr_contains "a pack no entry refers to (gc removes it)"
+# (The snapshots before keep the old data until they are forgotten.)
+expect_status 0 pq forget --keep-last 1
 expect_status 0 pq gc
 check_ok "gc removed the leftover pack" [ ! -e "$V/packs/ab/ab0102030405060708090a0b0c0d0e0f" ]
 check_ok "gc removed the packs of a and the old b, kept the new b's" \

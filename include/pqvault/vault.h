@@ -441,6 +441,14 @@ struct pqv_check_options {
 PQV_API int pqv_vault_check(pqv_vault *v, const struct pqv_check_options *opt,
     struct pqv_check_result *result) PQV_WARN_UNUSED;
 
+/* pqv_vault_repair_index(v, report, ctx, recovered, lost): format 3: the
+ * chunks a kept state uses that no chunk record places (a damaged chunk
+ * block) looked for in the packs' own tables, and those found recorded
+ * again (one epoch); *${recovered} found, *${lost} still without a place.
+ * Requires unlock+lock. */
+PQV_API int pqv_vault_repair_index(pqv_vault *v, pqv_report_fn report, void *ctx,
+    uint64_t *recovered, uint64_t *lost) PQV_WARN_UNUSED;
+
 /* pqv_vault_gc(v, opt, result): remove orphaned objects and leftover
  * temporary files (opt->read_data is ignored; ${opt} may be NULL).
  * Requires unlock+lock. */

@@ -885,7 +885,7 @@ int
 cmd_check(struct args *a)
 {
     const char *val;
-    int id, read_data = 0, no_key = 0;
+    int id, read_data = 0, no_key = 0, repair = 0;
     while ((id = next_arg(a, &val)) != ARG_END) {
         if (id == ARG_ERROR || id == ARG_HELP)
             return arg_stop(a, id);
@@ -893,16 +893,33 @@ cmd_check(struct args *a)
             read_data = 1;
         else if (id == OPT_NOKEY)
             no_key = 1;
+        else if (id == OPT_REPAIR_INDEX)
+            repair = 1;
         else
             return usage_error("unexpected operand '%s'", val);
     }
     if (no_key && read_data)
         return usage_error("--read-data needs the key: not with --no-key");
+    if (no_key && repair)
+        return usage_error("--repair-index needs the key: not with --no-key");
     pqv_vault *v;
     /* Without the key: structure only, no passphrase asked. */
-    int status = no_key ? open_vault(&v) : session(&v, 0);
+    int status = no_key ? open_vault(&v) : session(&v, repair);
     if (status != EXIT_OK)
         return status;
+    if (repair) {
+        uint64_t found = 0, lost = 0;
+        int rrc;
+        pqv_error_clear();
+        if ((rrc = pqv_vault_repair_index(v, report_cb, NULL, &found, &lost)) != 0) {
+            status = lib_error(NULL, rrc);
+            pqv_vault_close(v);
+            return status;
+        }
+        printf("index repaired: %llu chunk record%s recovered from the packs' tables, %llu "
+            "still lost\n", (unsigned long long)found, found == 1 ? "" : "s",
+            (unsigned long long)lost);
+    }
     struct pqv_check_result r;
     memset(&r, 0, sizeof(r));
     pqv_error_clear();

@@ -74,7 +74,8 @@ static const struct optdef rm_opts[] = {
     { "dry-run", 'n', 0, OPT_DRYRUN }, { "verbose", 0, 0, OPT_VERBOSE }, { NULL, 0, 0, 0 }
 };
 static const struct optdef check_opts[] = {
-    { "read-data", 0, 0, OPT_READDATA }, { "no-key", 0, 0, OPT_NOKEY }, { NULL, 0, 0, 0 }
+    { "read-data", 0, 0, OPT_READDATA }, { "no-key", 0, 0, OPT_NOKEY },
+    { "repair-index", 0, 0, OPT_REPAIR_INDEX }, { NULL, 0, 0, 0 }
 };
 static const struct optdef passwd_opts[] = {
     { "slot", 0, 1, OPT_SLOT }, { "clear", 0, 0, OPT_CLEAR }, { "kdf", 0, 1, OPT_KDF },
@@ -301,14 +302,17 @@ const struct command commands[] = {
       "Ends with a summary on stderr (not with -q).\n"
       "  -n, --dry-run     say what would be removed, change nothing\n"
       "  --verbose         name every entry removed\n" },
-    { "check", CMD_CHECK, check_opts, "[--read-data | --no-key]",
+    { "check", CMD_CHECK, check_opts, "[--read-data | --no-key] [--repair-index]",
       "Verify the config, the catalogue (every segment from the base up, its\n"
       "chain, the key file's history, this machine's last view of the vault)\n"
       "and the presence and size of every pack; report problems on stderr and\n"
       "a summary on stdout.\n"
       "  --read-data       also every pack's hash and every extent's tags\n"
       "  --no-key          without the passphrase: the structure of the config,\n"
-      "                    key file, segments and packs only\n" },
+      "                    key file, segments and packs only\n"
+      "  --repair-index    first, chunks whose records were lost (a damaged\n"
+      "                    segment) looked for in the packs' own tables and\n"
+      "                    recorded again (one epoch; takes the writer lock)\n" },
     { "passwd", CMD_PASSWD, passwd_opts,
       "[--slot 0|1] [--clear] [--kdf t=N,m=KIB,p=N | --kdf-time DURATION]",
       "Set or change the passphrase of a key slot (default: the slot that\n"

@@ -181,7 +181,8 @@ lost_chunks(struct scan *sc)
             if (!e->extents[j].located) {
                 sc->res->damaged++;
                 vault_report(sc->w.report, sc->w.report_ctx, PQV_REPORT_ERROR, e->name,
-                    "chunk %u has no record in the chain (its data cannot be found)", j);
+                    "chunk %u has no record in the chain (check --repair-index looks for it "
+                    "in the packs)", j);
                 break;
             }
     }

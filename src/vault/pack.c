@@ -165,8 +165,8 @@ read_chunk(pqv_vault *v, uint32_t index, const struct extent *x, uint8_t *plain,
     int rc;
 
     if (!x->located)
-        return error_set(PQV_E_INTEGRITY, NULL, "chunk %u has no record in the chain (its data "
-            "is lost)", index);
+        return error_set(PQV_E_INTEGRITY, NULL, "chunk %u has no record in the chain (check "
+            "--repair-index looks for it in the packs)", index);
     if (x->stored_len > chunk_blob_max(x->plain_len))
         return error_set(PQV_E_INTEGRITY, NULL, "chunk %u is too large", index);
     pack_name(x->pack_id, sname);

@@ -129,29 +129,53 @@ done:
     return rc;
 }
 
-int
-pack3_table(const pqv_vault *v, const uint8_t id[PACK_ID_BYTES], const uint8_t *data,
-    size_t len, struct chunk_rec **recs, size_t *n)
+/* Where a pack's bytes come from: in memory, or the storage (a ranged
+ * read: the table alone, not the blobs). */
+struct source3 {
+    const uint8_t *data;         /* in memory, or NULL */
+    pqv_storage *storage;
+    const char *name;
+};
+
+static int
+fetch(const struct source3 *src, uint64_t off, size_t len, uint8_t *out)
+{
+    if (src->data != NULL) {
+        memcpy(out, src->data + off, len);
+        return 0;
+    }
+    return src->storage->ops->get_range(src->storage, src->name, off, out, len);
+}
+
+/* read_table(v, id, src, len, recs, n): pack3_table over ${src}. */
+static int
+read_table(const pqv_vault *v, const uint8_t id[PACK_ID_BYTES], const struct source3 *src,
+    uint64_t len, struct chunk_rec **recs, size_t *n)
 {
     uint8_t key[32], nonce[PQV_AEAD_NONCE_BYTES], ad[PACK_HEADER_BYTES + PACK_ID_BYTES];
-    uint8_t loc[16], *plain = NULL;
-    uint64_t tlen, count, end = 0;
+    uint8_t loc[16], header[PACK_HEADER_BYTES], sealed_loc[PACK3_LOCATOR_BYTES];
+    uint8_t *plain = NULL, *sealed = NULL;
+    uint64_t tlen = 0, count, end = 0;
     struct chunk_rec *r = NULL;
     struct cursor c;
     int suite, rc;
 
     *recs = NULL;
     *n = 0;
-    if (len < PACK_HEADER_BYTES + PQV_AEAD_TAG_BYTES + PACK3_LOCATOR_BYTES ||
-        memcmp(data, "PQVP", 4) != 0 || data[4] != PACK3_VERSION || data[6] != 0 || data[7] != 0 ||
-        pqv_aead_name(suite = data[5]) == NULL)
+    if (len < PACK_HEADER_BYTES + PQV_AEAD_TAG_BYTES + PACK3_LOCATOR_BYTES)
+        return error_set(PQV_E_INTEGRITY, NULL, "not a pack of format 3");
+    if ((rc = fetch(src, 0, sizeof(header), header)) != 0 ||
+        (rc = fetch(src, len - PACK3_LOCATOR_BYTES, sizeof(sealed_loc), sealed_loc)) != 0)
+        return rc;
+    if (memcmp(header, "PQVP", 4) != 0 || header[4] != PACK3_VERSION || header[6] != 0 ||
+        header[7] != 0 || pqv_aead_name(suite = header[5]) == NULL)
         return error_set(PQV_E_INTEGRITY, NULL, "not a pack of format 3");
     if ((rc = pack_key(v, id, key)) != 0)
         return rc;
-    pack_ad(data, id, ad);
+    pack_ad(header, id, ad);
     nonce_of(0, nonce);
-    if ((rc = pqv_aead_open1(suite, key, nonce, ad, sizeof(ad), data + len - PACK3_LOCATOR_BYTES,
-             PACK3_LOCATOR_BYTES, loc)) != 0) {
+    if ((rc = pqv_aead_open1(suite, key, nonce, ad, sizeof(ad), sealed_loc, PACK3_LOCATOR_BYTES,
+             loc)) != 0) {
         rc = error_set(PQV_E_INTEGRITY, NULL, "pack's locator failed authentication (damaged, "
             "or another pack's)");
         goto done;
@@ -161,13 +185,14 @@ pack3_table(const pqv_vault *v, const uint8_t id[PACK_ID_BYTES], const uint8_t *
         rc = error_set(PQV_E_INTEGRITY, NULL, "pack's table is out of bounds");
         goto done;
     }
-    if ((plain = malloc(tlen)) == NULL) {
+    if ((plain = malloc(tlen)) == NULL || (sealed = malloc(tlen)) == NULL) {
         rc = PQV_E_NOMEM;
         goto done;
     }
+    if ((rc = fetch(src, len - PACK3_LOCATOR_BYTES - tlen, tlen, sealed)) != 0)
+        goto done;
     nonce_of(1, nonce);
-    if ((rc = pqv_aead_open1(suite, key, nonce, ad, sizeof(ad),
-             data + len - PACK3_LOCATOR_BYTES - tlen, tlen, plain)) != 0) {
+    if ((rc = pqv_aead_open1(suite, key, nonce, ad, sizeof(ad), sealed, tlen, plain)) != 0) {
         rc = error_set(PQV_E_INTEGRITY, NULL, "pack's table failed authentication");
         goto done;
     }
@@ -206,10 +231,31 @@ pack3_table(const pqv_vault *v, const uint8_t id[PACK_ID_BYTES], const uint8_t *
     r = NULL;
 done:
     free(r);
+    free(sealed);
     if (plain != NULL) {
         util_wipe(plain, tlen);
         free(plain);
     }
     util_wipe(key, sizeof(key));
     return rc;
+}
+
+int
+pack3_table(const pqv_vault *v, const uint8_t id[PACK_ID_BYTES], const uint8_t *data,
+    size_t len, struct chunk_rec **recs, size_t *n)
+{
+    struct source3 src = { data, NULL, NULL };
+
+    return read_table(v, id, &src, len, recs, n);
+}
+
+int
+pack3_read_table(pqv_vault *v, const uint8_t id[PACK_ID_BYTES], uint64_t size,
+    struct chunk_rec **recs, size_t *n)
+{
+    char sname[STORAGE_NAME_MAX];
+    struct source3 src = { NULL, v->storage, sname };
+
+    pack_name(id, sname);
+    return read_table(v, id, &src, size, recs, n);
 }

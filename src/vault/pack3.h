@@ -41,4 +41,10 @@ int pack3_finish(const pqv_vault *v, const uint8_t id[PACK_ID_BYTES], const stru
 int pack3_table(const pqv_vault *v, const uint8_t id[PACK_ID_BYTES], const uint8_t *data,
     size_t len, struct chunk_rec **recs, size_t *n);
 
+/* pack3_read_table(v, id, size, recs, n): the same for pack ${id} of
+ * ${size} bytes in the vault's storage, reading its table only (ranged
+ * reads: the header, the locator, the table). */
+int pack3_read_table(pqv_vault *v, const uint8_t id[PACK_ID_BYTES], uint64_t size,
+    struct chunk_rec **recs, size_t *n);
+
 #endif

@@ -476,7 +476,7 @@ verify_extents(struct scan *sc)
                     rc = error_set(PQV_E_INTEGRITY, NULL, "chunk %u's plaintext is not its "
                         "identity's", k);
             }
-            util_wipe(plain, PQV_OBJECT_MAX_PLAIN);
+            util_wipe(plain, e->extents[k].plain_len);
             if (rc == PQV_E_INTEGRITY) {
                 sc->res->damaged++;
                 vault_report(sc->w.report, sc->w.report_ctx, PQV_REPORT_ERROR, e->name, "%s",

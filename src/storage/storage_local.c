@@ -41,6 +41,7 @@
  * hundred directories); beyond this, opened and closed each time.  Never
  * evicted, so a descriptor another thread uses is never closed under it. */
 #define MAX_CACHED_DIRS 320
+#define MAX_CACHED_FILES 16
 
 struct local_storage {
     pqv_storage base;
@@ -58,6 +59,17 @@ struct local_storage {
     } dirs[MAX_CACHED_DIRS];
     size_t ndirs;
     int lock_fd;
+    /* Packs open for ranged reads (a restore reads many chunks of few
+     * packs: one open each, not one a chunk).  A pack is never rewritten,
+     * only deleted; one deleted here is dropped from the cache. */
+    pthread_mutex_t files_mutex;
+    struct {
+        char *name;
+        int fd;
+        unsigned users;          /* reads in progress (never closed then) */
+        uint64_t used;           /* when last taken (LRU) */
+    } files[MAX_CACHED_FILES];
+    uint64_t files_clock;
 };
 
 /* split_name(name, dir, base): the directory part ("" at the top) and the
@@ -297,13 +309,101 @@ local_get(pqv_storage *s, const char *name, uint8_t **data, size_t *len, size_t 
     return rc != 0 ? error_subject(rc, name) : 0;
 }
 
+/* file_take(ls, name, slot): a cached descriptor of pack ${name}, opened
+ * if need be (-1 in *${slot}: not cached, the caller reads as before). */
+static int
+file_take(struct local_storage *ls, const char *name, int *slot)
+{
+    const char *base;
+    int dfd, owned, fd, rc, free_slot = -1;
+
+    *slot = -1;
+    if (strncmp(name, "packs/", 6) != 0)
+        return 0;
+    pthread_mutex_lock(&ls->files_mutex);
+    for (int i = 0; i < MAX_CACHED_FILES; i++)
+        if (ls->files[i].name != NULL && strcmp(ls->files[i].name, name) == 0) {
+            ls->files[i].users++;
+            ls->files[i].used = ++ls->files_clock;
+            *slot = i;
+            pthread_mutex_unlock(&ls->files_mutex);
+            return 0;
+        }
+    pthread_mutex_unlock(&ls->files_mutex);
+    if ((rc = with_dir(ls, name, &dfd, &owned, &base)) != 0)
+        return rc;
+    rc = fsutil_open_regular(dfd, base, &fd, NULL);
+    dir_put(dfd, owned);
+    if (rc != 0)
+        return error_subject(rc, name);
+    pthread_mutex_lock(&ls->files_mutex);
+    for (int i = 0; i < MAX_CACHED_FILES; i++)
+        if (ls->files[i].users == 0 && (free_slot < 0 || ls->files[i].name == NULL ||
+                (ls->files[free_slot].name != NULL && ls->files[i].used < ls->files[free_slot].used)))
+            free_slot = i;
+    if (free_slot >= 0) {
+        char *copy = strdup(name);
+        if (copy != NULL) {
+            if (ls->files[free_slot].name != NULL) {
+                free(ls->files[free_slot].name);
+                close(ls->files[free_slot].fd);
+            }
+            ls->files[free_slot].name = copy;
+            ls->files[free_slot].fd = fd;
+            ls->files[free_slot].users = 1;
+            ls->files[free_slot].used = ++ls->files_clock;
+            *slot = free_slot;
+            fd = -1;
+        }
+    }
+    pthread_mutex_unlock(&ls->files_mutex);
+    if (fd >= 0)
+        close(fd); /* (all busy: the caller reads without the cache) */
+    return 0;
+}
+
+static void
+file_put(struct local_storage *ls, int slot)
+{
+    pthread_mutex_lock(&ls->files_mutex);
+    ls->files[slot].users--;
+    pthread_mutex_unlock(&ls->files_mutex);
+}
+
+/* file_drop(ls, name): a pack deleted: out of the cache. */
+static void
+file_drop(struct local_storage *ls, const char *name)
+{
+    pthread_mutex_lock(&ls->files_mutex);
+    for (int i = 0; i < MAX_CACHED_FILES; i++)
+        if (ls->files[i].name != NULL && ls->files[i].users == 0 &&
+            strcmp(ls->files[i].name, name) == 0) {
+            free(ls->files[i].name);
+            close(ls->files[i].fd);
+            ls->files[i].name = NULL;
+        }
+    pthread_mutex_unlock(&ls->files_mutex);
+}
+
 static int
 local_get_range(pqv_storage *s, const char *name, uint64_t offset, uint8_t *buf, size_t len)
 {
+    struct local_storage *ls = (struct local_storage *)s;
     const char *base;
-    int dfd, owned, rc;
+    int dfd, owned, rc, slot;
 
-    if ((rc = with_dir((struct local_storage *)s, name, &dfd, &owned, &base)) != 0)
+    if ((rc = file_take(ls, name, &slot)) != 0)
+        return rc;
+    if (slot >= 0) {
+        ssize_t got = fsutil_pread_all(ls->files[slot].fd, buf, len, offset, name);
+        file_put(ls, slot);
+        if (got < 0)
+            return (int)got;
+        if ((size_t)got < len)
+            return error_set(PQV_E_INTEGRITY, name, "shorter than expected");
+        return 0;
+    }
+    if ((rc = with_dir(ls, name, &dfd, &owned, &base)) != 0)
         return rc;
     rc = fsutil_read_file_range(dfd, base, offset, buf, len);
     dir_put(dfd, owned);
@@ -433,6 +533,7 @@ local_del(pqv_storage *s, const char *name)
     if ((rc = dir_get(ls, dir, 0, &dfd, &owned)) != 0)
         return error_subject(rc, name);
     full_path(ls, name, what);
+    file_drop(ls, name);
     rc = io_unlinkat(dfd, base, 0, what);
     dir_put(dfd, owned);
     if (rc != 0)
@@ -637,8 +738,14 @@ local_close(pqv_storage *s)
     if (ls->rootfd >= 0)
         close(ls->rootfd);
     free(ls->root);
+    for (int i = 0; i < MAX_CACHED_FILES; i++)
+        if (ls->files[i].name != NULL) {
+            free(ls->files[i].name);
+            close(ls->files[i].fd);
+        }
     pthread_mutex_destroy(&ls->mutex);
     pthread_mutex_destroy(&ls->dirs_mutex);
+    pthread_mutex_destroy(&ls->files_mutex);
     free(ls);
 }
 
@@ -697,6 +804,7 @@ pqv_storage_local_open(pqv_storage **out, const char *dir, int create)
     }
     pthread_mutex_init(&ls->mutex, NULL);
     pthread_mutex_init(&ls->dirs_mutex, NULL);
+    pthread_mutex_init(&ls->files_mutex, NULL);
     ls->lock_fd = -1;
     ls->base.ops = &local_ops;
     *out = &ls->base;

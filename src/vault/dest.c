@@ -53,6 +53,9 @@ dest_open(struct dest *d, const char *path, int create)
 void
 dest_close(struct dest *d)
 {
+    if (d->last_fd > 0)
+        close(d->last_fd);
+    free(d->last_dir);
     for (size_t i = 0; i < d->ndirs; i++)
         close(d->dirs[i].fd);
     free(d->dirs);
@@ -122,6 +125,36 @@ split(const char *rel, char *dir, size_t dirlen, const char **base)
     return 0;
 }
 
+/* open_dir_cached(d, dir, fd): the directory ${dir} below the destination
+ * (created if missing, no link followed), from the one the file before
+ * went into when it is the same (a descriptor, not a path: what is opened
+ * stays the directory it was, whatever is renamed meanwhile). */
+static int
+open_dir_cached(struct dest *d, const char *dir, int *fd)
+{
+    int rc, got;
+
+    if (d->last_dir != NULL && strcmp(d->last_dir, dir) == 0 &&
+        (*fd = fcntl(d->last_fd, F_DUPFD_CLOEXEC, 0)) >= 0)
+        return 0;
+    if ((rc = fsutil_open_dirs(d->rootfd, d->root, dir,
+             d->batched ? FSUTIL_CREATE : FSUTIL_CREATE_SYNC, 0755, fd)) != 0)
+        return rc;
+    if ((got = fcntl(*fd, F_DUPFD_CLOEXEC, 0)) >= 0) {
+        char *copy = strdup(dir);
+        if (copy == NULL) {
+            close(got);
+            return 0; /* (no cache: not an error) */
+        }
+        if (d->last_fd > 0)
+            close(d->last_fd);
+        free(d->last_dir);
+        d->last_dir = copy;
+        d->last_fd = got;
+    }
+    return 0;
+}
+
 int
 dest_open_file(struct dest_file *f, struct dest *d, const char *rel, const char *display,
     int force, int allow_device)
@@ -145,8 +178,7 @@ dest_open_file(struct dest_file *f, struct dest *d, const char *rel, const char 
         return rc;
     }
     snprintf(f->base, sizeof(f->base), "%s", base);
-    if ((rc = fsutil_open_dirs(d->rootfd, d->root, dir, d->batched ? FSUTIL_CREATE : FSUTIL_CREATE_SYNC,
-             0755, &f->dirfd)) != 0)
+    if ((rc = open_dir_cached(d, dir, &f->dirfd)) != 0)
         goto fail;
     if (fstatat(f->dirfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0) {
         if (S_ISDIR(st.st_mode)) {

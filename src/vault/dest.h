@@ -28,6 +28,9 @@ struct dest {
                                    attributes unsynced; each batch ends with one
                                    syncfs per file system (dest_sync_dirs), the
                                    restore with dest_sync_all */
+    char *last_dir;             /* the directory the last file went into ... */
+    int last_fd;                /* ... and its descriptor (a tree restores in name
+                                   order: the next file is mostly beside it) */
 };
 struct dest_file {
     int dirfd;                  /* the file's directory */

@@ -136,23 +136,69 @@ fsmeta_fill_entry(struct entry *e, const char *name, int kind, const struct stat
 
 /* ---- entry -> file (get) ---- */
 
+/* The names looked up on this machine by a restore, per thread (a tree
+ * of thousands of files has a handful of owners: the password and group
+ * files are read once each, not once a file). */
+#define OWNER_CACHE 32
+static __thread struct {
+    char name[64];
+    int group, found;
+    uint32_t id;
+} owner_cache[OWNER_CACHE];
+static __thread unsigned owner_cached, owner_next;
+
+/* id_of(name, group, id): the local id of user (group) ${name}; 0 if none. */
+static int
+id_of(const char *name, int group, uint32_t *id)
+{
+    char buf[4096];
+    int found = 0;
+    unsigned k;
+
+    for (k = 0; k < owner_cached; k++)
+        if (owner_cache[k].group == group && strcmp(owner_cache[k].name, name) == 0) {
+            if (owner_cache[k].found)
+                *id = owner_cache[k].id;
+            return owner_cache[k].found;
+        }
+    if (group) {
+        struct group gr, *grp = NULL;
+        if (getgrnam_r(name, &gr, buf, sizeof(buf), &grp) == 0 && grp != NULL) {
+            *id = grp->gr_gid;
+            found = 1;
+        }
+    } else {
+        struct passwd pw, *pwp = NULL;
+        if (getpwnam_r(name, &pw, buf, sizeof(buf), &pwp) == 0 && pwp != NULL) {
+            *id = pwp->pw_uid;
+            found = 1;
+        }
+    }
+    if (strlen(name) < sizeof(owner_cache[0].name)) {
+        k = owner_cached < OWNER_CACHE ? owner_cached++ : owner_next++ % OWNER_CACHE;
+        snprintf(owner_cache[k].name, sizeof(owner_cache[k].name), "%s", name);
+        owner_cache[k].group = group;
+        owner_cache[k].found = found;
+        owner_cache[k].id = found ? *id : 0;
+    }
+    return found;
+}
+
 /* fsmeta_owner(e, uid, gid): as root, the owner to restore: by name when the
  * name exists here (as tar does), else by number; 0 when not root. */
 int
 fsmeta_owner(const struct entry *e, uid_t *uid, gid_t *gid)
 {
-    char buf[4096];
-    struct passwd pw, *pwp = NULL;
-    struct group gr, *grp = NULL;
+    uint32_t id;
 
     if (geteuid() != 0 || e->epoch == 0) /* (format 1 kept no owners) */
         return 0;
     *uid = e->uid;
     *gid = e->gid;
-    if (e->user != NULL && getpwnam_r(e->user, &pw, buf, sizeof(buf), &pwp) == 0 && pwp != NULL)
-        *uid = pwp->pw_uid;
-    if (e->group != NULL && getgrnam_r(e->group, &gr, buf, sizeof(buf), &grp) == 0 && grp != NULL)
-        *gid = grp->gr_gid;
+    if (e->user != NULL && id_of(e->user, 0, &id))
+        *uid = id;
+    if (e->group != NULL && id_of(e->group, 1, &id))
+        *gid = id;
     return 1;
 }
 

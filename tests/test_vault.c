@@ -639,12 +639,18 @@ test_reader_races_writer(void)
     CHECK(same_file("race.new", "race.got"));
     struct stat st;
     CHECK(stat(out, &st) == 0 && (st.st_mode & 07777) == 0600); /* new metadata */
-    /* Removed while read: not found, and nothing written. */
+    /* Removed while read (and its data collected): not found and nothing
+     * written, or the state from before the removal whole (the reader
+     * still held the pack open); never anything else. */
     hooked.fired = 0;
     hooked.hook = remove_racefile;
     path_of(out, sizeof(out), "race.got2");
-    CHECK_EQ_INT(pqv_vault_get(r, "race", out, NULL), PQV_E_NOTFOUND);
-    CHECK(stat(out, &st) != 0);
+    int got = pqv_vault_get(r, "race", out, NULL);
+    CHECK(got == PQV_E_NOTFOUND || got == 0);
+    if (got == PQV_E_NOTFOUND)
+        CHECK(stat(out, &st) != 0);
+    else
+        CHECK(same_file("race.new", "race.got2"));
     pqv_vault_close(r);
     hooked.inner->ops->close(hooked.inner);
     free(old);

@@ -91,6 +91,9 @@ log_name(pqv_vault *v, const char *name, int json, unsigned long long count)
     if (json)
         printf("[");
     for (size_t i = nver; i-- > 0 && (count == 0 || shown < count);) {
+        /* (Absent from the first kept snapshot on: no change there.) */
+        if (i == 0 && !ver[i].present)
+            continue;
         for (size_t k = 0; k < ns; k++)
             if (s[k].epoch == ver[i].epoch) {
                 if (json)
@@ -171,6 +174,19 @@ kind_letter(int type)
     return type == PQV_ENTRY_DIR ? "d" : type == PQV_ENTRY_SYMLINK ? "l" : "f";
 }
 
+/* resolve(v, spec, epoch): a SNAP operand (malformed: a usage error, as
+ * --at's). */
+static int
+resolve(pqv_vault *v, const char *spec, uint64_t *epoch)
+{
+    int rc;
+
+    pqv_error_clear();
+    if ((rc = pqv_vault_resolve_snapshot(v, spec, epoch)) == PQV_E_INVAL)
+        return usage_error("%s", pqv_error_last()->reason);
+    return rc != 0 ? lib_error(spec, rc) : EXIT_OK;
+}
+
 static void
 fields_text(unsigned f, char *out, size_t n)
 {
@@ -218,9 +234,9 @@ cmd_diff(struct args *a)
     int rc = 0;
     pqv_error_clear();
     for (int i = 0; i < nspec && rc == 0; i++)
-        if ((rc = pqv_vault_resolve_snapshot(v, specs[i], &e[i])) != 0)
-            status = lib_error(specs[i], rc);
-    if (rc == 0 && (rc = pqv_vault_diff(v, e[0], e[1], prefix, &c, &n)) != 0)
+        if ((status = resolve(v, specs[i], &e[i])) != EXIT_OK)
+            rc = -1;
+    if (rc == 0 && (pqv_error_clear(), rc = pqv_vault_diff(v, e[0], e[1], prefix, &c, &n)) != 0)
         status = lib_error(NULL, rc);
     if (rc == 0) {
         uint64_t added = 0, removed = 0, changed = 0;
@@ -238,8 +254,8 @@ cmd_diff(struct args *a)
                     c[i].what == PQV_DIFF_ADDED ? "added" : c[i].what == PQV_DIFF_REMOVED ?
                     "removed" : "changed");
                 json_string(stdout, en->name);
-                printf(", \"type\": \"%s\", \"size\": %llu, \"fields\": ", kind_letter(en->type),
-                    (unsigned long long)en->size);
+                printf(", \"type\": \"%s\", \"size\": %llu, \"fields\": ",
+                    pqv_entry_type_name(en->type), (unsigned long long)en->size);
                 json_string(stdout, f);
                 printf("}");
                 continue;
@@ -305,9 +321,9 @@ cmd_versions(struct args *a)
                     (unsigned long long)ver[i].epoch, (unsigned long long)ver[i].last,
                     ver[i].present ? "true" : "false");
                 if (ver[i].present)
-                    printf(", \"type\": \"%s\", \"size\": %llu, \"mode\": %u",
-                        kind_letter(ver[i].entry.type), (unsigned long long)ver[i].entry.size,
-                        (unsigned)ver[i].entry.mode);
+                    printf(", \"type\": \"%s\", \"size\": %llu, \"mode\": \"%04o\"",
+                        pqv_entry_type_name(ver[i].entry.type),
+                        (unsigned long long)ver[i].entry.size, (unsigned)ver[i].entry.mode);
                 printf("}");
                 continue;
             }
@@ -428,12 +444,8 @@ cmd_forget(struct args *a)
     pqv_vault *v = NULL;
     if (status == EXIT_OK)
         status = session(&v, !opt.dry_run);
-    for (size_t i = 0; status == EXIT_OK && i < nspecs; i++) {
-        int rc;
-        pqv_error_clear();
-        if ((rc = pqv_vault_resolve_snapshot(v, specs[i], &epochs[i])) != 0)
-            status = lib_error(specs[i], rc);
-    }
+    for (size_t i = 0; status == EXIT_OK && i < nspecs; i++)
+        status = resolve(v, specs[i], &epochs[i]);
     if (status == EXIT_OK) {
         uint64_t n = 0;
         int rc;
@@ -480,8 +492,12 @@ pin_common(struct args *a, int pinned)
         return status;
     uint64_t e;
     int rc;
+    if ((status = resolve(v, spec, &e)) != EXIT_OK) {
+        pqv_vault_close(v);
+        return status;
+    }
     pqv_error_clear();
-    if ((rc = pqv_vault_resolve_snapshot(v, spec, &e)) != 0 || (rc = pqv_vault_pin(v, e, pinned)) != 0)
+    if ((rc = pqv_vault_pin(v, e, pinned)) != 0)
         status = lib_error(spec, rc);
     else if (!g_cli.quiet)
         fprintf(stderr, "snapshot %llu %s\n", (unsigned long long)e, pinned ? "pinned: forget "

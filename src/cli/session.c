@@ -87,6 +87,12 @@ state_report_cb(void *ctx, int level, const char *subject, const char *message)
 int
 resolve_location(void)
 {
+    /* --at: the reading commands that read a state, only (a writer never
+     * writes a snapshot; copy copies the whole history). */
+    if (g_cli.at != NULL && g_cli.cmd != NULL && strcmp(g_cli.cmd, "list") != 0 &&
+        strcmp(g_cli.cmd, "get") != 0 && strcmp(g_cli.cmd, "check") != 0)
+        return usage_error("--at is for list, get and check (a snapshot is read, never "
+            "written; copy copies the whole history)");
     if (g_cli.vault_dir)
         return EXIT_OK;
     const char *env = getenv("PQVAULT_DIR");
@@ -306,10 +312,6 @@ session(pqv_vault **v, int writer)
     int rc = open_with(v, 0);
     if (rc != EXIT_OK)
         return rc;
-    if (writer && g_cli.at != NULL) {
-        rc = usage_error("--at is for reading commands (a snapshot is never written)");
-        goto fail;
-    }
     if (writer && (rc = lock_vault(*v)) != EXIT_OK)
         goto fail;
     if ((rc = unlock_vault(*v)) != EXIT_OK || (rc = apply_at(*v, g_cli.at)) != EXIT_OK)

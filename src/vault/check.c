@@ -193,6 +193,10 @@ lost_chunks(struct scan *sc)
 static int
 leftover(struct scan *sc, const char *name, const char *what)
 {
+    /* At a snapshot (--at), what other states use is not examined: no
+     * leftovers are judged (gc judges them from the newest state). */
+    if (sc->v->at_epoch != 0)
+        return 0;
     if (sc->writer[0] != '\0') {
         sc->res->in_flight++;
         vault_report(sc->w.report, sc->w.report_ctx, PQV_REPORT_INFO, name,
@@ -687,6 +691,8 @@ pqv_vault_gc(pqv_vault *v, const struct pqv_check_options *opt, struct pqv_check
         return rc;
     if (v->config.version == 1)
         return check_v1_gc(v, opt, result);
+    if (v->config.version == 2 && (rc = upgrade_if_needed(v, opt->report, opt->report_ctx)) != 0)
+        return rc;
     memset(&res, 0, sizeof(res));
     res.format = v->config.version;
     memset(&garbage, 0, sizeof(garbage));

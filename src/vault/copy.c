@@ -2,8 +2,9 @@
  * copy.c: a vault copied to another storage (a directory to a bucket, or
  * back), blob for blob, without re-encryption (pqvault copy --to).
  *
- * Only what the current state needs is copied: every pack and format-1
- * object an entry refers to, the segments from the base to the newest,
+ * Only what the chain keeps is copied: every pack and format-1 object an
+ * entry of the newest state or of a kept snapshot refers to, the segments
+ * from the base to the newest and those kept snapshots are made from,
  * the key file (when it lives in the vault), and the config last, so that
  * the copy is a vault only once everything it refers to is there, durable.
  * Every blob is verified before it is written: packs against the SHA-256
@@ -27,12 +28,15 @@
 #include "vault/names.h"
 #include "vault/pack.h"
 #include "vault/segment.h"
+#include "vault/snapshots.h"
 #include "vault/state.h"
 #include "vault/vault_internal.h"
 
 struct copy {
     pqv_vault *v;
     struct state st;
+    struct snapshots kept;       /* the snapshots the chain keeps (their segments and data
+                                    are copied too) */
     pqv_storage *to;
     const struct pqv_copy_options *opt;
     struct pqv_copy_result res;
@@ -167,25 +171,53 @@ copy_blob(struct copy *c, const char *name, const struct copy_blob *b, size_t ma
 }
 
 /* copy_data(c): every pack and object the state refers to. */
+/* Every pack and object of every kept state, gathered. */
+struct gather {
+    struct copy_blob *b;
+    size_t n, cap;
+};
+
+static int
+gather_entry(void *ctx, const struct entry *e)
+{
+    struct gather *g = ctx;
+
+    for (uint32_t k = 0; k < e->nextents; k++) {
+        const struct extent *x = &e->extents[k];
+        if (x->chunk && !x->located)
+            continue; /* (no place: check reports it; nothing to copy) */
+        if (g->n == g->cap) {
+            size_t cap = g->cap ? 2 * g->cap : 1024;
+            struct copy_blob *grown = realloc(g->b, cap * sizeof(*grown));
+            if (grown == NULL)
+                return PQV_E_NOMEM;
+            g->b = grown;
+            g->cap = cap;
+        }
+        memset(&g->b[g->n], 0, sizeof(g->b[g->n]));
+        memcpy(g->b[g->n].id, x->pack_id, PACK_ID_BYTES);
+        g->b[g->n].v1 = (x->pack_flags & PACK_V1_OBJECT) != 0;
+        g->n++;
+    }
+    return 0;
+}
+
 static int
 copy_data(struct copy *c)
 {
+    struct gather g = { NULL, 0, 0 };
     struct copy_blob *blobs;
-    size_t total = 0, n = 0;
+    size_t n;
     int rc = 0;
 
-    for (size_t i = 0; i < c->st.n; i++)
-        total += c->st.entries[i].nextents;
-    if ((blobs = calloc(total + 1, sizeof(*blobs))) == NULL)
-        return PQV_E_NOMEM;
-    for (size_t i = 0; i < c->st.n; i++)
-        for (uint32_t k = 0; k < c->st.entries[i].nextents; k++) {
-            const struct extent *x = &c->st.entries[i].extents[k];
-            memcpy(blobs[n].id, x->pack_id, PACK_ID_BYTES);
-            blobs[n].v1 = (x->pack_flags & PACK_V1_OBJECT) != 0;
-            blobs[n].e = &c->st.entries[i];
-            n++;
-        }
+    /* The newest state's, and every kept snapshot's. */
+    if ((rc = chunks_of_state(c->v, &c->st, NULL)) != 0 ||
+        (rc = snapshots_each_entry(c->v, &c->st, &c->kept, NULL, gather_entry, &g)) != 0) {
+        free(g.b);
+        return rc;
+    }
+    blobs = g.b;
+    n = g.n;
     util_sort(blobs, n, sizeof(*blobs), compare_blobs);
     /* Recorded sizes and hashes, from any segment of the chain. */
     for (size_t s = 0; s < c->st.nsegs; s++)
@@ -218,27 +250,33 @@ copy_data(struct copy *c)
     return rc;
 }
 
-/* copy_segments(c): the chain, base first, each opened again as it is
- * copied; one already at the destination must be the same bytes. */
+/* copy_segments(c): the segments kept snapshots are made from (old
+ * generations first), then the chain, base first, each opened again as it
+ * is copied and checked against the chain value the chain records; one
+ * already at the destination must be the same bytes. */
 static int
 copy_segments(struct copy *c)
 {
     pqv_storage *from = c->v->storage;
     int rc = 0;
 
-    for (size_t i = 0; i < c->st.nsegs && rc == 0; i++) {
-        uint64_t epoch = c->st.segs[i].epoch;
+    for (uint64_t epoch = 1; epoch <= c->st.epoch && rc == 0; epoch++) {
         char sname[STORAGE_NAME_MAX];
         struct segment s;
-        uint8_t *data, *there;
+        uint8_t *data, *there, want[32];
         size_t len, tlen;
+        if (!snapshots_needed(&c->kept, &c->st, epoch))
+            continue;
+        if (snapshots_expected_chain(&c->st, epoch, want) != 0)
+            return error_set(PQV_E_INTEGRITY, NULL, "the chain records no value for epoch %llu",
+                (unsigned long long)epoch);
         segment_name(epoch, sname);
-        /* No more than the verified chain says it holds. */
-        if ((rc = from->ops->get(from, sname, &data, &len,
-                 (size_t)segment_size(&c->st.segs[i]))) != 0)
-            return rc;
+        /* No more than a segment may hold. */
+        if ((rc = from->ops->get(from, sname, &data, &len, MAX_SEGMENT_BYTES)) != 0)
+            return rc == PQV_E_NOTFOUND ? error_set(PQV_E_INTEGRITY, sname, "is missing (a "
+                "kept snapshot needs it)") : rc;
         if ((rc = segment_open(c->v, epoch, data, len, &s)) == 0) {
-            rc = memcmp(s.chain, c->st.segs[i].chain, 32) == 0 ? 0 :
+            rc = memcmp(s.chain, want, 32) == 0 ? 0 :
                 error_set(PQV_E_INTEGRITY, sname, "changed while the vault was copied");
             segment_free(&s);
         }
@@ -299,6 +337,9 @@ pqv_vault_copy(pqv_vault *v, pqv_storage *to, const struct pqv_copy_options *opt
         return rc;
     if (to == NULL)
         return PQV_E_INVAL;
+    if (v->at_epoch != 0)
+        return error_set(PQV_E_INVAL, NULL, "copy copies the whole vault, its history with it "
+            "(--at reads one snapshot: restore it with get instead)");
     if (opt == NULL)
         opt = &none;
     if (v->config.version < 2)
@@ -325,7 +366,8 @@ pqv_vault_copy(pqv_vault *v, pqv_storage *to, const struct pqv_copy_options *opt
     }
     if ((rc = state_current(v, &c.st, NULL)) != 0)
         return rc;
-    if ((rc = state_load(v, &c.st)) != 0 || (rc = copy_data(&c)) != 0 ||
+    if ((rc = state_load(v, &c.st)) != 0 || (rc = snapshots_load(&c.st, &c.kept)) != 0 ||
+        (rc = copy_data(&c)) != 0 ||
         (rc = to->ops->barrier(to)) != 0 || (rc = copy_segments(&c)) != 0 ||
         (rc = to->ops->barrier(to)) != 0)
         goto done;
@@ -347,6 +389,7 @@ pqv_vault_copy(pqv_vault *v, pqv_storage *to, const struct pqv_copy_options *opt
 done:
     if (result != NULL)
         *result = c.res;
+    snapshots_free(&c.kept);
     state_free(&c.st);
     return rc;
 }

@@ -91,6 +91,7 @@ void check_v1_keyfile_status(pqv_vault *v, pqv_report_fn report, void *report_ct
 
 /* ---- upgrade.c ---- */
 /* upgrade_if_needed(v, report, ctx): a format-1 vault upgraded to format 2
+ * and on to 3, a format-2 vault to 3
  * (docs/FORMAT.md section 17), or an interrupted upgrade finished; no-op
  * for format 2.  Requires unlock+lock. */
 int upgrade_if_needed(pqv_vault *v, pqv_report_fn report, void *ctx);

@@ -197,6 +197,11 @@ pqv_vault_rm(pqv_vault *v, const char *name, const struct pqv_rm_options *opt)
     if ((rc = state_check_format(v)) != 0 ||
         (!opt->dry_run && (rc = upgrade_finish_interrupted(v, opt->report, opt->report_ctx)) != 0))
         return rc;
+    /* Format 2 becomes 3 first, as with every writing command (its rm is
+     * then a snapshot). */
+    if (!opt->dry_run && v->config.version == 2 &&
+        (rc = upgrade_if_needed(v, opt->report, opt->report_ctx)) != 0)
+        return rc;
     if (v->config.version == 1 && opt->dry_run)
         return error_set(PQV_E_UNSUPPORTED, NULL, "a dry run needs format 2 (upgrade the vault "
             "first)");

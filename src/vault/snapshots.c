@@ -391,8 +391,8 @@ snapshots_needed(const struct snapshots *s, const struct state *st, uint64_t epo
 
 /* expected_chain(cur, epoch, out): chain(epoch) as the current chain
  * knows it: its own segments', or its base's history. */
-static int
-expected_chain(const struct state *cur, uint64_t epoch, uint8_t out[32])
+int
+snapshots_expected_chain(const struct state *cur, uint64_t epoch, uint8_t out[32])
 {
     const struct segment *base = &cur->segs[0];
     size_t lo = 0, hi = base->nhistory;
@@ -442,7 +442,7 @@ snapshots_state(pqv_vault *v, struct state *cur, const struct snapshot *sn, stru
         }
         st->nsegs++;
         /* The very segment the chain recorded, in its place. */
-        if (expected_chain(cur, e, want) != 0 || !util_ct_equal(want, s->chain, 32) ||
+        if (snapshots_expected_chain(cur, e, want) != 0 || !util_ct_equal(want, s->chain, 32) ||
             (e == sn->base ? s->kind != SEGMENT_BASE
                            : s->kind != SEGMENT_DELTA || s->base != sn->base ||
                                  !util_ct_equal(s->prev_chain, prev, 32))) {
@@ -651,7 +651,7 @@ snapshots_each_entry(pqv_vault *v, struct state *cur, const struct snapshots *ke
                         "it: deleted?)");
                 break;
             }
-            if (expected_chain(cur, e, want) != 0 || !util_ct_equal(want, s.chain, 32))
+            if (snapshots_expected_chain(cur, e, want) != 0 || !util_ct_equal(want, s.chain, 32))
                 rc = error_set(PQV_E_INTEGRITY, sname, "is not the segment the chain recorded "
                     "for epoch %llu (replaced or moved)", (unsigned long long)e);
             if (rc == 0)

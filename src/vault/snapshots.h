@@ -84,6 +84,11 @@ struct names_walk;
 int snapshots_each_entry(pqv_vault *v, struct state *cur, const struct snapshots *kept,
     const struct names_walk *w, int (*fn)(void *ctx, const struct entry *e), void *ctx);
 
+/* snapshots_expected_chain(cur, epoch, out): chain(${epoch}) as the
+ * current chain records it (its own segments', or its base's history);
+ * -1 if it records none. */
+int snapshots_expected_chain(const struct state *cur, uint64_t epoch, uint8_t out[32]);
+
 /* snapshots_resolve(s, spec, epoch): the kept snapshot ${spec} names: an
  * epoch ("123"), "latest", "latest~N", a date ("2026-11-30": the newest
  * snapshot of that day, local time) or a time ("2026-11-30T14:00",

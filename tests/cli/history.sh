@@ -81,7 +81,7 @@ expect_stderr_contains "no such snapshot"
 expect_status 2 pq --at 2026-13-45 list
 expect_stderr_contains "not a snapshot"
 expect_status 2 pq --at "$E1" add "$S" --name s
-expect_stderr_contains "--at is for reading commands"
+expect_stderr_contains "--at is for list, get and check"
 expect_status 0 pq --at "$E1" check
 expect_stdout_contains "entries: 3"
 
@@ -168,6 +168,25 @@ cp "$V/segments/$other" "$seg" 2>/dev/null
 expect_status 4 pq --at "$EK" list
 cp "$T/seg.kept" "$seg"
 expect_status 0 pq check
+
+# ---- copies keep the history; --at where it means nothing ----
+expect_status 0 pq copy --to "$T/copy"
+expect_status 0 pq -v "$T/copy" log
+expect_stderr_contains "snapshot"
+expect_status 0 pq -v "$T/copy" --at "$EK" get s/later -o -
+expect_stdout_contains "later"
+expect_status 0 pq -v "$T/copy" check --read-data
+expect_status 2 pq --at "$EK" copy --to "$T/copy2"
+expect_stderr_contains "--at is for list, get and check"
+expect_status 2 pq --at "$EK" info
+check_ok "copy --at wrote nothing" [ ! -e "$T/copy2" ]
+expect_status 2 pq diff 2026-13-45
+expect_stderr_contains "not a snapshot"
+expect_status 2 pq forget not-a-snapshot
+expect_status 0 pq log s/never-stored
+expect_empty_stdout
+expect_status 0 pq --at "$EK" check
+check_ok "check at a snapshot judges no leftovers" grep -q "leftovers: 0" "$OUT"
 
 # ---- a ransomware drill ----
 mkdir -p "$T/victim/docs"

@@ -97,6 +97,9 @@ pq get big -o "$T/o1" >/dev/null 2>"$ERR" || st=$?
 check_ok "segment chunk block flipped: get big exits 4, nothing written ($st)" \
     test "$st" -eq 4 -a ! -e "$T/o1"
 expect_stderr_contains "segment chunk block 0 failed authentication"
+# small's chunk record is in its own segment: served.
+expect_status 0 pq get small -o "$T/o2"
+check_ok "segment chunk block flipped: small intact" same_file "$T/small" "$T/o2"
 # The entries are intact: list shows both names, and says a block is lost.
 expect_status 4 pq list
 expect_stdout_contains "big"

@@ -195,6 +195,26 @@ oldpack=$(find "$V/packs" -type f | sort | comm -13 "$T/packs-before" -)
 check_ok "d/x and d/y share one pack" test -n "$oldpack" -a "$(echo "$oldpack" | wc -l)" -eq 1
 cp "$oldpack" "$T/oldpack"
 expect_status 0 pq rm d/x
+# A live blob of that pack damaged first: gc copies blobs as they are, so it
+# must not rewrite a pack that does not match its SHA-256 (nor delete it):
+# it refuses, and check --read-data still finds the pack.  d/y's blobs lie
+# either first (from byte 8, about 600 KB) or after d/x's (from about 3 MB):
+# a flip at 300000 damages d/y in the first case, at 3300000 in the other.
+cp -a "$V" "$T/before-gc" && cp -a "$XDG_STATE_HOME" "$T/before-gc-state"
+flip_byte "$oldpack" 300000
+if pq get d/y -o - >/dev/null 2>&1; then
+    flip_byte "$oldpack" 300000
+    flip_byte "$oldpack" 3300000
+fi
+st=0
+pq get d/y -o - >/dev/null 2>&1 || st=$?
+check_ok "a live blob of the mostly unused pack damaged (get d/y exits $st)" test "$st" -eq 4
+expect_status 4 pq gc
+expect_stderr_contains "$(basename "$oldpack"): does not match its SHA-256: not rewritten"
+check_ok "gc left the damaged pack in place" test -e "$oldpack"
+expect_status 4 pq check --read-data
+expect_stderr_contains "$(basename "$oldpack") does not match its SHA-256"
+rm -rf "$V" "$XDG_STATE_HOME" && mv "$T/before-gc" "$V" && mv "$T/before-gc-state" "$XDG_STATE_HOME"
 expect_status 0 pq gc
 expect_stdout_contains "rewritten: 1 pack without their unused chunks"
 check_ok "gc deleted the old pack" test ! -e "$oldpack"

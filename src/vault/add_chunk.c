@@ -499,9 +499,12 @@ add_chunk_file(struct adder *a, struct add_file *f)
                 vault_report(opt->report, opt->report_ctx, PQV_REPORT_WARNING, f->path,
                     "changed while it was being read: reading it again");
         }
+        /* complete() frees ${pf} once its chunks have retired (at once for
+         * a file without data). */
+        int again = pf->state == FILE_CHANGED && attempt < READ_ATTEMPTS;
         if ((rc = complete(p)) != 0)
             return rc;
-        if (pf->state != FILE_CHANGED || attempt == READ_ATTEMPTS)
+        if (!again)
             return a->rc;
     }
 }

@@ -105,7 +105,9 @@ for f in m r.old r a b c d e p s; do
     if [ "$f" = r.old ]; then
         cp "$T/r.old" "$T/r" && pq -q add "$T/r" || fail "add r"
     elif [ "$f" = r ]; then
-        head -c 3000 /dev/urandom >"$T/r" && pq -q add "$T/r" || fail "add r again"
+        # A new file (a new inode): changed whatever the clock's granularity.
+        head -c 3000 /dev/urandom >"$T/r.new" && mv "$T/r.new" "$T/r" && pq -q add "$T/r" ||
+            fail "add r again"
     else
         pq -q add "$T/$f" || fail "add $f"
     fi

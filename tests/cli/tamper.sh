@@ -235,6 +235,20 @@ check_ok "d/y intact beside the replayed pack" same_file "$T/d/y" "$T/y.out"
 expect_status 0 pq gc
 expect_stdout_contains "removed: 1 (leftovers: 1, temporaries: 0)"
 check_ok "gc deleted the replayed pack" test ! -e "$oldpack"
+# Put back once more, with a byte of d/x's blobs flipped (d/x's lie first
+# or after d/y's: both candidates flipped, d/y's chunks are in the chain
+# anyway), then d/x added again: the add adopts the chunks of a pack no
+# segment names (FORMAT.md section 23), but only those whose blob opens; it
+# stores the damaged one again, so d/x restores.
+cp "$T/oldpack" "$oldpack"
+flip_byte "$oldpack" 300000
+flip_byte "$oldpack" 3300000
+expect_status 0 pq add "$T/d" --name d
+rm -f "$T/x.out"
+expect_status 0 pq get d/x -o "$T/x.out"
+check_ok "d/x intact, added again beside a damaged pack of its chunks" same_file "$T/d/x" "$T/x.out"
+expect_status 0 pq check --read-data
+expect_stdout_contains "damaged: 0, missing: 0"
 
 # ---- format 1 (a copy of the frozen fixture) ----
 V=$T/v1

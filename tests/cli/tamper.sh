@@ -2,8 +2,10 @@
 # in a pack (a blob, its table, its locator), in a segment's entry block,
 # chunk block and head, in the config and in the key file; missing packs
 # and segments; gc of temporaries and leftovers (packs no entry refers to),
-# gc rewriting a mostly unused pack, that pack put back afterwards (a
-# leftover, never read).  Then format 1, on a copy of the frozen fixture
+# gc rewriting a mostly unused pack (and refusing to while a live blob of
+# it is damaged), that pack put back afterwards (a leftover, never read),
+# then put back damaged before its chunks are added again (only blobs that
+# open are adopted).  Then format 1, on a copy of the frozen fixture
 # tests/fixtures/v1-aes: a flipped byte in an object and a record, and gc
 # of an orphaned object.
 . "$(dirname "$0")/lib.sh"

@@ -138,11 +138,24 @@ chunks_of_state(pqv_vault *v, struct state *st, const struct names_walk *w)
     }
     for (size_t i = 0; i < st->nsegs && rc == 0; i++) {
         const struct segment *s = &st->segs[i];
-        int counted = 0;
+        uint8_t last[CHUNK_ID_BYTES];
+        int counted = 0, have_last = 0;
         for (size_t b = 0; b < s->ncblocks && rc == 0; b++) {
             struct chunk_rec *recs;
             size_t n;
-            if ((rc = segment_chunks(v, s, b, &recs, &n)) != 0) {
+            /* Ascending across the segment's blocks too (a block moved
+             * or repeated is damage). */
+            if ((rc = segment_chunks(v, s, b, &recs, &n)) == 0 && n > 0 && have_last &&
+                memcmp(recs[0].id, last, CHUNK_ID_BYTES) <= 0) {
+                free(recs);
+                rc = error_set(PQV_E_INTEGRITY, NULL, "segment chunk block %zu is out of order",
+                    b);
+            }
+            if (rc == 0 && n > 0) {
+                memcpy(last, recs[n - 1].id, CHUNK_ID_BYTES);
+                have_last = 1;
+            }
+            if (rc != 0) {
                 char sname[STORAGE_NAME_MAX];
                 if (rc != PQV_E_INTEGRITY)
                     break;

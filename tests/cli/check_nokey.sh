@@ -57,7 +57,13 @@ head -c 5 "$T/pack.orig" >"$pack"
 expect_status 4 pqn check --no-key
 expect_stderr_contains "too short for a pack"
 expect_stderr_contains "$(basename "$pack")"
+# A pack of format 3 one byte short: not a Padmé length (its header says
+# format 3, the key is not needed to see it).
+head -c $(( $(stat -c %s "$T/pack.orig") - 1 )) "$T/pack.orig" >"$pack"
+expect_status 4 pqn check --no-key
+expect_stderr_contains "not the length of a pack of format 3"
 cp "$T/pack.orig" "$pack"
+expect_status 0 pqn check --no-key
 # A stray file and a leftover temporary.
 echo junk >"$V/packs/zz"
 expect_status 4 pqn check --no-key

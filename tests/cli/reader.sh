@@ -386,12 +386,13 @@ cat "$OUT"
 sums() {
     (d=$1 && shift && cd "$d" && find "$@" -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum)
 }
-for kind in aes chacha upgraded gc; do
+for kind in aes chacha upgraded gc history; do
     CODE=$(cat "$FX/v3-$kind.recovery")
     PF=$FX/v3.pass
     [ "$kind" = upgraded ] && PF=$FX/v2.pass
     top=docs
     [ "$kind" = gc ] && top=keep
+    [ "$kind" = history ] && top=h
     V=$T/fx3-$kind
     cp -r "$FX/v3-$kind" "$V"
 
@@ -460,6 +461,7 @@ for kind in aes chacha upgraded gc; do
     rm "$N/keyfile"
     sub=docs/nested
     [ "$kind" = gc ] && sub=keep/file1
+    [ "$kind" = history ] && sub=h/sub
     expect_status 0 rdr restore "$N" "$sub" --recovery-code "$CODE" -o "$T/v3nokey-out-$kind"
     check_ok "v3-$kind without key file: $sub restored alone, as pqvault get's" \
         diff -r --no-dereference "$C/$sub" "$T/v3nokey-out-$kind/$sub"
@@ -491,7 +493,14 @@ for kind in aes chacha upgraded gc; do
         flip_byte "$pack" "$off"
         v3_damaged "a flipped byte in a pack's ${at%%:*}" "${pack#"$D"/}: "
     done
-    expect_status 4 rdr restore "$D" --recovery-code "$CODE" -o "$T/v3pack-out-$kind"
+    # (v3-history's largest pack holds lines.txt, which only the pinned
+    # snapshot 3 has: the damage shows there, not in the newest state.)
+    if [ "$kind" = history ]; then
+        expect_status 0 rdr restore "$D" --recovery-code "$CODE" -o "$T/v3pack-out-$kind"
+        expect_status 4 rdr restore "$D" --recovery-code "$CODE" --at 3 -o "$T/v3pack-out3-$kind"
+    else
+        expect_status 4 rdr restore "$D" --recovery-code "$CODE" -o "$T/v3pack-out-$kind"
+    fi
     D=$T/v3short-$kind
     cp -r "$FX/v3-$kind" "$D"
     pack=$(big_pack "$D")
@@ -523,6 +532,41 @@ PYEOF
     sed -i '1s/ 3$/ 9/' "$U/config"
     expect_status 1 rdr verify "$U" --recovery-code "$CODE"
     expect_stderr_contains "unsupported version 9"
+done
+# v3-history (section 26): the reader's kept snapshots are the frozen log
+# --json; each kept snapshot restored by the reader has the frozen SHA-256
+# of its files, and agrees with pqvault --at in everything; a deleted
+# segment of the old generation's kept snapshots, and the pinned
+# snapshot's own, are found by both with the same summary.
+V=$T/fx3-history
+CODE=$(cat "$FX/v3-history.recovery")
+PF=$FX/v3.pass
+expect_status 0 rdr snapshots "$V" --recovery-code "$CODE" --json
+check_ok "v3-history: reader's snapshots --json is the frozen log --json" \
+    cmp -s "$OUT" "$FX/v3-history.log.json"
+: >"$T/sums-at"
+for e in 3 6 7 10 11; do
+    rm -rf "$T/at"
+    rdr restore "$V" --recovery-code "$CODE" --at "$e" -o "$T/at" >/dev/null 2>"$ERR"
+    sums "$T/at" h | sed "s/^/$e /" >>"$T/sums-at"
+done
+check_ok "v3-history: every kept snapshot restored by the reader byte for byte (the frozen SHA-256)" \
+    cmp -s "$T/sums-at" "$FX/v3-history.snapshots.sha256"
+history_compare "v3-history"
+for at in 1:3 3:3 7:7; do
+    ep=${at%:*}
+    D=$T/v3hist-gone-$ep
+    cp -r "$FX/v3-history" "$D"
+    seg=segments/$(printf %016x $ep)
+    rm "$D/$seg"
+    expect_status 4 rdr verify "$D" --recovery-code "$CODE"
+    expect_stderr_contains "$seg: missing: snapshot ${at#*:}, which the chain keeps, needs it"
+    cp "$OUT" "$T/summary-reader"
+    V=$D
+    expect_status 4 pq check --read-data
+    expect_stderr_contains "$seg"
+    check_ok "v3-history, kept segment $ep deleted: reader's verify summary equals pqvault check --read-data's" \
+        cmp -s "$T/summary-reader" "$OUT"
 done
 # v3-upgraded's config of format 2 put back (its MAC made with the code's
 # key, as a storage attacker with the old config would have it): the

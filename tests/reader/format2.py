@@ -560,12 +560,14 @@ class Segment:
             self.extensions.append((typ, flags, body))
 
     def _parse_history(self, c, typ, flags, body):
-        """Section 26's extensions, all critical: a snapshot (any segment
-        whose command changed names), the kept list (a base), a forget (a
+        """Section 26's extensions, all critical: a snapshot (a delta whose
+        command changed names), the kept list (a base), a forget (a
         delta)."""
         if not flags & 1:
             c.fail("extension %d not marked critical" % typ)
         if typ == history.EXT_SNAPSHOT:
+            if self.kind != KIND_DELTA:
+                c.fail("a snapshot extension in a base (a base is never a snapshot)")
             self.snapshot = history.parse_snapshot(Cursor, body, self)
         elif typ == history.EXT_KEPT:
             if self.kind != KIND_BASE:

@@ -121,22 +121,24 @@ def kept_snapshots(chain):
                 kept[k.epoch] = k.copy()
             continue
         if s.forget is not None:
-            # In order: every epoch named must be kept when its turn comes
-            # (so one forgotten twice, or forgotten and pinned, is refused).
+            # Every epoch named (in any of the lists) must be kept before
+            # this forget applies, and a forgotten one not pinned then; the
+            # pins and unpins apply, then the forgotten ones go.
             forgotten, pinned, unpinned = s.forget
             for what, eps in (("forgets", forgotten), ("pins", pinned), ("unpins", unpinned)):
                 for e in eps:
                     if e not in kept:
                         raise IntegrityError(s.rel, "%s epoch %d, which is not a kept snapshot"
                                              % (what, e))
-                    if what == "forgets":
-                        if kept[e].pinned:
-                            raise IntegrityError(s.rel, "forgets epoch %d, which is pinned" % e)
-                        del kept[e]
-                    elif what == "pins":
-                        kept[e].flags |= SF_PINNED
-                    else:
-                        kept[e].flags &= ~SF_PINNED
+            for e in forgotten:
+                if kept[e].pinned:
+                    raise IntegrityError(s.rel, "forgets epoch %d, which is pinned" % e)
+            for e in pinned:
+                kept[e].flags |= SF_PINNED
+            for e in unpinned:
+                kept[e].flags &= ~SF_PINNED
+            for e in forgotten:
+                kept.pop(e, None)
         if s.snapshot is not None:
             kept[s.epoch] = s.snapshot.copy()
     return dict(sorted(kept.items()))

@@ -1,7 +1,8 @@
 #!/bin/sh
 # The independent Python reader (tests/reader/, written from docs/FORMAT.md
 # alone) against the frozen fixtures: its FrodoKEM against the known-answer
-# vectors, its chunker against section 21's vectors; for each v1, v2 and v3
+# vectors, its chunker against section 21's vectors, its parsers of section
+# 26's head extensions against malformed ones; for each v1, v2 and v3
 # fixture, with only the recovery code: verify passes and its summary
 # equals `pqvault check --read-data`'s, list --json equals the frozen
 # listing, restore gives the original files byte for byte with their modes
@@ -11,7 +12,10 @@
 # object or pack) fails verify naming the file; a wrong code is refused.
 # Then vaults written now by pqvault (format 3, and a v2 copy upgraded),
 # with what the fixtures lack, before and after gc's compaction and
-# repacking, and one with a writer's imported batch.
+# repacking, and one with a writer's imported batch.  History (section 26):
+# every kept snapshot of those vaults and of v3-history listed, verified
+# and restored as pqvault --at reads it, and a vault of three generations
+# with kept segments deleted and replaced.
 cd "$(dirname "$0")/../.." || exit 1      # the project root, from any directory
 . tests/cli/lib.sh
 FX=$PWD/tests/fixtures
@@ -382,6 +386,12 @@ XDG_STATE_HOME=$T/state3
 st=$?
 cat "$OUT"
 [ "$st" -eq 0 ] || fail "test_chunker.py: exit $st"
+# Section 26's head extensions: well-formed and malformed ones, the kept
+# snapshots through forgets (its own ok/FAIL lines).
+"$PY" "$RD/test_history.py" >"$OUT" 2>"$ERR"
+st=$?
+cat "$OUT"
+[ "$st" -eq 0 ] || fail "test_history.py: exit $st"
 # sums DIR PATH...: sha256sum of every regular file, sorted (as make-v3.sh).
 sums() {
     (d=$1 && shift && cd "$d" && find "$@" -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum)

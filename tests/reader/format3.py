@@ -296,17 +296,17 @@ class Vault(format2.Vault):
                 self.index[r.id] = r
                 self.records_by_pack.setdefault(r.pack.id, []).append(r)
 
-    def state(self):
-        st = super().state()
+    def state(self, at=None):
+        st = super().state(at)
         self._build_index(self.chain, self.pack_info(self.chain))
         return st
 
     # -- verify's hooks
-    def _uses(self, state, info, bad_key, damage):
-        users, damaged = super()._uses(state, info, bad_key, damage)
+    def _uses(self, entries, info, bad_key, damage):
+        users, damaged = super()._uses(entries, info, bad_key, damage)
         self._build_index(self.chain, info)
-        for name in sorted(state):
-            e = state[name]
+        for e in entries:
+            name = e.name
             if e.kind != E_FILE or not e.chunked:
                 continue
             for ch in e.chunks:

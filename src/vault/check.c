@@ -358,7 +358,9 @@ scan(pqv_vault *v, struct scan *sc, struct pqv_check_result *res, pqv_report_fn 
     if ((rc = state_load_reporting(v, &sc->st, &sc->w)) != 0)
         goto fail;
     res->records = sc->st.n;
-    if ((rc = snapshots_load(&sc->st, &sc->kept)) != 0)
+    /* At a snapshot (--at), its own state only: the kept list of the
+     * current chain is not this state's to judge. */
+    if (v->at_epoch == 0 && (rc = snapshots_load(&sc->st, &sc->kept)) != 0)
         goto fail;
     report_conflicts(sc);
     lost_chunks(sc);

@@ -626,12 +626,12 @@ check_pack_size(void *ctx, const char *name, const uint8_t *id, uint64_t size)
             "too short for a pack (%llu bytes)", (unsigned long long)size);
         return 0;
     }
-    /* A pack of format 3 (its header says) is a Padmé length with room for
+    /* A pack of format 3 (its header says) is a padded length with room for
      * its table and locator: what can be said without the key. */
     if (c->v->storage->ops->get_range(c->v->storage, name, 0, h, sizeof(h)) == 0 &&
         h[4] == PACK3_VERSION &&
         (size < PACK_HEADER_BYTES + PQV_AEAD_TAG_BYTES + PACK3_LOCATOR_BYTES ||
-            pack3_padme(size) != size)) {
+            !pack3_is_padded(size))) {
         c->res->damaged++;
         vault_report(c->w->report, c->w->report_ctx, PQV_REPORT_ERROR, name,
             "not the length of a pack of format 3 (%llu bytes: truncated?)",

@@ -162,7 +162,7 @@ repack(pqv_vault *v, struct state *st, const struct chunk_index *used, pqv_repor
          * its live blobs alone would take (their table, its padding) is
          * compared with what it takes: more than a fifth to gain, it is
          * rewritten (a small pack's table and padding are no waste). */
-        uint64_t need = pack3_padme(PACK_HEADER_BYTES + u[i].live + 10 +
+        uint64_t need = pack3_padded(PACK_HEADER_BYTES + u[i].live + 10 +
             u[i].nlive * REPACK_RECORD_MAX + PQV_AEAD_TAG_BYTES + PACK3_LOCATOR_BYTES);
         if (u[i].size == 0 || u[i].size <= need ||
             (u[i].size - need) * REPACK_DEAD_PART <= u[i].size)

@@ -183,6 +183,9 @@ if [ -x "$PQV_TEST" ]; then
     pk=$(packbytes)
     expect_status 0 pq add --json "$T/k"
     sk=$(stored) pf=$(packbytes)
+    check_ok "rerun: stored_bytes = the new packs' size" test "$pf" -eq $((pk + sk))
+    check_le "rerun: the killed add's packs not stored again (stored $sk, left $pk, clean $clean)" \
+        $((pk + sk)) $((clean + clean / 25))
     check_le "rerun: the vault at most 4% above a clean add's" "$pf" $((clean + clean / 25))
     expect_status 0 pq gc
     expect_stdout_contains "(leftovers: 0,"

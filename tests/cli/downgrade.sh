@@ -1,11 +1,12 @@
 # tests/cli/downgrade.sh: a config of format 1 put back beside a vault
-# upgraded to format 2 (issue 17 item 1).  Format 1 has no chain, no local
-# state and no key file history, so a storage attacker who restores the
-# pre-upgrade config (and records) would undo every change made since the
-# upgrade, unnoticed.  Refused (exit 4) when this machine saw the vault as
-# format 2, and whenever format-2 segments beyond an upgrade's base lie
-# beside the format-1 config; a half-finished upgrade (config 1 beside a
-# verifying segment 1, FORMAT.md section 17) is still read and finished.
+# upgraded (issue 17 item 1; the upgrade goes on to format 3 now,
+# FORMAT.md section 24).  Format 1 has no chain, no local state and no key
+# file history, so a storage attacker who restores the pre-upgrade config
+# (and records) would undo every change made since the upgrade, unnoticed.
+# Refused (exit 4) when this machine saw the vault as format 2 or 3, and
+# whenever segments beyond an upgrade's base lie beside the format-1
+# config; a half-finished upgrade (config 1 beside a verifying segment 1,
+# FORMAT.md section 17) is still read and finished.
 . "$(dirname "$0")/lib.sh"
 PQV_T=$PQV_TEST
 FX=$(cd "$(dirname "$0")/../fixtures" && pwd)
@@ -15,13 +16,18 @@ S=$XDG_STATE_HOME
 cp -r "$FX/v1-aes" "$V"
 cp -a "$V" "$T/pre"                                 # format 1, never upgraded
 expect_status 0 pq upgrade                          # epoch 1
+check_ok "format 1 upgraded to format 3 in one step" grep -qx 'pqvault-config 3' "$V/config"
 expect_status 0 pq rm docs/readme.txt               # epoch 2
 printf 'new\n' >"$T/newfile.txt"
 expect_status 0 pq add "$T/newfile.txt"             # epoch 3
 cp -a "$V" "$T/at3"
 cp -a "$S" "$T/state3"
+# segver N: the version byte of segment N's header (FORMAT.md section 11).
+segver() { od -An -tu1 -j4 -N1 "$(printf '%s/segments/%016x' "$V" "$1")" | tr -d ' '; }
+check_ok "the upgrade's base is a segment of version 2, the later ones of version 3" \
+    test "$(segver 1) $(segver 2) $(segver 3)" = "2 3 3"
 STATEFILE=$(find "$S" -type f ! -name '*.lock')
-check_ok "the local state records the vault's format" grep -qx 'format 2' "$STATEFILE"
+check_ok "the local state records the vault's format (3)" grep -qx 'format 3' "$STATEFILE"
 
 serve() { rm -rf "$V" && cp -a "$1" "$V"; }
 known() { rm -rf "$S" && cp -a "$T/state3" "$S"; }
@@ -67,12 +73,12 @@ expect_stderr_contains "downgrade: the config says format 1, but the vault holds
 downgraded; known
 rm "$(seg 2)" "$(seg 3)"
 expect_status 4 pq list
-expect_stderr_contains "downgrade: the config says format 1, but this vault was seen here as format 2 at epoch 3"
+expect_stderr_contains "downgrade: the config says format 1, but this vault was seen here as format 3 at epoch 3"
 
 # ---- the whole pre-upgrade copy served (no segment at all) ----
 serve "$T/pre"; known
 expect_status 4 pq list
-expect_stderr_contains "downgrade: the config says format 1, but this vault was seen here as format 2 at epoch 3"
+expect_stderr_contains "downgrade: the config says format 1, but this vault was seen here as format 3 at epoch 3"
 expect_status 4 pq get docs/readme.txt -o -
 expect_empty_stdout
 expect_status 4 pq rm docs/empty
@@ -112,12 +118,13 @@ expect_status 4 pq list
 expect_stderr_contains "seen here as format 2 at epoch 3"
 serve "$T/at3"
 expect_status 0 pq add "$T/other"
-check_ok "the next record is of version 2 again" grep -qx 'format 2' "$STATEFILE"
+check_ok "the next record is of version 2 again (format 3)" \
+    sh -c "grep -qx 'pqvault-state 2' '$STATEFILE' && grep -qx 'format 3' '$STATEFILE'"
 
 # ---- accept: the owner restored the format-1 copy on purpose ----
 serve "$T/pre"; known
 expect_status 0 pq accept
-expect_stdout_contains "accepted the format-1 vault as it is (epoch 3 of format 2 was known here"
+expect_stdout_contains "accepted the format-1 vault as it is (epoch 3 of format 3 was known here"
 expect_status 0 pq list
 expect_stdout_contains "docs/readme.txt"
 expect_status 0 pq upgrade
@@ -139,14 +146,14 @@ expect_status 0 pq check
 # rm finishes the upgrade first (records removed beside the base would
 # come back with it), then removes.
 expect_status 0 pq rm docs/readme.txt
-check_ok "rm finished the upgrade" grep -qx 'pqvault-config 2' "$V/config"
+check_ok "rm finished the upgrade (to format 3)" grep -qx 'pqvault-config 3' "$V/config"
 expect_status 0 pq list
 if grep -qx 'docs/readme.txt' "$OUT"; then fail "rm on a half upgrade: readme.txt still listed"; else
     ok "rm on a half upgrade: readme.txt removed"; fi
 # add finishes it too.
 serve "$T/half"; rm -rf "$S" && cp -a "$T/state-half" "$S"
 expect_status 0 pq add "$T/other"
-check_ok "add finished the upgrade" grep -qx 'pqvault-config 2' "$V/config"
+check_ok "add finished the upgrade (to format 3)" grep -qx 'pqvault-config 3' "$V/config"
 expect_status 0 pq check
 # Without local state (the state's own write failed, rename:2, which is no
 # failure of the command, then the config's, rename:3), or read by another

@@ -29,7 +29,7 @@
 extern "C" {
 #endif
 
-#define PQV_FORMAT_VERSION 2       /* the newest format this library reads and writes */
+#define PQV_FORMAT_VERSION 3       /* the newest format this library reads and writes */
 #define PQV_FORMAT_DEFAULT 3       /* what pqv_vault_create writes unless told */
 #define PQV_OBJECT_MAX_PLAIN (4u << 20)   /* 4 MiB of plaintext per object */
 #define PQV_NAME_MAX 4096                 /* bytes in a stored name */

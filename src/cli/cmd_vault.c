@@ -633,10 +633,10 @@ cmd_upgrade(struct args *a)
     struct pqv_info in;
     pqv_error_clear();
     int rc = pqv_vault_info(v, &in);
-    if (rc == 0 && in.format_version >= 2) {
+    if (rc == 0 && in.format_version >= PQV_FORMAT_VERSION) {
         printf("already format %d\n", in.format_version);
     } else if (rc == 0 && (rc = pqv_vault_upgrade(v, report_cb, NULL)) == 0) {
-        printf("upgraded to format 2\n");
+        printf("upgraded to format %d\n", PQV_FORMAT_VERSION);
     }
     if (rc != 0)
         status = lib_error(NULL, rc);

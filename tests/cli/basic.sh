@@ -5,6 +5,7 @@
 # ---- help, version, usage errors (exit 2) ----
 expect_status 0 "$PQV" --version
 expect_stdout_contains "pqvault "
+expect_stdout_contains "(vault format 3)"
 expect_status 0 "$PQV" --help
 expect_stdout_contains "Exit status"
 for c in init add get list rm check passwd recover info speed gc help; do

@@ -166,7 +166,7 @@ check_ok "half upgraded: config 1 beside segment 1" \
     sh -c "head -n 1 '$V/config' | grep -qx 'pqvault-config 1' && [ -e '$(seg 1)' ]"
 expect_status 0 pq list
 expect_status 0 pq upgrade
-expect_stdout_contains "upgraded to format 2"
+expect_stdout_contains "upgraded to format 3"
 # A half upgrade served where later epochs were seen: a rollback to it.
 serve "$T/half"; known
 expect_status 4 pq list
@@ -186,4 +186,32 @@ expect_status 0 pq list
 serve "$T/half"; fresh
 flip_byte "$(seg 1)" 80
 expect_status 4 pq list
+
+# ---- format 2 -> 3 (FORMAT.md section 24) ----
+# A format-2 vault becomes format 3 by its config alone; its segments
+# from then on are of version 3, and the local state records format 3.
+# A config of format 2 put back afterwards is a downgrade: refused (exit
+# 4) by the version-3 segments beside it, with or without local state, and
+# by the local state when the whole pre-upgrade copy is served.
+PF=$FX/v2.pass
+rm -rf "$V" "$S"
+cp -r "$FX/v2-aes" "$V"
+cp -a "$V" "$T/pre2"                                # format 2 at epoch 5
+expect_status 0 pq list
+STATEFILE=$(find "$S" -type f ! -name '*.lock')
+check_ok "seen here as format 2 at epoch 5" \
+    sh -c "grep -qx 'format 2' '$STATEFILE' && grep -qx 'epoch 5' '$STATEFILE'"
+cp -a "$S" "$T/state2"
+expect_status 0 pq upgrade
+expect_stdout_contains "upgraded to format 3"
+check_ok "upgrade 2 -> 3: the config says format 3" grep -qx 'pqvault-config 3' "$V/config"
+check_ok "upgrade 2 -> 3: by the config alone (no segment written)" [ ! -e "$(seg 6)" ]
+expect_status 0 pq upgrade
+expect_stdout_contains "already format 3"
+expect_status 0 pq add "$T/newfile.txt"             # epoch 6
+check_ok "the first commit after the upgrade is a segment of version 3" test "$(segver 6)" = 3
+check_ok "the local state records format 3 at epoch 6" \
+    sh -c "grep -qx 'format 3' '$STATEFILE' && grep -qx 'epoch 6' '$STATEFILE'"
+cp -a "$V" "$T/at6"
+cp -a "$S" "$T/state6"
 finish

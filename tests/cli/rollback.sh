@@ -193,7 +193,7 @@ cp -r tests/fixtures/v1-aes "$V"
 chmod -R u+w "$V"
 PF=tests/fixtures/v1.pass
 expect_status 0 pq upgrade
-expect_stdout_contains "upgraded to format 2"
+expect_stdout_contains "upgraded to format 3"
 check_ok "upgrade: no record left" [ -z "$(find "$V/records" -type f 2>/dev/null)" ]
 expect_status 0 pq check --read-data
 O=$(first_file "$V/objects")

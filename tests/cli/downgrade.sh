@@ -214,4 +214,99 @@ check_ok "the local state records format 3 at epoch 6" \
     sh -c "grep -qx 'format 3' '$STATEFILE' && grep -qx 'epoch 6' '$STATEFILE'"
 cp -a "$V" "$T/at6"
 cp -a "$S" "$T/state6"
+known6() { rm -rf "$S" && cp -a "$T/state6" "$S"; }
+# downgraded2: the format-2 config put back beside epoch 6.
+downgraded2() { serve "$T/at6" && cp "$T/pre2/config" "$V/config"; }
+# unchanged2 WHAT: the vault is still as downgraded2 left it (config of
+# format 2, no epoch 7).
+unchanged2() {
+    check_ok "$1 left the format-2 config as it was, wrote no epoch" \
+        sh -c "cmp -s '$V/config' '$T/pre2/config' && [ ! -e '$(seg 7)' ]"
+}
+F3="segments/0000000000000006: a segment of format 3 in a vault of format 2"
+
+# The config put back, this machine having seen format 3: every keyed
+# command refused, nothing rewritten (each on the vault as put back).
+downgraded2; known6
+expect_status 4 pq list
+expect_stderr_contains "$F3"
+expect_one_error_line
+check_ok "list printed nothing of the downgraded state" [ ! -s "$OUT" ]
+expect_status 4 pq get newfile.txt -o -
+expect_empty_stdout
+expect_status 4 pq check
+expect_stderr_contains "$F3"
+for cmd in add rm upgrade gc accept; do
+    downgraded2; known6
+    case $cmd in
+    add) expect_status 4 pq add "$T/other" ;;
+    rm) expect_status 4 pq rm docs/empty ;;
+    *) expect_status 4 pq $cmd ;;
+    esac
+    expect_stderr_contains "$F3"
+    unchanged2 "$cmd"
+done
+# Without local state: the segment of version 3 tells, with the key or
+# without (check --no-key compares the headers, FORMAT.md section 20).
+downgraded2; fresh
+expect_status 4 pq list
+expect_stderr_contains "$F3"
+for cmd in add upgrade; do
+    downgraded2; fresh
+    case $cmd in
+    add) expect_status 4 pq add "$T/other" ;;
+    *) expect_status 4 pq $cmd ;;
+    esac
+    expect_stderr_contains "$F3"
+    unchanged2 "$cmd without local state"
+done
+downgraded2; fresh
+expect_status 4 pqn check --no-key
+expect_stderr_contains "$F3"
+expect_stdout_contains "damaged: 1"
+
+# The whole pre-upgrade copy served (all of format 2, at epoch 5): the
+# local state tells.
+D2="downgrade: the config says format 2, but this vault was seen here as format 3 at epoch 6"
+serve "$T/pre2"; known6
+expect_status 4 pq list
+expect_stderr_contains "$D2"
+expect_one_error_line
+expect_status 4 pq get newfile.txt -o -
+expect_empty_stdout
+expect_status 4 pq check
+expect_stderr_contains "$D2"
+for cmd in add rm upgrade; do
+    serve "$T/pre2"; known6
+    case $cmd in
+    add) expect_status 4 pq add "$T/other" ;;
+    rm) expect_status 4 pq rm docs/empty ;;
+    *) expect_status 4 pq $cmd ;;
+    esac
+    expect_stderr_contains "$D2"
+    check_ok "$cmd on the pre-upgrade copy: the config left as it was, no epoch" \
+        sh -c "cmp -s '$V/config' '$T/pre2/config' && [ ! -e '$(seg 6)' ]"
+done
+# ... also with the version-3 segment deleted beside the put-back config.
+downgraded2; known6
+rm "$(seg 6)"
+expect_status 4 pq list
+expect_stderr_contains "$D2"
+# Without local state nothing can tell (first contact with an older copy).
+serve "$T/pre2"; fresh
+expect_status 0 pq list
+expect_stdout_contains "docs/readme.txt"
+# accept: the owner put the format-2 copy back on purpose; the next
+# writing command upgrades it again.
+serve "$T/pre2"; known6
+expect_status 0 pq accept
+expect_stdout_contains "accepted epoch 5 as current (epoch 6 was known here)"
+check_ok "accept records format 2 at epoch 5" \
+    sh -c "grep -qx 'format 2' '$STATEFILE' && grep -qx 'epoch 5' '$STATEFILE'"
+expect_status 0 pq list
+expect_status 0 pq add "$T/other"
+check_ok "the add after accept upgraded again" grep -qx 'pqvault-config 3' "$V/config"
+check_ok "... and the local state records format 3 at epoch 6" \
+    sh -c "grep -qx 'format 3' '$STATEFILE' && grep -qx 'epoch 6' '$STATEFILE'"
+expect_status 0 pq check
 finish

@@ -309,4 +309,40 @@ check_ok "the add after accept upgraded again" grep -qx 'pqvault-config 3' "$V/c
 check_ok "... and the local state records format 3 at epoch 6" \
     sh -c "grep -qx 'format 3' '$STATEFILE' && grep -qx 'epoch 6' '$STATEFILE'"
 expect_status 0 pq check
+# A writer that read the format-2 config, then waited for the lock (--wait)
+# while another upgraded the vault and committed a segment of version 3:
+# it reads the config again once it holds the lock (no false "segment of
+# format 3 in a vault of format 2").  It stops itself (test build) just
+# before opening the lock file, and goes on after the other is done.
+for cmd in add rm gc; do
+    serve "$T/pre2"; fresh
+    case $cmd in
+    add) set -- add "$T/newfile.txt" ;;
+    rm) set -- rm docs/empty ;;
+    gc) set -- gc ;;
+    esac
+    PQVAULT_TEST_STOP_PATH=lock PQVAULT_TEST_STOP_AT=open:1 "$PQV_TEST" -v "$V" \
+        --passphrase-file "$PF" --wait "$@" >"$T/waiter.out" 2>"$T/waiter.err" &
+    waiter=$!
+    BG_PIDS=$waiter
+    n=0
+    while [ "$(sed 's/.*) //' "/proc/$waiter/stat" 2>/dev/null | cut -d' ' -f1)" != T ] &&
+        [ $n -lt 600 ]; do
+        sleep 0.1
+        n=$((n + 1))
+    done
+    check_ok "$cmd --wait stopped before the lock" test $n -lt 600
+    expect_status 0 pq add "$T/other"
+    check_ok "the other writer upgraded the vault (config 3, segment 6 of version 3)" \
+        sh -c "grep -qx 'pqvault-config 3' '$V/config' && [ \"\$(od -An -tu1 -j4 -N1 '$(seg 6)' | tr -d ' ')\" = 3 ]"
+    kill -CONT $waiter
+    wait $waiter
+    st=$?
+    BG_PIDS=
+    check_ok "$cmd, which read format 2 before the upgrade, then works on format 3 (exit $st: $(head -n 1 "$T/waiter.err"))" \
+        test $st -eq 0
+    expect_status 0 pq list
+    expect_stdout_contains "other"
+    expect_status 0 pq check
+done
 finish

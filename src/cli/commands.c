@@ -64,7 +64,8 @@ static const struct optdef get_opts[] = {
     { "output", 'o', 1, OPT_OUT }, { "force", 'f', 0, OPT_FORCE },
     { "strip-components", 0, 1, OPT_STRIP }, { "skip-existing", 0, 0, OPT_SKIPEXISTING },
     { "to-original", 0, 0, OPT_TOORIGINAL }, { "dry-run", 'n', 0, OPT_DRYRUN },
-    { "verbose", 0, 0, OPT_VERBOSE }, { "json", 0, 0, OPT_JSON }, { NULL, 0, 0, 0 }
+    { "verbose", 0, 0, OPT_VERBOSE }, { "json", 0, 0, OPT_JSON },
+    { "include", 0, 1, OPT_INCLUDE }, { "exclude", 0, 1, OPT_EXCLUDE }, { NULL, 0, 0, 0 }
 };
 static const struct optdef list_opts[] = {
     { "long", 'l', 0, OPT_LONG }, { "json", 0, 0, OPT_JSON }, { "bytes", 0, 0, OPT_BYTES },

@@ -861,6 +861,25 @@ cmd_list(struct args *a)
         keep(&status, EXIT_ERR);
         goto done;
     }
+    /* A stored name with glob characters is that name ("photo[1].jpg"),
+     * as get and rm take it. */
+    for (size_t k = 0; k < nops; k++) {
+        char *norm;
+        if (ops[k].pattern == NULL || (norm = malloc(PQV_NAME_MAX + 1)) == NULL)
+            continue;
+        int stored = 0;
+        if (pqv_name_normalize(ops[k].arg, norm, PQV_NAME_MAX + 1) == 0)
+            for (size_t i = 0; i < n && !stored; i++)
+                stored = below(e[i].name, norm, 0);
+        pqv_error_clear();
+        if (stored) {
+            pqv_match_free(ops[k].pattern);
+            ops[k].pattern = NULL;
+            ops[k].prefix = norm;
+        } else {
+            free(norm);
+        }
+    }
     for (size_t i = 0; i < n; i++) {
         int take = nops == 0 && below(e[i].name, "", depth);
         for (size_t k = 0; k < nops; k++) {

@@ -856,6 +856,9 @@ cmd_list(struct args *a)
         status = lib_error(NULL, rc);
         goto done;
     }
+    /* The listing's failure, said after the names (the operands' lookups
+     * below record and clear their own). */
+    struct pqv_error listed = *pqv_error_last();
     if ((idx = calloc(n + 1, sizeof(*idx))) == NULL) {
         err_msg("out of memory");
         keep(&status, EXIT_ERR);
@@ -911,8 +914,11 @@ cmd_list(struct args *a)
     /* Damaged records were reported, the others listed.  As get, an
      * operand naming nothing is an error, the others are listed (with
      * damaged records, what it names may be among them: not said). */
-    if (rc == PQV_E_INTEGRITY)
-        status = lib_error(nops == 1 ? ops[0].arg : NULL, rc);
+    if (rc == PQV_E_INTEGRITY) {
+        char msg[4096];
+        status = lib_error_text_of(msg, sizeof(msg), nops == 1 ? ops[0].arg : NULL, rc, &listed);
+        err_msg("%s", msg);
+    }
     for (size_t k = 0; rc == 0 && k < nops; k++)
         if (!ops[k].found) {
             err_msg("%s: not found", ops[k].arg);

@@ -8,7 +8,9 @@
 # characters is that name (list, get, rm); get --include/--exclude over whole
 # names; get a b -o - writes a then b to standard output (a directory or a
 # missing name among them an error, the others written); one progress total
-# for a multi-operand restore (on a pseudo-terminal).
+# for a multi-operand restore (on a pseudo-terminal); a file replaced (its old
+# data collected) while a get of several reads it, after the files before
+# it were written: read again from its new version.
 . "$(dirname "$0")/lib.sh"
 
 # segments: the number of segment files (one a committed epoch).
@@ -215,5 +217,47 @@ check_ok "get of 2 operands on a terminal: one total, the directory's (both file
 check_ok "get of 2 operands on a terminal: the bar reaches 100%" \
     sh -c 'tr "\r" "\n" <"$1" | grep -q "^get 100%"' sh "$OUT"
 check_ok "get of 2 operands: byte-exact" same_tree "$T/t2" "$T/t1"
+
+# ---- a file replaced while a get of several reads it ----
+# The test build stops itself (PQVAULT_TEST_STOP_AT) before it opens the
+# second file's temporary, the first one written (the restore's progress
+# past 0): meanwhile that file is replaced and its old data forgotten and
+# collected, so reading it fails and it is read again from its new version
+# (its own temporary rewound, the first file's bytes untouched).
+# stopped_run ACTION CMD...: run CMD, and once it has stopped itself run
+# the shell code ACTION and let it go on (waitpid, no polling); exits with
+# CMD's status.
+stopped_run() {
+    python3 -c '
+import os, signal, subprocess, sys
+pid = os.fork()
+if pid == 0:
+    os.execvp(sys.argv[2], sys.argv[2:])
+_, st = os.waitpid(pid, os.WUNTRACED)
+if os.WIFSTOPPED(st):
+    subprocess.call(["sh", "-c", sys.argv[1]])
+    os.kill(pid, signal.SIGCONT)
+    _, st = os.waitpid(pid, 0)
+else:
+    print("stopped_run: it never stopped", file=sys.stderr)
+sys.exit(os.WEXITSTATUS(st) if os.WIFEXITED(st) else 128 + os.WTERMSIG(st))
+' "$@"
+}
+mkdir -p "$T/rr"
+head -c 300000 /dev/urandom >"$T/rr/aa-first"
+head -c 200000 /dev/urandom >"$T/zz1"
+head -c 250000 /dev/urandom >"$T/zz2"
+expect_status 0 pq -q add "$T/rr"
+expect_status 0 pq -q add "$T/zz1" --name rr/zz-second
+q="\"$PQV\" -q -v \"$V\" --passphrase-file \"$PF\""
+expect_status 0 stopped_run "$q add --force \"$T/zz2\" --name rr/zz-second && $q forget --keep-last 1 &&
+    $q gc" env PQVAULT_TEST_STOP_PATH=zz-second PQVAULT_TEST_STOP_AT=open:1 \
+    "$PQV_TEST" -v "$V" --passphrase-file "$PF" get rr/aa-first rr/zz-second -o "$T/rr.out"
+check_ok "get a b, b replaced and collected after a was written: a byte-exact" \
+    same_file "$T/rr.out/rr/aa-first" "$T/rr/aa-first"
+check_ok "get a b, b replaced and collected after a was written: b read again, its new version" \
+    same_file "$T/rr.out/rr/zz-second" "$T/zz2"
+check_ok "get a b, b read again: no temporary left" \
+    sh -c '! find "$1" -name "*.tmp-*" | grep -q .' sh "$T/rr.out"
 
 finish

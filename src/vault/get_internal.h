@@ -54,8 +54,10 @@ void get_stream_out_free(struct get_out *out);
  * again (into ${fresh_state}): the file is gone (PQV_E_NOTFOUND), or
  * changed (we start again from its new entry, left in ${fresh} for the
  * caller), or the same (the data is really missing: PQV_E_INTEGRITY).  A
- * retry rewinds the output, which only a file allows (or a stream nothing
- * was written to).
+ * retry rewinds what this call wrote: ${out}->done back to where it began
+ * (a restore's progress counts every file before), and ${out}->fd, which
+ * is this file's own (a restore opens one per file, -o - a sink per file),
+ * truncated; a stream allows it only if nothing of this file was written.
  */
 int get_stream_current(pqv_vault *v, struct state *st, const struct entry *e,
     struct get_out *out, struct entry *fresh, struct state *fresh_state);

@@ -167,7 +167,7 @@ const struct command commands[] = {
       "1).  The vault's own directory and key file are never stored.  Ends\n"
       "with a summary on stderr (not with -q).\n"
       "  --name NAME       store the single PATH under NAME\n"
-      "  -f, --force       replace a name added from another place\n"
+      "  -f, --force       replace a tree added from another place with this one\n"
       "  --delete          remove stored names below PATH that are gone from it\n"
       "  --force-read      read every file, even those recorded as unchanged\n"
       "  --exclude PATTERN leave out names matching PATTERN (gitignore rules,\n"

@@ -140,7 +140,10 @@ fsutil_open_dirs(int rootfd, const char *root, const char *rel, int create, mode
 {
     char comp[256], sofar[8192], parent[8192];
     const char *p = rel;
+    const int nofollow = (create & FSUTIL_FOLLOW) ? 0 : O_NOFOLLOW;
     int fd, rc;
+
+    create &= ~FSUTIL_FOLLOW;
 
     if ((fd = openat(rootfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0 && errno == EACCES)
         fd = openat(rootfd, ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -165,11 +168,11 @@ fsutil_open_dirs(int rootfd, const char *root, const char *rel, int create, mode
         snprintf(sofar, sizeof(sofar), "%s/%.*s", root, (int)(p - rel + len), rel);
         snprintf(parent, sizeof(parent), "%s%s%.*s", root, p > rel ? "/" : "",
             p > rel ? (int)(p - rel - 1) : 0, rel);
-        next = openat(fd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        next = openat(fd, comp, O_RDONLY | O_DIRECTORY | nofollow | O_CLOEXEC);
         if (next < 0 && errno == EACCES)
             /* Searchable but not readable (a write-only writer's -wx
              * inbox/): a path descriptor, enough to create in it. */
-            next = openat(fd, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+            next = openat(fd, comp, O_PATH | O_DIRECTORY | nofollow | O_CLOEXEC);
         if (next < 0 && errno == ENOENT && create) {
             if (io_mkdirat(fd, comp, mode, sofar) != 0 && errno != EEXIST) {
                 rc = error_errno(sofar, "mkdir", errno);

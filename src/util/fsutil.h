@@ -47,10 +47,11 @@ int fsutil_mkdirs(const char *path, mode_t mode);
  * FSUTIL_NOCREATE, FSUTIL_CREATE (missing components are created with
  * ${mode}; making them durable in their parents is the caller's, e.g. at a
  * storage barrier) or FSUTIL_CREATE_SYNC (each is made durable in its
- * parent at once).  ${rel} "" opens ${rootfd} again.  *${out} is the new
- * descriptor.
+ * parent at once), or'ed with FSUTIL_FOLLOW to follow links (add -L's
+ * walk, nothing else).  ${rel} "" opens ${rootfd} again.  *${out} is the
+ * new descriptor.
  */
-enum { FSUTIL_NOCREATE = 0, FSUTIL_CREATE = 1, FSUTIL_CREATE_SYNC = 2 };
+enum { FSUTIL_NOCREATE = 0, FSUTIL_CREATE = 1, FSUTIL_CREATE_SYNC = 2, FSUTIL_FOLLOW = 8 };
 int fsutil_open_dirs(int rootfd, const char *root, const char *rel, int create, mode_t mode,
     int *out);
 

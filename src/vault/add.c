@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "util/fsutil.h"
 #include "vault/add_internal.h"
 #include "vault/snapshots.h"
 #include "vault/txn.h"
@@ -100,6 +101,64 @@ prefixed(pqv_vault *v, const struct operand *o, char out[PQV_NAME_MAX + 1], cons
     return 0;
 }
 
+/* place_of(path, out, outlen): ${path} made absolute with its directory
+ * resolved but not its last component (a link inside a tree is that
+ * link's place); -1 if it cannot be. */
+static int
+place_of(const char *path, char *out, size_t outlen)
+{
+    char dir[4096], *real;
+    const char *base = strrchr(path, '/') != NULL ? strrchr(path, '/') + 1 : path;
+    int n;
+
+    if (*base == '\0' || strcmp(base, ".") == 0 || strcmp(base, "..") == 0) {
+        if ((real = realpath(path, NULL)) == NULL)
+            return -1;
+        n = snprintf(out, outlen, "%s", real);
+    } else {
+        fsutil_dirname(path, dir, sizeof(dir));
+        if ((real = realpath(dir, NULL)) == NULL)
+            return -1;
+        n = snprintf(out, outlen, "%s%s%s", real, strcmp(real, "/") == 0 ? "" : "/", base);
+    }
+    free(real);
+    return n > 0 && (size_t)n < outlen ? 0 : -1;
+}
+
+/* name_by_origin(st, path, out): the stored name of ${path} when it was
+ * added from there before, or when it lies inside a directory stored from
+ * one of its ancestors (add ~/src/big/r1.bin after add ~/src/big updates
+ * big/r1.bin; the deepest such directory wins); 0 if there is one.  --name
+ * says otherwise. */
+static int
+name_by_origin(const struct state *st, const char *path, char out[PQV_NAME_MAX + 1])
+{
+    char place[4096];
+    const struct entry *best = NULL;
+    size_t best_len = 0;
+
+    if (place_of(path, place, sizeof(place)) != 0)
+        return -1;
+    for (size_t i = 0; i < st->n; i++) {
+        const struct entry *e = &st->entries[i];
+        size_t len;
+        if (e->origin == NULL || e->kind == KIND_REMOVED)
+            continue;
+        len = strlen(e->origin);
+        if (strcmp(e->origin, place) == 0)
+            return snprintf(out, PQV_NAME_MAX + 1, "%s", e->name) > PQV_NAME_MAX ? -1 : 0;
+        if (e->kind == KIND_DIR && len > best_len && strncmp(place, e->origin, len) == 0 &&
+            place[len] == '/') {
+            best = e;
+            best_len = len;
+        }
+    }
+    if (best == NULL ||
+        snprintf(out, PQV_NAME_MAX + 1, "%s%s", best->name, place + best_len) > PQV_NAME_MAX)
+        return -1;
+    return pqv_name_normalize(out, out, PQV_NAME_MAX + 1) == 0 ? 0 : (pqv_error_clear(), -1);
+}
+
 static int
 plan_one(pqv_vault *v, struct state *st, struct operand *o, const struct pqv_add_options *opt)
 {
@@ -111,6 +170,9 @@ plan_one(pqv_vault *v, struct state *st, struct operand *o, const struct pqv_add
     pqv_error_clear();
     if ((rc = prefixed(v, o, named, &name)) != 0)
         ;
+    else if (name == NULL && o->op->path != NULL && v->sink->prefix == NULL &&
+        name_by_origin(st, o->op->path, named) == 0)
+        rc = add_walk_operand(v, &o->plan, o->op->path, named, opt);
     else if (o->op->path == NULL) {
         const char *given = o->op->name;
         o->op->name = name;

@@ -56,6 +56,7 @@ struct add_plan {
     int rootfd;             /* the directory the tree is read from */
     char *root;             /* its path */
     char *origin;           /* the operand's absolute path, recorded */
+    int follow;             /* -L: links below the root are followed */
     struct note *notes;
     size_t nnotes;
     uint64_t not_stored;    /* entries reported and skipped */

@@ -152,17 +152,23 @@ int
 add_plan_prepare(struct state *st, struct add_plan *plan, const struct pqv_add_options *opt)
 {
     const struct entry *root;
-    int rc = 0;
+    int rc = 0, replace_tree = 0;
 
     util_sort(plan->files, plan->n, sizeof(*plan->files), compare_names);
-    /* The same name from another place is another tree, not an update. */
+    /* The same name from another place is another tree, not an update:
+     * refused, or with force the stored tree replaced by this one (what
+     * --delete does: the names this source lacks are removed, and the
+     * root records its new origin). */
     root = plan->root_name != NULL ? state_find(st, plan->root_name) : NULL;
-    if (root != NULL && !opt->force && plan->origin != NULL) {
+    if (root != NULL && plan->origin != NULL) {
         char was[PQV_NAME_MAX + 4096];
         if (state_origin(st, plan->root_name, was, sizeof(was)) == 0 &&
-            strcmp(was, plan->origin) != 0)
-            return error_set(PQV_E_EXISTS, plan->root_name, "already exists, added from %s",
-                was);
+            strcmp(was, plan->origin) != 0) {
+            if (!opt->force)
+                return error_set(PQV_E_EXISTS, plan->root_name, "already exists, added from %s",
+                    was);
+            replace_tree = 1;
+        }
     }
     for (size_t i = 0; i < plan->n && rc == 0; i++) {
         struct add_file *f = &plan->files[i];
@@ -184,7 +190,8 @@ add_plan_prepare(struct state *st, struct add_plan *plan, const struct pqv_add_o
         }
         if (old == NULL)
             continue;
-        if (!opt->force_read && recorded_as_is(old, f)) {
+        if (!opt->force_read && recorded_as_is(old, f) &&
+            !(replace_tree && strcmp(f->name, plan->root_name) == 0)) {
             f->unchanged = 1;
             continue;
         }
@@ -194,7 +201,7 @@ add_plan_prepare(struct state *st, struct add_plan *plan, const struct pqv_add_o
         if (f->kind != KIND_DIR)
             rc = keep_stale(plan, st, f->name);
     }
-    if (rc == 0 && opt->delete_missing && plan->root_name != NULL)
+    if (rc == 0 && (opt->delete_missing || replace_tree) && plan->root_name != NULL)
         rc = gone_names(st, plan, opt);
     return rc;
 }

@@ -358,7 +358,8 @@ read_file(struct adder *a, struct add_file *f, struct source *src)
         a->cur.extents[0] = same->extents[0];
     }
     if (a->cur_state == FILE_OK && f->rel != NULL) {
-        rc = source_unchanged(src, a->plan->rootfd, a->plan->root, f->rel, f->path);
+        rc = source_unchanged(src, a->plan->rootfd, a->plan->root, f->rel, a->plan->follow,
+            f->path);
         if (rc == SOURCE_CHANGED)
             a->cur_state = FILE_CHANGED;
         else if (rc != 0)
@@ -394,7 +395,8 @@ add_seal_file(struct adder *a, struct add_file *f)
         goto commit;
     }
     for (attempt = 1;; attempt++) {
-        if ((rc = source_open(&src, a->plan->rootfd, a->plan->root, f->rel, f->path)) == 0 &&
+        if ((rc = source_open(&src, a->plan->rootfd, a->plan->root, f->rel, a->plan->follow,
+                 f->path)) == 0 &&
             (rc = entry_check_size(f->path, (uint64_t)src.st.st_size)) != 0)
             source_close(&src); /* larger than a vault stores: not stored */
         if (rc != 0) {

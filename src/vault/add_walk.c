@@ -177,7 +177,8 @@ read_dir(struct add_plan *plan, const char *rel, const char *path, int follow,
     DIR *d;
     int fd, rc;
 
-    if ((rc = fsutil_open_dirs(plan->rootfd, plan->root, rel, FSUTIL_NOCREATE, 0, &fd)) != 0)
+    if ((rc = fsutil_open_dirs(plan->rootfd, plan->root, rel,
+             FSUTIL_NOCREATE | (follow ? FSUTIL_FOLLOW : 0), 0, &fd)) != 0)
         return error_subject(rc, path);
     if ((d = fdopendir(fd)) == NULL) {
         rc = error_errno(path, "open directory", errno);
@@ -462,8 +463,21 @@ add_walk_operand(pqv_vault *v, struct add_plan *plan, const char *path, const ch
         return rc;
     if ((opt->follow_links ? stat(path, &st) : lstat(path, &st)) != 0)
         return error_errno(path, "stat", errno);
+    if (S_ISLNK(st.st_mode)) {
+        /* A link to a directory given as an operand is the directory's
+         * contents to the user (as cp -H and du -D take it): it is read,
+         * under the link's name; links below it stay links. */
+        struct stat target;
+        if (stat(path, &target) == 0 && S_ISDIR(target.st_mode)) {
+            if ((rc = add_walk_note(plan, PQV_REPORT_INFO, path, "a link to a directory: "
+                     "its contents are stored")) != 0)
+                return rc;
+            st = target;
+        }
+    }
     memset(&wo, 0, sizeof(wo));
     wo.follow = opt->follow_links;
+    plan->follow = opt->follow_links;
     wo.one_fs = opt->one_file_system;
     wo.dev = st.st_dev;
     wo.exclude = opt->exclude;

@@ -26,28 +26,30 @@
 /* parent(rootfd, root, rel, dir, base): the directory of ${rel} below
  * ${rootfd}, opened without following links, and its last component. */
 static int
-parent(int rootfd, const char *root, const char *rel, int *dir, const char **base)
+parent(int rootfd, const char *root, const char *rel, int follow, int *dir, const char **base)
 {
     char d[PQV_NAME_MAX + 1];
     const char *slash = strrchr(rel, '/');
 
     *base = slash != NULL ? slash + 1 : rel;
     snprintf(d, sizeof(d), "%.*s", slash != NULL ? (int)(slash - rel) : 0, rel);
-    return fsutil_open_dirs(rootfd, root, d, FSUTIL_NOCREATE, 0, dir);
+    return fsutil_open_dirs(rootfd, root, d, FSUTIL_NOCREATE | (follow ? FSUTIL_FOLLOW : 0), 0,
+        dir);
 }
 
 int
-source_open(struct source *src, int rootfd, const char *root, const char *rel, const char *what)
+source_open(struct source *src, int rootfd, const char *root, const char *rel, int follow,
+    const char *what)
 {
     const char *base;
     int dir, fd, rc;
 
     src->fd = -1;
-    if ((rc = parent(rootfd, root, rel, &dir, &base)) != 0)
+    if ((rc = parent(rootfd, root, rel, follow, &dir, &base)) != 0)
         return rc == PQV_E_INVAL ? error_set(PQV_E_IO, what, "a directory on its path changed")
                                  : rc;
     /* O_NONBLOCK: a FIFO put in its place must not hang the add. */
-    fd = openat(dir, base, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    fd = openat(dir, base, O_RDONLY | (follow ? 0 : O_NOFOLLOW) | O_NONBLOCK | O_CLOEXEC);
     close(dir);
     if (fd < 0) {
         int e = errno;
@@ -92,7 +94,7 @@ same_state(const struct stat *a, const struct stat *b)
 
 int
 source_unchanged(struct source *src, int rootfd, const char *root, const char *rel,
-    const char *what)
+    int follow, const char *what)
 {
     struct stat now, named;
     const char *base;
@@ -103,9 +105,9 @@ source_unchanged(struct source *src, int rootfd, const char *root, const char *r
     if (!same_state(&src->st, &now))
         return SOURCE_CHANGED;
     /* Replaced by another file (mv over it) while we read the old one. */
-    if ((rc = parent(rootfd, root, rel, &dir, &base)) != 0)
+    if ((rc = parent(rootfd, root, rel, follow, &dir, &base)) != 0)
         return SOURCE_CHANGED;
-    rc = fstatat(dir, base, &named, AT_SYMLINK_NOFOLLOW);
+    rc = fstatat(dir, base, &named, follow ? 0 : AT_SYMLINK_NOFOLLOW);
     close(dir);
     if (rc != 0 || !same_state(&src->st, &named))
         return SOURCE_CHANGED;

@@ -16,17 +16,19 @@ struct source {
 };
 /* Returned (positive) when the file changed while it was read. */
 #define SOURCE_CHANGED 1
-/* source_open(src, rootfd, root, rel, what): open ${rel} below ${rootfd}
- * (path ${root}) for reading: no link followed, a regular file only. */
-int source_open(struct source *src, int rootfd, const char *root, const char *rel,
+/* source_open(src, rootfd, root, rel, follow, what): open ${rel} below
+ * ${rootfd} (path ${root}) for reading: a regular file only, no link
+ * followed unless ${follow} (add -L). */
+int source_open(struct source *src, int rootfd, const char *root, const char *rel, int follow,
     const char *what);
 /* source_read(src, offset, buf, len, what): exactly ${len} bytes at
  * ${offset}, or SOURCE_CHANGED if the file is shorter now. */
 int source_read(struct source *src, uint64_t offset, uint8_t *buf, size_t len, const char *what);
-/* source_unchanged(src, rootfd, root, rel, what): 0 if the descriptor and
- * the path still show the state of source_open, else SOURCE_CHANGED. */
+/* source_unchanged(src, rootfd, root, rel, follow, what): 0 if the
+ * descriptor and the path still show the state of source_open, else
+ * SOURCE_CHANGED. */
 int source_unchanged(struct source *src, int rootfd, const char *root, const char *rel,
-    const char *what);
+    int follow, const char *what);
 void source_close(struct source *src);
 
 #endif

@@ -312,17 +312,30 @@ printf 'p\n' >"$T/proj/p"
 expect_status 0 sh -c 'cd "$0" && "$1" -v "$2" --passphrase-file "$3" add .' "$T/proj" "$PQV" "$V" "$PF"
 expect_status 0 pq list proj
 expect_stdout_contains "proj/p"
-# A symbolic link as the operand is stored as a link (never followed);
-# with -L what it points to is stored.
+# A symbolic link as the operand that names a directory: the directory's
+# contents under the link's name (as cp -H; links below it stay links); a
+# link to a file and a dangling link are stored as links; -L follows every
+# link.
 ln -s "$T/proj" "$T/link-operand"
-expect_status 0 pq add "$T/link-operand"
+ln -s "$T/proj/p" "$T/proj/inner-link"
+expect_status 0 pq add --verbose "$T/link-operand"
+expect_stderr_contains "link-operand: a link to a directory: its contents are stored"
 expect_status 0 pq list --json link-operand
-expect_stdout_contains "\"type\": \"symlink\""
-expect_stdout_contains "\"target\": \"$T/proj\""
-check_ok "the link was not followed: nothing below it" sh -c '! grep -q "link-operand/" "$1"' sh "$OUT"
+expect_stdout_contains "\"name\": \"link-operand\", \"type\": \"dir\""
+expect_stdout_contains "\"name\": \"link-operand/p\", \"type\": \"file\""
+expect_stdout_contains "\"name\": \"link-operand/inner-link\", \"type\": \"symlink\""
+expect_status 0 pq get link-operand/p -o -
+expect_stdout_contains "p"
+ln -s "$T/proj/p" "$T/file-link"
+ln -s "$T/nowhere" "$T/dangling-link"
+expect_status 0 pq add "$T/file-link" "$T/dangling-link"
+expect_status 0 pq list --json file-link dangling-link
+expect_stdout_contains "\"name\": \"file-link\", \"type\": \"symlink\""
+expect_stdout_contains "\"target\": \"$T/proj/p\""
+expect_stdout_contains "\"name\": \"dangling-link\", \"type\": \"symlink\""
 expect_status 0 pq add -L "$T/link-operand" --name followed
-expect_status 0 pq list followed
-expect_stdout_contains "followed/p"
+expect_status 0 pq list --json followed
+expect_stdout_contains "\"name\": \"followed/inner-link\", \"type\": \"file\""
 # A tree deeper than PATH_MAX is walked (relative descriptors); a name
 # beyond 4096 bytes is reported, the rest stored.
 python3 - "$T/deep" <<'EOF'

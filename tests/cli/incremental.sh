@@ -65,6 +65,40 @@ expect_one_error_line
 expect_status 0 pq add --force "$T/other/tree"
 expect_status 0 pq get tree/x -o -
 expect_stdout_contains "other"
+# --force replaced the stored tree (no mix of both sources): only x is
+# left under tree, and the next add from there is an update
+expect_status 0 pq list tree
+check_ok "--force: the tree is the new source's alone" test "$(cat "$OUT")" = "$(printf 'tree\ntree/x')"
+expect_status 1 pq get tree/f1 -o -
+printf 'other, changed\n' >"$T/other/tree/x"
+expect_status 0 pq add "$T/other/tree"
+expect_status 0 pq get tree/x -o -
+expect_stdout_contains "other, changed"
+expect_status 1 pq add "$S"
+expect_stderr_contains "tree: already exists, added from $T/other/tree"
+
+# a path inside a tree stored from its place updates its name there (not a
+# new top-level name); the deepest tree wins; --name still says otherwise
+rm -rf "$V" && init_vault
+mkdir -p "$T/place/big/sub"
+printf 'r1\n' >"$T/place/big/r1.bin"
+printf 's\n' >"$T/place/big/sub/s"
+expect_status 0 pq add "$T/place/big"
+printf 'r1, changed\n' >"$T/place/big/r1.bin"
+touch -d '2001-02-03 04:05:06' "$T/place/big/r1.bin"
+printf 'n\n' >"$T/place/big/sub/n"
+expect_status 0 pq add --json "$T/place/big/r1.bin" "$T/place/big/sub/n"
+expect_stdout_contains '{"name": "big/r1.bin", "action": "changed"}'
+expect_stdout_contains '{"name": "big/sub/n", "action": "added"}'
+expect_status 0 sh -c 'cd "$0" && "$1" -v "$2" --passphrase-file "$3" add --json .' "$T/place/big/sub" "$PQV" "$V" "$PF"
+expect_stdout_contains '"name": "big/sub/s", "action": "unchanged"'
+expect_status 0 pq list
+check_ok "names inside the tree: no new top-level name" test "$(cat "$OUT")" = "$(printf 'big\nbig/r1.bin\nbig/sub\nbig/sub/n\nbig/sub/s')"
+expect_status 0 pq get big/r1.bin -o -
+expect_stdout_contains "r1, changed"
+expect_status 0 pq add "$T/place/big/r1.bin" --name r1-alone
+expect_status 0 pq get r1-alone -o -
+expect_stdout_contains "r1, changed"
 
 # excludes: patterns, a pattern file, CACHEDIR.TAG; --json
 rm -rf "$V" && init_vault

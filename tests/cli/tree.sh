@@ -117,8 +117,10 @@ check_ok "refused tree restore kept the modified file" grep -q modified "$T/rest
 expect_status 0 pq get tree -o "$T/restore" --force
 check_ok "--force restored the file" same_file "$S/-rf" "$T/restore/tree/-rf"
 
-# a top-level name with leading dashes, added with --
-cd "$S" || exit 1
+# a top-level name with leading dashes, added with -- (from a copy outside
+# the stored tree: inside it, it would update tree/-rf)
+mkdir -p "$T/dash" && cp "$S/-rf" "$T/dash/-rf"
+cd "$T/dash" || exit 1
 expect_status 0 pq add -- -rf
 cd "$T" || exit 1
 expect_status 0 pq list -- -rf

@@ -177,15 +177,21 @@ PQV_API int pqv_name_normalize(const char *in, char *out, size_t outlen) PQV_WAR
 /* What an add did (added to, so one result can total several adds). */
 struct pqv_add_result {
     uint64_t files;             /* regular files stored (new or changed; hard links once) */
-    uint64_t bytes;             /* their plaintext bytes */
+    uint64_t bytes;             /* bytes of data read: of the files stored, and of those
+                                   read again (force_read) and found unchanged; holes are
+                                   not read (a dry run: what it would read) */
     uint64_t failed;            /* entries reported and not stored */
     uint64_t added, changed;    /* entries (of every kind) new to the vault, stored again */
-    uint64_t unchanged;         /* entries found as recorded and left as they are */
+    uint64_t unchanged;         /* entries left as they are: found as recorded, or read
+                                   again (force_read) and found to hold what is stored */
     uint64_t removed;           /* entries removed (--delete, or below a directory that
                                    became a file) */
     uint64_t excluded;          /* entries left out by the exclusion rules */
-    uint64_t new_bytes;         /* bytes written to packs (after compression, equal
-                                   files stored once) */
+    uint64_t new_bytes;         /* bytes written to packs for the entries stored (after
+                                   compression; data stored already is not written) */
+    uint64_t unused_bytes;      /* bytes written to packs that no stored entry uses: a
+                                   file left out (it kept changing) after some of its
+                                   data was written; gc's repacking frees them */
 };
 
 /* Options of pqv_vault_add_path and pqv_vault_add_fd. */
@@ -199,13 +205,23 @@ struct pqv_add_options {
     int follow_links;           /* -L: store what links point to */
     int one_file_system;        /* do not cross into other file systems */
     struct pqv_add_result *result;  /* NULL: not wanted */
-    int force_read;             /* read every file, even one recorded as unchanged */
+    int force_read;             /* read every regular file, even one recorded as
+                                   unchanged (stored again only if its data differs:
+                                   format 3 compares its chunks) */
     int delete_missing;         /* remove stored names below the operand that are gone */
-    int dry_run;                /* decide and report, write nothing */
+    int dry_run;                /* decide and report, write nothing (needs the key,
+                                   not the writer lock: nothing in the vault changes) */
     int verbose;                /* report every entry (PQV_REPORT_INFO), unchanged too */
     const struct pqv_match *exclude;  /* names left out (pqvault/match.h), or NULL;
                                          tested relative to the operand */
     int exclude_caches;         /* leave out directories holding a CACHEDIR.TAG */
+    int exclude_larger;         /* leave out regular files of more than
+                                   ${exclude_larger_than} bytes (restic's rule) */
+    uint64_t exclude_larger_than;
+    const char *const *exclude_if_present;  /* leave out directories holding a file of
+                                   one of these names; "NAME:HEADER": only if that
+                                   file begins with HEADER (restic's syntax) */
+    size_t nexclude_if_present;
 };
 
 struct pqv_match;
@@ -221,7 +237,10 @@ struct pqv_match;
  * refused with PQV_E_EXISTS unless opt->force.  Regular files,
  * directories and symbolic links are stored with owner, group, mode,
  * times and extended attributes; hard links as links;
- * holes are not stored.  Devices, sockets and FIFOs are reported
+ * holes are not stored.  The exclusion options leave names out (counted
+ * in the result's excluded; with delete_missing, what the vault holds of
+ * them stays): ${exclude}'s patterns below ${path}, the others ${path}
+ * itself too.  Devices, sockets and FIFOs are reported
  * (PQV_REPORT_WARNING) and skipped; an entry that cannot be read, or keeps
  * changing while it is read, is reported (PQV_REPORT_ERROR) and skipped,
  * the rest is stored and the call returns PQV_E_IO.  Nothing is written
@@ -260,7 +279,8 @@ struct pqv_add_operand {
  * committed (or had nothing to commit), each operand's ${rc} telling its
  * fate; else the failure of the whole command (nothing committed since the
  * last checkpoint; pqv_error_last says why).  Requires unlock+lock, or a
- * write-only writer (pqv_vault_inbox_begin).
+ * write-only writer (pqv_vault_inbox_begin); a dry run needs no lock (it
+ * writes nothing and reads the state as a reader does).
  */
 PQV_API int pqv_vault_add(pqv_vault *v, struct pqv_add_operand *ops, size_t n,
     const struct pqv_add_options *opt) PQV_WARN_UNUSED;

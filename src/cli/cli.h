@@ -91,7 +91,7 @@ enum opt_id {
     OPT_KDFTIME, OPT_KDFONLY, OPT_QUICK, OPT_RECIPIENT, OPT_REPLACE, OPT_UNVERIFIED,
     OPT_QUARANTINE, OPT_PREFIX, OPT_SHARED_INBOX, OPT_COUNT, OPT_KEEP_LAST, OPT_KEEP_HOURLY,
     OPT_KEEP_DAILY, OPT_KEEP_WEEKLY, OPT_KEEP_MONTHLY, OPT_KEEP_YEARLY, OPT_KEEP_WITHIN,
-    OPT_REPAIR_INDEX,
+    OPT_REPAIR_INDEX, OPT_FILESFROM, OPT_NULL, OPT_EXCLUDELARGER, OPT_EXCLUDEIFPRESENT,
     G_FIRST = 1000,
     G_VAULT = G_FIRST, G_KEYFILE, G_PFILE, G_PFD, G_PCMD, G_QUIET, G_WAIT, G_HELP,
     G_KDFLIMIT, G_S3_ENDPOINT, G_S3_CA_FILE, G_STATE_DIR, G_AT
@@ -151,6 +151,9 @@ enum { ARG_END = -1, ARG_ERROR = -2, ARG_HELP = -3, ARG_OPERAND = 0 };
  * applied to a->g and never returned. */
 int next_arg(struct args *a, const char **val);
 int parse_uint(const char *s, unsigned long long max, unsigned long long *out);
+/* parse_size(s, out): a size as restic takes it: digits, then at most one
+ * of b/B (bytes), k/K, m/M, g/G, t/T (powers of 1024); 0 or -1. */
+int parse_size(const char *s, uint64_t *out);
 /* parse_kdf(s, out): strict "t=N,m=KIB,p=N" (any order, each at most once,
  * missing keys from the default); 0 or -1. */
 int parse_kdf(const char *s, struct pqv_kdf_params *out);

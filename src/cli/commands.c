@@ -44,7 +44,10 @@ static const struct optdef add_opts[] = {
     { "force-read", 0, 0, OPT_FORCEREAD }, { "dry-run", 'n', 0, OPT_DRYRUN },
     { "verbose", 0, 0, OPT_VERBOSE }, { "exclude", 0, 1, OPT_EXCLUDE },
     { "exclude-from", 0, 1, OPT_EXCLUDEFROM }, { "exclude-caches", 0, 0, OPT_EXCLUDECACHES },
-    { "json", 0, 0, OPT_JSON }, { "recipient", 0, 1, OPT_RECIPIENT }, { NULL, 0, 0, 0 }
+    { "json", 0, 0, OPT_JSON }, { "recipient", 0, 1, OPT_RECIPIENT },
+    { "files-from", 0, 1, OPT_FILESFROM }, { "null", '0', 0, OPT_NULL },
+    { "exclude-larger-than", 0, 1, OPT_EXCLUDELARGER },
+    { "exclude-if-present", 0, 1, OPT_EXCLUDEIFPRESENT }, { NULL, 0, 0, 0 }
 };
 static const struct optdef export_recipient_opts[] = {
     { "output", 'o', 1, OPT_OUT }, { "force", 'f', 0, OPT_FORCE },

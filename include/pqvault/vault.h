@@ -431,7 +431,9 @@ struct pqv_check_result {
     uint64_t epoch, segments;          /* format 2: newest epoch, segments in its chain */
     uint64_t damaged;        /* records or objects that failed verification */
     uint64_t missing;        /* objects named by a record but absent */
-    uint64_t orphans;        /* objects no record names */
+    uint64_t orphans;        /* leftovers: objects no record names (packs, segments,
+                                records no kept state needs) */
+    uint64_t orphan_bytes;   /* their bytes (what gc frees of them) */
     uint64_t in_flight;      /* the same while another writer runs: its own, likely */
     uint64_t temporaries;    /* leftover temporary files */
     uint64_t removed;        /* gc: files removed */
@@ -453,7 +455,9 @@ struct pqv_check_options {
  * every record (tag, structure, name binding) and the presence and size of
  * every object; with opt->read_data also every object's tags.  Each problem
  * is reported naming the file; returns PQV_E_INTEGRITY if any damage was
- * found, 0 otherwise (orphans and temporaries are reported, not damage).
+ * found, 0 otherwise (orphans and temporaries are not damage: each is
+ * reported at PQV_REPORT_INFO, at PQV_REPORT_WARNING while the vault is
+ * damaged, and counted with its bytes).
  * On a vault that is opened but not unlocked, checks what needs no key:
  * config and key file structure (at open), every record's header and
  * length, every object's name and size (read_data is ignored).  ${opt} may

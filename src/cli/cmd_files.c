@@ -1023,11 +1023,55 @@ print_counts(const struct pqv_check_result *r, int no_key)
         printf("objects of a running writer: %llu\n", (unsigned long long)r->in_flight);
 }
 
+/* check_report: problems as report_cb says them; with --verbose (ctx
+ * non-NULL) also what is no problem: each leftover, each temporary, what a
+ * running writer is writing. */
+static void
+check_report(void *ctx, int level, const char *subject, const char *message)
+{
+    if (level == PQV_REPORT_INFO && ctx != NULL) {
+        if (subject != NULL && *subject != '\0')
+            err_msg("%s: %s", subject, message != NULL ? message : "");
+        else
+            err_msg("%s", message != NULL ? message : "");
+        return;
+    }
+    report_cb(NULL, level, subject, message);
+}
+
+/* leftovers_line(r, verbose): what interrupted commands left, in one line
+ * on stderr (the list is --verbose's). */
+static void
+leftovers_line(const struct pqv_check_result *r, int verbose)
+{
+    char b[32], what[160] = "";
+
+    if (r->orphans == 0 && r->temporaries == 0)
+        return;
+    format_bytes(b, sizeof(b), r->orphan_bytes);
+    if (r->orphans > 0)
+        snprintf(what, sizeof(what), "%llu leftover%s (%s) no %sentry refers to%s",
+            (unsigned long long)r->orphans, r->orphans == 1 ? "" : "s", b,
+            r->damaged > 0 ? "readable " : "", r->temporaries > 0 ? ", and " : "");
+    if (r->temporaries > 0)
+        snprintf(what + strlen(what), sizeof(what) - strlen(what), "%llu temporary file%s",
+            (unsigned long long)r->temporaries, r->temporaries == 1 ? "" : "s");
+    /* While damaged, a block that does not open may refer to them (each
+     * was said): gc refuses until the damage is repaired. */
+    if (r->damaged > 0)
+        err_msg("%s: 'pqvault gc' removes %s once the damage is repaired", what,
+            r->orphans + r->temporaries == 1 ? "it" : "them");
+    else
+        err_msg("%s: what interrupted commands leave, not damage; 'pqvault gc' removes %s%s",
+            what, r->orphans + r->temporaries == 1 ? "it" : "them",
+            verbose ? "" : " (check --verbose lists them)");
+}
+
 int
 cmd_check(struct args *a)
 {
     const char *val;
-    int id, read_data = 0, no_key = 0, repair = 0;
+    int id, read_data = 0, no_key = 0, repair = 0, verbose = 0;
     while ((id = next_arg(a, &val)) != ARG_END) {
         if (id == ARG_ERROR || id == ARG_HELP)
             return arg_stop(a, id);
@@ -1037,6 +1081,8 @@ cmd_check(struct args *a)
             no_key = 1;
         else if (id == OPT_REPAIR_INDEX)
             repair = 1;
+        else if (id == OPT_VERBOSE)
+            verbose = 1;
         else
             return usage_error("unexpected operand '%s'", val);
     }
@@ -1065,9 +1111,13 @@ cmd_check(struct args *a)
     struct pqv_check_result r;
     memset(&r, 0, sizeof(r));
     pqv_error_clear();
-    int rc = pqv_vault_check(v, &(struct pqv_check_options){ read_data, report_cb, NULL }, &r);
-    if (rc == 0 || rc == PQV_E_INTEGRITY)
+    int rc = pqv_vault_check(v, &(struct pqv_check_options){ read_data, check_report,
+        verbose ? &verbose : NULL }, &r);
+    if (rc == 0 || rc == PQV_E_INTEGRITY) {
         print_counts(&r, no_key);
+        fflush(stdout);
+        leftovers_line(&r, verbose);
+    }
     if (rc == PQV_E_INTEGRITY) {
         err_msg("vault damaged: %llu damaged, %llu missing",
             (unsigned long long)r.damaged, (unsigned long long)r.missing);

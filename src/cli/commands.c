@@ -78,7 +78,8 @@ static const struct optdef rm_opts[] = {
 };
 static const struct optdef check_opts[] = {
     { "read-data", 0, 0, OPT_READDATA }, { "no-key", 0, 0, OPT_NOKEY },
-    { "repair-index", 0, 0, OPT_REPAIR_INDEX }, { NULL, 0, 0, 0 }
+    { "repair-index", 0, 0, OPT_REPAIR_INDEX }, { "verbose", 0, 0, OPT_VERBOSE },
+    { NULL, 0, 0, 0 }
 };
 static const struct optdef passwd_opts[] = {
     { "slot", 0, 1, OPT_SLOT }, { "clear", 0, 0, OPT_CLEAR }, { "kdf", 0, 1, OPT_KDF },

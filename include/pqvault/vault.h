@@ -506,6 +506,32 @@ struct pqv_info {
 
 PQV_API int pqv_vault_info(pqv_vault *v, struct pqv_info *info) PQV_WARN_UNUSED;
 
+/* What pqv_vault_stats counts (restic's stats): a state's entries and
+ * sizes, the distinct data its files use, and the storage. */
+struct pqv_stats {
+    int format;
+    uint64_t epoch;              /* the state counted: the newest, or the snapshot
+                                    pqv_vault_set_at names */
+    uint64_t snapshots;          /* snapshots the chain keeps (format 3) */
+    uint64_t entries, files, dirs, symlinks, others;
+    uint64_t size;               /* logical: the files' sizes (each name counted) */
+    uint64_t data;               /* the same without holes (what their extents hold) */
+    uint64_t pieces;             /* distinct chunks (format 3; stored extents before)
+                                    the files use */
+    uint64_t unique_bytes;       /* their plaintext bytes (data / unique_bytes: the
+                                    deduplication ratio) */
+    uint64_t stored_bytes;       /* their stored blobs' bytes, compressed and sealed
+                                    (unique_bytes / stored_bytes: compression) */
+    uint64_t unlocated;          /* chunks without a recorded place (damage: check) */
+    uint64_t packs, pack_bytes;  /* pack files (and format-1 objects) in the storage:
+                                    every kept snapshot's data, and leftovers */
+    uint64_t segments, segment_bytes;  /* the catalogue's files */
+};
+
+/* pqv_vault_stats(v, out): the counts of ${out} (reads the catalogue, no
+ * data).  Requires unlock. */
+PQV_API int pqv_vault_stats(pqv_vault *v, struct pqv_stats *out) PQV_WARN_UNUSED;
+
 /* pqv_vault_passwd(v, slot, pass, passlen, kdf): seal the seed into ${slot}
  * under a new passphrase and save the key file atomically.  Requires
  * unlock+lock.  ${kdf} NULL: the slot keeps the default cost. */

@@ -108,7 +108,7 @@ enum cmd_id {
     CMD_INIT = 1, CMD_ADD, CMD_GET, CMD_LIST, CMD_RM, CMD_CHECK, CMD_PASSWD,
     CMD_RECOVER, CMD_INFO, CMD_SPEED, CMD_GC, CMD_HELP, CMD_UPGRADE, CMD_ACCEPT, CMD_COPY,
     CMD_EXPORT_RECIPIENT, CMD_INBOX, CMD_IMPORT, CMD_WRITER, CMD_LOG, CMD_DIFF, CMD_VERSIONS,
-    CMD_FORGET, CMD_PIN, CMD_UNPIN, CMD_COUNT
+    CMD_FORGET, CMD_PIN, CMD_UNPIN, CMD_STATS, CMD_COUNT
 };
 
 struct command {
@@ -185,6 +185,7 @@ int cmd_check(struct args *a);
 int cmd_passwd(struct args *a);
 int cmd_recover(struct args *a);
 int cmd_info(struct args *a);
+int cmd_stats(struct args *a);
 int cmd_speed(struct args *a);
 int cmd_gc(struct args *a);
 int cmd_upgrade(struct args *a);
@@ -424,6 +425,8 @@ void format_utc_rfc3339(char *out, size_t outlen, int64_t sec, uint32_t nsec);
  * characters escaped, invalid bytes as \udcXX). */
 void json_string(FILE *f, const char *s);
 void format_bytes(char *out, size_t outlen, uint64_t n);
+/* format_count(out, n): 1234567 as "1,234,567". */
+void format_count(char out[32], uint64_t n);
 /* format_size_human(out, outlen, n): ${n} bytes as ls -lh shows them: as is
  * below 1024, else rounded up with a unit K, M, G, T, P, E (1.0K, 4.5G,
  * 23M: one decimal below 10). */

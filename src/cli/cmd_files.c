@@ -87,21 +87,6 @@ operand_failed(const struct add_out *o, const char *operand, int rc, const struc
     return status;
 }
 
-/* format_count(out, n): 1234567 as "1,234,567". */
-static void
-format_count(char out[32], uint64_t n)
-{
-    char digits[24];
-    int len = snprintf(digits, sizeof(digits), "%llu", (unsigned long long)n), k = 0;
-
-    for (int i = 0; i < len; i++) {
-        if (i > 0 && (len - i) % 3 == 0)
-            out[k++] = ',';
-        out[k++] = digits[i];
-    }
-    out[k] = '\0';
-}
-
 static double
 seconds_since(const struct timespec *t0)
 {

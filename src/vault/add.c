@@ -351,7 +351,8 @@ store(pqv_vault *v, struct operand *ops, size_t n, struct state *st,
         txn_abort(&t);
     if (rc == 0) {
         for (size_t i = 0; i < t.nintroduced; i++)
-            a.new_bytes += t.introduced[i].size;
+            if (t.created[i]) /* (an adopted pack was written before) */
+                a.new_bytes += t.introduced[i].size;
         /* "Stored": what the entries stored use; the rest apart. */
         if (a.unused_bytes > a.new_bytes)
             a.unused_bytes = a.new_bytes;

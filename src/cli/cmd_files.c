@@ -233,12 +233,15 @@ read_list(struct add_cmd *c, const char *file)
     for (size_t i = 0, start = 0; i <= len; i++) {
         if (i < len && buf[i] != (c->null ? '\0' : '\n'))
             continue;
-        if (!c->null && i < len && memchr(buf + start, '\0', i - start) != NULL) {
+        /* (The last line too, without its newline: cut at its NUL, it
+         * would name another file.) */
+        if (!c->null && memchr(buf + start, '\0', i - start) != NULL) {
             err_msg("--files-from: %s: a line holds a NUL byte (NUL-separated names: -0)", file);
             return EXIT_ERR;
         }
         buf[i] = '\0';
-        if (i > start && add_path(c, buf + start) != 0)
+        /* A listed '-' is the file of that name, not standard input. */
+        if (i > start && add_path(c, strcmp(buf + start, "-") == 0 ? "./-" : buf + start) != 0)
             goto nomem_owned;
         start = i + 1;
     }
@@ -251,6 +254,19 @@ nomem_closed:
 nomem_owned:
     err_msg("out of memory");
     return EXIT_ERR;
+}
+
+/* tag_name_ok(val): an --exclude-if-present NAME[:HEADER] the library
+ * takes (a file name: not empty, no '/', not '.' or '..', at most 255
+ * bytes; a HEADER of at most 256 bytes): a usage error, not exit 1. */
+static int
+tag_name_ok(const char *val)
+{
+    size_t n = strcspn(val, ":");
+
+    return n > 0 && n <= 255 && memchr(val, '/', n) == NULL &&
+        !(n == 1 && val[0] == '.') && !(n == 2 && val[0] == '.' && val[1] == '.') &&
+        (val[n] == '\0' || strlen(val + n + 1) <= 256);
 }
 
 /* add_parse(a, c, stop): the command line into ${c}; the exit status
@@ -299,9 +315,9 @@ add_parse(struct args *a, struct add_cmd *c, int *stop)
             c->larger = 1;
             break;
         case OPT_EXCLUDEIFPRESENT:
-            if (*val == '\0' || *val == ':' || memchr(val, '/', strcspn(val, ":")) != NULL)
+            if (!tag_name_ok(val))
                 status = usage_error("--exclude-if-present: not a file name: '%s' (NAME, or "
-                    "NAME:HEADER for a file that begins with HEADER)", val);
+                    "NAME:HEADER for a file that begins with HEADER, of at most 256 bytes)", val);
             c->tags[c->ntags++] = val;
             break;
         case OPT_EXCLUDE: case OPT_EXCLUDEFROM:

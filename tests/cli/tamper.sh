@@ -235,7 +235,7 @@ check_ok "d/y intact after its pack was rewritten" same_file "$T/d/y" "$T/y.out"
 # The old pack put back (a replay of what the storage once held): no record
 # of the chain names it any more; a leftover, never read.
 mkdir -p "$(dirname "$oldpack")" && cp "$T/oldpack" "$oldpack"
-expect_status 0 pq check --read-data
+expect_status 0 pq check --read-data --verbose
 expect_stdout_contains "leftovers: 1"
 expect_stderr_contains "$(basename "$oldpack"): a pack no entry refers to"
 rm -f "$T/y.out"

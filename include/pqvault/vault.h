@@ -318,8 +318,30 @@ struct pqv_get_result {
     uint64_t restored;          /* entries restored (files, directories, links) */
     uint64_t bytes;             /* plaintext bytes of the files */
     uint64_t skipped;           /* existing destinations left (skip_existing) */
-    uint64_t failed;            /* entries reported and not restored */
+    uint64_t failed;            /* entries reported and not restored (pqv_vault_get_many:
+                                   and one for each operand refused whole) */
+    uint64_t excluded;          /* entries left out by opt->include and opt->exclude */
 };
+
+/*
+ * One operand of pqv_vault_get_many and pqv_vault_rm_many: a stored name
+ * (a directory with everything below it) or, with PQV_OPERAND_GLOB and
+ * glob characters in it (pqv_match_is_glob), a pattern over whole names
+ * as list's operands are (pqvault/match.h, PQV_MATCH_ANCHORED: "*.txt" is
+ * a top-level name, "**" any depth): every entry it matches, a directory
+ * with everything below it.  An operand that is itself a stored name (or
+ * has names below it) is that name, glob characters or not ("photo[1].jpg").
+ */
+struct pqv_name_operand {
+    const char *name;
+    unsigned flags;             /* PQV_OPERAND_* */
+    uint64_t selected;          /* out: the entries it names */
+    int rc;                     /* out: 0, or why it was refused or failed (PQV_E_NOTFOUND:
+                                   it names nothing); then ${error} says so */
+    struct pqv_error error;     /* out: that failure, as pqv_error_last would */
+};
+/* Flags of struct pqv_name_operand. */
+#define PQV_OPERAND_GLOB 1u     /* a pattern if it has glob characters */
 
 struct pqv_get_options {
     int force;                  /* replace existing destination files */
@@ -334,6 +356,11 @@ struct pqv_get_options {
     int to_original;            /* restore where the name was added from (its
                                    recorded origin); ${out} must be NULL */
     struct pqv_get_result *result;  /* NULL: not wanted */
+    const struct pqv_match *include;  /* NULL, or only the names it matches, what is
+                                         below them and the directories above them
+                                         (pqvault/match.h, whole stored names) */
+    const struct pqv_match *exclude;  /* NULL, or names left out with what is below
+                                         them (whole stored names) */
 };
 
 /*
@@ -348,6 +375,25 @@ struct pqv_get_options {
  */
 PQV_API int pqv_vault_get(pqv_vault *v, const char *name, const char *out,
     const struct pqv_get_options *opt) PQV_WARN_UNUSED;
+
+/*
+ * pqv_vault_get_many(v, ops, n, out, opt): restore every operand as one
+ * restore (one catalogue load, files written in batches across operands,
+ * one progress total), each entry once, below the directory ${out}
+ * (created if missing; NULL: the current directory) under its stored
+ * name (with opt->to_original: where each name was added from).  One
+ * operand that is a name (no pattern) is pqv_vault_get's (${out} may then
+ * name the file).  An operand that names nothing (PQV_E_NOTFOUND), or
+ * whose destination files exist (PQV_E_EXISTS, without opt->force or
+ * opt->skip_existing), is left out before anything is written, with its
+ * own ${rc} and ${error}; one some of whose entries could not be restored
+ * (reported) has PQV_E_IO or PQV_E_INTEGRITY.  Returns 0 once every
+ * operand had its turn; else the failure of the whole restore (damaged
+ * catalogue blocks: PQV_E_INTEGRITY after the rest is restored).
+ * Requires unlock.
+ */
+PQV_API int pqv_vault_get_many(pqv_vault *v, struct pqv_name_operand *ops, size_t n,
+    const char *out, const struct pqv_get_options *opt) PQV_WARN_UNUSED;
 
 /* pqv_vault_get_fd(v, name, fd, opt): write the regular file ${name} to
  * ${fd} (for stdout).  Only authenticated plaintext is written, but a
@@ -364,9 +410,26 @@ struct pqv_rm_options {
 };
 
 /* pqv_vault_rm(v, name, opt): remove ${name} (a directory: with everything
- * under it).  The record's unlink is the commit point; its objects are
- * deleted after.  PQV_E_NOTFOUND if nothing matches.  ${opt} may be NULL. */
+ * under it): pqv_vault_rm_many of one name.  PQV_E_NOTFOUND if nothing
+ * matches.  ${opt} may be NULL. */
 PQV_API int pqv_vault_rm(pqv_vault *v, const char *name,
+    const struct pqv_rm_options *opt) PQV_WARN_UNUSED;
+
+/*
+ * pqv_vault_rm_many(v, ops, n, opt): remove what every operand names (a
+ * directory with everything under it) in one transaction: format 2 and
+ * later, one epoch and one snapshot (its operands those that named
+ * something); the data stays in packs until gc.  An operand that names
+ * nothing is left out with its own ${rc} (PQV_E_NOTFOUND) and ${error}; a
+ * name that is not among the readable entries while catalogue blocks are
+ * damaged is removed in case it is in one of them (reported), a pattern
+ * then fails (PQV_E_INTEGRITY).  Format 1: each name removed on its own
+ * (each record's unlink its commit point), no pattern and no dry run
+ * (PQV_E_UNSUPPORTED).  Returns 0 once the command committed (or had
+ * nothing to commit); else the failure of the whole command (nothing
+ * removed).  Requires unlock+lock.
+ */
+PQV_API int pqv_vault_rm_many(pqv_vault *v, struct pqv_name_operand *ops, size_t n,
     const struct pqv_rm_options *opt) PQV_WARN_UNUSED;
 
 /* pqv_vault_upgrade(v, report, ctx): upgrade a format-1 vault to format 2

@@ -506,15 +506,17 @@ get_summary(const struct pqv_get_result *total, int dry, int json, double secs)
     format_bytes(b, sizeof(b), total->bytes);
     if (json)
         printf("{\"summary\": {\"dry_run\": %s, \"restored\": %llu, \"bytes\": %llu, "
-            "\"skipped\": %llu, \"errors\": %llu, \"seconds\": %.3f}}\n",
+            "\"skipped\": %llu, \"errors\": %llu, \"excluded\": %llu, \"seconds\": %.3f}}\n",
             dry ? "true" : "false", (unsigned long long)total->restored,
             (unsigned long long)total->bytes, (unsigned long long)total->skipped,
-            (unsigned long long)total->failed, secs);
+            (unsigned long long)total->failed, (unsigned long long)total->excluded, secs);
     else if (!g_cli.quiet) {
         fprintf(stderr, "%s %llu entr%s, %s", dry ? "would restore:" : "restored:",
             (unsigned long long)total->restored, total->restored == 1 ? "y" : "ies", b);
         if (total->skipped > 0)
             fprintf(stderr, ", %llu skipped (existing)", (unsigned long long)total->skipped);
+        if (total->excluded > 0)
+            fprintf(stderr, ", %llu excluded", (unsigned long long)total->excluded);
         if (total->failed > 0)
             fprintf(stderr, ", %llu error%s", (unsigned long long)total->failed,
                 total->failed == 1 ? "" : "s");
@@ -525,12 +527,109 @@ get_summary(const struct pqv_get_result *total, int dry, int json, double secs)
     }
 }
 
+/* get_match_add(set, val, what): one --include or --exclude pattern; the
+ * exit status. */
+static int
+get_match_add(pqv_match **set, const char *val, const char *what)
+{
+    int rc;
+
+    if (*set == NULL && (rc = pqv_match_new(set, 0)) != 0)
+        return lib_error(NULL, rc);
+    if ((rc = pqv_match_add(*set, val)) == PQV_E_INVAL)
+        return usage_error("%s: %s", what, pqv_error_detail());
+    return rc != 0 ? lib_error(NULL, rc) : EXIT_OK;
+}
+
+/* get_stdout(v, names, n, opt, rep, total): -o -: each regular file named,
+ * in turn, to standard output; a pattern (unless it is itself a stored
+ * name, as pqv_vault_get_many takes it) writes the files it matches, in
+ * name order.  The exit status. */
+static int
+get_stdout(pqv_vault *v, const char **names, int n, const struct pqv_get_options *opt,
+    const struct add_out *rep, struct pqv_get_result *total)
+{
+    struct pqv_entry *e = NULL;
+    size_t ne = 0;
+    int status = EXIT_OK, listed = 0, rc;
+
+    for (int i = 0; i < n; i++) {
+        const char *one = names[i];
+        pqv_match *m = NULL;
+        size_t k = 0, found = 0;
+        char norm[PQV_NAME_MAX + 1];
+        if (pqv_match_is_glob(names[i])) {
+            if (!listed) {
+                pqv_error_clear();
+                if ((rc = pqv_vault_list(v, NULL, &(struct pqv_list_options){ report_cb, NULL },
+                         &e, &ne)) != 0 && rc != PQV_E_INTEGRITY) {
+                    keep(&status, lib_error(NULL, rc));
+                    break;
+                }
+                listed = 1;
+            }
+            int stored = 0;
+            if (pqv_name_normalize(names[i], norm, sizeof(norm)) == 0) {
+                size_t len = strlen(norm);
+                for (size_t j = 0; j < ne && !stored; j++)
+                    stored = strncmp(e[j].name, norm, len) == 0 &&
+                        (e[j].name[len] == '\0' || e[j].name[len] == '/');
+            }
+            pqv_error_clear();
+            if (!stored) {
+                if ((rc = pqv_match_new(&m, PQV_MATCH_ANCHORED)) != 0 ||
+                    (rc = pqv_match_add(m, names[i])) != 0) {
+                    pqv_match_free(m);
+                    keep(&status, lib_error(names[i], rc));
+                    total->failed++;
+                    continue;
+                }
+                one = NULL;
+            }
+        }
+        /* A name once, or each entry the pattern matches. */
+        for (;;) {
+            const char *name = one;
+            if (m != NULL) {
+                while (k < ne && !pqv_match_test(m, e[k].name, e[k].type == PQV_ENTRY_DIR))
+                    k++;
+                if (k == ne)
+                    break;
+                name = e[k++].name;
+                found++;
+            }
+            uint64_t counted = total->restored + total->skipped + total->failed;
+            pqv_error_clear();
+            if (is_stored_dir(v, name)) {
+                err_msg("%s: is a directory (cannot write it to standard output)", name);
+                keep(&status, EXIT_ERR);
+                total->failed++;
+            } else if ((rc = pqv_vault_get_fd(v, name, STDOUT_FILENO, opt)) != 0) {
+                keep(&status, operand_failed(rep, name, rc, pqv_error_last()));
+                if (total->restored + total->skipped + total->failed == counted)
+                    total->failed++;
+            }
+            if (m == NULL)
+                break;
+        }
+        if (m != NULL && found == 0) {
+            err_msg("%s: not found", names[i]);
+            keep(&status, EXIT_ERR);
+            total->failed++;
+        }
+        pqv_match_free(m);
+    }
+    pqv_entries_free(e, ne);
+    return status;
+}
+
 int
 cmd_get(struct args *a)
 {
     const char *val, *out = NULL;
-    int force = 0, id, n = 0, skip = 0, orig = 0, dry = 0, verbose = 0, json = 0;
+    int force = 0, id, n = 0, skip = 0, orig = 0, dry = 0, verbose = 0, json = 0, globs = 0;
     unsigned long long strip_n = 0;
+    pqv_match *include = NULL, *exclude = NULL;
     const char **names = calloc((size_t)a->argc + 1, sizeof *names);
     int status = EXIT_OK;
     if (!names) {
@@ -539,7 +638,11 @@ cmd_get(struct args *a)
     }
     while ((id = next_arg(a, &val)) != ARG_END && status == EXIT_OK) {
         switch (id) {
-        case ARG_ERROR: case ARG_HELP: free(names); return arg_stop(a, id);
+        case ARG_ERROR: case ARG_HELP:
+            free(names);
+            pqv_match_free(include);
+            pqv_match_free(exclude);
+            return arg_stop(a, id);
         case OPT_OUT: out = val; break;
         case OPT_FORCE: force = 1; break;
         case OPT_SKIPEXISTING: skip = 1; break;
@@ -547,11 +650,16 @@ cmd_get(struct args *a)
         case OPT_DRYRUN: dry = 1; break;
         case OPT_VERBOSE: verbose = 1; break;
         case OPT_JSON: json = 1; break;
+        case OPT_INCLUDE: status = get_match_add(&include, val, "--include"); break;
+        case OPT_EXCLUDE: status = get_match_add(&exclude, val, "--exclude"); break;
         case OPT_STRIP:
             if (parse_uint(val, 4096, &strip_n) != 0)
                 status = usage_error("--strip-components: not a count: '%s'", val);
             break;
-        case ARG_OPERAND: names[n++] = val; break;
+        case ARG_OPERAND:
+            globs |= pqv_match_is_glob(val);
+            names[n++] = val;
+            break;
         }
     }
     int to_stdout = out && strcmp(out, "-") == 0;
@@ -569,64 +677,71 @@ cmd_get(struct args *a)
     else if (to_stdout && (dry || strip_n > 0 || skip || json))
         status = usage_error("-o -: no --dry-run, --strip-components, --skip-existing or "
             "--json (standard output is the file's data)");
-    else if (n > 1 && out && !to_stdout && out[strlen(out) - 1] != '/' &&
+    else if (to_stdout && (include || exclude))
+        status = usage_error("-o -: no --include or --exclude (they choose in trees; standard "
+            "output takes files)");
+    else if ((n > 1 || globs) && out && !to_stdout && out[strlen(out) - 1] != '/' &&
         (outdir = malloc(strlen(out) + 2)) != NULL) {
-        /* Several names: OUT is a directory (created if missing). */
+        /* Several names, or a pattern: OUT is a directory (created if
+         * missing). */
         strcpy(outdir, out);
         strcat(outdir, "/");
         out = outdir;
     }
-    if (status != EXIT_OK) {
-        free(names);
-        return status;
+    pqv_vault *v = NULL;
+    struct pqv_name_operand *ops = NULL;
+    if (status == EXIT_OK && (ops = calloc((size_t)n, sizeof(*ops))) == NULL) {
+        err_msg("out of memory");
+        status = EXIT_ERR;
     }
+    if (status != EXIT_OK || (status = session(&v, 0)) != EXIT_OK)
+        goto done;
 
-    pqv_vault *v;
-    if ((status = session(&v, 0)) != EXIT_OK) {
-        free(names);
-        free(outdir);
-        return status;
-    }
     g_cli.force_hint = !force && !skip;
     struct add_out rep = { json, verbose || dry, 0 };
     struct pqv_get_result total;
     struct timespec t0;
-    int worked = 0;
+    struct progress *p = json || dry || to_stdout ? NULL : progress_new("get");
     memset(&total, 0, sizeof(total));
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    for (int i = 0; i < n; i++) {
-        struct progress *p = json || dry ? NULL : progress_new("get");
-        struct pqv_get_options opt = {
-            .force = force, .progress = p ? progress_cb : NULL,
-            .progress_ctx = p, .report = add_report, .report_ctx = &rep,
-            .strip_components = (unsigned)strip_n, .skip_existing = skip, .dry_run = dry,
-            .to_original = orig, .result = &total
-        };
-        int rc;
-        uint64_t counted = total.restored + total.skipped + total.failed;
+    struct pqv_get_options opt = {
+        .force = force, .progress = p ? progress_cb : NULL,
+        .progress_ctx = p, .report = add_report, .report_ctx = &rep,
+        .strip_components = (unsigned)strip_n, .skip_existing = skip, .dry_run = dry,
+        .to_original = orig, .result = &total, .include = include, .exclude = exclude
+    };
+    int worked = 0;
+    if (to_stdout) {
+        status = get_stdout(v, names, n, &opt, &rep, &total);
+    } else {
+        /* Every operand in one restore: one catalogue load, batches across
+         * the operands, one progress total. */
+        for (int i = 0; i < n; i++) {
+            ops[i].name = names[i];
+            ops[i].flags = PQV_OPERAND_GLOB;
+        }
         pqv_error_clear();
-        if (to_stdout && is_stored_dir(v, names[i])) {
-            err_msg("%s: is a directory (cannot write it to standard output)", names[i]);
-            progress_end(p);
-            keep(&status, EXIT_ERR);
-            continue;
-        }
-        rc = to_stdout ? pqv_vault_get_fd(v, names[i], STDOUT_FILENO, &opt)
-                       : pqv_vault_get(v, names[i], out, &opt);
+        int rc = pqv_vault_get_many(v, ops, (size_t)n, out, &opt);
         progress_end(p);
-        if (rc == 0 || total.restored > 0)
-            worked = 1;
-        if (rc != 0) {
-            keep(&status, operand_failed(&rep, names[i], rc, pqv_error_last()));
-            /* Refused whole (not found, exists, ...): one error; a tree
-             * that carried on past failures counted its own. */
-            if (total.restored + total.skipped + total.failed == counted)
-                total.failed++;
+        for (int i = 0; i < n; i++) {
+            if (ops[i].rc == 0)
+                worked = 1;
+            else
+                keep(&status, operand_failed(&rep, names[i], ops[i].rc, &ops[i].error));
         }
+        if (rc != 0)
+            keep(&status, lib_error(NULL, rc));
+        if (total.restored > 0 || total.skipped > 0)
+            worked = 1;
     }
     if (!to_stdout && (worked || json))
         get_summary(&total, dry, json, seconds_since(&t0));
-    pqv_vault_close(v);
+done:
+    if (v != NULL)
+        pqv_vault_close(v);
+    pqv_match_free(include);
+    pqv_match_free(exclude);
+    free(ops);
     free(names);
     free(outdir);
     return status;
@@ -884,10 +999,32 @@ cmd_list(struct args *a)
         status = lib_error(NULL, rc);
         goto done;
     }
+    /* The listing's failure, said after the names (the operands' lookups
+     * below record and clear their own). */
+    struct pqv_error listed = *pqv_error_last();
     if ((idx = calloc(n + 1, sizeof(*idx))) == NULL) {
         err_msg("out of memory");
         keep(&status, EXIT_ERR);
         goto done;
+    }
+    /* A stored name with glob characters is that name ("photo[1].jpg"),
+     * as get and rm take it. */
+    for (size_t k = 0; k < nops; k++) {
+        char *norm;
+        if (ops[k].pattern == NULL || (norm = malloc(PQV_NAME_MAX + 1)) == NULL)
+            continue;
+        int stored = 0;
+        if (pqv_name_normalize(ops[k].arg, norm, PQV_NAME_MAX + 1) == 0)
+            for (size_t i = 0; i < n && !stored; i++)
+                stored = below(e[i].name, norm, 0);
+        pqv_error_clear();
+        if (stored) {
+            pqv_match_free(ops[k].pattern);
+            ops[k].pattern = NULL;
+            ops[k].prefix = norm;
+        } else {
+            free(norm);
+        }
     }
     for (size_t i = 0; i < n; i++) {
         int take = nops == 0 && below(e[i].name, "", depth);
@@ -920,8 +1057,11 @@ cmd_list(struct args *a)
     /* Damaged records were reported, the others listed.  As get, an
      * operand naming nothing is an error, the others are listed (with
      * damaged records, what it names may be among them: not said). */
-    if (rc == PQV_E_INTEGRITY)
-        status = lib_error(nops == 1 ? ops[0].arg : NULL, rc);
+    if (rc == PQV_E_INTEGRITY) {
+        char msg[4096];
+        status = lib_error_text_of(msg, sizeof(msg), nops == 1 ? ops[0].arg : NULL, rc, &listed);
+        err_msg("%s", msg);
+    }
     for (size_t k = 0; rc == 0 && k < nops; k++)
         if (!ops[k].found) {
             err_msg("%s: not found", ops[k].arg);
@@ -964,26 +1104,36 @@ cmd_rm(struct args *a)
         free(names);
         return usage_error("missing NAME operand");
     }
+    /* Every operand in one command: one epoch, one snapshot. */
+    struct pqv_name_operand *ops = calloc((size_t)n, sizeof(*ops));
     pqv_vault *v;
-    int status = session(&v, 1);
+    int status = ops == NULL ? (err_msg("out of memory"), EXIT_ERR) : session(&v, 1);
     if (status == EXIT_OK) {
         struct add_out rep = { 0, verbose || dry, 0 };
         uint64_t removed = 0;
         int worked = 0;
         for (int i = 0; i < n; i++) {
-            pqv_error_clear();
-            int rc = pqv_vault_rm(v, names[i], &(struct pqv_rm_options){ add_report, &rep, dry,
-                &removed });
-            if (rc != 0)
-                keep(&status, lib_error(names[i], rc));
-            else
-                worked = 1;
+            ops[i].name = names[i];
+            ops[i].flags = PQV_OPERAND_GLOB;
+        }
+        pqv_error_clear();
+        int rc = pqv_vault_rm_many(v, ops, (size_t)n, &(struct pqv_rm_options){ add_report,
+            &rep, dry, &removed });
+        if (rc != 0) {
+            keep(&status, lib_error(NULL, rc));
+        } else {
+            for (int i = 0; i < n; i++)
+                if (ops[i].rc != 0)
+                    keep(&status, operand_failed(&rep, names[i], ops[i].rc, &ops[i].error));
+                else
+                    worked = 1;
         }
         if (worked && !g_cli.quiet)
             fprintf(stderr, "%s %llu entr%s\n", dry ? "would remove:" : "removed:",
                 (unsigned long long)removed, removed == 1 ? "y" : "ies");
         pqv_vault_close(v);
     }
+    free(ops);
     free(names);
     return status;
 }

@@ -67,7 +67,8 @@ static const struct optdef get_opts[] = {
     { "output", 'o', 1, OPT_OUT }, { "force", 'f', 0, OPT_FORCE },
     { "strip-components", 0, 1, OPT_STRIP }, { "skip-existing", 0, 0, OPT_SKIPEXISTING },
     { "to-original", 0, 0, OPT_TOORIGINAL }, { "dry-run", 'n', 0, OPT_DRYRUN },
-    { "verbose", 0, 0, OPT_VERBOSE }, { "json", 0, 0, OPT_JSON }, { NULL, 0, 0, 0 }
+    { "verbose", 0, 0, OPT_VERBOSE }, { "json", 0, 0, OPT_JSON },
+    { "include", 0, 1, OPT_INCLUDE }, { "exclude", 0, 1, OPT_EXCLUDE }, { NULL, 0, 0, 0 }
 };
 static const struct optdef list_opts[] = {
     { "long", 'l', 0, OPT_LONG }, { "json", 0, 0, OPT_JSON }, { "bytes", 0, 0, OPT_BYTES },
@@ -292,17 +293,23 @@ const struct command commands[] = {
       "Restore stored files or directory trees.  A file goes to OUT unless OUT\n"
       "is an existing directory, then to OUT/NAME; a directory restores its\n"
       "tree under OUT (default: the current directory); several names go into\n"
-      "the directory OUT (created if missing).  Existing files are refused\n"
-      "before anything is written, unless --force or --skip-existing.  A file\n"
-      "that fails is reported and the rest restored (exit 1, or 4 for damage).\n"
-      "Ends with a summary on stderr (not with -q).\n"
-      "  -o, --output OUT  destination; '-' writes a regular file to stdout\n"
+      "the directory OUT (created if missing), all in one restore.  A NAME\n"
+      "with *, ? or [ is a glob over whole names, as list's ('tree/*.txt',\n"
+      "'**' for any depth), unless it is a stored name; a NAME naming nothing\n"
+      "is an error (exit 1), the others are restored.  Existing files are\n"
+      "refused before anything is written, unless --force or --skip-existing.\n"
+      "A file that fails is reported and the rest restored (exit 1, or 4 for\n"
+      "damage).  Ends with a summary on stderr (not with -q).\n"
+      "  -o, --output OUT  destination; '-' writes regular files to stdout, in turn\n"
       "  -f, --force       replace existing files\n"
       "  --skip-existing   leave existing files as they are\n"
       "  --strip-components N  drop N leading components of each name (as tar)\n"
       "  --to-original     restore where the name was added from (no -o)\n"
       "  -n, --dry-run     say what would be restored, write nothing\n"
       "  --verbose         name every entry restored\n"
+      "  --include PATTERN only the names matching PATTERN (whole names, as list's)\n"
+      "                    and what is below them\n"
+      "  --exclude PATTERN leave out the names matching PATTERN and what is below\n"
       "  --json            one JSON object per entry on stdout, then a summary\n" },
     { "list", CMD_LIST, list_opts, "[PATTERN...] [-l [--bytes]] [--json] [--depth N]",
       "List stored names (sorted).  Each PATTERN is a prefix (a stored name and\n"
@@ -317,8 +324,11 @@ const struct command commands[] = {
       "  --depth N         at most N levels under each prefix (1: like ls)\n"
       "  --json            one JSON array of objects (see pqvault(1))\n" },
     { "rm", CMD_RM, rm_opts, "NAME... [-n] [--verbose]",
-      "Remove stored names (a directory name removes everything under it), each\n"
-      "NAME in one commit.  The data stays until gc removes what nothing refers to.\n"
+      "Remove stored names (a directory name removes everything under it), every\n"
+      "NAME in one commit (one epoch, one snapshot).  A NAME with *, ? or [ is a\n"
+      "glob over whole names, as list's, unless it is a stored name; a NAME\n"
+      "naming nothing is an error (exit 1), the others are removed.  The data\n"
+      "stays in the snapshots before, until forget and gc.\n"
       "Ends with a summary on stderr (not with -q).\n"
       "  -n, --dry-run     say what would be removed, change nothing\n"
       "  --verbose         name every entry removed\n" },

@@ -15,6 +15,7 @@
 #include "util/fsutil.h"
 #include "vault/get_internal.h"
 #include "vault/names.h"
+#include "vault/select.h"
 #include "vault/vault_internal.h"
 
 static const struct pqv_get_options no_options;
@@ -139,6 +140,10 @@ get_file(struct restore *r, const struct entry *e, const char *norm, const char 
     struct stat sb;
     int rc;
 
+    if (!select_keep(opt->include, opt->exclude, e->name, 0)) {
+        r->res.excluded++;
+        return 0;
+    }
     r->single = 1;
     r->progress.total = e->size;
     if (out_is_dir) {
@@ -207,7 +212,7 @@ get_tree(struct restore *r, const char *norm, const char *out, int out_is_dir, u
 }
 
 int
-pqv_vault_get(pqv_vault *v, const char *name, const char *out, const struct pqv_get_options *opt)
+get_named(pqv_vault *v, const char *name, const char *out, const struct pqv_get_options *opt)
 {
     struct names_walk w = { NULL, NULL, NULL, NULL, NULL, NULL, NULL };
     struct pqv_get_options original;
@@ -254,6 +259,7 @@ pqv_vault_get(pqv_vault *v, const char *name, const char *out, const struct pqv_
     r.opt = opt;
     r.progress.opt = opt;
     r.d.rootfd = -1;
+    r.cur = RESTORE_NO_ENTRY;
     rc = file ? get_file(&r, &one, norm, out, out_is_dir)
               : get_tree(&r, norm, out, out_is_dir, damaged);
     r.res.failed += r.failed;
@@ -262,12 +268,23 @@ pqv_vault_get(pqv_vault *v, const char *name, const char *out, const struct pqv_
         opt->result->bytes += r.res.bytes;
         opt->result->skipped += r.res.skipped;
         opt->result->failed += r.res.failed;
+        opt->result->excluded += r.res.excluded;
     }
     get_restore_free(&r);
 done:
     entry_clear(&one);
     state_free(&st);
     return rc;
+}
+
+int
+pqv_vault_get(pqv_vault *v, const char *name, const char *out, const struct pqv_get_options *opt)
+{
+    int rc;
+
+    if ((rc = vault_require_unlocked(v)) != 0)
+        return rc;
+    return get_named(v, name, out, opt);
 }
 
 int

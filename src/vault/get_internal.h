@@ -54,8 +54,10 @@ void get_stream_out_free(struct get_out *out);
  * again (into ${fresh_state}): the file is gone (PQV_E_NOTFOUND), or
  * changed (we start again from its new entry, left in ${fresh} for the
  * caller), or the same (the data is really missing: PQV_E_INTEGRITY).  A
- * retry rewinds the output, which only a file allows (or a stream nothing
- * was written to).
+ * retry rewinds what this call wrote: ${out}->done back to where it began
+ * (a restore's progress counts every file before), and ${out}->fd, which
+ * is this file's own (a restore opens one per file, -o - a sink per file),
+ * truncated; a stream allows it only if nothing of this file was written.
  */
 int get_stream_current(pqv_vault *v, struct state *st, const struct entry *e,
     struct get_out *out, struct entry *fresh, struct state *fresh_state);
@@ -65,6 +67,7 @@ int get_stream_current(pqv_vault *v, struct state *st, const struct entry *e,
 struct pending {
     struct dest_file f;
     const struct entry *e;
+    size_t idx;                  /* its index in the state (RESTORE_NO_ENTRY: none) */
     struct entry fresh;          /* if it changed while read */
     int done;                    /* nothing to name: only to report (in order) */
 };
@@ -87,14 +90,23 @@ struct restore {
     uint64_t batch_bytes;
     struct hardlink *links;
     size_t nlinks;
-    struct { char *rel; char *display; uint64_t group; } *later;  /* hard links to make */
+    struct { char *rel; char *display; uint64_t group; size_t idx; } *later;  /* hard links
+                                                                       to make */
     size_t nlater;
     uint64_t failed;
     int worst;
     int single;                  /* one file: its failure is the call's, not reported */
     struct error_saved first;
     struct pqv_get_result res;
+    size_t cur;                  /* the entry being restored (RESTORE_NO_ENTRY: none) */
+    /* failed_cb(ctx, idx, rc): entry ${idx} of the state was reported as not
+     * restored (several operands: each is told its own); NULL: not wanted */
+    void (*failed_cb)(void *ctx, size_t idx, int rc);
+    void *failed_ctx;
 };
+
+/* restore.cur and pending.idx when no entry of the state is meant. */
+#define RESTORE_NO_ENTRY ((size_t)-1)
 
 /* get_restore_said(r, e, name, what): an entry restored: said and counted. */
 void get_restore_said(struct restore *r, const struct entry *e, const char *name,
@@ -125,9 +137,29 @@ int get_restore_symlink(struct restore *r, const struct entry *e, const char *re
 /* get_restore_finish(r): the last batch, then the hard links. */
 int get_restore_finish(struct restore *r);
 /* get_restore_tree(r, prefix, out, damaged): every entry under ${prefix}
- * restored below ${out}; refused before writing anything if a destination
- * file exists (without force or skip_existing). */
+ * that opt's include and exclude keep, restored below ${out}; refused
+ * before writing anything if a destination file exists (without force or
+ * skip_existing). */
 int get_restore_tree(struct restore *r, const char *prefix, const char *out, uint64_t damaged);
+/* get_restore_filter(r, sel): of the entries i with ${sel}[i] set, those
+ * that opt's include and exclude keep, and the directories among them
+ * above a kept one (with an include: a tree keeps its shape): ${sel}[i]
+ * left 1 for them, made 0 for the others (counted as excluded); the
+ * plaintext bytes of the files kept added to the progress total. */
+void get_restore_filter(struct restore *r, unsigned char *sel);
+/* get_restore_entries(r, keep, out, check): every entry i with ${keep}[i]
+ * restored below ${out} (its name stripped of opt's strip_components:
+ * none left, it is skipped), in name order, then directories' attributes
+ * deepest first; with ${check}, refused before writing anything if a
+ * destination file exists (without force or skip_existing).  A failed
+ * entry is reported and the rest restored.  The destination is closed
+ * after (r can restore below another one). */
+int get_restore_entries(struct restore *r, const unsigned char *keep, const char *out, int check);
 void get_restore_free(struct restore *r);
+
+/* ---- get.c ---- */
+
+/* get_named(v, name, out, opt): pqv_vault_get of ${name} (unlocked). */
+int get_named(pqv_vault *v, const char *name, const char *out, const struct pqv_get_options *opt);
 
 #endif

@@ -24,6 +24,7 @@
 #include "vault/get_internal.h"
 #include "vault/kinds.h"
 #include "vault/names.h"
+#include "vault/select.h"
 #include "vault/vault_internal.h"
 
 /* get_restore_said(r, e, what): said and counted. */
@@ -69,8 +70,8 @@ void
 get_restore_failure(struct restore *r, const char *subject, int rc)
 {
     const struct pqv_error *err = pqv_error_last();
-    const char *who = err->subject[0] != '\0' && strncmp(err->subject, r->d.root,
-        strlen(r->d.root)) == 0 ? err->subject : subject;
+    const char *who = err->subject[0] != '\0' && r->d.root != NULL &&
+        strncmp(err->subject, r->d.root, strlen(r->d.root)) == 0 ? err->subject : subject;
 
     if (!r->single)
         vault_report(r->opt->report, r->opt->report_ctx, PQV_REPORT_ERROR, who, "%s",
@@ -80,6 +81,8 @@ get_restore_failure(struct restore *r, const char *subject, int rc)
     r->failed++;
     if (rc == PQV_E_INTEGRITY || r->worst == 0)
         r->worst = rc;
+    if (r->failed_cb != NULL)
+        r->failed_cb(r->failed_ctx, r->cur, rc);
 }
 
 struct sync_job {
@@ -145,6 +148,7 @@ flush(struct restore *r)
     for (size_t i = 0; i < r->nbatch; i++) {
         struct pending *p = &r->batch[i];
         int src;
+        r->cur = p->idx;
         if (p->done) {
             get_restore_said(r, p->e, p->e->name, "restored");
             continue;
@@ -162,6 +166,7 @@ flush(struct restore *r)
     }
     r->nbatch = 0;
     r->batch_bytes = 0;
+    r->cur = RESTORE_NO_ENTRY;
     if ((rc = dest_sync_dirs(&r->d)) != 0)
         get_restore_failure(r, r->d.root, rc);
     return 0;
@@ -178,6 +183,7 @@ restore_file(struct restore *r, const struct entry *e, const char *rel, const ch
     int rc;
 
     memset(p, 0, sizeof(*p));
+    p->idx = r->cur;
     if ((rc = dest_open_file(&p->f, &r->d, rel, display, r->opt->force, allow_device)) != 0)
         return rc;
     r->progress.fd = p->f.fd;
@@ -264,6 +270,7 @@ get_restore_file(struct restore *r, const struct entry *e, const char *rel, cons
                     free(r->later[r->nlater].rel);
                     return PQV_E_NOMEM;
                 }
+                r->later[r->nlater].idx = r->cur;
                 r->later[r->nlater++].group = e->hlgroup;
                 return 1; /* queued */
             }
@@ -322,14 +329,82 @@ get_restore_finish(struct restore *r)
             if (r->links[k].group == r->later[i].group)
                 first = r->links[k].first;
         int lrc = dest_hardlink(&r->d, first, r->later[i].rel, r->later[i].display, r->opt->force);
+        r->cur = r->later[i].idx;
         if (lrc != 0)
             get_restore_failure(r, r->later[i].display, lrc);
         else
             get_restore_said(r, NULL, r->later[i].rel, "restored (hard link)");
     }
+    r->cur = RESTORE_NO_ENTRY;
     if (rc == 0 && (rc = dest_sync_dirs(&r->d)) != 0)
         get_restore_failure(r, r->d.root, rc);
     return rc;
+}
+
+/* next_dest(r): the destination closed, the hard links it held
+ * forgotten: another one can follow. */
+static void
+next_dest(struct restore *r)
+{
+    for (size_t i = 0; i < r->nlinks; i++)
+        free(r->links[i].first);
+    free(r->links);
+    r->links = NULL;
+    r->nlinks = 0;
+    for (size_t i = 0; i < r->nlater; i++) {
+        free(r->later[i].rel);
+        free(r->later[i].display);
+    }
+    free(r->later);
+    r->later = NULL;
+    r->nlater = 0;
+    dest_close(&r->d);
+    memset(&r->d, 0, sizeof(r->d));
+    r->d.rootfd = -1;
+}
+
+void
+get_restore_filter(struct restore *r, unsigned char *sel)
+{
+    const struct state *st = r->st;
+    const struct pqv_match *inc = r->opt->include, *exc = r->opt->exclude;
+
+    /* Bit 1: selected, bit 2: kept. */
+    for (size_t i = 0; i < st->n; i++) {
+        const struct entry *e = &st->entries[i];
+        if (!sel[i])
+            continue;
+        sel[i] = 1;
+        if (inc == NULL && exc == NULL) {
+            sel[i] |= 2;
+            continue;
+        }
+        if (!select_keep(inc, exc, e->name, e->kind == KIND_DIR))
+            continue;
+        sel[i] |= 2;
+        /* The directories above it that are selected come with it. */
+        if (inc != NULL) {
+            char prefix[PQV_NAME_MAX + 1];
+            size_t len = strlen(e->name);
+            if (len > PQV_NAME_MAX)
+                continue;
+            memcpy(prefix, e->name, len + 1);
+            for (size_t k = len; k-- > 0;)
+                if (prefix[k] == '/') {
+                    const struct entry *up;
+                    prefix[k] = '\0';
+                    if ((up = state_find(st, prefix)) != NULL && (sel[up - st->entries] & 1))
+                        sel[up - st->entries] |= 2;
+                }
+        }
+    }
+    for (size_t i = 0; i < st->n; i++) {
+        if (sel[i] == 1)
+            r->res.excluded++;
+        sel[i] = (sel[i] & 2) != 0;
+        if (sel[i] && st->entries[i].kind == KIND_FILE)
+            r->progress.total += st->entries[i].size;
+    }
 }
 
 /* get_restore_tree(r, prefix, out): every entry under ${prefix}. */
@@ -337,18 +412,40 @@ int
 get_restore_tree(struct restore *r, const char *prefix, const char *out, uint64_t damaged)
 {
     struct state *st = r->st;
-    size_t first = state_first_under(st, prefix), end = first;
+    size_t first = state_first_under(st, prefix);
+    unsigned char *sel;
     int rc;
 
-    while (end < st->n && names_under(st->entries[end].name, prefix)) {
-        r->progress.total += st->entries[end].size;
-        end = state_next_under(st, prefix, end);
-    }
-    if (end == first)
+    if (first >= st->n || !names_under(st->entries[first].name, prefix))
         return damaged > 0 ? error_set(PQV_E_INTEGRITY, NULL, "not found, and %llu damaged "
             "%s%s could not be examined", (unsigned long long)damaged,
             st->format == 1 ? "record" : "catalogue block", damaged == 1 ? "" : "s")
                            : error_set(PQV_E_NOTFOUND, NULL, "not found");
+    if ((sel = calloc(st->n + 1, 1)) == NULL)
+        return PQV_E_NOMEM;
+    for (size_t i = first; i < st->n && names_under(st->entries[i].name, prefix);
+         i = state_next_under(st, prefix, i))
+        sel[i] = 1;
+    get_restore_filter(r, sel);
+    rc = get_restore_entries(r, sel, out, 1);
+    free(sel);
+    return rc;
+}
+
+int
+get_restore_entries(struct restore *r, const unsigned char *keep, const char *out, int check)
+{
+    struct state *st = r->st;
+    size_t first = 0, end = 0;
+    int rc;
+
+    for (size_t i = 0; i < st->n; i++)
+        if (keep[i]) {
+            if (end == 0)
+                first = i;
+            end = i + 1;
+        }
+    r->cur = RESTORE_NO_ENTRY;
     /* A dry run creates nothing, not even the destination. */
     struct stat sb;
     int have_dest = !r->opt->dry_run || (stat(out, &sb) == 0 && S_ISDIR(sb.st_mode));
@@ -356,27 +453,30 @@ get_restore_tree(struct restore *r, const char *prefix, const char *out, uint64_
         return rc;
     r->d.batched = 1;
     /* Refuse before writing anything if any destination file exists. */
-    for (size_t i = first; i < end && !r->opt->force && !r->opt->skip_existing && have_dest;
-         i = state_next_under(st, prefix, i)) {
+    for (size_t i = first; check && i < end && !r->opt->force && !r->opt->skip_existing &&
+         have_dest; i++) {
         const struct entry *e = &st->entries[i];
         const char *rel = get_restore_strip(e->name, r->opt->strip_components);
         char dest[4096];
-        if (e->kind == KIND_DIR || rel == NULL || *rel == '\0')
+        if (!keep[i] || e->kind == KIND_DIR || rel == NULL || *rel == '\0')
             continue;
         if ((rc = get_restore_join(dest, sizeof(dest), out, rel)) != 0)
-            return rc;
-        if (dest_exists(&r->d, rel))
-            return error_set(PQV_E_EXISTS, dest, "already exists");
+            goto done;
+        if (dest_exists(&r->d, rel)) {
+            rc = error_set(PQV_E_EXISTS, dest, "already exists");
+            goto done;
+        }
     }
     /* Everything in name order (parents before children)... */
-    for (size_t i = first; i < end; i = state_next_under(st, prefix, i)) {
+    for (size_t i = first; i < end; i++) {
         const struct entry *e = &st->entries[i];
         const char *rel = get_restore_strip(e->name, r->opt->strip_components);
         char dest[4096];
-        if (rel == NULL || *rel == '\0')
-            continue; /* stripped away */
+        if (!keep[i] || rel == NULL || *rel == '\0')
+            continue; /* not wanted, or stripped away */
+        r->cur = i;
         if ((rc = get_restore_join(dest, sizeof(dest), out, rel)) != 0)
-            return rc;
+            goto done;
         if (r->opt->skip_existing && e->kind != KIND_DIR && have_dest && dest_exists(&r->d, rel)) {
             r->res.skipped++;
             vault_report(r->opt->report, r->opt->report_ctx, PQV_REPORT_INFO, dest,
@@ -393,7 +493,7 @@ get_restore_tree(struct restore *r, const char *prefix, const char *out, uint64_
         }
         rc = get_restore_one(r, e, rel, dest, 0);
         if (rc == PQV_E_NOMEM)
-            return rc;
+            goto done;
         if (rc < 0) {
             /* Reported, and the rest restored (as tar and restic do). */
             get_restore_failure(r, e->name, rc);
@@ -408,14 +508,17 @@ get_restore_tree(struct restore *r, const char *prefix, const char *out, uint64_
             p->f.tmp.slot = -1;
             p->done = 1;
             p->e = e;
+            p->idx = i;
             if (r->nbatch == r->batch_max && (rc = flush(r)) != 0)
-                return rc;
+                goto done;
         }
     }
+    r->cur = RESTORE_NO_ENTRY;
+    rc = 0;
     if (r->opt->dry_run)
-        return 0;
+        goto done;
     if ((rc = get_restore_finish(r)) != 0)
-        return rc;
+        goto done;
     /* ...then directories' attributes, deepest first, since creating a
      * file inside a directory changes its mtime. */
     for (size_t i = end; i-- > first;) {
@@ -424,17 +527,24 @@ get_restore_tree(struct restore *r, const char *prefix, const char *out, uint64_
         struct durable_meta meta;
         char dest[4096];
         struct fsmeta_xattrs xo = { e, dest, r->opt->report, r->opt->report_ctx };
-        if (e->kind != KIND_DIR || !names_under(e->name, prefix) || rel == NULL ||
-            *rel == '\0' || get_restore_join(dest, sizeof(dest), out, rel) != 0)
+        if (!keep[i] || e->kind != KIND_DIR || rel == NULL || *rel == '\0' ||
+            get_restore_join(dest, sizeof(dest), out, rel) != 0)
             continue;
         fsmeta_durable_meta(e, &meta);
         meta.attrs = e->nxattrs > 0 ? fsmeta_xattrs_cb : NULL;
         meta.attrs_ctx = &xo;
+        r->cur = i;
         if ((rc = dest_set_dir_meta(&r->d, rel, dest, &meta)) != 0)
             get_restore_failure(r, dest, rc);
     }
+    r->cur = RESTORE_NO_ENTRY;
     /* The directories made and their attributes, all at once. */
     if ((rc = dest_sync_all(&r->d)) != 0)
         get_restore_failure(r, r->d.root, rc);
-    return 0;
+    rc = 0;
+done:
+    r->cur = RESTORE_NO_ENTRY;
+    if (rc == 0)
+        next_dest(r);
+    return rc;
 }

@@ -213,6 +213,8 @@ get_stream_current(pqv_vault *v, struct state *st, const struct entry *e, struct
     struct entry *fresh, struct state *fresh_state)
 {
     struct error_saved first;
+    /* (One progress for a whole restore: this file's share starts here.) */
+    uint64_t base = out->done;
     int rc, tries;
 
     rc = stream_entry(v, st, e, out);
@@ -234,12 +236,12 @@ get_stream_current(pqv_vault *v, struct state *st, const struct entry *e, struct
             error_restore(&first);
             return error_subject(PQV_E_INTEGRITY, pqv_error_last()->subject);
         }
-        if (out->done > 0 && (!out->seekable || ftruncate(out->fd, 0) != 0)) {
+        if (out->done > base && (!out->seekable || ftruncate(out->fd, 0) != 0)) {
             entry_clear(&now);
             return error_set(PQV_E_IO, out->name, "replaced by another writer while being read");
         }
-        out->done = 0;
-        out->total = now.size;
+        out->done = base;
+        out->total = (out->total >= e->size ? out->total - e->size : 0) + now.size;
         entry_clear(fresh);
         *fresh = now;
         e = fresh;

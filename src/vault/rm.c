@@ -17,6 +17,7 @@
 #include "vault/state.h"
 #include "vault/txn.h"
 #include "vault/vault_internal.h"
+#include "vault/select.h"
 #include "vault/snapshots.h"
 
 static int
@@ -112,17 +113,62 @@ out:
     return rc;
 }
 
-/* rm_v2(v, norm, opt): removed entries for ${norm} and every name below it,
- * as one epoch. */
+/* refuse(op, rc): ${op} is left out: its failure (the current one). */
+static void
+refuse(struct pqv_name_operand *op, int rc)
+{
+    op->rc = rc;
+    op->error = *pqv_error_last();
+    if (op->error.code == 0)
+        op->error.code = rc;
+}
+
+/* What an operand's walk over the state does. */
+struct rm_walk {
+    struct txn *t;
+    const struct state *st;
+    unsigned char *gone;         /* gone[i]: entry i removed by an earlier operand */
+    uint64_t count;
+};
+
 static int
-rm_v2(pqv_vault *v, const char *norm, const struct pqv_rm_options *opt)
+rm_entry(void *ctx, size_t i, size_t root_len)
+{
+    struct rm_walk *w = ctx;
+
+    (void)root_len;
+    w->count++;
+    if (w->gone[i])
+        return 0;
+    w->gone[i] = 1;
+    return txn_remove(w->t, w->st->entries[i].name);
+}
+
+/* removed_already(t, name): ${name} has a removed entry in ${t}. */
+static int
+removed_already(const struct txn *t, const char *name)
+{
+    for (size_t i = 0; i < t->n; i++)
+        if (strcmp(t->entries[i]->name, name) == 0)
+            return 1;
+    return 0;
+}
+
+/* rm_v2(v, ops, n, opt): removed entries for what every operand that
+ * stands names, as one epoch and one snapshot. */
+static int
+rm_v2(pqv_vault *v, struct pqv_name_operand *ops, size_t n, const struct pqv_rm_options *opt)
 {
     struct names_walk w;
     struct state st;
     struct txn t;
     struct snapshot snap;
+    struct select_op *sel = NULL;
+    struct rm_walk walk;
+    unsigned char *gone = NULL;
+    const char **what = NULL;
     uint64_t damaged = 0;
-    size_t found = 0;
+    size_t found = 0, k = 0;
     int rc;
 
     memset(&snap, 0, sizeof(snap));
@@ -136,62 +182,149 @@ rm_v2(pqv_vault *v, const char *norm, const struct pqv_rm_options *opt)
         state_free(&st);
         return rc;
     }
-    for (size_t i = state_first_under(&st, norm); i < st.n && rc == 0;
-         i = state_next_under(&st, norm, i)) {
-        if (!names_under(st.entries[i].name, norm))
+    if ((sel = calloc(n + 1, sizeof(*sel))) == NULL || (gone = calloc(st.n + 1, 1)) == NULL ||
+        (what = calloc(n + 1, sizeof(*what))) == NULL) {
+        rc = PQV_E_NOMEM;
+        goto out;
+    }
+    walk.t = &t;
+    walk.st = &st;
+    walk.gone = gone;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        struct pqv_name_operand *op = &ops[i];
+        if (op->rc != 0)
+            continue;
+        pqv_error_clear();
+        if ((rc = select_op_init(&sel[i], op->name, (op->flags & PQV_OPERAND_GLOB) != 0,
+                 &st)) != 0) {
+            if (rc == PQV_E_NOMEM)
+                break;
+            refuse(op, rc);
+            rc = 0;
+            continue;
+        }
+        walk.count = 0;
+        if ((rc = select_each(&st, &sel[i], rm_entry, &walk)) != 0)
             break;
-        rc = txn_remove(&t, st.entries[i].name);
-        found++;
+        op->selected = walk.count;
+        if (walk.count == 0 && damaged > 0 && sel[i].norm != NULL) {
+            /* It may be in a block that failed to open: removing its name
+             * costs nothing if it was not. */
+            vault_report(opt->report, opt->report_ctx, PQV_REPORT_WARNING, sel[i].norm,
+                "not among the readable entries: removed in case it is in a damaged block");
+            if (!removed_already(&t, sel[i].norm))
+                rc = txn_remove(&t, sel[i].norm);
+            op->selected = 1;
+        } else if (walk.count == 0 && damaged > 0) {
+            refuse(op, error_set(PQV_E_INTEGRITY, NULL, "matches none of the readable "
+                "entries (%llu damaged catalogue block%s could not be examined)",
+                (unsigned long long)damaged, damaged == 1 ? "" : "s"));
+        } else if (walk.count == 0) {
+            refuse(op, error_set(PQV_E_NOTFOUND, NULL, "not found"));
+        } else {
+            found++;
+        }
+        if (op->rc == 0)
+            what[k++] = sel[i].norm != NULL ? sel[i].norm : op->name;
     }
-    if (rc == 0 && found == 0 && damaged > 0) {
-        /* It may be in a block that failed to open: removing its name
-         * costs nothing if it was not. */
-        vault_report(opt->report, opt->report_ctx, PQV_REPORT_WARNING, norm,
-            "not among the readable entries: removed in case it is in a damaged block");
-        rc = txn_remove(&t, norm);
-        found++;
-    } else if (damaged > 0) {
-        vault_report(opt->report, opt->report_ctx, PQV_REPORT_WARNING, norm,
-            "%llu damaged block%s could not be examined (names below %s in %s are not removed)",
-            (unsigned long long)damaged, damaged == 1 ? "" : "s", norm,
-            damaged == 1 ? "it" : "them");
+    if (rc == 0 && found > 0 && damaged > 0) {
+        const char *one = n == 1 ? sel[0].norm : NULL;
+        if (one != NULL)
+            vault_report(opt->report, opt->report_ctx, PQV_REPORT_WARNING, one,
+                "%llu damaged block%s could not be examined (names below %s in %s are not "
+                "removed)", (unsigned long long)damaged, damaged == 1 ? "" : "s", one,
+                damaged == 1 ? "it" : "them");
+        else
+            vault_report(opt->report, opt->report_ctx, PQV_REPORT_WARNING, NULL,
+                "%llu damaged block%s could not be examined (names in %s are not removed)",
+                (unsigned long long)damaged, damaged == 1 ? "" : "s",
+                damaged == 1 ? "it" : "them");
     }
-    if (rc == 0 && found == 0)
-        rc = error_set(PQV_E_NOTFOUND, NULL, "not found");
-    if (rc == 0 && opt->dry_run) {
+    if (rc != 0 || k == 0) {
+        /* Nothing to commit: every operand refused (or a failure). */
+        txn_abort(&t);
+    } else if (opt->dry_run) {
         for (size_t i = 0; i < t.n; i++)
             vault_report(opt->report, opt->report_ctx, PQV_REPORT_INFO, t.entries[i]->name,
                 "would be removed");
-    } else if (rc == 0 && (rc = snapshots_info("rm", &norm, 1, &snap)) == 0) {
+        txn_abort(&t);
+    } else if ((rc = snapshots_info("rm", what, k, &snap)) == 0) {
         t.snap = &snap;
         if ((rc = txn_finish(&t, 0, opt->report, opt->report_ctx)) == 0)
             for (size_t i = 0; i < t.n; i++)
                 vault_report(opt->report, opt->report_ctx, PQV_REPORT_INFO, t.entries[i]->name,
                     "removed");
+    } else {
+        txn_abort(&t);
     }
     if (rc == 0 && opt->removed != NULL)
         *opt->removed += t.n;
+out:
+    for (size_t i = 0; sel != NULL && i < n; i++)
+        select_op_free(&sel[i]);
+    free(sel);
+    free(gone);
+    free(what);
     snapshots_clear(&snap);
     txn_free(&t);
     state_free(&st);
     return rc;
 }
 
+/* rm_v1_operand(v, op, opt): format 1: one name removed on its own. */
+static int
+rm_v1_operand(pqv_vault *v, struct pqv_name_operand *op, const struct pqv_rm_options *opt)
+{
+    char norm[PQV_NAME_MAX + 1];
+    uint64_t before = opt->removed != NULL ? *opt->removed : 0;
+    int rc;
+
+    pqv_error_clear();
+    if ((rc = pqv_name_normalize(op->name, norm, sizeof(norm))) == 0)
+        rc = rm_v1(v, norm, opt);
+    if (rc == PQV_E_NOTFOUND && (op->flags & PQV_OPERAND_GLOB) && pqv_match_is_glob(op->name))
+        rc = error_set(PQV_E_UNSUPPORTED, NULL, "a pattern needs format 2 (upgrade the vault "
+            "first)");
+    if (rc == PQV_E_NOMEM)
+        return rc;
+    if (rc != 0)
+        refuse(op, rc);
+    else
+        op->selected = opt->removed != NULL ? *opt->removed - before : 1;
+    return 0;
+}
+
 int
-pqv_vault_rm(pqv_vault *v, const char *name, const struct pqv_rm_options *opt)
+pqv_vault_rm_many(pqv_vault *v, struct pqv_name_operand *ops, size_t n,
+    const struct pqv_rm_options *opt)
 {
     static const struct pqv_rm_options none;
     char norm[PQV_NAME_MAX + 1];
+    size_t standing = 0;
     int rc;
 
     if ((rc = vault_require_writer(v)) != 0)
         return rc;
     if (opt == NULL)
         opt = &none;
-    if (name == NULL)
+    if (ops == NULL && n > 0)
         return PQV_E_INVAL;
-    if ((rc = pqv_name_normalize(name, norm, sizeof(norm))) != 0)
-        return rc;
+    for (size_t i = 0; i < n; i++) {
+        ops[i].rc = 0;
+        ops[i].selected = 0;
+        memset(&ops[i].error, 0, sizeof(ops[i].error));
+        pqv_error_clear();
+        /* A malformed name is refused before the vault is touched. */
+        if (ops[i].name == NULL)
+            refuse(&ops[i], error_set(PQV_E_INVAL, NULL, "no name"));
+        else if (!((ops[i].flags & PQV_OPERAND_GLOB) && pqv_match_is_glob(ops[i].name)) &&
+                 (rc = pqv_name_normalize(ops[i].name, norm, sizeof(norm))) != 0)
+            refuse(&ops[i], rc);
+        else
+            standing++;
+    }
+    if (standing == 0)
+        return 0;
     /* A downgraded config is refused; a half-finished upgrade is finished
      * first (records removed beside its base would come back with it). */
     if ((rc = state_check_format(v)) != 0 ||
@@ -205,5 +338,31 @@ pqv_vault_rm(pqv_vault *v, const char *name, const struct pqv_rm_options *opt)
     if (v->config.version == 1 && opt->dry_run)
         return error_set(PQV_E_UNSUPPORTED, NULL, "a dry run needs format 2 (upgrade the vault "
             "first)");
-    return v->config.version == 1 ? rm_v1(v, norm, opt) : rm_v2(v, norm, opt);
+    if (v->config.version != 1)
+        return rm_v2(v, ops, n, opt);
+    /* Format 1 (not upgraded by rm, so that a damaged record that stops an
+     * upgrade can be removed): one name at a time. */
+    for (size_t i = 0; i < n && rc == 0; i++)
+        if (ops[i].rc == 0)
+            rc = rm_v1_operand(v, &ops[i], opt);
+    return rc;
+}
+
+int
+pqv_vault_rm(pqv_vault *v, const char *name, const struct pqv_rm_options *opt)
+{
+    struct pqv_name_operand op;
+    struct error_saved s;
+    int rc;
+
+    if (name == NULL)
+        return PQV_E_INVAL;
+    memset(&op, 0, sizeof(op));
+    op.name = name;
+    if ((rc = pqv_vault_rm_many(v, &op, 1, opt)) == 0 && op.rc != 0) {
+        s.e = op.error;
+        error_restore(&s);
+        rc = op.rc;
+    }
+    return rc;
 }

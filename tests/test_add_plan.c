@@ -94,6 +94,7 @@ stat_of(const struct rec *r)
     s.st_ino = (ino_t)r->ino;
     s.st_nlink = r->kind == KIND_DIR ? 2 : 1;
     s.st_size = (off_t)r->size;
+    s.st_blocks = (blkcnt_t)((r->size + 511) / 512); /* not sparse */
     s.st_mtim.tv_sec = (time_t)r->mtime;
     s.st_mtim.tv_nsec = (long)r->mtime_nsec;
     s.st_ctim.tv_sec = (time_t)r->ctime;

@@ -177,15 +177,21 @@ PQV_API int pqv_name_normalize(const char *in, char *out, size_t outlen) PQV_WAR
 /* What an add did (added to, so one result can total several adds). */
 struct pqv_add_result {
     uint64_t files;             /* regular files stored (new or changed; hard links once) */
-    uint64_t bytes;             /* their plaintext bytes */
+    uint64_t bytes;             /* bytes of data read: of the files stored, and of those
+                                   read again (force_read) and found unchanged; holes are
+                                   not read (a dry run: what it would read) */
     uint64_t failed;            /* entries reported and not stored */
     uint64_t added, changed;    /* entries (of every kind) new to the vault, stored again */
-    uint64_t unchanged;         /* entries found as recorded and left as they are */
+    uint64_t unchanged;         /* entries left as they are: found as recorded, or read
+                                   again (force_read) and found to hold what is stored */
     uint64_t removed;           /* entries removed (--delete, or below a directory that
                                    became a file) */
     uint64_t excluded;          /* entries left out by the exclusion rules */
-    uint64_t new_bytes;         /* bytes written to packs (after compression, equal
-                                   files stored once) */
+    uint64_t new_bytes;         /* bytes written to packs for the entries stored (after
+                                   compression; data stored already is not written) */
+    uint64_t unused_bytes;      /* bytes written to packs that no stored entry uses: a
+                                   file left out (it kept changing) after some of its
+                                   data was written; gc's repacking frees them */
 };
 
 /* Options of pqv_vault_add_path and pqv_vault_add_fd. */
@@ -199,13 +205,23 @@ struct pqv_add_options {
     int follow_links;           /* -L: store what links point to */
     int one_file_system;        /* do not cross into other file systems */
     struct pqv_add_result *result;  /* NULL: not wanted */
-    int force_read;             /* read every file, even one recorded as unchanged */
+    int force_read;             /* read every regular file, even one recorded as
+                                   unchanged (stored again only if its data differs:
+                                   format 3 compares its chunks) */
     int delete_missing;         /* remove stored names below the operand that are gone */
-    int dry_run;                /* decide and report, write nothing */
+    int dry_run;                /* decide and report, write nothing (needs the key,
+                                   not the writer lock: nothing in the vault changes) */
     int verbose;                /* report every entry (PQV_REPORT_INFO), unchanged too */
     const struct pqv_match *exclude;  /* names left out (pqvault/match.h), or NULL;
                                          tested relative to the operand */
     int exclude_caches;         /* leave out directories holding a CACHEDIR.TAG */
+    int exclude_larger;         /* leave out regular files of more than
+                                   ${exclude_larger_than} bytes (restic's rule) */
+    uint64_t exclude_larger_than;
+    const char *const *exclude_if_present;  /* leave out directories holding a file of
+                                   one of these names; "NAME:HEADER": only if that
+                                   file begins with HEADER (restic's syntax) */
+    size_t nexclude_if_present;
 };
 
 struct pqv_match;
@@ -221,7 +237,10 @@ struct pqv_match;
  * refused with PQV_E_EXISTS unless opt->force.  Regular files,
  * directories and symbolic links are stored with owner, group, mode,
  * times and extended attributes; hard links as links;
- * holes are not stored.  Devices, sockets and FIFOs are reported
+ * holes are not stored.  The exclusion options leave names out (counted
+ * in the result's excluded; with delete_missing, what the vault holds of
+ * them stays): ${exclude}'s patterns below ${path}, the others ${path}
+ * itself too.  Devices, sockets and FIFOs are reported
  * (PQV_REPORT_WARNING) and skipped; an entry that cannot be read, or keeps
  * changing while it is read, is reported (PQV_REPORT_ERROR) and skipped,
  * the rest is stored and the call returns PQV_E_IO.  Nothing is written
@@ -260,7 +279,8 @@ struct pqv_add_operand {
  * committed (or had nothing to commit), each operand's ${rc} telling its
  * fate; else the failure of the whole command (nothing committed since the
  * last checkpoint; pqv_error_last says why).  Requires unlock+lock, or a
- * write-only writer (pqv_vault_inbox_begin).
+ * write-only writer (pqv_vault_inbox_begin); a dry run needs no lock (it
+ * writes nothing and reads the state as a reader does).
  */
 PQV_API int pqv_vault_add(pqv_vault *v, struct pqv_add_operand *ops, size_t n,
     const struct pqv_add_options *opt) PQV_WARN_UNUSED;
@@ -474,7 +494,9 @@ struct pqv_check_result {
     uint64_t epoch, segments;          /* format 2: newest epoch, segments in its chain */
     uint64_t damaged;        /* records or objects that failed verification */
     uint64_t missing;        /* objects named by a record but absent */
-    uint64_t orphans;        /* objects no record names */
+    uint64_t orphans;        /* leftovers: objects no record names (packs, segments,
+                                records no kept state needs) */
+    uint64_t orphan_bytes;   /* their bytes (what gc frees of them) */
     uint64_t in_flight;      /* the same while another writer runs: its own, likely */
     uint64_t temporaries;    /* leftover temporary files */
     uint64_t removed;        /* gc: files removed */
@@ -496,7 +518,9 @@ struct pqv_check_options {
  * every record (tag, structure, name binding) and the presence and size of
  * every object; with opt->read_data also every object's tags.  Each problem
  * is reported naming the file; returns PQV_E_INTEGRITY if any damage was
- * found, 0 otherwise (orphans and temporaries are reported, not damage).
+ * found, 0 otherwise (orphans and temporaries are not damage: each is
+ * reported at PQV_REPORT_INFO, at PQV_REPORT_WARNING while the vault is
+ * damaged, and counted with its bytes).
  * On a vault that is opened but not unlocked, checks what needs no key:
  * config and key file structure (at open), every record's header and
  * length, every object's name and size (read_data is ignored).  ${opt} may
@@ -544,6 +568,32 @@ struct pqv_info {
 };
 
 PQV_API int pqv_vault_info(pqv_vault *v, struct pqv_info *info) PQV_WARN_UNUSED;
+
+/* What pqv_vault_stats counts (restic's stats): a state's entries and
+ * sizes, the distinct data its files use, and the storage. */
+struct pqv_stats {
+    int format;
+    uint64_t epoch;              /* the state counted: the newest, or the snapshot
+                                    pqv_vault_set_at names */
+    uint64_t snapshots;          /* snapshots the chain keeps (format 3) */
+    uint64_t entries, files, dirs, symlinks, others;
+    uint64_t size;               /* logical: the files' sizes (each name counted) */
+    uint64_t data;               /* the same without holes (what their extents hold) */
+    uint64_t pieces;             /* distinct chunks (format 3; stored extents before)
+                                    the files use */
+    uint64_t unique_bytes;       /* their plaintext bytes (data / unique_bytes: the
+                                    deduplication ratio) */
+    uint64_t stored_bytes;       /* their stored blobs' bytes, compressed and sealed
+                                    (unique_bytes / stored_bytes: compression) */
+    uint64_t unlocated;          /* chunks without a recorded place (damage: check) */
+    uint64_t packs, pack_bytes;  /* pack files (and format-1 objects) in the storage:
+                                    every kept snapshot's data, and leftovers */
+    uint64_t segments, segment_bytes;  /* the catalogue's files */
+};
+
+/* pqv_vault_stats(v, out): the counts of ${out} (reads the catalogue, no
+ * data).  Requires unlock. */
+PQV_API int pqv_vault_stats(pqv_vault *v, struct pqv_stats *out) PQV_WARN_UNUSED;
 
 /* pqv_vault_passwd(v, slot, pass, passlen, kdf): seal the seed into ${slot}
  * under a new passphrase and save the key file atomically.  Requires

@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +34,33 @@ parse_uint(const char *s, unsigned long long max, unsigned long long *out)
         v = v * 10 + d;
     }
     *out = v;
+    return 0;
+}
+
+int
+parse_size(const char *s, uint64_t *out)
+{
+    char digits[32];
+    size_t len = s != NULL ? strlen(s) : 0;
+    unsigned long long v, unit = 1;
+    int shift = 0;
+
+    if (len == 0 || len >= sizeof(digits))
+        return -1;
+    switch (s[len - 1]) {
+    case 'b': case 'B': shift = 0; len--; break;
+    case 'k': case 'K': shift = 10; len--; break;
+    case 'm': case 'M': shift = 20; len--; break;
+    case 'g': case 'G': shift = 30; len--; break;
+    case 't': case 'T': shift = 40; len--; break;
+    default: break;
+    }
+    memcpy(digits, s, len);
+    digits[len] = '\0';
+    unit <<= shift;
+    if (parse_uint(digits, UINT64_MAX / unit, &v) != 0)
+        return -1;
+    *out = (uint64_t)(v * unit);
     return 0;
 }
 

@@ -91,7 +91,7 @@ enum opt_id {
     OPT_KDFTIME, OPT_KDFONLY, OPT_QUICK, OPT_RECIPIENT, OPT_REPLACE, OPT_UNVERIFIED,
     OPT_QUARANTINE, OPT_PREFIX, OPT_SHARED_INBOX, OPT_COUNT, OPT_KEEP_LAST, OPT_KEEP_HOURLY,
     OPT_KEEP_DAILY, OPT_KEEP_WEEKLY, OPT_KEEP_MONTHLY, OPT_KEEP_YEARLY, OPT_KEEP_WITHIN,
-    OPT_REPAIR_INDEX,
+    OPT_REPAIR_INDEX, OPT_FILESFROM, OPT_NULL, OPT_EXCLUDELARGER, OPT_EXCLUDEIFPRESENT,
     OPT_INCLUDE,
     G_FIRST = 1000,
     G_VAULT = G_FIRST, G_KEYFILE, G_PFILE, G_PFD, G_PCMD, G_QUIET, G_WAIT, G_HELP,
@@ -109,7 +109,7 @@ enum cmd_id {
     CMD_INIT = 1, CMD_ADD, CMD_GET, CMD_LIST, CMD_RM, CMD_CHECK, CMD_PASSWD,
     CMD_RECOVER, CMD_INFO, CMD_SPEED, CMD_GC, CMD_HELP, CMD_UPGRADE, CMD_ACCEPT, CMD_COPY,
     CMD_EXPORT_RECIPIENT, CMD_INBOX, CMD_IMPORT, CMD_WRITER, CMD_LOG, CMD_DIFF, CMD_VERSIONS,
-    CMD_FORGET, CMD_PIN, CMD_UNPIN, CMD_COUNT
+    CMD_FORGET, CMD_PIN, CMD_UNPIN, CMD_STATS, CMD_COUNT
 };
 
 struct command {
@@ -152,6 +152,9 @@ enum { ARG_END = -1, ARG_ERROR = -2, ARG_HELP = -3, ARG_OPERAND = 0 };
  * applied to a->g and never returned. */
 int next_arg(struct args *a, const char **val);
 int parse_uint(const char *s, unsigned long long max, unsigned long long *out);
+/* parse_size(s, out): a size as restic takes it: digits, then at most one
+ * of b/B (bytes), k/K, m/M, g/G, t/T (powers of 1024); 0 or -1. */
+int parse_size(const char *s, uint64_t *out);
 /* parse_kdf(s, out): strict "t=N,m=KIB,p=N" (any order, each at most once,
  * missing keys from the default); 0 or -1. */
 int parse_kdf(const char *s, struct pqv_kdf_params *out);
@@ -183,6 +186,7 @@ int cmd_check(struct args *a);
 int cmd_passwd(struct args *a);
 int cmd_recover(struct args *a);
 int cmd_info(struct args *a);
+int cmd_stats(struct args *a);
 int cmd_speed(struct args *a);
 int cmd_gc(struct args *a);
 int cmd_upgrade(struct args *a);
@@ -422,6 +426,8 @@ void format_utc_rfc3339(char *out, size_t outlen, int64_t sec, uint32_t nsec);
  * characters escaped, invalid bytes as \udcXX). */
 void json_string(FILE *f, const char *s);
 void format_bytes(char *out, size_t outlen, uint64_t n);
+/* format_count(out, n): 1234567 as "1,234,567". */
+void format_count(char out[32], uint64_t n);
 /* format_size_human(out, outlen, n): ${n} bytes as ls -lh shows them: as is
  * below 1024, else rounded up with a unit K, M, G, T, P, E (1.0K, 4.5G,
  * 23M: one decimal below 10). */

@@ -87,21 +87,6 @@ operand_failed(const struct add_out *o, const char *operand, int rc, const struc
     return status;
 }
 
-/* format_count(out, n): 1234567 as "1,234,567". */
-static void
-format_count(char out[32], uint64_t n)
-{
-    char digits[24];
-    int len = snprintf(digits, sizeof(digits), "%llu", (unsigned long long)n), k = 0;
-
-    for (int i = 0; i < len; i++) {
-        if (i > 0 && (len - i) % 3 == 0)
-            out[k++] = ',';
-        out[k++] = digits[i];
-    }
-    out[k] = '\0';
-}
-
 static double
 seconds_since(const struct timespec *t0)
 {
@@ -110,24 +95,27 @@ seconds_since(const struct timespec *t0)
     return (double)(t1.tv_sec - t0->tv_sec) + (double)(t1.tv_nsec - t0->tv_nsec) / 1e9;
 }
 
-/* add_summary(r, dry, secs, json): the one line every add ends with. */
+/* add_summary(r, dry, secs, json): the one line every add ends with (a
+ * dry run's with -q too: it is what a dry run is for). */
 static void
 add_summary(const struct pqv_add_result *r, int dry, double secs, int json)
 {
-    char nw[32], ch[32], un[32], rm[32], ex[32], er[32], rb[32], sb[32];
+    char nw[32], ch[32], un[32], rm[32], ex[32], er[32], rb[32], sb[32], ub[32];
 
     if (json) {
         printf("{\"summary\": {\"dry_run\": %s, \"new\": %llu, \"changed\": %llu, "
             "\"unchanged\": %llu, \"removed\": %llu, \"excluded\": %llu, \"errors\": %llu, "
-            "\"files\": %llu, \"bytes\": %llu, \"stored_bytes\": %llu, \"seconds\": %.3f}}\n",
+            "\"files\": %llu, \"bytes\": %llu, \"stored_bytes\": %llu, \"unused_bytes\": %llu, "
+            "\"seconds\": %.3f}}\n",
             dry ? "true" : "false", (unsigned long long)r->added,
             (unsigned long long)r->changed, (unsigned long long)r->unchanged,
             (unsigned long long)r->removed, (unsigned long long)r->excluded,
             (unsigned long long)r->failed, (unsigned long long)r->files,
-            (unsigned long long)r->bytes, (unsigned long long)r->new_bytes, secs);
+            (unsigned long long)r->bytes, (unsigned long long)r->new_bytes,
+            (unsigned long long)r->unused_bytes, secs);
         return;
     }
-    if (g_cli.quiet)
+    if (g_cli.quiet && !dry)
         return;
     format_count(nw, r->added);
     format_count(ch, r->changed);
@@ -137,6 +125,7 @@ add_summary(const struct pqv_add_result *r, int dry, double secs, int json)
     format_count(er, r->failed);
     format_bytes(rb, sizeof(rb), r->bytes);
     format_bytes(sb, sizeof(sb), r->new_bytes);
+    format_bytes(ub, sizeof(ub), r->unused_bytes);
     fprintf(stderr, "%s %s new, %s changed, %s unchanged, %s removed", dry ? "would add:" :
         "added:", nw, ch, un, rm);
     if (r->excluded > 0)
@@ -145,6 +134,9 @@ add_summary(const struct pqv_add_result *r, int dry, double secs, int json)
         fprintf(stderr, ", %s error%s", er, r->failed == 1 ? "" : "s");
     if (dry)
         fprintf(stderr, "; %s to read\n", rb);
+    else if (r->unused_bytes > 0)
+        fprintf(stderr, "; %s read, %s stored (and %s written for files left out: gc frees "
+            "it), in %.1f s\n", rb, sb, ub, secs);
     else
         fprintf(stderr, "; %s read, %s stored, in %.1f s\n", rb, sb, secs);
 }
@@ -153,16 +145,128 @@ add_summary(const struct pqv_add_result *r, int dry, double secs, int json)
 struct add_cmd {
     const char *name, *recipient;
     int force, no_compress, follow, one_fs, del, force_read, dry, verbose, json, caches;
+    int null, larger;
+    uint64_t larger_than;
     pqv_match *exclude;
-    const char **paths;
-    int npaths, stdin_used;
+    const char **paths;          /* the operands (those of --files-from owned, in ${lists}) */
+    int npaths, cap, stdin_used;
+    const char **from;           /* --files-from FILEs */
+    int nfrom;
+    char **lists;                /* their contents */
+    int nlists;
+    const char **tags;           /* --exclude-if-present */
+    int ntags;
 };
 
 static void
 add_cmd_free(struct add_cmd *c)
 {
     free(c->paths);
+    free(c->from);
+    free(c->tags);
+    for (int i = 0; i < c->nlists; i++)
+        free(c->lists[i]);
+    free(c->lists);
     pqv_match_free(c->exclude);
+}
+
+/* add_path(c, path): one more operand; 0, or -1 out of memory. */
+static int
+add_path(struct add_cmd *c, const char *path)
+{
+    if (c->npaths == c->cap) {
+        int cap = c->cap ? 2 * c->cap : 16;
+        const char **grown = realloc(c->paths, (size_t)cap * sizeof(*grown));
+        if (grown == NULL)
+            return -1;
+        c->paths = grown;
+        c->cap = cap;
+    }
+    c->paths[c->npaths++] = path;
+    return 0;
+}
+
+/* read_list(c, file): the operands --files-from ${file} lists ('-':
+ * standard input), one a line (with -0, NUL-separated), taken as they
+ * are: neither comments nor blanks trimmed, as restic's
+ * --files-from-verbatim (and --files-from-raw); empty ones skipped. */
+static int
+read_list(struct add_cmd *c, const char *file)
+{
+    int from_stdin = strcmp(file, "-") == 0;
+    FILE *f = from_stdin ? stdin : fopen(file, "rb");
+    char *buf = NULL, **grown;
+    size_t len = 0, cap = 0;
+    int ch;
+
+    if (f == NULL) {
+        err_msg("--files-from: %s: %s", file, strerror(errno));
+        return EXIT_ERR;
+    }
+    while ((ch = getc(f)) != EOF) {
+        if (len + 2 > cap) {
+            size_t ncap = cap ? 2 * cap : 4096;
+            char *nb = realloc(buf, ncap);
+            if (nb == NULL)
+                goto nomem;
+            buf = nb;
+            cap = ncap;
+        }
+        buf[len++] = (char)ch;
+    }
+    if (ferror(f)) {
+        err_msg("--files-from: %s: %s", from_stdin ? "standard input" : file, strerror(errno));
+        if (!from_stdin)
+            fclose(f);
+        free(buf);
+        return EXIT_ERR;
+    }
+    if (!from_stdin)
+        fclose(f);
+    if (buf == NULL && (buf = malloc(1)) == NULL)
+        goto nomem_closed;
+    buf[len] = '\0';
+    if ((grown = realloc(c->lists, (size_t)(c->nlists + 1) * sizeof(*grown))) == NULL)
+        goto nomem_closed;
+    c->lists = grown;
+    c->lists[c->nlists++] = buf;
+    for (size_t i = 0, start = 0; i <= len; i++) {
+        if (i < len && buf[i] != (c->null ? '\0' : '\n'))
+            continue;
+        /* (The last line too, without its newline: cut at its NUL, it
+         * would name another file.) */
+        if (!c->null && memchr(buf + start, '\0', i - start) != NULL) {
+            err_msg("--files-from: %s: a line holds a NUL byte (NUL-separated names: -0)", file);
+            return EXIT_ERR;
+        }
+        buf[i] = '\0';
+        /* A listed '-' is the file of that name, not standard input. */
+        if (i > start && add_path(c, strcmp(buf + start, "-") == 0 ? "./-" : buf + start) != 0)
+            goto nomem_owned;
+        start = i + 1;
+    }
+    return EXIT_OK;
+nomem:
+    if (!from_stdin)
+        fclose(f);
+nomem_closed:
+    free(buf);
+nomem_owned:
+    err_msg("out of memory");
+    return EXIT_ERR;
+}
+
+/* tag_name_ok(val): an --exclude-if-present NAME[:HEADER] the library
+ * takes (a file name: not empty, no '/', not '.' or '..', at most 255
+ * bytes; a HEADER of at most 256 bytes): a usage error, not exit 1. */
+static int
+tag_name_ok(const char *val)
+{
+    size_t n = strcspn(val, ":");
+
+    return n > 0 && n <= 255 && memchr(val, '/', n) == NULL &&
+        !(n == 1 && val[0] == '.') && !(n == 2 && val[0] == '.' && val[1] == '.') &&
+        (val[n] == '\0' || strlen(val + n + 1) <= 256);
 }
 
 /* add_parse(a, c, stop): the command line into ${c}; the exit status
@@ -172,10 +276,11 @@ static int
 add_parse(struct args *a, struct add_cmd *c, int *stop)
 {
     const char *val;
-    int id, status = EXIT_OK;
+    int id, status = EXIT_OK, lists_stdin = 0;
 
     memset(c, 0, sizeof(*c));
-    if ((c->paths = calloc((size_t)a->argc + 1, sizeof(*c->paths))) == NULL) {
+    if ((c->from = calloc((size_t)a->argc + 1, sizeof(*c->from))) == NULL ||
+        (c->tags = calloc((size_t)a->argc + 1, sizeof(*c->tags))) == NULL) {
         err_msg("out of memory");
         return EXIT_ERR;
     }
@@ -197,6 +302,24 @@ add_parse(struct args *a, struct add_cmd *c, int *stop)
         case OPT_JSON: c->json = 1; break;
         case OPT_EXCLUDECACHES: c->caches = 1; break;
         case OPT_RECIPIENT: c->recipient = val; break;
+        case OPT_NULL: c->null = 1; break;
+        case OPT_FILESFROM:
+            if (strcmp(val, "-") == 0 && lists_stdin++)
+                status = usage_error("--files-from -: standard input given twice");
+            c->from[c->nfrom++] = val;
+            break;
+        case OPT_EXCLUDELARGER:
+            if (parse_size(val, &c->larger_than) != 0)
+                status = usage_error("--exclude-larger-than: not a size: '%s' (a number of "
+                    "bytes, or with a suffix K, M, G or T)", val);
+            c->larger = 1;
+            break;
+        case OPT_EXCLUDEIFPRESENT:
+            if (!tag_name_ok(val))
+                status = usage_error("--exclude-if-present: not a file name: '%s' (NAME, or "
+                    "NAME:HEADER for a file that begins with HEADER, of at most 256 bytes)", val);
+            c->tags[c->ntags++] = val;
+            break;
         case OPT_EXCLUDE: case OPT_EXCLUDEFROM:
             if (c->exclude == NULL && (mrc = pqv_match_new(&c->exclude, 0)) != 0)
                 break;
@@ -211,7 +334,10 @@ add_parse(struct args *a, struct add_cmd *c, int *stop)
         case ARG_OPERAND:
             if (strcmp(val, "-") == 0)
                 c->stdin_used++;
-            c->paths[c->npaths++] = val;
+            if (add_path(c, val) != 0) {
+                err_msg("out of memory");
+                return EXIT_ERR;
+            }
             break;
         }
         if (mrc != 0)
@@ -219,16 +345,24 @@ add_parse(struct args *a, struct add_cmd *c, int *stop)
     }
     if (status != EXIT_OK)
         return status;
-    if (c->npaths == 0)
+    if (c->null && c->nfrom == 0)
+        return usage_error("-0 is for --files-from (NUL-separated names)");
+    if (c->stdin_used && lists_stdin)
+        return usage_error("'-' reads the data to store from standard input, which "
+            "--files-from - reads the names from: give one of them");
+    if (c->npaths == 0 && c->nfrom == 0)
         return usage_error("missing PATH operand");
-    if (c->name && c->npaths > 1)
+    if (c->recipient && c->del)
+        return usage_error("--delete needs the catalogue: not with --recipient");
+    for (int i = 0; i < c->nfrom; i++)
+        if ((status = read_list(c, c->from[i])) != EXIT_OK)
+            return status;
+    if (c->name && c->npaths != 1)
         return usage_error("--name needs exactly one PATH");
     if (c->stdin_used && !c->name)
         return usage_error("'-' (standard input) needs --name");
     if (c->name && *c->name == '\0')
         return usage_error("--name: empty name");
-    if (c->recipient && c->del)
-        return usage_error("--delete needs the catalogue: not with --recipient");
     return EXIT_OK;
 }
 
@@ -257,7 +391,9 @@ add_commit_batch(pqv_vault *v, int *status)
 static int
 add_run(pqv_vault *v, struct add_cmd *c)
 {
-    struct pqv_add_operand *ops = calloc((size_t)c->npaths, sizeof(*ops));
+    struct pqv_add_operand *ops = calloc((size_t)c->npaths + 1, sizeof(*ops));
+    /* A dry run lists what would change (unchanged entries with
+     * --verbose); -q leaves its list out, not its summary. */
     struct add_out out = { c->json, c->verbose || c->dry, 0 };
     struct progress *p = c->json || c->dry ? NULL : progress_new("add");
     struct pqv_add_result total;
@@ -286,8 +422,10 @@ add_run(pqv_vault *v, struct add_cmd *c)
         .progress_ctx = p, .report = add_report, .report_ctx = &out,
         .no_compress = c->no_compress, .follow_links = c->follow, .one_file_system = c->one_fs,
         .result = &total, .force_read = c->force_read, .delete_missing = c->del,
-        .dry_run = c->dry, .verbose = c->verbose || c->json || c->dry, .exclude = c->exclude,
-        .exclude_caches = c->caches
+        .dry_run = c->dry, .verbose = c->verbose || c->json, .exclude = c->exclude,
+        .exclude_caches = c->caches, .exclude_larger = c->larger,
+        .exclude_larger_than = c->larger_than, .exclude_if_present = c->tags,
+        .nexclude_if_present = (size_t)c->ntags
     };
     pqv_error_clear();
     /* A dry run reads nothing from standard input. */
@@ -306,6 +444,9 @@ add_run(pqv_vault *v, struct add_cmd *c)
                 total.failed++;
         }
     }
+    /* (--files-from listing nothing: nothing to do, and said so.) */
+    if (c->npaths == 0 && rc == 0)
+        worked = 1;
     if (c->recipient && worked && !c->dry && !add_commit_batch(v, &status))
         worked = 0;
     /* A summary of what was done: none when every operand was refused. */
@@ -322,9 +463,11 @@ cmd_add(struct args *a)
     pqv_vault *v;
     int stop = 0, status = add_parse(a, &c, &stop);
 
-    /* Write-only: the recipient alone, no key file, passphrase or lock. */
+    /* Write-only: the recipient alone, no key file, passphrase or lock.  A
+     * dry run takes no lock either: it writes nothing, and reads the state
+     * as list does (beside a running writer). */
     if (!stop && status == EXIT_OK && (status = c.recipient ? inbox_session(&v, c.recipient)
-                                                   : session(&v, 1)) == EXIT_OK) {
+                                                   : session(&v, !c.dry)) == EXIT_OK) {
         g_cli.force_hint = !c.force;
         status = add_run(v, &c);
         pqv_vault_close(v);
@@ -1031,11 +1174,55 @@ print_counts(const struct pqv_check_result *r, int no_key)
         printf("objects of a running writer: %llu\n", (unsigned long long)r->in_flight);
 }
 
+/* check_report: problems as report_cb says them; with --verbose (ctx
+ * non-NULL) also what is no problem: each leftover, each temporary, what a
+ * running writer is writing. */
+static void
+check_report(void *ctx, int level, const char *subject, const char *message)
+{
+    if (level == PQV_REPORT_INFO && ctx != NULL) {
+        if (subject != NULL && *subject != '\0')
+            err_msg("%s: %s", subject, message != NULL ? message : "");
+        else
+            err_msg("%s", message != NULL ? message : "");
+        return;
+    }
+    report_cb(NULL, level, subject, message);
+}
+
+/* leftovers_line(r, verbose): what interrupted commands left, in one line
+ * on stderr (the list is --verbose's). */
+static void
+leftovers_line(const struct pqv_check_result *r, int verbose)
+{
+    char b[32], what[160] = "";
+
+    if (r->orphans == 0 && r->temporaries == 0)
+        return;
+    format_bytes(b, sizeof(b), r->orphan_bytes);
+    if (r->orphans > 0)
+        snprintf(what, sizeof(what), "%llu leftover%s (%s) no %sentry refers to%s",
+            (unsigned long long)r->orphans, r->orphans == 1 ? "" : "s", b,
+            r->damaged > 0 ? "readable " : "", r->temporaries > 0 ? ", and " : "");
+    if (r->temporaries > 0)
+        snprintf(what + strlen(what), sizeof(what) - strlen(what), "%llu temporary file%s",
+            (unsigned long long)r->temporaries, r->temporaries == 1 ? "" : "s");
+    /* While damaged, a block that does not open may refer to them (each
+     * was said): gc refuses until the damage is repaired. */
+    if (r->damaged > 0)
+        err_msg("%s: 'pqvault gc' removes %s once the damage is repaired", what,
+            r->orphans + r->temporaries == 1 ? "it" : "them");
+    else
+        err_msg("%s: what interrupted commands leave, not damage; 'pqvault gc' removes %s%s",
+            what, r->orphans + r->temporaries == 1 ? "it" : "them",
+            verbose ? "" : " (check --verbose lists them)");
+}
+
 int
 cmd_check(struct args *a)
 {
     const char *val;
-    int id, read_data = 0, no_key = 0, repair = 0;
+    int id, read_data = 0, no_key = 0, repair = 0, verbose = 0;
     while ((id = next_arg(a, &val)) != ARG_END) {
         if (id == ARG_ERROR || id == ARG_HELP)
             return arg_stop(a, id);
@@ -1045,6 +1232,8 @@ cmd_check(struct args *a)
             no_key = 1;
         else if (id == OPT_REPAIR_INDEX)
             repair = 1;
+        else if (id == OPT_VERBOSE)
+            verbose = 1;
         else
             return usage_error("unexpected operand '%s'", val);
     }
@@ -1073,9 +1262,13 @@ cmd_check(struct args *a)
     struct pqv_check_result r;
     memset(&r, 0, sizeof(r));
     pqv_error_clear();
-    int rc = pqv_vault_check(v, &(struct pqv_check_options){ read_data, report_cb, NULL }, &r);
-    if (rc == 0 || rc == PQV_E_INTEGRITY)
+    int rc = pqv_vault_check(v, &(struct pqv_check_options){ read_data, check_report,
+        verbose ? &verbose : NULL }, &r);
+    if (rc == 0 || rc == PQV_E_INTEGRITY) {
         print_counts(&r, no_key);
+        fflush(stdout);
+        leftovers_line(&r, verbose);
+    }
     if (rc == PQV_E_INTEGRITY) {
         err_msg("vault damaged: %llu damaged, %llu missing",
             (unsigned long long)r.damaged, (unsigned long long)r.missing);

@@ -44,7 +44,10 @@ static const struct optdef add_opts[] = {
     { "force-read", 0, 0, OPT_FORCEREAD }, { "dry-run", 'n', 0, OPT_DRYRUN },
     { "verbose", 0, 0, OPT_VERBOSE }, { "exclude", 0, 1, OPT_EXCLUDE },
     { "exclude-from", 0, 1, OPT_EXCLUDEFROM }, { "exclude-caches", 0, 0, OPT_EXCLUDECACHES },
-    { "json", 0, 0, OPT_JSON }, { "recipient", 0, 1, OPT_RECIPIENT }, { NULL, 0, 0, 0 }
+    { "json", 0, 0, OPT_JSON }, { "recipient", 0, 1, OPT_RECIPIENT },
+    { "files-from", 0, 1, OPT_FILESFROM }, { "null", '0', 0, OPT_NULL },
+    { "exclude-larger-than", 0, 1, OPT_EXCLUDELARGER },
+    { "exclude-if-present", 0, 1, OPT_EXCLUDEIFPRESENT }, { NULL, 0, 0, 0 }
 };
 static const struct optdef export_recipient_opts[] = {
     { "output", 'o', 1, OPT_OUT }, { "force", 'f', 0, OPT_FORCE },
@@ -76,7 +79,8 @@ static const struct optdef rm_opts[] = {
 };
 static const struct optdef check_opts[] = {
     { "read-data", 0, 0, OPT_READDATA }, { "no-key", 0, 0, OPT_NOKEY },
-    { "repair-index", 0, 0, OPT_REPAIR_INDEX }, { NULL, 0, 0, 0 }
+    { "repair-index", 0, 0, OPT_REPAIR_INDEX }, { "verbose", 0, 0, OPT_VERBOSE },
+    { NULL, 0, 0, 0 }
 };
 static const struct optdef passwd_opts[] = {
     { "slot", 0, 1, OPT_SLOT }, { "clear", 0, 0, OPT_CLEAR }, { "kdf", 0, 1, OPT_KDF },
@@ -90,6 +94,9 @@ static const struct optdef recover_opts[] = {
 };
 static const struct optdef info_opts[] = {
     { NULL, 0, 0, 0 }
+};
+static const struct optdef stats_opts[] = {
+    { "json", 0, 0, OPT_JSON }, { NULL, 0, 0, 0 }
 };
 static const struct optdef speed_opts[] = {
     { "kdf-time", 0, 1, OPT_KDFTIME }, { "kdf-only", 0, 0, OPT_KDFONLY },
@@ -154,7 +161,8 @@ const struct command commands[] = {
       "                    when given) so that an unlock's Argon2id (slot 0, and\n"
       "                    slot 1 unused at the default cost) takes about DURATION\n"
       "                    (100ms to 60s: 500ms, 1s, 2.5s); said on stderr\n" },
-    { "add", CMD_ADD, add_opts, "PATH... [--name NAME] [--delete] [--exclude PATTERN] [-n] ...",
+    { "add", CMD_ADD, add_opts,
+      "PATH... | --files-from FILE [--name NAME] [--delete] [--exclude PATTERN] [-n] ...",
       "Store files, symbolic links and directory trees (recursively), with\n"
       "owner, group, mode, times, extended attributes, hard links and holes;\n"
       "files of equal content are stored once.  A PATH is stored under its last\n"
@@ -165,20 +173,32 @@ const struct command commands[] = {
       "--name.  Devices, sockets and FIFOs are skipped; a file that cannot be\n"
       "read, or keeps changing, is reported and skipped, the rest stored (exit\n"
       "1).  The vault's own directory and key file are never stored.  Ends\n"
-      "with a summary on stderr (not with -q).\n"
+      "with a summary on stderr (not with -q): entries new, changed, unchanged,\n"
+      "removed, excluded; data read (holes are not), stored (new packs).\n"
       "  --name NAME       store the single PATH under NAME\n"
+      "  --files-from FILE PATH operands from FILE, one a line, as they are (no\n"
+      "                    comments; empty lines skipped; a listed '-' is a\n"
+      "                    file); FILE '-': standard input; repeatable\n"
+      "  -0, --null        --files-from names are NUL-separated (find -print0)\n"
       "  -f, --force       replace a tree added from another place with this one\n"
       "  --delete          remove stored names below PATH that are gone from it\n"
-      "  --force-read      read every file, even those recorded as unchanged\n"
+      "                    (what an exclusion leaves out stays)\n"
+      "  --force-read      read every file, even those recorded as unchanged; one\n"
+      "                    that holds what is stored stays unchanged\n"
       "  --exclude PATTERN leave out names matching PATTERN (gitignore rules,\n"
       "                    relative to PATH; repeatable)\n"
       "  --exclude-from FILE  patterns from FILE, one a line\n"
       "  --exclude-caches  leave out directories holding a CACHEDIR.TAG\n"
+      "  --exclude-if-present NAME[:HEADER]  leave out directories holding NAME\n"
+      "                    (a file that begins with HEADER), whole; repeatable\n"
+      "  --exclude-larger-than SIZE  leave out files larger than SIZE (bytes, or\n"
+      "                    with K, M, G, T: 500K, 2G)\n"
       "  -x, --one-file-system  do not descend into other file systems\n"
       "  -L, --follow-links  store what symbolic links point to, not the links\n"
       "  --no-compress     store data uncompressed (zstd is used when it saves\n"
       "                    1/32 or more; compression reveals sizes, see pqvault(1))\n"
-      "  -n, --dry-run     say what would be done, change nothing\n"
+      "  -n, --dry-run     list what would change (new, changed, removed), change\n"
+      "                    nothing; takes no lock; with -q the summary alone\n"
       "  --verbose         name every entry and what was done with it\n"
       "  --json            one JSON object per entry on stdout, then a summary\n"
       "  --recipient FILE  write-only add: with the vault's recipient alone (see\n"
@@ -312,14 +332,18 @@ const struct command commands[] = {
       "Ends with a summary on stderr (not with -q).\n"
       "  -n, --dry-run     say what would be removed, change nothing\n"
       "  --verbose         name every entry removed\n" },
-    { "check", CMD_CHECK, check_opts, "[--read-data | --no-key] [--repair-index]",
+    { "check", CMD_CHECK, check_opts, "[--read-data | --no-key] [--repair-index] [--verbose]",
       "Verify the config, the catalogue (every segment from the base up, its\n"
       "chain, the key file's history, this machine's last view of the vault)\n"
       "and the presence and size of every pack; report problems on stderr and\n"
-      "a summary on stdout.\n"
+      "a summary on stdout.  What interrupted commands left (leftovers,\n"
+      "temporary files: not damage) is counted in one line on stderr.\n"
       "  --read-data       also every pack's hash and every extent's tags\n"
       "  --no-key          without the passphrase: the structure of the config,\n"
       "                    key file, segments and packs only\n"
+      "  --verbose         also list each leftover (a pack or segment nothing\n"
+      "                    refers to) and temporary file, which are otherwise\n"
+      "                    counted in one line (gc removes them)\n"
       "  --repair-index    first, chunks whose records were lost (a damaged\n"
       "                    segment) looked for in the packs' own tables and\n"
       "                    recorded again (one epoch; takes the writer lock)\n" },
@@ -352,8 +376,19 @@ const struct command commands[] = {
       "Show the vault's format version, id, suites, fingerprint, key slot\n"
       "parameters and counts.  Needs no passphrase and no key file: the config's\n"
       "lines are then marked unverified.  With --passphrase-file, -fd, -command\n"
-      "or $PQVAULT_PASSPHRASE (never a prompt) it unlocks, verifies them and\n"
-      "names the slot the passphrase opened.\n" },
+      "or $PQVAULT_PASSPHRASE (never a prompt) it unlocks, verifies them, names\n"
+      "the slot the passphrase opened and counts what gc would free\n"
+      "(reclaimable).  A slot is known to be in use if it opened or its cost is\n"
+      "not the default; otherwise that cannot be known (an unused slot is random\n"
+      "bytes at the default cost).  See also stats.\n" },
+    { "stats", CMD_STATS, stats_opts, "[--json]",
+      "Count what the newest state (or --at SNAP's) holds and what it costs, as\n"
+      "restic's stats: its entries, its files' logical size (and data, holes\n"
+      "not stored), the distinct data they use (chunks) with the deduplication\n"
+      "ratio, what that data takes stored with the compression ratio; the\n"
+      "snapshots kept; the packs and segments in the storage, and what gc\n"
+      "would free (leftovers).  Reads the catalogue, no data.\n"
+      "  --json            one JSON object\n" },
     { "speed", CMD_SPEED, speed_opts, "[--kdf-time DURATION] [--kdf-only] [--quick]",
       "Measure the AEAD suites and the FrodoKEM parameter sets on this CPU\n"
       "and mark the choices of auto mode; then Argon2id (medians, ms) at init's\n"
@@ -408,7 +443,7 @@ static const struct {
     { "remove", "rm" }, { "delete", "rm" }, { "del", "rm" }, { "forget", "rm" },
     { "verify", "check" }, { "fsck", "check" }, { "password", "passwd" },
     { "passphrase", "passwd" }, { "key", "passwd" }, { "status", "info" },
-    { "stats", "info" }, { "benchmark", "speed" }, { "bench", "speed" },
+    { "statistics", "stats" }, { "du", "stats" }, { "benchmark", "speed" }, { "bench", "speed" },
     { "prune", "gc" }, { "clean", "gc" }, { "migrate", "upgrade" }, { "clone", "copy" },
     { "snapshots", "log" }, { "history", "log" },
     { "sync", "copy" }, { "create", "init" }, { "new", "init" },
@@ -521,7 +556,7 @@ commands_print_general_help(FILE *f)
         "                              (default $PQVAULT_STATE_DIR, else\n"
         "                              ${XDG_STATE_HOME:-$HOME/.local/state}/pqvault;\n"
         "                              without one, rollbacks are not detected)\n"
-        "  --at SNAP                   reading commands (list, get, check, info) read\n"
+        "  --at SNAP                   reading commands (list, get, check, stats) read\n"
         "                              the kept snapshot SNAP: an epoch, latest,\n"
         "                              latest~N, a date YYYY-MM-DD (that day's newest)\n"
         "                              or a time YYYY-MM-DDTHH:MM[:SS] (the newest at or\n"

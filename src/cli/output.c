@@ -62,6 +62,20 @@ format_bytes(char *out, size_t outlen, uint64_t n)
 }
 
 void
+format_count(char out[32], uint64_t n)
+{
+    char digits[24];
+    int len = snprintf(digits, sizeof(digits), "%llu", (unsigned long long)n), k = 0;
+
+    for (int i = 0; i < len; i++) {
+        if (i > 0 && (len - i) % 3 == 0)
+            out[k++] = ',';
+        out[k++] = digits[i];
+    }
+    out[k] = '\0';
+}
+
+void
 format_size_human(char *out, size_t outlen, uint64_t n)
 {
     static const char units[] = "KMGTPE";

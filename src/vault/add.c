@@ -256,16 +256,15 @@ seal_plan(struct adder *a, struct operand *o, struct state *st, struct pqv_add_r
         struct add_file *f = &plan->files[i];
         const struct entry *first;
         if (f->unchanged) {
+            /* (Not read: no part of the progress, which counts what is.) */
             res->unchanged++;
             if (opt->verbose)
                 vault_report(opt->report, opt->report_ctx, PQV_REPORT_INFO, f->name, "unchanged");
-            a->done_bytes += f->kind == KIND_FILE ? (uint64_t)f->st.st_size : 0;
             continue;
         }
         if (o->op->path == NULL) {
             if ((rc = add_seal_stream(a, o->op->fd, f)) != 0)
                 break;
-            plan->total_bytes = a->cur.size;
             vault_report(opt->report, opt->report_ctx, PQV_REPORT_INFO, f->name,
                 f->replacing ? "replaced" : "added");
             if ((rc = txn_add(a->t, &a->cur)) == 0)
@@ -311,6 +310,7 @@ add_result(const struct pqv_add_options *opt, const struct pqv_add_result *res)
     r->removed += res->removed;
     r->excluded += res->excluded;
     r->new_bytes += res->new_bytes;
+    r->unused_bytes += res->unused_bytes;
 }
 
 /* declare_roots(v, ops, n, opt): a writer's batch lists the trees it holds
@@ -326,16 +326,35 @@ declare_roots(pqv_vault *v, struct operand *ops, size_t n, const struct pqv_add_
         return 0;
     for (size_t i = 0; i < n && rc == 0; i++) {
         const struct add_plan *plan = &ops[i].plan;
-        if (ops[i].refused)
-            continue;
+        if (ops[i].refused || plan->n == 0)
+            continue; /* (an operand left out whole: nothing to declare) */
         if (plan->not_stored > 0 || plan->nunreadable > 0) {
             vault_report(opt->report, opt->report_ctx, PQV_REPORT_WARNING, plan->root_name,
-                "not all of it could be read: its import removes nothing below it this time");
+                "not all of it was read (unreadable, or left out by an exclusion): its import "
+                "removes nothing below it this time");
             continue;
         }
         rc = v->sink->root(v, plan->root_name);
     }
     return rc;
+}
+
+/* read_bytes(plan): what sealing the plan reads: the data of the files
+ * not left as they are (a later name of a hard-link group is read with
+ * its first); a stream's size is not known before. */
+static uint64_t
+read_bytes(const struct add_plan *plan)
+{
+    uint64_t n = 0;
+
+    for (size_t i = 0; i < plan->n; i++) {
+        const struct add_file *f = &plan->files[i];
+        if (f->kind != KIND_FILE || f->unchanged ||
+            (f->link_first != 0 && !plan->files[f->link_first - 1].unchanged))
+            continue;
+        n += add_plan_data_bytes(&f->st);
+    }
+    return n;
 }
 
 /* store(v, ops, n, st, opt, res): the operands that stand, as one
@@ -364,10 +383,13 @@ store(pqv_vault *v, struct operand *ops, size_t n, struct state *st,
         return rc;
     if ((rc = add_seal_init(&a, v, &t, st, opt)) == 0) {
         for (size_t i = 0; i < n; i++)
-            a.total_bytes += ops[i].refused ? 0 : ops[i].plan.total_bytes;
+            a.total_bytes += ops[i].refused ? 0 : read_bytes(&ops[i].plan);
         for (size_t i = 0; i < n && rc == 0; i++)
             if (!ops[i].refused)
                 rc = seal_plan(&a, &ops[i], st, res);
+        /* Chunks written for data no entry keeps (a file left out). */
+        if (rc == 0)
+            a.unused_bytes += add_chunk_unused(&a);
     }
     if (rc == 0)
         rc = declare_roots(v, ops, n, opt);
@@ -393,9 +415,13 @@ store(pqv_vault *v, struct operand *ops, size_t n, struct state *st,
         for (size_t i = 0; i < t.nintroduced; i++)
             if (t.created[i]) /* (an adopted pack was written before) */
                 a.new_bytes += t.introduced[i].size;
+        /* "Stored": what the entries stored use; the rest apart. */
+        if (a.unused_bytes > a.new_bytes)
+            a.unused_bytes = a.new_bytes;
         res->files = a.files;
         res->bytes = a.bytes;
-        res->new_bytes = a.new_bytes;
+        res->new_bytes = a.new_bytes - a.unused_bytes;
+        res->unused_bytes = a.unused_bytes;
     }
     snapshots_clear(&snap);
     add_seal_free(&a);
@@ -414,10 +440,15 @@ pqv_vault_add(pqv_vault *v, struct pqv_add_operand *ops, size_t n,
 
     if (v == NULL || v->sink == NULL || (ops == NULL && n > 0))
         return PQV_E_INVAL;
-    if ((rc = v->sink->ready(v)) != 0)
-        return rc;
     if (opt == NULL)
         opt = &no_options;
+    if ((rc = add_walk_check_options(opt)) != 0)
+        return rc;
+    /* A dry run writes nothing: the owner's needs the key, not the lock
+     * (it reads the state as list does, beside a running writer). */
+    if ((rc = opt->dry_run && v->sink == &txn_owner_sink ? vault_require_unlocked(v)
+                                                         : v->sink->ready(v)) != 0)
+        return rc;
     for (size_t i = 0; i < n; i++) {
         ops[i].rc = 0;
         memset(&ops[i].error, 0, sizeof(ops[i].error));

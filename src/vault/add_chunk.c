@@ -49,6 +49,7 @@ struct pending {
     int state;                   /* FILE_OK, FILE_FAILED, FILE_CHANGED */
     int last_attempt;            /* FILE_CHANGED: no attempt follows */
     size_t outstanding;          /* its chunks not retired yet */
+    size_t new_chunks;           /* its chunks this add stored or adopted */
     size_t cap;                  /* of e.extents */
     int read_done;
     char why[PQV_ERROR_REASON_MAX];
@@ -155,8 +156,13 @@ finish(struct chunk_pipe *p, struct pending *pf)
     }
     if (pf->state != FILE_OK)
         return 0; /* read again: a later pending entry */
+    /* Read again (force_read): the same chunks as stored, all of them in
+     * the vault already, is no change (a chunk it had to store or adopt,
+     * one whose record was lost, is: the entry is made again). */
+    if (f->reread && pf->new_chunks == 0 && add_seal_reread(a, f, &pf->e))
+        return 0;
     a->files++;
-    a->bytes += pf->e.size;
+    a->bytes += add_seal_data_bytes(&pf->e);
     return add_seal_commit(a, f, &pf->e);
 }
 
@@ -222,7 +228,16 @@ retire(struct chunk_pipe *p)
         r.plain_len = (uint32_t)j->len;
         r.flags = j->flags;
         rc = txn_put_chunk(a->t, j->blob, &r);
+        /* Its stored length, for add_chunk_unused (the pool may be
+         * claiming others: under the lock). */
+        pthread_mutex_lock(&p->mu);
+        struct chunk_rec *c = chunks_get(&p->claimed, j->id);
+        if (c != NULL)
+            c->stored_len = r.stored_len;
+        pthread_mutex_unlock(&p->mu);
+        pf->new_chunks++;
     } else if (rc == 0 && j->adopted != NULL) {
+        pf->new_chunks++;
         /* Its pack joins the segment's, once; the chunk is recorded. */
         for (size_t i = 0; i < p->npacks && rc == 0; i++)
             if (memcmp(p->packs[i].sp.id, j->adopted->pack_id, PACK_ID_BYTES) == 0 &&
@@ -243,9 +258,6 @@ retire(struct chunk_pipe *p)
     x->chunk = 1;
     if (release)
         job_buffers_free(p, j);
-    a->done_bytes += j->len;
-    if (a->opt->progress != NULL)
-        a->opt->progress(a->opt->progress_ctx, a->done_bytes, a->total_bytes);
     return complete(p);
 }
 
@@ -295,6 +307,10 @@ submit(struct chunk_pipe *p, struct pending *pf, const uint8_t *data, size_t len
     p->next = (p->next + 1) % JOBS_MAX;
     p->inflight++;
     p->bytes_in_flight += len;
+    /* Progress: the data read (what the total counts), as it is read. */
+    a->done_bytes += len;
+    if (a->opt->progress != NULL)
+        a->opt->progress(a->opt->progress_ctx, a->done_bytes, a->total_bytes);
     return 0;
 }
 
@@ -542,6 +558,38 @@ add_chunk_stream(struct adder *a, int fd, const struct add_file *f)
     p->pn--;
     pending_free(pf);
     return rc;
+}
+
+/* mark_used(claimed, e, n, used): the chunks of this add that ${e}'s
+ * entries refer to, their stored bytes added to *${used} once each. */
+static void
+mark_used(struct chunk_index *claimed, struct entry *const *e, size_t n, uint64_t *used)
+{
+    for (size_t i = 0; i < n; i++)
+        for (uint32_t j = 0; e[i]->chunked && j < e[i]->nextents; j++) {
+            struct chunk_rec *c;
+            if (!e[i]->extents[j].chunk ||
+                (c = chunks_get(claimed, e[i]->extents[j].chunk_id)) == NULL)
+                continue;
+            *used += c->stored_len;
+            c->stored_len = 0; /* counted */
+        }
+}
+
+uint64_t
+add_chunk_unused(struct adder *a)
+{
+    struct chunk_pipe *p = a->pipe;
+    uint64_t written = 0, used = 0;
+
+    if (p == NULL)
+        return 0;
+    /* (Empty slots hold zeros.) */
+    for (size_t i = 0; i < p->claimed.cap; i++)
+        written += p->claimed.slots[i].stored_len;
+    mark_used(&p->claimed, a->kept, a->nkept, &used);
+    mark_used(&p->claimed, a->t->entries, a->t->n, &used);
+    return written - used;
 }
 
 /* ---- adopting what an interrupted command left ---- */

@@ -39,6 +39,10 @@ struct add_file {
     uint64_t hlgroup;       /* nonzero: one of several names of one file */
     int replacing;          /* stored before: stored again (changed) */
     int unchanged;          /* stored before as it is now: left as it is */
+    int reread;             /* recorded as it is now, read all the same (--force-read):
+                               stored again only if its content differs */
+    size_t link_first;      /* a later name of a hard-link group: 1 + the index of
+                               its first name (whose data is read), else 0 */
 };
 
 /* Something the walk found, reported once the add has passed its checks
@@ -52,7 +56,6 @@ struct note {
 struct add_plan {
     struct add_file *files;
     size_t n, cap;
-    uint64_t total_bytes;
     int rootfd;             /* the directory the tree is read from */
     char *root;             /* its path */
     char *origin;           /* the operand's absolute path, recorded */
@@ -91,6 +94,9 @@ const char *add_walk_kind_name(mode_t mode);
  * Refused (nothing planned) for a special file or the vault's own files. */
 int add_walk_operand(pqv_vault *v, struct add_plan *plan, const char *path, const char *name,
     const struct pqv_add_options *opt);
+/* add_walk_check_options(opt): PQV_E_INVAL (said) for exclusion options
+ * that are not well formed (an --exclude-if-present that is no file name). */
+int add_walk_check_options(const struct pqv_add_options *opt);
 /* add_walk_default_name(path, out, outlen): the stored name of ${path}
  * when none is given: its last component (as cp, rsync and tar -C do). */
 int add_walk_default_name(const char *path, char *out, size_t outlen);
@@ -106,6 +112,9 @@ int add_plan_prepare(struct state *st, struct add_plan *plan, const struct pqv_a
 /* add_plan_hard_links(plan): names of one file (same device and inode,
  * more than one link) get one group id; the data is read once. */
 int add_plan_hard_links(struct add_plan *plan);
+/* add_plan_data_bytes(st): the bytes of data a regular file holds (its
+ * size, less the holes its block count shows), what reading it reads. */
+uint64_t add_plan_data_bytes(const struct stat *st);
 /* add_plan_dry_run(plan, opt, res): what the add would do, said and counted. */
 void add_plan_dry_run(const struct add_plan *plan, const struct pqv_add_options *opt,
     struct pqv_add_result *res);
@@ -132,12 +141,14 @@ struct adder {
     struct add_job *jobs;
     size_t size, next, oldest, inflight;
     int rc;                      /* a failure that ends the add */
-    uint64_t done_bytes, total_bytes;
+    uint64_t done_bytes, total_bytes;   /* data read, of the data to read */
     struct fsmeta_names names;
     struct entry cur;            /* the file being read */
     int cur_state;               /* FILE_OK, FILE_FAILED, FILE_CHANGED */
     const struct entry *cur_same; /* a stored file of the same content */
     uint64_t files, bytes, new_bytes;
+    uint64_t unused_bytes;       /* written to packs, referred to by no entry made */
+    uint64_t cur_put;            /* format 2: bytes of the file being read put in packs */
     struct dedup dedup;
     struct entry **kept;         /* entries of earlier checkpoints */
     size_t nkept;
@@ -181,6 +192,17 @@ int add_seal_stream(struct adder *a, int fd, const struct add_file *f);
 int add_seal_commit(struct adder *a, struct add_file *f, struct entry *e);
 /* add_seal_counted(a, f, read): an entry of ${f} made (its data read). */
 void add_seal_counted(struct adder *a, const struct add_file *f, int read);
+/* add_seal_same_content(old, e): whether the entry ${e} just read holds
+ * the data of the stored ${old} (the same chunks, or the same shared
+ * extents). */
+int add_seal_same_content(const struct entry *old, const struct entry *e);
+/* add_seal_data_bytes(e): the plaintext bytes of ${e}'s extents (its
+ * data, holes not counted). */
+uint64_t add_seal_data_bytes(const struct entry *e);
+/* add_seal_reread(a, f, e): ${f} was read again (force_read) into ${e}:
+ * 1 if it holds what is stored (said and counted as unchanged: not stored
+ * again), else 0. */
+int add_seal_reread(struct adder *a, const struct add_file *f, const struct entry *e);
 /* A region of a file's data (holes are what lies between regions). */
 struct add_region {
     uint64_t off, len;
@@ -202,5 +224,11 @@ int add_chunk_file(struct adder *a, struct add_file *f);
 int add_chunk_stream(struct adder *a, int fd, const struct add_file *f);
 /* add_chunk_drain(a): every chunk retired, every file's entry made. */
 int add_chunk_drain(struct adder *a);
+/* add_chunk_unused(a): the bytes of the chunks this add wrote that none of
+ * its entries (a->kept and the transaction's) refers to: a file left out,
+ * a file's reads before it changed.  Once, at the end (it marks them). */
+uint64_t add_chunk_unused(struct adder *a);
+
+
 
 #endif

@@ -190,9 +190,13 @@ add_plan_prepare(struct state *st, struct add_plan *plan, const struct pqv_add_o
         }
         if (old == NULL)
             continue;
-        if (!opt->force_read && recorded_as_is(old, f) &&
-            !(replace_tree && strcmp(f->name, plan->root_name) == 0)) {
-            f->unchanged = 1;
+        if (recorded_as_is(old, f) && !(replace_tree && strcmp(f->name, plan->root_name) == 0)) {
+            /* --force-read reads a regular file all the same: stored
+             * again only if what it holds differs (add_seal_same_content). */
+            if (opt->force_read && f->kind == KIND_FILE)
+                f->reread = f->replacing = 1;
+            else
+                f->unchanged = 1;
             continue;
         }
         /* Stored again: its newer entry wins; a directory that becomes a
@@ -229,6 +233,7 @@ add_plan_hard_links(struct add_plan *plan)
                 rc = util_random(&first->hlgroup, sizeof(first->hlgroup));
             first->hlgroup |= 1; /* nonzero */
             f->hlgroup = first->hlgroup;
+            f->link_first = seen[k].first + 1;
             continue;
         }
         void *grown = realloc(seen, (nseen + 1) * sizeof(*seen));
@@ -246,6 +251,18 @@ add_plan_hard_links(struct add_plan *plan)
     return rc;
 }
 
+uint64_t
+add_plan_data_bytes(const struct stat *st)
+{
+    uint64_t size = st->st_size > 0 ? (uint64_t)st->st_size : 0;
+    uint64_t blocks = st->st_blocks > 0 ? (uint64_t)st->st_blocks * 512 : 0;
+
+    /* Fewer blocks than the size: a sparse file, of which add_seal_regions
+     * reads the data regions only (an estimate: blocks also hold a little
+     * metadata on some file systems). */
+    return blocks < size ? blocks : size;
+}
+
 /* say(opt, level, subject, message): a report, if wanted. */
 static void
 say(const struct pqv_add_options *opt, const char *subject, const char *message)
@@ -259,10 +276,15 @@ add_plan_dry_run(const struct add_plan *plan, const struct pqv_add_options *opt,
 {
     for (size_t i = 0; i < plan->n; i++) {
         const struct add_file *f = &plan->files[i];
-        if (f->unchanged) {
+        if (f->unchanged || f->reread) {
+            /* (--force-read: read again, and stored again only if its
+             * content differs, which only reading tells.) */
             res->unchanged++;
+            if (f->reread)
+                res->bytes += add_plan_data_bytes(&f->st);
             if (opt->verbose)
-                say(opt, f->name, "unchanged");
+                say(opt, f->name, f->reread ? "would be read again (recorded as unchanged)" :
+                    "unchanged");
             continue;
         }
         if (f->replacing)
@@ -271,7 +293,8 @@ add_plan_dry_run(const struct add_plan *plan, const struct pqv_add_options *opt,
             res->added++;
         if (f->kind == KIND_FILE) {
             res->files++;
-            res->bytes += (uint64_t)f->st.st_size;
+            if (f->link_first == 0 || plan->files[f->link_first - 1].unchanged)
+                res->bytes += add_plan_data_bytes(&f->st);
         }
         say(opt, f->name, f->replacing ? "would be stored again (changed)" : "would be added");
     }

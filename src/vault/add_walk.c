@@ -10,6 +10,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -114,11 +115,8 @@ add_walk_push(struct add_plan *plan, const char *rel, const char *path, const ch
     }
     plan->n++;
     f->kind = kind;
-    if (st != NULL) {
+    if (st != NULL)
         f->st = *st;
-        if (kind == KIND_FILE)
-            plan->total_bytes += (uint64_t)st->st_size;
-    }
     return 0;
 }
 
@@ -244,6 +242,10 @@ struct walk_opts {
     size_t root_len;        /* the operand's stored name: excluded names are
                                tested relative to it */
     int exclude_caches;
+    int exclude_larger;     /* --exclude-larger-than */
+    uint64_t larger_than;
+    const char *const *tags;  /* --exclude-if-present: NAME or NAME:HEADER */
+    size_t ntags;
     int verbose;
     struct stat vault_dir, keyfile;  /* never stored (st_ino 0: unknown) */
 };
@@ -253,27 +255,6 @@ static int
 same_inode(const struct stat *a, const struct stat *b)
 {
     return b->st_ino != 0 && a->st_dev == b->st_dev && a->st_ino == b->st_ino;
-}
-
-/* cache_dir(plan, rel): whether the directory ${rel} holds a CACHEDIR.TAG
- * with its signature (bford.info/cachedir), as tar and borg honour. */
-static int
-cache_dir(struct add_plan *plan, const char *rel)
-{
-    static const char sig[] = "Signature: 8a477f597d28d172789f06886806bc55";
-    char buf[sizeof(sig) - 1];
-    int dfd, fd, is = 0;
-
-    if (fsutil_open_dirs(plan->rootfd, plan->root, rel, FSUTIL_NOCREATE, 0, &dfd) != 0)
-        return 0;
-    fd = openat(dfd, "CACHEDIR.TAG", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-    close(dfd);
-    if (fd < 0)
-        return 0;
-    is = fsutil_pread_all(fd, buf, sizeof(buf), 0, "CACHEDIR.TAG") == (ssize_t)sizeof(buf) &&
-        memcmp(buf, sig, sizeof(buf)) == 0;
-    close(fd);
-    return is;
 }
 
 /* keep_below(plan, name): --delete keeps what the vault holds at ${name}
@@ -291,6 +272,100 @@ keep_below(struct add_plan *plan, const char *name)
         return PQV_E_NOMEM;
     plan->nunreadable++;
     return 0;
+}
+
+/* has_tag(dfd, name, namelen, header): whether the directory ${dfd} holds
+ * ${name} (of any kind, as restic's lstat), and with a ${header} a file
+ * that begins with it. */
+static int
+has_tag(int dfd, const char *name, size_t namelen, const char *header)
+{
+    char tag[NAME_MAX + 1], buf[256];
+    struct stat st;
+    size_t hlen = header != NULL ? strlen(header) : 0;
+    int fd, is;
+
+    if (namelen == 0 || namelen > NAME_MAX)
+        return 0;
+    memcpy(tag, name, namelen);
+    tag[namelen] = '\0';
+    if (header == NULL)
+        return fstatat(dfd, tag, &st, AT_SYMLINK_NOFOLLOW) == 0;
+    if (hlen > sizeof(buf))
+        return 0;
+    if ((fd = openat(dfd, tag, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)) < 0)
+        return 0;
+    is = fsutil_pread_all(fd, buf, hlen, 0, tag) == (ssize_t)hlen && memcmp(buf, header, hlen) == 0;
+    if (!is)
+        pqv_error_clear();
+    close(fd);
+    return is;
+}
+
+/* tagged_dir(plan, wo, rel): the tag that leaves the directory ${rel} out
+ * (its name: "CACHEDIR.TAG" with its signature, bford.info/cachedir, as
+ * tar and borg honour; an --exclude-if-present NAME[:HEADER]), or NULL. */
+static const char *
+tagged_dir(struct add_plan *plan, const struct walk_opts *wo, const char *rel, size_t *len)
+{
+    static const char sig[] = "Signature: 8a477f597d28d172789f06886806bc55";
+    const char *found = NULL;
+    int dfd;
+
+    if ((!wo->exclude_caches && wo->ntags == 0) ||
+        fsutil_open_dirs(plan->rootfd, plan->root, rel, FSUTIL_NOCREATE, 0, &dfd) != 0)
+        return NULL;
+    if (wo->exclude_caches && has_tag(dfd, "CACHEDIR.TAG", 12, sig)) {
+        found = "CACHEDIR.TAG";
+        *len = 12;
+    }
+    for (size_t i = 0; found == NULL && i < wo->ntags; i++) {
+        const char *colon = strchr(wo->tags[i], ':');
+        size_t n = colon != NULL ? (size_t)(colon - wo->tags[i]) : strlen(wo->tags[i]);
+        if (has_tag(dfd, wo->tags[i], n, colon != NULL ? colon + 1 : NULL)) {
+            found = wo->tags[i];
+            *len = n;
+        }
+    }
+    close(dfd);
+    return found;
+}
+
+/* too_large(wo, st): a regular file --exclude-larger-than leaves out. */
+static int
+too_large(const struct walk_opts *wo, const struct stat *st)
+{
+    return wo->exclude_larger && S_ISREG(st->st_mode) && st->st_size > 0 &&
+        (uint64_t)st->st_size > wo->larger_than;
+}
+
+/* excluded_here(plan, wo, name, rel, path, st, rc): whether the options
+ * that look at the entry itself (--exclude-caches, --exclude-if-present,
+ * --exclude-larger-than; the operand too) leave it out: counted, said with
+ * --verbose, and what the vault holds of it kept by --delete (the rules
+ * are known only here, not on names gone from the source). */
+static int
+excluded_here(struct add_plan *plan, const struct walk_opts *wo, const char *name,
+    const char *rel, const char *path, const struct stat *st, int *rc)
+{
+    const char *tag = NULL;
+    size_t len = 0;
+
+    *rc = 0;
+    if (S_ISDIR(st->st_mode))
+        tag = tagged_dir(plan, wo, rel, &len);
+    if (tag == NULL && !too_large(wo, st))
+        return 0;
+    plan->excluded++;
+    if ((*rc = keep_below(plan, name)) == 0 && wo->verbose) {
+        if (tag != NULL)
+            *rc = add_walk_note(plan, PQV_REPORT_INFO, path, "excluded (holds %.*s)", (int)len,
+                tag);
+        else
+            *rc = add_walk_note(plan, PQV_REPORT_INFO, path, "excluded (larger than %llu "
+                "bytes)", (unsigned long long)wo->larger_than);
+    }
+    return 1;
 }
 
 /* left_out(plan, wo, cname, crel, cpath, cst, rc): whether the walk leaves
@@ -313,15 +388,9 @@ left_out(struct add_plan *plan, const struct walk_opts *wo, const char *cname, c
             *rc = add_walk_note(plan, PQV_REPORT_INFO, cpath, "excluded");
         return 1;
     }
-    /* (--delete tests the rules itself, also on names gone from the source;
-     * a cache is known only here.) */
-    if (wo->exclude_caches && S_ISDIR(cst->st_mode) && cache_dir(plan, crel)) {
-        plan->excluded++;
-        if ((*rc = keep_below(plan, cname)) == 0 && wo->verbose)
-            *rc = add_walk_note(plan, PQV_REPORT_INFO, cpath, "excluded");
-        return 1;
-    }
-    return 0;
+    /* (--delete tests the patterns itself, also on names gone from the
+     * source; the other rules are known only here.) */
+    return excluded_here(plan, wo, cname, crel, cpath, cst, rc);
 }
 
 /* walk(plan, wo, rel, path, name, st): add the directory ${rel} (below the
@@ -483,6 +552,10 @@ add_walk_operand(pqv_vault *v, struct add_plan *plan, const char *path, const ch
     wo.exclude = opt->exclude;
     wo.root_len = strlen(norm);
     wo.exclude_caches = opt->exclude_caches;
+    wo.exclude_larger = opt->exclude_larger;
+    wo.larger_than = opt->exclude_larger_than;
+    wo.tags = opt->exclude_if_present;
+    wo.ntags = opt->exclude_if_present != NULL ? opt->nexclude_if_present : 0;
     wo.verbose = opt->verbose;
     /* The vault's own files are never stored (add ~ with the vault in it);
      * a write-only writer knows no key file. */
@@ -517,7 +590,31 @@ add_walk_operand(pqv_vault *v, struct add_plan *plan, const char *path, const ch
             "and symbolic links are)", add_walk_kind_name(st.st_mode));
     if ((rc = open_operand(plan, path, &st, &rel)) != 0)
         return rc;
+    /* The operand itself: left out as what is below it would be (its plan
+     * then empty, and --delete keeps what the vault holds of it). */
+    if (excluded_here(plan, &wo, norm, S_ISDIR(st.st_mode) ? rel : "", path, &st, &rc))
+        return rc;
     if (S_ISREG(st.st_mode))
         return add_walk_push(plan, rel, path, norm, KIND_FILE, &st, NULL);
     return walk(plan, &wo, rel, path, norm, &st, 0);
+}
+
+int
+add_walk_check_options(const struct pqv_add_options *opt)
+{
+    for (size_t i = 0; opt->exclude_if_present != NULL && i < opt->nexclude_if_present; i++) {
+        const char *t = opt->exclude_if_present[i], *colon;
+        size_t n;
+        if (t == NULL)
+            return error_set(PQV_E_INVAL, NULL, "exclude_if_present: a NULL name");
+        colon = strchr(t, ':');
+        n = colon != NULL ? (size_t)(colon - t) : strlen(t);
+        if (n == 0 || memchr(t, '/', n) != NULL || (n == 1 && t[0] == '.') ||
+            (n == 2 && t[0] == '.' && t[1] == '.') || n > NAME_MAX)
+            return error_set(PQV_E_INVAL, t, "not a file name (NAME or NAME:HEADER, NAME "
+                "without '/')");
+        if (colon != NULL && strlen(colon + 1) > 256)
+            return error_set(PQV_E_INVAL, t, "a HEADER of more than 256 bytes");
+    }
+    return 0;
 }

@@ -189,10 +189,11 @@ lost_chunks(struct scan *sc)
     }
 }
 
-/* leftover(sc, name, what): not referred to: reported, and collected for gc
- * (while another writer runs, taken as its own). */
+/* leftover(sc, name, size, what): not referred to: reported (not damage:
+ * PQV_REPORT_INFO, unless the vault is damaged), counted with its bytes,
+ * and collected for gc (while another writer runs, taken as its own). */
 static int
-leftover(struct scan *sc, const char *name, const char *what)
+leftover(struct scan *sc, const char *name, uint64_t size, const char *what)
 {
     /* At a snapshot (--at), what other states use is not examined: no
      * leftovers are judged (gc judges them from the newest state). */
@@ -205,12 +206,13 @@ leftover(struct scan *sc, const char *name, const char *what)
         return 0;
     }
     sc->res->orphans++;
+    sc->res->orphan_bytes += size;
     if (sc->res->damaged > 0)
         vault_report(sc->w.report, sc->w.report_ctx, PQV_REPORT_WARNING, name,
             "%s no readable entry refers to (a damaged block may; gc removes it once the "
             "damage is repaired)", what);
     else
-        vault_report(sc->w.report, sc->w.report_ctx, PQV_REPORT_WARNING, name,
+        vault_report(sc->w.report, sc->w.report_ctx, PQV_REPORT_INFO, name,
             "%s no entry refers to (gc removes it)", what);
     return sc->leftovers != NULL ? names_list_add(sc->leftovers, name) : 0;
 }
@@ -226,7 +228,7 @@ scan_blob(struct scan *sc, const char *name, const uint8_t *id, uint64_t size, i
     sc->res->objects++;
     sc->res->bytes += size;
     if ((hit = util_search(&key, sc->refs, sc->nrefs, sizeof(*sc->refs), compare_refs)) == NULL)
-        return leftover(sc, name, v1 ? "a format-1 object" : "a pack");
+        return leftover(sc, name, size, v1 ? "a format-1 object" : "a pack");
     hit->seen = 1;
     if ((hit->described || v1) && size != (v1 ? hit->reach : hit->size)) {
         hit->bad = 1;
@@ -261,9 +263,8 @@ scan_segment(void *ctx, const char *name, const uint8_t *id, uint64_t size)
 {
     struct scan *sc = ctx;
 
-    (void)size;
     if (!snapshots_needed(&sc->kept, &sc->st, util_load_be64(id)))
-        return leftover(sc, name, "a segment no kept state needs");
+        return leftover(sc, name, size, "a segment no kept state needs");
     return 0;
 }
 
@@ -273,10 +274,10 @@ scan_record(void *ctx, const char *name, const uint8_t *id, uint64_t size)
     struct scan *sc = ctx;
 
     (void)id;
-    (void)size;
     /* Left by an upgrade interrupted while it deleted them. */
     sc->res->orphans++;
-    vault_report(sc->w.report, sc->w.report_ctx, PQV_REPORT_WARNING, name,
+    sc->res->orphan_bytes += size;
+    vault_report(sc->w.report, sc->w.report_ctx, PQV_REPORT_INFO, name,
         "a format-1 record left by the upgrade (gc removes it)");
     return sc->leftovers != NULL ? names_list_add(sc->leftovers, name) : 0;
 }

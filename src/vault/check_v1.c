@@ -183,7 +183,8 @@ scan_object(void *ctx, const char *name, const uint8_t *id, uint64_t size)
             return 0;
         }
         res->orphans++;
-        vault_report(sc->w->report, sc->w->report_ctx, PQV_REPORT_WARNING, name,
+        res->orphan_bytes += size;
+        vault_report(sc->w->report, sc->w->report_ctx, PQV_REPORT_INFO, name,
             "orphaned object (no record names it; gc removes it)");
         return sc->w->leftovers != NULL ? names_list_add(sc->w->leftovers, name) : 0;
     }

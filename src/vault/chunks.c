@@ -85,6 +85,17 @@ chunks_find(const struct chunk_index *ix, const uint8_t id[CHUNK_ID_BYTES])
     return is_empty(s) ? NULL : s;
 }
 
+struct chunk_rec *
+chunks_get(struct chunk_index *ix, const uint8_t id[CHUNK_ID_BYTES])
+{
+    struct chunk_rec *s;
+
+    if (ix->cap == 0)
+        return NULL;
+    s = slot_of(ix, id);
+    return is_empty(s) ? NULL : s;
+}
+
 void
 chunks_free(struct chunk_index *ix)
 {

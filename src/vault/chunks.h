@@ -39,6 +39,8 @@ struct chunk_index {
 int chunks_put(struct chunk_index *ix, const struct chunk_rec *r);
 /* chunks_find(ix, id): the record of ${id}, or NULL. */
 const struct chunk_rec *chunks_find(const struct chunk_index *ix, const uint8_t id[CHUNK_ID_BYTES]);
+/* chunks_get(ix, id): the same, to change (its identity must stay). */
+struct chunk_rec *chunks_get(struct chunk_index *ix, const uint8_t id[CHUNK_ID_BYTES]);
 void chunks_free(struct chunk_index *ix);
 
 /* chunks_sort(recs, n): by identity (how a segment stores them). */

@@ -192,7 +192,9 @@ names_walk(pqv_storage *s, const char *prefix, size_t idlen, const struct names_
             }
             if (w->temporaries != NULL)
                 (*w->temporaries)++;
-            vault_report(w->report, w->report_ctx, PQV_REPORT_WARNING, name,
+            /* Not damage: what an interrupted command left (check counts
+             * them in one line; --verbose lists them). */
+            vault_report(w->report, w->report_ctx, PQV_REPORT_INFO, name,
                 "leftover temporary file (gc removes it)");
             if (w->leftovers != NULL)
                 rc = names_list_add(w->leftovers, name);

@@ -165,7 +165,7 @@ head -c 300 /dev/urandom >"$V/packs/ab/ab0102030405060708090a0b0c0d0e0f"
 expect_status 0 pq get b -o "$T/out-left"
 check_ok "b restored despite the leftover" same_file "$T/b2" "$T/out-left"
 expect_status 0 pq check
-expect_stderr_contains "a pack no entry refers to (gc removes it)"
+expect_stderr_contains "1 leftover (300 B) no entry refers to"
 # (The snapshots before keep the old data until they are forgotten.)
 expect_status 0 pq forget --keep-last 1
 expect_status 0 pq gc

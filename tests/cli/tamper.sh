@@ -177,6 +177,10 @@ head -c 300 /dev/urandom >"$V/packs/ab/ab0102030405060708090a0b0c0d0e0f"
 expect_status 0 pq check
 expect_stdout_contains "entries: 1"
 expect_stdout_contains "leftovers: 2"
+expect_stderr_contains "no entry refers to: what interrupted commands leave, not damage"
+expect_stderr_contains "(check --verbose lists them)"
+expect_one_error_line
+expect_status 0 pq check --verbose
 expect_stderr_contains "a pack no entry refers to (gc removes it)"
 expect_status 0 pq gc
 expect_stdout_contains "removed: 2 (leftovers: 2, temporaries: 0)"
@@ -231,7 +235,7 @@ check_ok "d/y intact after its pack was rewritten" same_file "$T/d/y" "$T/y.out"
 # The old pack put back (a replay of what the storage once held): no record
 # of the chain names it any more; a leftover, never read.
 mkdir -p "$(dirname "$oldpack")" && cp "$T/oldpack" "$oldpack"
-expect_status 0 pq check --read-data
+expect_status 0 pq check --read-data --verbose
 expect_stdout_contains "leftovers: 1"
 expect_stderr_contains "$(basename "$oldpack"): a pack no entry refers to"
 rm -f "$T/y.out"

@@ -449,6 +449,16 @@ PQV_API int pqv_vault_upgrade(pqv_vault *v, pqv_report_fn report, void *report_c
  * a damaged state file is still PQV_E_INTEGRITY. */
 PQV_API int pqv_vault_set_state_dir(pqv_vault *v, const char *dir) PQV_WARN_UNUSED;
 
+/* pqv_vault_set_location(v, location): where this vault is, for its local
+ * state: the state is kept per vault and location, so a copy elsewhere
+ * (copy --to, a mirror) is a vault of its own to this machine, while an
+ * older state served at the same location is still a rollback.  A local
+ * vault's location is its directory's real path, set when it is opened;
+ * over a given storage (S3) the caller names it (the CLI: the endpoint and
+ * URL), else the state is kept per vault id alone.  Set before unlocking
+ * reads. */
+PQV_API int pqv_vault_set_location(pqv_vault *v, const char *location) PQV_WARN_UNUSED;
+
 /* pqv_vault_set_report(v, fn, ctx): where ${v} reports what no operation's
  * own callback carries, at PQV_REPORT_WARNING: today only that the local
  * state cannot be kept (and that rollbacks are then not detected), with the

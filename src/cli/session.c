@@ -131,6 +131,25 @@ resolve_location(void)
 
 /* open_with(v, flags): resolve the location and open with ${flags}; exit
  * status (message printed). */
+/* set_s3_location(v): a bucket's local state is kept per endpoint and URL
+ * (as the library keeps a local vault's per directory): a copy in another
+ * bucket is a vault of its own here. */
+static int
+set_s3_location(pqv_vault *v)
+{
+    const char *endpoint = g_cli.s3_endpoint;
+    char where[8192];
+
+    if (endpoint == NULL)
+        endpoint = getenv("AWS_ENDPOINT_URL_S3");
+    if (endpoint == NULL)
+        endpoint = getenv("AWS_ENDPOINT_URL");
+    if (snprintf(where, sizeof(where), "%s %s", endpoint != NULL ? endpoint : "aws",
+            g_cli.vault_dir) >= (int)sizeof(where))
+        return PQV_E_INVAL;
+    return pqv_vault_set_location(v, where);
+}
+
 static int
 open_with(pqv_vault **v, unsigned flags)
 {
@@ -165,6 +184,7 @@ open_with(pqv_vault **v, unsigned flags)
     }
     if ((rc = pqv_vault_set_report(*v, state_report_cb, NULL)) != 0 ||
         (rc = pqv_vault_set_state_dir(*v, cli_state_dir())) != 0 ||
+        (location_is_s3() && (rc = set_s3_location(*v)) != 0) ||
         (g_cli.have_kdf_limit && (rc = pqv_vault_set_kdf_limit(*v, &g_cli.kdf_limit)) != 0)) {
         rc = lib_error(NULL, rc);
         pqv_vault_close(*v);

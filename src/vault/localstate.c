@@ -48,16 +48,57 @@ local_format(const pqv_vault *v)
     return v->config.version > 2 ? v->config.version : 2;
 }
 
-/* state_path(v, out): the file of this vault in the state directory. */
+/* state_file_named(v, out, outlen, legacy): the file of this vault at its
+ * location in the state directory: VAULTID-LOC, LOC 16 bytes of a hash of
+ * where it is (a copy of the vault elsewhere is a vault of its own here,
+ * while an older state served at the same place is still a rollback); or
+ * with ${legacy}, or without a location, VAULTID alone (pqvault 0.3 and
+ * before kept one state per vault id). */
+static int
+state_file_named(pqv_vault *v, char *out, size_t outlen, int legacy)
+{
+    static const char tag[] = "pqvault local state location";
+    char id[2 * VAULT_ID_BYTES + 1], loc[33];
+    uint8_t h[32];
+    int n;
+
+    util_hex_encode(id, v->config.vault_id, VAULT_ID_BYTES);
+    if (legacy || v->location == NULL) {
+        n = snprintf(out, outlen, "%s/%s", v->state_dir, id);
+    } else {
+        if (kdf_hmac_sha256(h, (const uint8_t *)tag, sizeof(tag) - 1,
+                (const uint8_t *)v->location, strlen(v->location)) != 0)
+            return PQV_E_CRYPTO;
+        util_hex_encode(loc, h, 16);
+        n = snprintf(out, outlen, "%s/%s-%s", v->state_dir, id, loc);
+    }
+    if (n < 0 || (size_t)n >= outlen)
+        return error_set(PQV_E_INVAL, v->state_dir, "path too long");
+    return 0;
+}
+
+/* state_file(v, out): the file of this vault in the state directory. */
 static int
 state_file(pqv_vault *v, char *out, size_t outlen)
 {
-    char id[2 * VAULT_ID_BYTES + 1];
+    return state_file_named(v, out, outlen, 0);
+}
 
-    util_hex_encode(id, v->config.vault_id, VAULT_ID_BYTES);
-    if (snprintf(out, outlen, "%s/%s", v->state_dir, id) >= (int)outlen)
-        return error_set(PQV_E_INVAL, v->state_dir, "path too long");
-    return 0;
+/* drop_legacy(v): once this location has a state of its own, the one kept
+ * per vault id before (which this location took over) goes: a copy
+ * elsewhere must not take the original's for its own. */
+static void
+drop_legacy(pqv_vault *v)
+{
+    char path[4096], lockpath[4096 + 8];
+
+    if (v->location == NULL || state_file_named(v, path, sizeof(path), 1) != 0)
+        return;
+    snprintf(lockpath, sizeof(lockpath), "%s.lock", path);
+    int gone = unlink(path) == 0;
+    gone |= unlink(lockpath) == 0;
+    if (gone)
+        (void)fsutil_fsync_dir(v->state_dir);
 }
 
 /* unavailable(v): the local state could not be read or written (the error
@@ -202,6 +243,8 @@ record(pqv_vault *v, uint64_t epoch, const uint8_t chain[32], int replace)
     if ((rc = durable_write_file(AT_FDCWD, path, NULL, text, len, 0600, DURABLE_REPLACE)) == 0)
         rc = fsutil_fsync_dir(v->state_dir);
     close(lockfd);
+    if (rc == 0)
+        drop_legacy(v);
     return rc;
 }
 
@@ -272,6 +315,13 @@ localstate_load(pqv_vault *v, struct localstate *seen)
     if ((rc = state_file(v, path, sizeof(path))) != 0)
         return rc;
     rc = read_local(v, path, &l);
+    if (rc == PQV_E_NOTFOUND && v->location != NULL) {
+        /* None at this location yet: the state kept per vault id by an
+         * older pqvault, taken over (drop_legacy once recorded here). */
+        if ((rc = state_file_named(v, path, sizeof(path), 1)) != 0)
+            return rc;
+        rc = read_local(v, path, &l);
+    }
     if (rc == PQV_E_NOTFOUND)
         return 0;
     if (rc == PQV_E_INTEGRITY)
@@ -324,6 +374,20 @@ localstate_check(pqv_vault *v, const struct localstate *seen, const struct state
             (unsigned long long)seen->epoch);
     if (st->epoch > seen->epoch || seen->format < local_format(v))
         return localstate_record(v, st->epoch, st->chain, 0);
+    return 0;
+}
+
+int
+pqv_vault_set_location(pqv_vault *v, const char *location)
+{
+    char *copy = NULL;
+
+    if (v == NULL || location == NULL || *location == '\0')
+        return PQV_E_INVAL;
+    if ((copy = strdup(location)) == NULL)
+        return PQV_E_NOMEM;
+    free(v->location);
+    v->location = copy;
     return 0;
 }
 

@@ -243,6 +243,8 @@ new_local(pqv_vault **out, const char *dir, const char *keyfile, int create, uns
     if ((rc = key_location_open(v, dir, keyfile,
              (flags & (PQV_OPEN_KEYFILE_OPTIONAL | PQV_OPEN_NO_KEYFILE)) != 0)) != 0)
         goto err;
+    /* Its local state is this place's (pqv_vault_set_location). */
+    v->location = realpath(dir, NULL);
     *out = v;
     return 0;
 err:
@@ -590,6 +592,7 @@ pqv_vault_close(pqv_vault *v)
     config_clear(&v->config);
     free(v->dir);
     free(v->state_dir);
+    free(v->location);
     free(v->keyfile_path);
     free(v->key_name);
     util_wipe(v, sizeof(*v));

@@ -53,6 +53,8 @@ struct pqv_vault {
     uint8_t packs_key[32];       /* format 3: packs' tables */
     uint8_t keyfile_hash[32];    /* SHA-256 of the key file as read or written */
     char *state_dir;             /* local state directory (NULL: none kept) */
+    char *location;              /* where the vault is, for its local state (a local
+                                    directory's real path, an S3 URL; NULL: unknown) */
     int state_failed;            /* it could not be kept (said once; not tried again) */
     pqv_report_fn report;        /* what no operation's callback carries (pqv_vault_set_report) */
     void *report_ctx;

@@ -78,4 +78,49 @@ rm -rf "$T/big3.copy"
 printf 'x' >>"$V/$P"
 expect_status 4 pq copy --to "$T/big3.copy"
 expect_stderr_contains "$P"
+# A copy is a vault of its own to this machine's local state (kept per
+# vault and location): each moves on and both are read without "rollback"
+# or accept; an older state served at one location is still a rollback.
+V=$T/orig
+rm -rf "$XDG_STATE_HOME"
+init_vault
+printf 'one\n' >"$T/one"
+expect_status 0 pq add "$T/one"
+expect_status 0 pq copy --to "$T/mirror"
+cp -a "$V" "$T/orig.at2"
+printf 'two\n' >"$T/two"
+expect_status 0 pq add "$T/two"
+expect_status 0 "$PQV" -v "$T/mirror" --passphrase-file "$PF" list
+check_ok "the copy lists its own state" test "$(cat "$OUT")" = "one"
+printf 'three\n' >"$T/three"
+expect_status 0 "$PQV" -v "$T/mirror" --passphrase-file "$PF" add "$T/three"
+expect_status 0 pq list
+check_ok "the original lists its own" test "$(cat "$OUT")" = "$(printf 'one\ntwo')"
+expect_status 0 "$PQV" -v "$T/mirror" --passphrase-file "$PF" list
+check_ok "the copy after the original moved on" test "$(cat "$OUT")" = "$(printf 'one\nthree')"
+check_ok "one state file per location" test "$(find "$XDG_STATE_HOME" -type f ! -name '*.lock' | wc -l)" -eq 2
+rm -rf "$V" && cp -a "$T/orig.at2" "$V"
+expect_status 4 pq list
+expect_stderr_contains "rollback"
+rm -rf "$T/mirror" && cp -a "$T/orig.at2" "$T/mirror"
+expect_status 4 "$PQV" -v "$T/mirror" --passphrase-file "$PF" list
+expect_stderr_contains "rollback"
+# A state kept per vault id alone (earlier pqvault) is taken over by the first
+# location that reads it (still a rollback there), and then dropped.
+rm -rf "$XDG_STATE_HOME" "$V" "$T/mirror"
+init_vault
+expect_status 0 pq add "$T/one"
+rm -rf "$T/orig.at2" && cp -a "$V" "$T/orig.at2"
+expect_status 0 pq add "$T/two"
+F=$(find "$XDG_STATE_HOME" -type f ! -name '*.lock')
+L=${F%-*}
+mv "$F" "$L"
+rm -f "$F.lock"
+rm -rf "$V" && cp -a "$T/orig.at2" "$V"
+expect_status 4 pq list
+expect_stderr_contains "rollback"
+check_ok "the legacy state is kept while nothing else is recorded" test -f "$L"
+expect_status 0 pq accept
+check_ok "accepted: the legacy state dropped" test ! -e "$L"
+check_ok "accepted: a state of this location" test -f "$F"
 finish

@@ -54,15 +54,17 @@ mkdir -p "$HOME"
 rm -rf "$V"
 expect_status 0 pq -q --state-dir "$T/sd1" init --kdf "$KDF"
 ID=$(sed -n 's/^vault-id //p' "$V/config")
-check_ok "--state-dir: the state is kept there" [ -f "$T/sd1/$ID" ]
+# state_in DIR: DIR holds this vault's state (a file VAULTID-LOCATION).
+state_in() { for f in "$1/$ID"-*; do case $f in *.lock) ;; *) [ -f "$f" ] && return 0 ;; esac; done; return 1; }
+check_ok "--state-dir: the state is kept there" state_in "$T/sd1"
 expect_status 0 env PQVAULT_STATE_DIR="$T/sd2" "$PQV" -v "$V" --passphrase-file "$PF" list
 expect_stderr_contains "first use of this vault on this machine"
-check_ok "PQVAULT_STATE_DIR: the state is kept there" [ -f "$T/sd2/$ID" ]
+check_ok "PQVAULT_STATE_DIR: the state is kept there" state_in "$T/sd2"
 expect_status 0 env PQVAULT_STATE_DIR="$T/sd2" "$PQV" -v "$V" --passphrase-file "$PF" --state-dir "$T/sd3" list
-check_ok "--state-dir wins over PQVAULT_STATE_DIR" [ -f "$T/sd3/$ID" ]
+check_ok "--state-dir wins over PQVAULT_STATE_DIR" state_in "$T/sd3"
 expect_status 0 sh -c 'cd "$1" && "$2" -v "$3" --passphrase-file "$4" --state-dir rel list' sh \
     "$T" "$PQV" "$V" "$PF"
-check_ok "a relative --state-dir is below the working directory" [ -f "$T/rel/$ID" ]
+check_ok "a relative --state-dir is below the working directory" state_in "$T/rel"
 # The state there detects a rollback like the default one.
 cp -a "$V" "$T/old"
 expect_status 0 pq --state-dir "$T/sd1" add "$T/b"

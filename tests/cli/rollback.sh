@@ -84,16 +84,17 @@ for st in known fresh; do
 done
 
 # ---- forks ----
-serve "$T/at3"; known
-cp -a "$T/at3" "$T/forkA"
-cp -a "$T/at3" "$T/forkB"
+# (Each fork is made at the vault's own location: the local state is kept
+# per location, a copy elsewhere is another vault to this machine.)
 S_SAVE=$T/state-fork
-rm -rf "$S"
-expect_status 0 "$PQV" -v "$T/forkA" --passphrase-file "$PF" rm a   # epoch 4 on A: seen here
+serve "$T/at3"; rm -rf "$S"
+expect_status 0 pq rm a   # epoch 4 on A: seen here
+rm -rf "$T/forkA" && cp -a "$V" "$T/forkA"
 cp -a "$S" "$S_SAVE"
 printf 'other\n' >"$T/other"
-rm -rf "$S"
-expect_status 0 "$PQV" -v "$T/forkB" --passphrase-file "$PF" add "$T/other"   # epoch 4 on B
+serve "$T/at3"; rm -rf "$S"
+expect_status 0 pq add "$T/other"   # epoch 4 on B
+rm -rf "$T/forkB" && cp -a "$V" "$T/forkB"
 rm -rf "$S" && cp -a "$S_SAVE" "$S"
 serve "$T/forkB"
 expect_status 4 pq list
@@ -102,7 +103,9 @@ expect_stderr_contains "fork: the vault's epoch 4 is not the one seen here befor
 # the chain breaks.  (Alone at the top it is simply the other fork, which
 # only the local state tells.)
 rm -rf "$S" && cp -a "$S_SAVE" "$S"
-expect_status 0 "$PQV" -v "$T/forkA" --passphrase-file "$PF" add "$T/other" --name other-a
+serve "$T/forkA"
+expect_status 0 pq add "$T/other" --name other-a
+rm -rf "$T/forkA" && cp -a "$V" "$T/forkA"
 serve "$T/forkA"; fresh
 cp "$T/forkB/segments/0000000000000004" "$(seg 4)"
 expect_status 4 pq list

@@ -90,9 +90,10 @@ resolve_location(void)
     /* --at: the reading commands that read a state, only (a writer never
      * writes a snapshot; copy copies the whole history). */
     if (g_cli.at != NULL && g_cli.cmd != NULL && strcmp(g_cli.cmd, "list") != 0 &&
-        strcmp(g_cli.cmd, "get") != 0 && strcmp(g_cli.cmd, "check") != 0)
-        return usage_error("--at is for list, get and check (a snapshot is read, never "
-            "written; copy copies the whole history)");
+        strcmp(g_cli.cmd, "get") != 0 && strcmp(g_cli.cmd, "check") != 0 &&
+        strcmp(g_cli.cmd, "mount") != 0)
+        return usage_error("--at is for list, get and check (and mount: a snapshot is read, "
+            "never written; copy copies the whole history)");
     if (g_cli.vault_dir)
         return EXIT_OK;
     const char *env = getenv("PQVAULT_DIR");

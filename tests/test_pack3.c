@@ -61,6 +61,11 @@ test_padme(void)
     CHECK_EQ_INT(pack3_padme(433), 448);              /* E 8, S 4: of 16 */
     CHECK_EQ_INT(pack3_padme(8u << 20), 8u << 20);    /* E 23, S 5: of 256 KiB */
     CHECK_EQ_INT(pack3_padme((8u << 20) + 1), (8u << 20) + (256u << 10));
+    /* Full packs (8 MiB and more): multiples of 64 KiB, no more. */
+    CHECK_EQ_INT(pack3_padded((8u << 20) + 1), (8u << 20) + (64u << 10));
+    CHECK_EQ_INT(pack3_padded(10u << 20), 10u << 20);
+    CHECK(!pack3_is_padded((8u << 20) + 100));
+    CHECK_EQ_INT(pack3_padded(100), 104);
     for (uint64_t l = 2; l < 100000; l += 97) {
         uint64_t p = pack3_padme(l);
         CHECK(p >= l && p - l <= l / 8);
@@ -84,7 +89,7 @@ round_trip(size_t n, uint32_t stored, uint32_t plain)
         recs[i].flags = (uint8_t)(vault.config.aead << 1);
     }
     make(recs, n, &out);
-    CHECK_EQ_INT(out.len, pack3_padme(out.len));
+    CHECK(pack3_is_padded(out.len));
     CHECK_EQ_INT(pack3_table(&vault, pack_id, out.p, out.len, &back, &nback), 0);
     CHECK_EQ_INT(nback, n);
     for (size_t i = 0; i < n && i < nback; i++)
@@ -101,6 +106,7 @@ test_round_trips(void)
     round_trip(1, 2u << 20, 2u << 20);
     round_trip(5, 32, 1);      /* the bug: records of 36 bytes */
     round_trip(3000, 40, 10);
+    round_trip(5, 2u << 20, 2u << 20);  /* a full pack: 64 KiB multiples */
 }
 
 static void

@@ -329,7 +329,8 @@ store(pqv_vault *v, struct operand *ops, size_t n, struct state *st,
         txn_abort(&t);
     if (rc == 0) {
         for (size_t i = 0; i < t.nintroduced; i++)
-            a.new_bytes += t.introduced[i].size;
+            if (t.created[i]) /* (an adopted pack was written before) */
+                a.new_bytes += t.introduced[i].size;
         res->files = a.files;
         res->bytes = a.bytes;
         res->new_bytes = a.new_bytes;

@@ -499,9 +499,12 @@ add_chunk_file(struct adder *a, struct add_file *f)
                 vault_report(opt->report, opt->report_ctx, PQV_REPORT_WARNING, f->path,
                     "changed while it was being read: reading it again");
         }
+        /* complete() frees ${pf} once its chunks have retired (at once for
+         * a file without data). */
+        int again = pf->state == FILE_CHANGED && attempt < READ_ATTEMPTS;
         if ((rc = complete(p)) != 0)
             return rc;
-        if (pf->state != FILE_CHANGED || attempt == READ_ATTEMPTS)
+        if (!again)
             return a->rc;
     }
 }
@@ -585,12 +588,16 @@ named(const struct state *st, const uint8_t id[PACK_ID_BYTES])
 
 /* adopt(p, st): the packs of format 3 no segment names (an interrupted
  * command's: the lock keeps any other writer out) read, and their chunks
- * offered for reuse.  A pack that is not sound is left to gc. */
+ * offered for reuse.  A pack that is not sound is left to gc; so is each
+ * chunk whose blob does not open (nothing else vouches for a blob of a
+ * pack no segment names: used, a damaged one would be the only copy of
+ * what this add stores). */
 static int
 adopt(struct chunk_pipe *p, const struct state *st)
 {
     pqv_vault *v = p->a->v;
     struct leftovers l = { st, NULL, 0, 0 };
+    uint8_t *plain = NULL, *scratch = NULL;
     int rc;
 
     if ((rc = names_walk(v->storage, "packs", PACK_ID_BYTES, NULL, leftover_cb, &l)) != 0) {
@@ -623,9 +630,21 @@ adopt(struct chunk_pipe *p, const struct state *st)
                 rc = kdf_sha256(grown[p->npacks].sp.hash, data, len);
                 p->npacks++;
             }
-            for (size_t k = 0; k < nrecs && rc == 0; k++)
-                if (chunks_find(p->known, recs[k].id) == NULL)
-                    rc = chunks_put(&p->adopted, &recs[k]);
+            if (rc == 0 && plain == NULL && ((plain = malloc(CHUNK_MAX)) == NULL ||
+                    (scratch = malloc(chunk_scratch_size(CHUNK_MAX))) == NULL))
+                rc = PQV_E_NOMEM;
+            for (size_t k = 0; k < nrecs && rc == 0; k++) {
+                const struct chunk_rec *r = &recs[k];
+                if (chunks_find(p->known, r->id) != NULL)
+                    continue;
+                if (chunk_open(v->chunk_data_key, r->id, r->flags, data + PACK_HEADER_BYTES +
+                        r->pack_off, r->stored_len, plain, r->plain_len, scratch) != 0) {
+                    pqv_error_clear();
+                    continue;
+                }
+                util_wipe(plain, r->plain_len);
+                rc = chunks_put(&p->adopted, r);
+            }
             free(recs);
         } else {
             pqv_error_clear();
@@ -634,6 +653,10 @@ adopt(struct chunk_pipe *p, const struct state *st)
     }
     (void)compare_ids;
     free(l.ids);
+    free(plain);
+    if (scratch != NULL)
+        util_wipe(scratch, chunk_scratch_size(CHUNK_MAX));
+    free(scratch);
     return rc;
 }
 

@@ -529,7 +529,8 @@ add_seal_checkpoint(struct adder *a, struct state *st)
     if ((rc = txn_commit(t, SEGMENT_DELTA, NULL, 0, NULL, 0)) != 0)
         return rc;
     for (size_t i = 0; i < t->nintroduced; i++)
-        a->new_bytes += t->introduced[i].size;
+        if (t->created[i]) /* (an adopted pack was written before) */
+            a->new_bytes += t->introduced[i].size;
     /* Keep the entries; the state goes on from the new epoch. */
     struct entry **grown = realloc(a->kept, (a->nkept + t->n) * sizeof(*grown));
     if (grown == NULL)

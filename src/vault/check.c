@@ -27,6 +27,7 @@
 #include "vault/inbox.h"
 #include "vault/names.h"
 #include "vault/pack.h"
+#include "vault/pack3.h"
 #include "vault/repack.h"
 #include "vault/segment.h"
 #include "vault/snapshots.h"
@@ -357,7 +358,9 @@ scan(pqv_vault *v, struct scan *sc, struct pqv_check_result *res, pqv_report_fn 
     if ((rc = state_load_reporting(v, &sc->st, &sc->w)) != 0)
         goto fail;
     res->records = sc->st.n;
-    if ((rc = snapshots_load(&sc->st, &sc->kept)) != 0)
+    /* At a snapshot (--at), its own state only: the kept list of the
+     * current chain is not this state's to judge. */
+    if (v->at_epoch == 0 && (rc = snapshots_load(&sc->st, &sc->kept)) != 0)
         goto fail;
     report_conflicts(sc);
     lost_chunks(sc);
@@ -390,7 +393,42 @@ fail:
     return rc;
 }
 
-/* verify_packs(sc): every described pack's SHA-256 (--read-data). */
+/* table_agrees(sc, id, data, len): a pack of format 3's own table holds
+ * every record of the chain's index that places a chunk in it, exactly
+ * (FORMAT.md section 22); a pack that is not of format 3 agrees. */
+static int
+table_agrees(struct scan *sc, const uint8_t id[PACK_ID_BYTES], const uint8_t *data, size_t len)
+{
+    static const uint8_t zero[CHUNK_ID_BYTES];
+    struct chunk_index table;
+    struct chunk_rec *recs;
+    size_t n;
+    int rc = 0, agrees = 1;
+
+    if (len < PACK_HEADER_BYTES || data[4] != PACK3_VERSION)
+        return 1;
+    if (pack3_table(sc->v, id, data, len, &recs, &n) != 0) {
+        pqv_error_clear();
+        return 0;
+    }
+    memset(&table, 0, sizeof(table));
+    for (size_t i = 0; i < n && rc == 0; i++)
+        rc = chunks_put(&table, &recs[i]);
+    free(recs);
+    for (size_t i = 0; rc == 0 && agrees && i < sc->st.chunks.cap; i++) {
+        const struct chunk_rec *r = &sc->st.chunks.slots[i], *t;
+        if (memcmp(r->id, zero, CHUNK_ID_BYTES) == 0 ||
+            memcmp(r->pack_id, id, PACK_ID_BYTES) != 0 || chunks_find(&sc->used, r->id) == NULL)
+            continue;
+        agrees = (t = chunks_find(&table, r->id)) != NULL && t->pack_off == r->pack_off &&
+            t->stored_len == r->stored_len && t->plain_len == r->plain_len && t->flags == r->flags;
+    }
+    chunks_free(&table);
+    return rc == 0 && agrees;
+}
+
+/* verify_packs(sc): every described pack's SHA-256, and a pack of format
+ * 3's table against the chain's records (--read-data). */
 static int
 verify_packs(struct scan *sc)
 {
@@ -411,6 +449,7 @@ verify_packs(struct scan *sc)
         if (rc != 0)
             return rc;
         rc = kdf_sha256(hash, buf, len);
+        int agrees = rc == 0 && util_ct_equal(hash, r->hash, 32) && table_agrees(sc, r->id, buf, len);
         free(buf);
         if (rc != 0)
             return rc;
@@ -419,6 +458,12 @@ verify_packs(struct scan *sc)
             sc->res->damaged++;
             vault_report(sc->w.report, sc->w.report_ctx, PQV_REPORT_ERROR,
                 sc->names[r->entry], "%s does not match its SHA-256", sname);
+        } else if (!agrees) {
+            sc->refs[i].bad = 1;
+            sc->res->damaged++;
+            vault_report(sc->w.report, sc->w.report_ctx, PQV_REPORT_ERROR,
+                sc->names[r->entry], "%s: its own table does not hold the chain's records of "
+                "its chunks", sname);
         }
     }
     return 0;
@@ -570,6 +615,8 @@ check_pack_size(void *ctx, const char *name, const uint8_t *id, uint64_t size)
 {
     struct nokey *c = ctx;
 
+    uint8_t h[PACK_HEADER_BYTES];
+
     (void)id;
     c->res->objects++;
     c->res->bytes += size;
@@ -577,7 +624,20 @@ check_pack_size(void *ctx, const char *name, const uint8_t *id, uint64_t size)
         c->res->damaged++;
         vault_report(c->w->report, c->w->report_ctx, PQV_REPORT_ERROR, name,
             "too short for a pack (%llu bytes)", (unsigned long long)size);
+        return 0;
     }
+    /* A pack of format 3 (its header says) is a padded length with room for
+     * its table and locator: what can be said without the key. */
+    if (c->v->storage->ops->get_range(c->v->storage, name, 0, h, sizeof(h)) == 0 &&
+        h[4] == PACK3_VERSION &&
+        (size < PACK_HEADER_BYTES + PQV_AEAD_TAG_BYTES + PACK3_LOCATOR_BYTES ||
+            !pack3_is_padded(size))) {
+        c->res->damaged++;
+        vault_report(c->w->report, c->w->report_ctx, PQV_REPORT_ERROR, name,
+            "not the length of a pack of format 3 (%llu bytes: truncated?)",
+            (unsigned long long)size);
+    }
+    pqv_error_clear();
     return 0;
 }
 

@@ -127,26 +127,49 @@ chunks_locate(const struct chunk_index *ix, struct entry *e)
 int
 chunks_of_state(pqv_vault *v, struct state *st, const struct names_walk *w)
 {
-    int rc = 0;
+    int rc = 0, counting = w != NULL && w->damaged != NULL;
 
-    if (st->chunks_loaded)
+    if (st->chunks_loaded) {
+        if (!counting && st->chunks_damaged > 0) {
+            error_restore(&st->chunks_error);
+            return PQV_E_INTEGRITY;
+        }
         return 0;
+    }
     for (size_t i = 0; i < st->nsegs && rc == 0; i++) {
         const struct segment *s = &st->segs[i];
-        int counted = 0;
+        uint8_t last[CHUNK_ID_BYTES];
+        int counted = 0, have_last = 0;
         for (size_t b = 0; b < s->ncblocks && rc == 0; b++) {
             struct chunk_rec *recs;
             size_t n;
-            if ((rc = segment_chunks(v, s, b, &recs, &n)) != 0) {
+            /* Ascending across the segment's blocks too (a block moved
+             * or repeated is damage). */
+            if ((rc = segment_chunks(v, s, b, &recs, &n)) == 0 && n > 0 && have_last &&
+                memcmp(recs[0].id, last, CHUNK_ID_BYTES) <= 0) {
+                free(recs);
+                rc = error_set(PQV_E_INTEGRITY, NULL, "segment chunk block %zu is out of order",
+                    b);
+            }
+            if (rc == 0 && n > 0) {
+                memcpy(last, recs[n - 1].id, CHUNK_ID_BYTES);
+                have_last = 1;
+            }
+            if (rc != 0) {
                 char sname[STORAGE_NAME_MAX];
-                if (rc != PQV_E_INTEGRITY || w == NULL || w->damaged == NULL)
+                if (rc != PQV_E_INTEGRITY)
                     break;
-                segment_name(s->epoch, sname);
-                /* (Each damaged file counts once, FORMAT.md section 11.) */
-                if (!counted++)
-                    (*w->damaged)++;
-                vault_report(w->report, w->report_ctx, PQV_REPORT_ERROR, sname, "%s",
-                    pqv_error_last()->reason);
+                /* Its records are unknown; the other blocks' are not. */
+                if (st->chunks_damaged++ == 0)
+                    error_save(&st->chunks_error);
+                if (counting) {
+                    segment_name(s->epoch, sname);
+                    /* (Each damaged file counts once, FORMAT.md section 11.) */
+                    if (!counted++)
+                        (*w->damaged)++;
+                    vault_report(w->report, w->report_ctx, PQV_REPORT_ERROR, sname, "%s",
+                        pqv_error_last()->reason);
+                }
                 rc = 0;
                 continue;
             }
@@ -157,8 +180,13 @@ chunks_of_state(pqv_vault *v, struct state *st, const struct names_walk *w)
     }
     if (rc != 0) {
         chunks_free(&st->chunks);
+        st->chunks_damaged = 0;
         return rc;
     }
     st->chunks_loaded = 1;
+    if (!counting && st->chunks_damaged > 0) {
+        error_restore(&st->chunks_error);
+        return PQV_E_INTEGRITY;
+    }
     return 0;
 }

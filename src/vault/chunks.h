@@ -49,8 +49,10 @@ void chunks_locate(const struct chunk_index *ix, struct entry *e);
 
 /* chunks_of_state(v, st, w): st->chunks loaded from every segment of the
  * chain, oldest first (a newer record of an identity replaces an older
- * one: a repack moved it); with ${w} counting damage, a damaged chunk
- * block is reported and skipped (its chunks are then unlocated). */
+ * one: a repack moved it).  A damaged chunk block is skipped (its chunks
+ * are then unlocated) and counted in st->chunks_damaged; with ${w}
+ * counting damage it is reported, without the first one's failure is
+ * returned (PQV_E_INTEGRITY), the index loaded all the same. */
 struct state;
 struct names_walk;
 int chunks_of_state(pqv_vault *v, struct state *st, const struct names_walk *w);

@@ -242,7 +242,12 @@ copy_data(struct copy *c)
             object_storage_name(blobs[i].id, sname);
         else
             pack_name(blobs[i].id, sname);
-        rc = copy_blob(c, sname, &blobs[i], pack_sealed_max() + PACK_HEADER_BYTES + 1);
+        /* A pack read whole: at most its recorded size (format 3's hold
+         * up to 8 MiB of chunks, and one more, padded), else format 2's
+         * bound (an object, or a pack without a recorded size). */
+        size_t max = blobs[i].desc != NULL ? (size_t)blobs[i].desc->size + 1
+                                           : pack_sealed_max() + PACK_HEADER_BYTES + 1;
+        rc = copy_blob(c, sname, &blobs[i], max);
         if (rc == 0 && c->opt->progress != NULL)
             c->opt->progress(c->opt->progress_ctx, i + 1, n);
     }

@@ -8,7 +8,8 @@
  *                        table's sealed length (8) || 8 zero bytes)
  *   K_pack  = HKDF-Expand(key("packs"), "pqvault/v3/pack" || pack id)
  *
- * The padding makes the pack's length a Padmé length (Nikitin et al.,
+ * The padding makes the pack's length a Padmé length below 8 MiB, a
+ * multiple of 64 KiB for a full pack (pack3_padded; Padmé: Nikitin et al.,
  * "Reducing Metadata Leakage from Encrypted Files and Communication with
  * PURBs", PETS 2019): at most a fraction 1/2^(S+1) more, S the bits of the
  * length's exponent.
@@ -45,6 +46,20 @@ pack3_padme(uint64_t len)
     s++;                        /* s = floor(log2 e) + 1 */
     mask = (e > s ? (1ull << (e - s)) : 1) - 1;
     return (len + mask) & ~mask;
+}
+
+uint64_t
+pack3_padded(uint64_t len)
+{
+    if (len >= PACK3_TARGET)
+        return (len + PACK3_FULL_ALIGN - 1) / PACK3_FULL_ALIGN * PACK3_FULL_ALIGN;
+    return pack3_padme(len);
+}
+
+int
+pack3_is_padded(uint64_t len)
+{
+    return len >= PACK3_TARGET ? len % PACK3_FULL_ALIGN == 0 : pack3_padme(len) == len;
 }
 
 void
@@ -101,9 +116,9 @@ pack3_finish(const pqv_vault *v, const uint8_t id[PACK_ID_BYTES], const struct c
         buf_varint(&table, recs[i].plain_len);
         buf_u8(&table, recs[i].flags);
     }
-    /* Padding (zeros, sealed with the table) to a Padmé length in all. */
+    /* Padding (zeros, sealed with the table): pack3_padded. */
     bare = out->len + table.len + PQV_AEAD_TAG_BYTES + PACK3_LOCATOR_BYTES;
-    padded = pack3_padme(bare);
+    padded = pack3_padded(bare);
     for (uint64_t k = bare; k < padded; k++)
         buf_u8(&table, 0);
     if (table.nomem || (q = buf_reserve(out, table.len + PQV_AEAD_TAG_BYTES + PACK3_LOCATOR_BYTES)) == NULL) {

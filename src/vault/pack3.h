@@ -25,9 +25,17 @@
  * table of small chunks and the padding (more is rare: it then grows). */
 #define PACK3_ROOM (PACK3_TARGET + (3u << 20))
 
-/* pack3_padme(len): the Padmé length of ${len} bytes (at most 1/8 more,
- * about 3% at a full pack): what the storage sees. */
+/* pack3_padme(len): the Padmé length of ${len} bytes (at most 1/8 more). */
 uint64_t pack3_padme(uint64_t len);
+/* Full packs are padded to a multiple of this instead (FORMAT.md section
+ * 22): their length says only that they are full, to within it. */
+#define PACK3_FULL_ALIGN (64u << 10)
+/* pack3_padded(len): what a pack of ${len} bytes before padding is padded
+ * to: its Padmé length, or for a full pack (at least PACK3_TARGET) the
+ * next multiple of PACK3_FULL_ALIGN; pack3_is_padded(len): ${len} is such
+ * a length. */
+uint64_t pack3_padded(uint64_t len);
+int pack3_is_padded(uint64_t len);
 /* pack3_begin(suite, out): a pack's 8-byte header into empty ${out}. */
 void pack3_begin(int suite, struct buf *out);
 /* pack3_finish(v, id, recs, n, out): the table of the ${n} blobs already

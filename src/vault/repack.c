@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "crypto/kdf.h"
 #include "util/util.h"
 #include "vault/chunks.h"
 #include "vault/names.h"
@@ -29,6 +30,7 @@ struct use {
     uint64_t live;               /* bytes of its live blobs */
     uint64_t nlive;              /* and their number */
     uint64_t size;               /* as its segment recorded it (0: unknown) */
+    uint8_t hash[32];            /* and its SHA-256 */
 };
 
 static int
@@ -91,8 +93,10 @@ uses_of(const struct state *st, const struct chunk_rec *recs, size_t n, struct u
             if (!(sp->flags & PACK_INTRODUCED))
                 continue;
             memcpy(key.id, sp->id, PACK_ID_BYTES);
-            if ((hit = util_search(&key, u, k, sizeof(*u), compare_use)) != NULL)
+            if ((hit = util_search(&key, u, k, sizeof(*u), compare_use)) != NULL) {
                 hit->size = sp->size;
+                memcpy(hit->hash, sp->hash, 32);
+            }
         }
     *out = u;
     *m = k;
@@ -104,13 +108,25 @@ static int
 move_pack(pqv_vault *v, struct txn *t, const struct use *u, const struct chunk_rec *recs, size_t n)
 {
     char sname[STORAGE_NAME_MAX];
-    uint8_t *data;
+    uint8_t *data, hash[32];
     size_t len;
     int rc;
 
     pack_name(u->id, sname);
     if ((rc = v->storage->ops->get(v->storage, sname, &data, &len, (size_t)u->size + 1)) != 0)
         return error_subject(rc, sname);
+    /* Blobs are copied as they are, and the pack deleted afterwards: a
+     * damaged one (or a bad read) must not be made the only copy, under
+     * a new pack's valid SHA-256. */
+    if ((rc = kdf_sha256(hash, data, len)) != 0) {
+        free(data);
+        return rc;
+    }
+    if (len != u->size || !util_ct_equal(hash, u->hash, 32)) {
+        free(data);
+        return error_set(PQV_E_INTEGRITY, sname, "does not match its SHA-256: not rewritten "
+            "(run check --read-data)");
+    }
     for (size_t i = 0; i < n && rc == 0; i++) {
         struct chunk_rec r = recs[i];
         if (memcmp(r.pack_id, u->id, PACK_ID_BYTES) != 0)
@@ -146,7 +162,7 @@ repack(pqv_vault *v, struct state *st, const struct chunk_index *used, pqv_repor
          * its live blobs alone would take (their table, its padding) is
          * compared with what it takes: more than a fifth to gain, it is
          * rewritten (a small pack's table and padding are no waste). */
-        uint64_t need = pack3_padme(PACK_HEADER_BYTES + u[i].live + 10 +
+        uint64_t need = pack3_padded(PACK_HEADER_BYTES + u[i].live + 10 +
             u[i].nlive * REPACK_RECORD_MAX + PQV_AEAD_TAG_BYTES + PACK3_LOCATOR_BYTES);
         if (u[i].size == 0 || u[i].size <= need ||
             (u[i].size - need) * REPACK_DEAD_PART <= u[i].size)

@@ -99,6 +99,9 @@ pqv_vault_repair_index(pqv_vault *v, pqv_report_fn report, void *ctx, uint64_t *
         for (size_t i = 0; i < r.found.cap && rc == 0; i++)
             if (memcmp(r.found.slots[i].id, zero, CHUNK_ID_BYTES) != 0)
                 rc = chunks_put(&st.chunks, &r.found.slots[i]);
+        /* The damaged blocks' records are known again (those found): the
+         * index stands for the new base. */
+        st.chunks_damaged = 0;
         if (rc == 0 && (rc = state_load(v, &st)) == 0)
             rc = compact(v, &st, NULL, report, ctx, &epoch);
     }

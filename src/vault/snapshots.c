@@ -297,7 +297,18 @@ snapshots_load(const struct state *st, struct snapshots *out)
     for (size_t i = 0; i < st->nsegs && rc == 0; i++) {
         const struct segment *s = &st->segs[i];
         const struct seg_ext *x;
-        if (i == 0 && (x = segment_ext(s, SEG_EXT_KEPT)) != NULL)
+        int base = s->kind == SEGMENT_BASE;
+        /* Each where it belongs (a kept list in a base; a snapshot and a
+         * forget in a delta), and critical (FORMAT.md section 26). */
+        for (size_t k = 0; k < s->next && rc == 0; k++) {
+            const struct seg_ext *e = &s->ext[k];
+            if ((e->type == SEG_EXT_KEPT && !base) ||
+                ((e->type == SEG_EXT_SNAPSHOT || e->type == SEG_EXT_FORGET) && base) ||
+                ((e->type == SEG_EXT_KEPT || e->type == SEG_EXT_SNAPSHOT ||
+                     e->type == SEG_EXT_FORGET) && !(e->flags & SEG_EXT_CRITICAL)))
+                rc = PQV_E_INTEGRITY;
+        }
+        if (rc == 0 && i == 0 && (x = segment_ext(s, SEG_EXT_KEPT)) != NULL)
             rc = parse_kept(out, x, s->epoch);
         if (rc == 0 && i > 0 && (x = segment_ext(s, SEG_EXT_FORGET)) != NULL)
             rc = apply_forget(out, x);

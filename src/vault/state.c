@@ -433,11 +433,20 @@ state_lookup(pqv_vault *v, struct state *st, const char *name, struct entry *out
             break;
         }
         if (out->chunked) {
-            if ((rc = chunks_of_state(v, st, NULL)) != 0) {
+            /* A damaged chunk block loses its records only: the entry is
+             * refused if one of its chunks is among them (with that
+             * block's failure), not otherwise. */
+            rc = chunks_of_state(v, st, NULL);
+            if (rc != 0 && (rc != PQV_E_INTEGRITY || !st->chunks_loaded)) {
                 entry_clear(out);
                 return rc;
             }
             chunks_locate(&st->chunks, out);
+            for (uint32_t j = 0; rc != 0 && j < out->nextents; j++)
+                if (!out->extents[j].located) {
+                    entry_clear(out);
+                    return rc;
+                }
         }
         return 0;
     }

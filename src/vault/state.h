@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "pqvault/vault.h"
+#include "util/error.h"
 #include "vault/chunks.h"
 #include "vault/entry.h"
 #include "vault/names.h"
@@ -28,6 +29,8 @@ struct state {
     int loaded;
     struct chunk_index chunks;   /* format 3: every chunk record of the chain */
     int chunks_loaded;
+    uint64_t chunks_damaged;     /* chunk blocks that did not open: their records unknown */
+    struct error_saved chunks_error; /* the first one's failure */
 };
 /* state_open(v, st, w): the current state (format 2: heads and chain
  * verified; format 1: every record loaded).  ${w} as for names_walk. */

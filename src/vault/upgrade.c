@@ -244,8 +244,19 @@ upgrade_if_needed(pqv_vault *v, pqv_report_fn report, void *report_ctx)
     char sname[STORAGE_NAME_MAX];
     int rc;
 
-    if (v->config.version == 2)
+    if (v->config.version == 2) {
+        /* A config of format 2 is believed only for a vault that holds no
+         * segment of version 3 and was not seen here as format 3 (and is
+         * no older copy): checked before the config is rewritten, so that
+         * a downgrade is refused, not taken for a vault to upgrade.  (The
+         * config was read again when the lock was taken: another writer
+         * may have upgraded the vault meanwhile.) */
+        struct state st;
+        if ((rc = state_current(v, &st, NULL)) != 0)
+            return rc;
+        state_free(&st);
         return upgrade_to_3(v, report, report_ctx);
+    }
     if (v->config.version != 1)
         return 0;
     /* A config put back from before an upgrade is not one to finish. */

@@ -294,8 +294,9 @@ vault_reload_config(pqv_vault *v)
     if (rc == 0 && c.version > v->config.version && c.kem == v->config.kem &&
         memcmp(c.vault_id, v->config.vault_id, VAULT_ID_BYTES) == 0 &&
         util_ct_equal(c.identity_hash, v->config.identity_hash, 32) &&
-        pqv_identity_derive_key(v->identity, "config", config_key) == 0 &&
-        config_verify_mac(&c, config_key) == 0) {
+        (v->identity == NULL /* (verified at unlock, as the one read at open) */ ||
+            (pqv_identity_derive_key(v->identity, "config", config_key) == 0 &&
+                config_verify_mac(&c, config_key) == 0))) {
         config_clear(&v->config);
         v->config = c;
         newer = 1;
@@ -555,9 +556,19 @@ pqv_vault_lock_writer(pqv_vault *v, int wait, char *holder, size_t holderlen)
 
     if (v == NULL)
         return PQV_E_INVAL;
-    if ((rc = v->storage->ops->lock(v->storage, wait, holder, holderlen)) == 0)
-        v->locked = 1;
-    return rc;
+    if ((rc = v->storage->ops->lock(v->storage, wait, holder, holderlen)) != 0)
+        return rc;
+    v->locked = 1;
+    /* A writer that waited for the lock may find the vault upgraded by the
+     * one it waited for (format 2 -> 3 is a config rewritten, then segments
+     * of version 3): the config it read before is read again, lest those
+     * segments look like damage. */
+    if (v->config.version < PQV_FORMAT_VERSION && (rc = vault_reload_config(v)) < 0) {
+        v->storage->ops->unlock(v->storage);
+        v->locked = 0;
+        return rc;
+    }
+    return 0;
 }
 
 void

@@ -89,8 +89,9 @@ int vault_new_over(pqv_vault **out, pqv_storage *storage, pqv_storage *key_stora
 int vault_derive_keys(pqv_vault *v, uint8_t config_key[32]);
 /* vault_store_keyfile(v, kf): write ${kf} atomically and durably. */
 int vault_store_keyfile(pqv_vault *v, const pqv_keyfile *kf);
-/* vault_reload_config(v): the config read again (unlocked): 1 if it now
- * says a newer format and verifies (v->config replaced), else 0. */
+/* vault_reload_config(v): the config read again: 1 if it now says a newer
+ * format and verifies (v->config replaced), else 0.  Before unlock its MAC
+ * is left to unlock, which verifies whichever config was read. */
 int vault_reload_config(pqv_vault *v);
 
 #endif

@@ -106,16 +106,18 @@ expect_stderr_contains "segment is truncated"
 cp "$T/seg2" "$SEG"
 rm -rf "$XDG_STATE_HOME" && cp -a "$T/state-saved" "$XDG_STATE_HOME"
 expect_status 0 pq check --read-data
-# A large segment (over 1 MiB: read in three parts) round-trips.
+# A large segment (over 1 MiB: read in three parts) round-trips.  Format
+# 3's segments hold no command key and an empty file's entry is about 43
+# bytes and its name: 12000 names of 55 bytes (about 1.1 MiB).
 mkdir "$T/many"
 python3 - "$T/many" <<'EOF'
 import os, sys
 for i in range(12000):
-    open(os.path.join(sys.argv[1], "a-file-with-a-long-name-%05d" % i), "w").close()
+    open(os.path.join(sys.argv[1], "a-file-with-a-long-name-to-make-the-segment-large-%05d" % i), "w").close()
 EOF
 expect_status 0 pq -q add "$T/many"
 check_ok "the segment of 12000 names is over 1 MiB" [ "$(stat -c %s "$(seg 3)")" -gt 1048576 ]
-expect_status 0 pq list many/a-file-with-a-long-name-11999
+expect_status 0 pq list many/a-file-with-a-long-name-to-make-the-segment-large-11999
 expect_status 0 pq check
 
 # ---- entries: a file's size is bounded ----

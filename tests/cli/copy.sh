@@ -3,7 +3,8 @@
 # continues (blobs there verified, not copied); a damaged or missing blob
 # at the destination is copied again; a damaged source blob stops it with
 # nothing of a vault at the destination; another vault there is refused;
-# leftovers are not copied; a key file kept outside stays there.
+# leftovers are not copied; a key file kept outside stays there; a pack of
+# format 3 over 4 MiB is copied, and refused when longer than recorded.
 . "$(dirname "$0")/lib.sh"
 
 init_vault || finish
@@ -55,4 +56,26 @@ expect_stderr_contains "the key file is kept outside the vault: not copied"
 check_ok "no key file in the copy" [ ! -e "$T/kv.copy/keyfile" ]
 expect_status 0 "$PQV" -v "$T/kv.copy" --keyfile "$T/kv.key" --passphrase-file "$PF" check --read-data
 expect_status 2 pq copy
+# Packs of format 3 hold up to 8 MiB of chunks (and one more, padded): a
+# 12 MiB file fills one (format 2's were at most 4 MiB).  Copied, and run
+# again verified where they are; one longer at the source than its segment
+# recorded is refused.
+V=$T/big3
+init_vault
+head -c $((12 << 20)) /dev/urandom >"$T/f12"
+expect_status 0 pq add "$T/f12"
+P=$(cd "$V" && find packs -type f -size +4200k | head -n 1)
+check_ok "a pack over 4 MiB ($P)" test -n "$P"
+expect_status 0 pq copy --to "$T/big3.copy"
+expect_stderr_contains "copied: epoch 2"
+expect_status 0 "$PQV" -v "$T/big3.copy" --passphrase-file "$PF" check --read-data
+expect_stdout_contains "damaged: 0, missing: 0"
+expect_status 0 "$PQV" -v "$T/big3.copy" --passphrase-file "$PF" get f12 -o "$T/f12.out"
+check_ok "the copy restores the 12 MiB file" same_file "$T/f12" "$T/f12.out"
+expect_status 0 pq copy --to "$T/big3.copy"
+expect_stderr_contains "already there"
+rm -rf "$T/big3.copy"
+printf 'x' >>"$V/$P"
+expect_status 4 pq copy --to "$T/big3.copy"
+expect_stderr_contains "$P"
 finish

@@ -5,9 +5,11 @@
 # share them, a moved file, a sparse file of two regions, a replacement,
 # removals, a leftover pack); v3-upgraded is v2-aes upgraded, format-2
 # entries beside chunked ones; v3-gc a compacted base and gc's repacking
-# epoch after it.  Every later version must list them, restore them byte
-# for byte (the frozen SHA-256 of every file), verify them and recover
-# them.
+# epoch after it; v3-history snapshots (docs/FORMAT.md section 26), one
+# pinned, a forget, a gc that compacted (kept snapshots in the old
+# generation, the forget's segment gone).  Every later version must list
+# them, restore them byte for byte (the frozen SHA-256 of every file; of
+# v3-history, of every kept snapshot too), verify them and recover them.
 cd "$(dirname "$0")/../.." || exit 1      # the project root, from any directory
 . tests/cli/lib.sh
 FX=$PWD/tests/fixtures
@@ -118,4 +120,40 @@ sums "$T/out-gc" keep >"$T/sums-gc"
 check_ok "v3-gc: every file restored byte for byte (the frozen SHA-256)" \
     cmp -s "$T/sums-gc" "$FX/v3-gc.sha256"
 expect_status 1 pq get drop -o "$T/drop"
+
+# The history fixture (tests/fixtures/make-v3-history.sh): the kept
+# snapshots as frozen (log --json), each restored byte for byte (the
+# frozen SHA-256 of each snapshot's files), the pinned one of the old
+# generation with its file that no later state has.
+V=$T/v3-history
+cp -r "$FX/v3-history" "$V"
+PF=$FX/v3.pass
+listing v3-history
+summary v3-history "epoch: 11, segments: 3, entries: 6, packs: 5, bytes: 289136, damaged: 0, missing: 0, leftovers: 0, temporaries: 0"
+expect_status 0 pq get h -o "$T/out-h"
+sums "$T/out-h" h >"$T/sums-h"
+check_ok "v3-history: every file of the newest state restored byte for byte (the frozen SHA-256)" \
+    cmp -s "$T/sums-h" "$FX/v3-history.sha256"
+expect_status 0 pq log --json
+check_ok "v3-history: log --json lists the frozen kept snapshots (11, 10, 7, 6, 3 pinned)" \
+    cmp -s "$OUT" "$FX/v3-history.log.json"
+: >"$T/sums-at"
+for e in 3 6 7 10 11; do
+    rm -rf "$T/at"
+    expect_status 0 pq --at "$e" get h -o "$T/at"
+    sums "$T/at" h | sed "s/^/$e /" >>"$T/sums-at"
+done
+check_ok "v3-history: every kept snapshot restored byte for byte (the frozen SHA-256 of each)" \
+    cmp -s "$T/sums-at" "$FX/v3-history.snapshots.sha256"
+rm -rf "$T/at" && expect_status 0 pq --at 3 get h -o "$T/at"
+check_ok "v3-history: snapshot 3 (old generation, pinned): lines.txt, a.txt of mode 600" \
+    [ -f "$T/at/h/lines.txt" ] && [ "$(stat -c %a "$T/at/h/a.txt")" = 600 ] && \
+    [ "$(cat "$T/at/h/a.txt")" = "version 2" ] && [ -L "$T/at/h/link" ]
+expect_status 1 pq --at 2 list
+expect_stderr_contains "no snapshot of epoch 2 is kept"
+expect_status 0 pq --at 7 check --read-data
+mv "$V/segments/0000000000000004" "$T/seg4"
+expect_status 4 pq check
+expect_stderr_contains "segments/0000000000000004"
+mv "$T/seg4" "$V/segments/0000000000000004"
 finish

@@ -1,6 +1,7 @@
 # tests/cli/list_more.sh: list with several prefixes and glob patterns,
 # "not found" per operand, --depth, -l's owner columns, link targets,
-# readable sizes on a terminal (--bytes for exact) and the totals line;
+# readable sizes on a terminal (--bytes for exact) and the totals line,
+# a damaged chunk block and a damaged entry block;
 # --json keeps its shape and has no totals.
 . "$(dirname "$0")/lib.sh"
 
@@ -162,11 +163,40 @@ assert e["ln/link"]["type"] == "symlink" and e["ln/link"]["aead"] is None
 assert e["ln/link"]["target"] == "t"
 ' "$OUT"
 
+# ---- a damaged chunk block (format 3): the names are listed, exit 4 ----
+# A segment's chunk blocks follow its entry blocks (docs/FORMAT.md section
+# 23): the last bytes of the segment of an add of data are its chunk
+# block's tag.  The entries are sound, so every name is listed; where the
+# file's chunk lies is unknown, so reading it is an integrity error.
+mkdir -p "$T/cb"
+printf 'some data\n' >"$T/cb/f"
+expect_status 0 pq add "$T/cb"
+seg=$V/segments/$(ls "$V/segments" | sort | tail -n 1)
+cp "$seg" "$T/seg.good"
+flip_byte "$seg" $(($(stat -c %s "$seg") - 3))
+expect_status 4 pq list 'docs/*' cb
+expect_stdout_contains "docs/a.pdf"
+expect_stdout_contains "cb/f"
+expect_stderr_contains "segment chunk block 0 failed authentication"
+expect_stderr_contains "pqvault: list: 1 damaged catalogue block (reported above)"
+expect_status 4 pq get cb/f -o -
+expect_stderr_contains "pqvault: get: cb/f: segment chunk block 0 failed authentication"
+expect_empty_stdout
+cp "$T/seg.good" "$seg"
+expect_status 0 pq rm cb
+
 # ---- a damaged catalogue block: reported, the rest listed, exit 4 ----
+# The last segment holds an empty file and a link: no data, no chunk
+# block, so its last bytes are its entry block's tag.
+mkdir -p "$T/eb"
+: >"$T/eb/empty"
+ln -s empty "$T/eb/link"
+expect_status 0 pq add "$T/eb"
 seg=$V/segments/$(ls "$V/segments" | sort | tail -n 1)
 flip_byte "$seg" $(($(stat -c %s "$seg") - 3))
-expect_status 4 pq list 'docs/*' nosuch ln
+expect_status 4 pq list 'docs/*' nosuch ln eb
 expect_stdout_contains "docs/a.pdf"
-expect_stderr_contains "failed authentication"
-check_ok "the damaged block's names are not shown" sh -c '! grep -q "^ln" "$1"' sh "$OUT"
+expect_stdout_contains "ln/link"
+expect_stderr_contains "segment block 0 failed authentication"
+check_ok "the damaged block's names are not shown" sh -c '! grep -q "^eb" "$1"' sh "$OUT"
 finish

@@ -4,7 +4,7 @@
 # duplicated request) are retried and the commands succeed, the vault stays
 # consistent (check --read-data); a create-only put whose reply was lost or
 # whose request was duplicated succeeds once (also the segment of an add,
-# format 2's commit point: one epoch, not two, and no error); persistent
+# the commit point: one epoch, not two, and no error); persistent
 # faults on packs, on the segment's put and on reads fail cleanly with the
 # status and S3 error code in one message, committing nothing and leaving
 # no damage.  At most 5 faults per rule set (6 attempts per request), so
@@ -32,6 +32,10 @@ mkdir -p "$T/tree/d"
 for i in 1 2 3 4 5 6; do head -c $((i * 20000)) /dev/urandom >"$T/tree/d/f$i"; done
 printf 'small\n' >"$T/tree/small"
 head -c 9000000 /dev/urandom >"$T/big"
+# New data for the adds whose pack or segment puts fail (format 3 stores a
+# chunk once: $T/big again would write no pack).
+head -c 9000000 /dev/urandom >"$T/big2"
+head -c 9000000 /dev/urandom >"$T/big3"
 
 # ---- transient faults: retried, the command succeeds ----
 step "action=error status=503 every=3 times=5"
@@ -145,7 +149,10 @@ expect_status 1 pqx list
 expect_stderr_contains "(after 6 attempts)"
 expect_one_error_line
 step "action=error status=503 method=PUT path=/packs/ from=1"
-expect_status 1 pqx add "$T/big" --name big2
+# Data already stored needs no pack: its add is untouched by the faults.
+expect_status 0 pqx add "$T/big" --name bigdup
+expect_stderr_contains "0 B stored"
+expect_status 1 pqx add "$T/big2" --name big2
 expect_stderr_contains "/packs/"
 expect_stderr_contains "HTTP 503 SlowDown"
 expect_stderr_contains "(after 6 attempts)"
@@ -154,7 +161,7 @@ check_ok "the failed add released its lease" test "$(s3_status GET "/$B/$RUN/loc
 # The commit point itself failing: the packs were written, the segment
 # cannot be: nothing committed.
 step "action=error status=500 method=PUT path=/segments/ from=1"
-expect_status 1 pqx add "$T/big" --name big3
+expect_status 1 pqx add "$T/big3" --name big3
 expect_stderr_contains "/segments/"
 expect_stderr_contains "HTTP 500 InternalError"
 expect_one_error_line

@@ -1,5 +1,6 @@
 # tests/cli/tree.sh: a directory tree round trip compared byte for byte
-# with mode and mtime: empty files, objects of exactly 4 MiB and 4 MiB + 1,
+# with mode and mtime: empty files, files of 4 MiB - 1, 4 MiB, 4 MiB + 1
+# and 12 MiB, of exactly one minimum chunk (128 KiB) and one byte more,
 # names with spaces, UTF-8 and leading dashes; symbolic links (to a file,
 # to a directory, dangling) stored as links and restored as links, never
 # followed; FIFOs skipped with one warning.
@@ -13,6 +14,8 @@ head -c 4194304 /dev/urandom >"$S/four-mib"
 head -c 4194305 /dev/urandom >"$S/four-mib-plus-one"
 head -c 4194303 /dev/urandom >"$S/sub/four-mib-minus-one"
 head -c 12582912 /dev/urandom >"$S/sub/twelve-mib"
+head -c 131072 /dev/urandom >"$S/sub/chunk-min"
+head -c 131073 /dev/urandom >"$S/sub/chunk-min-plus-one"
 printf 'spaces\n' >"$S/with space/a b  c.txt"
 printf 'utf8\n' >"$S/h$(printf '\303\251')llo w$(printf '\303\266')rld $(printf '\342\234\223').txt"
 printf 'dash\n' >"$S/-rf"
@@ -37,10 +40,10 @@ expect_status 0 pq add tree
 expect_stderr_contains "pqvault: add: tree/fifo: skipped (FIFO)"
 check_ok "the skipped FIFO gets one warning line, the links none (and the summary)" \
     test "$(wc -l <"$ERR")" -eq 2
-expect_stderr_contains "added: 20 new, 0 changed, 0 unchanged"
+expect_stderr_contains "added: 22 new, 0 changed, 0 unchanged"
 # Again: nothing changed, nothing stored.
 expect_status 0 pq add tree
-expect_stderr_contains "added: 0 new, 0 changed, 20 unchanged"
+expect_stderr_contains "added: 0 new, 0 changed, 22 unchanged"
 expect_status 0 pq list tree
 expect_stdout_contains "tree/-rf"
 expect_stdout_contains "tree/with space/a b  c.txt"
@@ -56,13 +59,23 @@ check_ok "list -l shows a link with l and its target, as ls does" \
     grep -q '^lrwxrwxrwx  *[^ ]*  *[^ ]*  *[0-9]* [0-9-]* [0-9:]* tree/sub/dangling -> /nonexistent$' "$OUT"
 expect_status 0 pq list --json tree
 check_ok "list --json of the tree is valid JSON" python3 -m json.tool "$OUT" >/dev/null
-check_ok "--json reports objects per 4 MiB" python3 -c '
+# Format 3: "objects" is the chunk count.  Every chunk but a region's last
+# is 128 KiB to 2 MiB (where the cuts fall depends on the vault's chunker
+# key), so N bytes are ceil(N / 2 MiB) to ceil(N / 128 KiB) chunks; a
+# file of at most 128 KiB is one chunk.
+check_ok "--json reports chunk counts within the chunk size limits" python3 -c '
 import json, sys
 e = {x["name"]: x for x in json.load(open(sys.argv[1]))}
-assert e["tree/four-mib"]["objects"] == 1, e["tree/four-mib"]
-assert e["tree/four-mib-plus-one"]["objects"] == 2
-assert e["tree/sub/twelve-mib"]["objects"] == 3
-assert e["tree/empty"]["size"] == 0
+def ceil(a, b): return -(-a // b)
+for n in ("four-mib", "four-mib-plus-one", "sub/four-mib-minus-one", "sub/twelve-mib",
+          "sub/chunk-min", "sub/chunk-min-plus-one"):
+    x = e["tree/" + n]
+    assert ceil(x["size"], 2 << 20) <= x["objects"] <= ceil(x["size"], 128 << 10), x
+    assert x["aead"] is None and x["holes"] == 0, x
+assert e["tree/four-mib-plus-one"]["objects"] >= 3
+assert e["tree/sub/twelve-mib"]["objects"] >= 6
+assert e["tree/sub/chunk-min"]["objects"] == 1, e["tree/sub/chunk-min"]
+assert e["tree/empty"]["size"] == 0 and e["tree/empty"]["objects"] == 0
 assert e["tree/four-mib"]["mode"] == "0640"
 assert e["tree/four-mib"]["mtime"] == sys.argv[2], e["tree/four-mib"]["mtime"]
 assert e["tree/sub"]["type"] == "dir"

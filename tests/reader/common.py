@@ -37,6 +37,10 @@ class AuthError(ReaderError):
     status = EXIT_AUTH
 
 
+class UsageError(ReaderError):
+    status = EXIT_USAGE
+
+
 class NoVault(ReaderError):
     status = EXIT_NOVAULT
 

@@ -18,7 +18,8 @@ import re
 from cryptography.exceptions import InvalidTag
 
 import format1
-from common import (AuthError, IntegrityError, NoVault, ReaderError, UnsupportedVersion,
+import history
+from common import (AuthError, IntegrityError, NoVault, ReaderError, UnsupportedVersion, UsageError,
                     ct_equal, hkdf, hkdf_expand, hmac_sha256, sha3_256, sha256)
 from format1 import SUITES, aead_open, unwrap_key
 
@@ -379,6 +380,7 @@ class Segment:
         except InvalidTag:
             raise IntegrityError(rel, "head does not authenticate") from None
         self.nblocks = nblocks
+        self.snapshot = self.kept = self.forget = None     # section 26
         self.index = self._parse_head(vault, Cursor(head, rel, "head"), nblocks)
         self.k_cmd = None
         self.entries = []
@@ -550,10 +552,31 @@ class Segment:
                 _parse_writers(body, self.rel, self.epoch)
             elif typ == EXT_BATCHES:
                 _parse_batches(body, self.rel, self.epoch)
+            elif typ in (history.EXT_SNAPSHOT, history.EXT_KEPT, history.EXT_FORGET):
+                self._parse_history(c, typ, flags, body)
             elif flags & 1:
                 raise UnsupportedVersion(self.rel, "segment of epoch %d needs a newer pqvault "
                                          "(head extension %d)" % (self.epoch, typ))
             self.extensions.append((typ, flags, body))
+
+    def _parse_history(self, c, typ, flags, body):
+        """Section 26's extensions, all critical: a snapshot (a delta whose
+        command changed names), the kept list (a base), a forget (a
+        delta)."""
+        if not flags & 1:
+            c.fail("extension %d not marked critical" % typ)
+        if typ == history.EXT_SNAPSHOT:
+            if self.kind != KIND_DELTA:
+                c.fail("a snapshot extension in a base (a base is never a snapshot)")
+            self.snapshot = history.parse_snapshot(Cursor, body, self)
+        elif typ == history.EXT_KEPT:
+            if self.kind != KIND_BASE:
+                c.fail("a kept list in a delta")
+            self.kept = history.parse_kept(Cursor, body, self)
+        else:
+            if self.kind != KIND_DELTA:
+                c.fail("a forget extension in a base")
+            self.forget = history.parse_forget(Cursor, body, self)
 
     def command_key(self, vault):
         """K_cmd (section 10): one decapsulation per segment."""
@@ -753,15 +776,98 @@ class Vault:
         self.chain_value = value
         self.chain = chain
         self._check_chain(chain, problems)
-        old = [rel for rel, n in files if int(n, 16) < base]
+        self.segs = segs
+        needed = self._history(segs, chain)
+        old = [rel for rel, n in files if int(n, 16) < base and int(n, 16) not in needed]
+        return self._state_of(chain), chain, old
+
+    @staticmethod
+    def _state_of(segments):
+        """Section 11's rule: a name's newest entry wins; a removed entry
+        deletes it."""
         state = {}
-        for s in chain:
+        for s in segments:
             for e in s.entries:
                 if e.kind == E_REMOVED:
                     state.pop(e.name, None)
                 else:
                     state[e.name] = e
-        return state, chain, old
+        return state
+
+    # -- section 26: history
+    def _history(self, segs, chain):
+        """The chain's kept snapshots (self.kept: epoch -> history.Snapshot),
+        and the segments of their generations before the chain's base,
+        each checked against the chain value the chain records for its
+        epoch (the base's history).  Returns the epochs before the base
+        that kept snapshots need (not leftovers).  A kept snapshot's segment
+        missing, without a head, of another chain value or kind, or a
+        forget that the kept list refutes, is raised: the state is not
+        known (pqvault's check stops there too).  Damaged blocks of such a
+        segment are kept in self.history_problems (verify's damage)."""
+        base = chain[0]
+        values = {ep: v for ep, v in base.history}
+        value = None
+        for s in chain:
+            value = sha256(b"pqvault/v2/chain" + (s.prev_chain if value is None else value)
+                           + s.head_digest)
+            values[s.epoch] = value
+        self.chain_values = values
+        self.kept = history.kept_snapshots(chain)
+        self.history_problems = []
+        needed = set()
+        for ep, snap in self.kept.items():
+            b = snap.base
+            for k in range(b, min(ep, base.epoch - 1) + 1):
+                if k in needed:
+                    continue
+                rel = "segments/%016x" % k
+                s = segs.get(k)
+                if s is None:
+                    raise IntegrityError(rel, "missing: snapshot %d, which the chain keeps, "
+                                         "needs it" % ep)
+                if isinstance(s, ReaderError):
+                    raise s
+                prev = values[k - 1] if k > 1 else bytes(32)
+                if not ct_equal(s.prev_chain, prev) or not ct_equal(
+                        sha256(b"pqvault/v2/chain" + prev + s.head_digest), values[k]):
+                    raise IntegrityError(rel, "not the segment of epoch %d that the chain records "
+                                         "(chain value; snapshot %d needs it)" % (k, ep))
+                if (s.kind, s.base) != ((KIND_BASE if k == b else KIND_DELTA), b):
+                    raise IntegrityError(rel, "not of snapshot %d's generation (a %s of base %d, "
+                                         "expected base %d)" % (ep, "base" if s.kind == KIND_BASE
+                                                                else "delta", s.base, b))
+                needed.add(k)
+                self.history_problems += s.problems()
+            if b != base.epoch and ep >= base.epoch:
+                raise IntegrityError(base.rel, "snapshot %d of base %d in the generation of %d"
+                                     % (ep, b, base.epoch))
+        return needed
+
+    def snapshot(self, spec):
+        """The kept snapshot named by spec (an epoch, latest, latest~N)."""
+        eps = sorted(self.kept)
+        m = re.fullmatch(r"latest(?:~([0-9]+))?", spec)
+        if m:
+            n = int(m.group(1) or 0)
+            if n >= len(eps):
+                raise ReaderError(spec, "no such snapshot (%d kept)" % len(eps))
+            return eps[-1 - n]
+        if not re.fullmatch(r"[0-9]+", spec):
+            raise UsageError(spec, "not a snapshot (an epoch, latest or latest~N)")
+        ep = int(spec)
+        if ep not in self.kept:
+            raise ReaderError(spec, "no snapshot of epoch %d is kept" % ep)
+        return ep
+
+    def generation(self, ep):
+        """Segments b .. E of kept snapshot E (its base up to it)."""
+        b = self.kept[ep].base
+        return [self.segs[k] for k in range(b, ep + 1)]
+
+    def kept_states(self):
+        """epoch -> state of every kept snapshot (section 26)."""
+        return {ep: self._state_of(self.generation(ep)) for ep in self.kept}
 
     def _check_chain(self, chain, problems):
         """What a format adds to the chain's rules (format 2: nothing)."""
@@ -859,27 +965,54 @@ class Vault:
         return info
 
     # -- commands
-    def verify(self, say=lambda s: None):
+    def verify(self, say=lambda s: None, at=None):
         """Every check.  Returns (damage, warnings, summary), the summary in
         the shape of pqvault check's format-2 line: epoch (newest), segments
         (of the chain, base to newest), entries (of the state), packs (pack
         files and format-1 objects present), bytes (their sizes), damaged
         (each damaged file once, missing packs included), missing, leftovers
-        (segments before the base, packs, objects and records nothing
-        refers to), temporaries."""
+        (segments before the base that no kept snapshot needs, packs,
+        objects and records no kept state refers to: section 26),
+        temporaries.  The data verified is every kept state's (the newest
+        and each kept snapshot's).  With at (a snapshot's name), the
+        snapshot's state instead: epoch, segments (its generation up to it)
+        and entries are its own, its data alone is read; leftovers are
+        still what no kept state needs.  A vault whose state is not known
+        (its newest segment, or one its chain or a kept snapshot needs,
+        missing or without a head; a kept list the chain refutes) gives
+        pqvault check's line of zeros with that one damaged item."""
         damage = []
         try:
             state, chain, old = self.load(damage)
-            info = self.pack_info(chain)
+            info = self.pack_info(self._known_segments(chain))
+            damage += self.history_problems
         except UnsupportedVersion:
             raise               # a newer format: not damage (pqvault: exit 1)
         except ReaderError as e:
-            # No state: report what the storage walk finds besides.
-            damage.append(e)
-            state, chain, old, info = {}, [], [], {}
-        if chain:
-            say("base %d, epoch %d, chain(%d) %s" % (chain[0].epoch, chain[-1].epoch,
-                                                     chain[-1].epoch, self.chain_value.hex()))
+            # No state: pqvault's check stops at this one error.
+            summary = dict.fromkeys(("epoch", "segments", "entries", "packs", "bytes", "damaged",
+                                     "missing", "leftovers", "temporaries"), 0)
+            summary["damaged"] = 1
+            return [e], [], summary
+        say("base %d, epoch %d, chain(%d) %s" % (chain[0].epoch, chain[-1].epoch,
+                                                 chain[-1].epoch, self.chain_value.hex()))
+        # Every kept state's entries (one object per entry, whatever the
+        # number of states it belongs to); the newest state's first.
+        kept_states = self.kept_states()
+        live, seen = [], set()
+        for st in [state] + [kept_states[ep] for ep in sorted(kept_states, reverse=True)]:
+            for name in sorted(st):
+                if id(st[name]) not in seen:
+                    seen.add(id(st[name]))
+                    live.append(st[name])
+        epoch, nsegs = chain[-1].epoch, len(chain)
+        if at is not None:
+            epoch = self.snapshot(at)
+            state = kept_states[epoch]
+            nsegs = len(self.generation(epoch))
+            read = [state[name] for name in sorted(state)]
+        else:
+            read = live
         # The key file: never one that an epoch superseded (section 11).
         for s in chain:
             if any(ct_equal(self.keyfile_hash, h) for h in s.superseded):
@@ -897,14 +1030,18 @@ class Vault:
                    for rel, _ in pack_files + object_files}
         # Each segment's command key, once (section 10).
         bad_key = set()
-        for s in chain:
-            if any(e.kind == E_FILE and not e.chunked for e in s.entries):
+        for s in self._known_segments(chain):
+            if any(e.kind == E_FILE and not e.chunked for e in s.entries) and \
+                    any(e.seg is s for e in read):
                 try:
                     s.command_key(self)
                 except ReaderError as err:
                     damage.append(err)
                     bad_key.add(s.epoch)
-        users, damaged_files = self._uses(state, info, bad_key, damage)
+        users, damaged_files = self._uses(read, info, bad_key, damage)
+        used = set(users)
+        if read is not live:
+            used |= set(self._uses(live, info, set(), [])[0])
         missing = 0
         keys = {}
         for rel in sorted(users):
@@ -924,28 +1061,34 @@ class Vault:
             if e.kind == E_FILE and not (self._entry_packs(e) & damaged_files) \
                     and name not in damaged_files:
                 say("ok %s" % _show(name))
-        leftovers = []
-        if chain:       # without a state, what is left over is not known
-            leftovers = [rel for rel in sorted(present) if rel not in users]
-            leftovers += old + [rel for rel, _ in record_files]
-        warnings = [IntegrityError(rel, "leftover (nothing refers to it)") for rel in leftovers]
+        leftovers = [rel for rel in sorted(present) if rel not in used]
+        leftovers += old + [rel for rel, _ in record_files]
+        warnings = [IntegrityError(rel, "leftover (no kept state refers to it)")
+                    for rel in leftovers]
         warnings += [IntegrityError(t, "leftover temporary file") for t in self.temporaries]
         # A file or item damaged in several ways counts once.
-        summary = {"epoch": chain[-1].epoch if chain else 0, "segments": len(chain),
+        summary = {"epoch": epoch, "segments": nsegs,
                    "entries": len(state), "packs": len(present), "bytes": sum(present.values()),
                    "damaged": len({d.subject for d in damage}), "missing": missing,
                    "leftovers": len(leftovers), "temporaries": len(self.temporaries)}
         return damage, warnings, summary
 
-    def _uses(self, state, info, bad_key, damage):
-        """Which packs the state refers to, and through what: rel -> (Pack,
-        [(entry, extent)]); and the set of rels (packs, or names) already
-        known damaged (the packs of a segment whose command key does not
-        open)."""
+    def _known_segments(self, chain):
+        """The chain's segments and those before its base that kept
+        snapshots need, in epoch order."""
+        eps = set(s.epoch for s in chain)
+        for ep in self.kept:
+            eps.update(range(self.kept[ep].base, ep + 1))
+        return [self.segs[k] for k in sorted(eps)]
+
+    def _uses(self, entries, info, bad_key, damage):
+        """Which packs the entries (of kept states) refer to, and through
+        what: rel -> (Pack, [(entry, extent)]); and the set of rels (packs,
+        or names) already known damaged (the packs of a segment whose
+        command key does not open)."""
         users = {}
         damaged_files = set()
-        for name in sorted(state):
-            e = state[name]
+        for e in entries:
             if e.kind != E_FILE:
                 continue
             for x in e.extents:
@@ -966,9 +1109,10 @@ class Vault:
         for e, x in uses:
             if e.seg.epoch in bad_key:
                 continue
-            if e.name not in keys:
-                keys[e.name] = self.file_key(e)
-            plain = self.extent_data(e, keys[e.name], x, self.blob(x, data, e))
+            k = (e.seg.epoch, e.name)          # entries of several states
+            if k not in keys:
+                keys[k] = self.file_key(e)
+            plain = self.extent_data(e, keys[k], x, self.blob(x, data, e))
             # Section 13: a file of one extent may carry the keyed hash of
             # its content (equal files share their data).
             if e.content is not None and (len(e.extents) != 1 or
@@ -976,26 +1120,42 @@ class Vault:
                                                        e.content)):
                 raise IntegrityError(rel, "content hash of %s does not match" % _show(e.name))
 
-    def state(self):
+    def state(self, at=None):
+        """The newest state, or with at (a snapshot's name, section 26) the
+        state of the kept snapshot's generation up to it: name -> Entry."""
         problems = []
         state, chain, _ = self.load(problems)
         if problems:
             raise problems[0]
-        info = self.pack_info(chain)
+        if at is not None:
+            gen = self.generation(self.snapshot(at))
+            for seg in gen:
+                if seg.problems():
+                    raise seg.problems()[0]
+            state = self._state_of(gen)
+        info = self.pack_info(self._known_segments(chain))
         for e in state.values():
             if e.kind == E_FILE:
                 for x in e.extents:
                     x.pack = info[x.pack.id]
         return state
 
-    def entries(self):
-        return [e.listing() for e in self.state().values()]
+    def entries(self, at=None):
+        return [e.listing() for e in self.state(at).values()]
 
-    def restore(self, outdir, prefix=None):
+    def snapshots(self):
+        """The kept snapshots (section 26), oldest first."""
+        problems = []
+        self.load(problems)
+        if problems:
+            raise problems[0]
+        return list(self.kept.values())
+
+    def restore(self, outdir, prefix=None, at=None):
         """Restore the state (or the names equal to / under prefix) into
         outdir: files with their holes, directories, symbolic links, hard
         links, extended attributes, owners when root, modes and mtimes."""
-        state = self.state()
+        state = self.state(at)
         items = sorted(state.values(), key=lambda e: e.name)
         if prefix is not None:
             pre = prefix.encode()

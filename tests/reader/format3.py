@@ -51,6 +51,19 @@ def padme(length):
     return (length + mask) & ~mask
 
 
+FULL_PACK = 8 << 20          # section 22: a full pack
+FULL_ALIGN = 64 << 10
+
+
+def padded(length):
+    """Section 22: the length a pack of `length` bytes before padding is
+    padded to: its Padme length, or for a full pack (at least 8 MiB) the
+    next multiple of 64 KiB."""
+    if length >= FULL_PACK:
+        return -(-length // FULL_ALIGN) * FULL_ALIGN
+    return padme(length)
+
+
 def blob_flags_ok(flags, suite=None):
     """Bit 0 zstd, bits 1-2 a suite (1 or 2, and the pack's when given),
     other bits 0."""
@@ -296,17 +309,17 @@ class Vault(format2.Vault):
                 self.index[r.id] = r
                 self.records_by_pack.setdefault(r.pack.id, []).append(r)
 
-    def state(self):
-        st = super().state()
+    def state(self, at=None):
+        st = super().state(at)
         self._build_index(self.chain, self.pack_info(self.chain))
         return st
 
     # -- verify's hooks
-    def _uses(self, state, info, bad_key, damage):
-        users, damaged = super()._uses(state, info, bad_key, damage)
+    def _uses(self, entries, info, bad_key, damage):
+        users, damaged = super()._uses(entries, info, bad_key, damage)
         self._build_index(self.chain, info)
-        for name in sorted(state):
-            e = state[name]
+        for e in entries:
+            name = e.name
             if e.kind != E_FILE or not e.chunked:
                 continue
             for ch in e.chunks:
@@ -427,9 +440,9 @@ class Vault(format2.Vault):
         if PACK_HEADER + pos != start:
             raise IntegrityError(rel, "blobs end at %d, the table starts at %d"
                                  % (PACK_HEADER + pos, start))
-        if padme(n - pad) != n:
-            raise IntegrityError(rel, "%d bytes with %d of padding: not the Padme length of %d "
-                                 "(%d)" % (n, pad, n - pad, padme(n - pad)))
+        if padded(n - pad) != n:
+            raise IntegrityError(rel, "%d bytes with %d of padding: not the padded length of %d "
+                                 "(%d)" % (n, pad, n - pad, padded(n - pad)))
         return table
 
     def chunk_data(self, r, data):

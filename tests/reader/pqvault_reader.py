@@ -3,9 +3,10 @@
 alone (not from the C sources), to catch drift between the document and
 the code.  It never uses a passphrase: the recovery code gives the seed.
 
-  pqvault_reader.py verify  VAULT --recovery-code CODE [--verbose] [--chunking]
-  pqvault_reader.py list    VAULT --recovery-code CODE [--json]
-  pqvault_reader.py restore VAULT [NAME] --recovery-code CODE -o OUTDIR
+  pqvault_reader.py verify    VAULT --recovery-code CODE [--verbose] [--chunking] [--at SNAP]
+  pqvault_reader.py list      VAULT --recovery-code CODE [--json] [--at SNAP]
+  pqvault_reader.py restore   VAULT [NAME] --recovery-code CODE -o OUTDIR [--at SNAP]
+  pqvault_reader.py snapshots VAULT --recovery-code CODE [--json]
 
 CODE may also come from $PQVAULT_RECOVERY_CODE or --recovery-file FILE.
 Exit status: 0 success, 1 error (also: unsupported format version), 2 usage,
@@ -21,6 +22,15 @@ also cuts every chunked file again with section 21's chunker under the
 vault's key and compares (slow: small vaults only); its problems follow the
 summary line.
 
+History (format 2 and 3, section 26): snapshots lists the kept snapshots
+(--json: the array of `pqvault log --json`, newest first; else one line
+each, oldest first); --at SNAP (an epoch, latest or latest~N) lists,
+restores or verifies a kept snapshot's state, read from its generation's
+segments (its base up to it), each checked against the chain value the
+newest base's history records, its chunks placed by the current chain's
+records.  verify without --at reads the data of every kept state; its
+leftovers are what no kept state needs.
+
 The format version is read from the config's first line and dispatched to
 formatN.py (format1.py, format2.py, format3.py).
 """
@@ -35,6 +45,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import (EXIT_INTEGRITY, EXIT_USAGE, IntegrityError, NoVault,  # noqa: E402
                     ReaderError, UnsupportedVersion, listing_json)
+from history import snapshot_line, snapshots_json  # noqa: E402
 
 PROG = "pqvault-reader"
 FORMATS = {1: "format1", 2: "format2", 3: "format3"}
@@ -60,7 +71,7 @@ def format_module(vault):
 def main(argv=None):
     ap = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
-    for name in ("verify", "list", "restore"):
+    for name in ("verify", "list", "restore", "snapshots"):
         sp = sub.add_parser(name)
         sp.add_argument("vault")
         if name == "restore":
@@ -68,8 +79,11 @@ def main(argv=None):
         sp.add_argument("--recovery-code")
         sp.add_argument("--recovery-file")
         sp.add_argument("--keyfile", help="key file (default VAULT/keyfile)")
-        if name == "list":
+        if name in ("list", "snapshots"):
             sp.add_argument("--json", action="store_true")
+        if name != "snapshots":
+            sp.add_argument("--at", metavar="SNAP", help="a kept snapshot (section 26): "
+                            "an epoch, latest or latest~N")
         if name == "restore":
             sp.add_argument("-o", "--output", required=True, metavar="OUTDIR")
         if name == "verify":
@@ -94,19 +108,37 @@ def main(argv=None):
         t0 = time.perf_counter()
         vault = fmt.Vault(args.vault, seed, keyfile=args.keyfile,
                           need_keyfile=args.cmd == "verify")
-        if args.cmd == "list":
-            entries = vault.entries()
+        at = getattr(args, "at", None)
+        if at is not None and not hasattr(vault, "snapshots"):
+            print("%s: %s: --at: format %d has no history" % (PROG, args.cmd, fmt.VERSION),
+                  file=sys.stderr)
+            return EXIT_USAGE
+        if args.cmd == "snapshots":
+            if not hasattr(vault, "snapshots"):
+                print("%s: snapshots: format %d has no history" % (PROG, fmt.VERSION),
+                      file=sys.stderr)
+                return EXIT_USAGE
+            snaps = vault.snapshots()
+            if args.json:
+                sys.stdout.write(snapshots_json(snaps))
+            else:
+                for sn in snaps:
+                    sys.stdout.buffer.write(snapshot_line(sn) + b"\n")
+        elif args.cmd == "list":
+            entries = vault.entries(at) if at is not None else vault.entries()
             if args.json:
                 sys.stdout.write(listing_json(entries))
             else:
                 for e in entries:
                     sys.stdout.buffer.write(e["name"] + b"\n")
         elif args.cmd == "restore":
-            files, dirs = vault.restore(args.output, args.name)
+            files, dirs = (vault.restore(args.output, args.name, at=at) if at is not None
+                           else vault.restore(args.output, args.name))
             print("restored: %d files, %d directories" % (files, dirs))
         else:
             say = (lambda s: print("# " + s, file=sys.stderr)) if args.verbose else (lambda s: None)
-            damage, warnings, summary = vault.verify(say)
+            damage, warnings, summary = (vault.verify(say, at=at) if at is not None
+                                         else vault.verify(say))
             for e in damage + warnings:
                 print("%s: verify: %s" % (PROG, e), file=sys.stderr)
             say("format %d, fingerprint %s, %.2f s" % (fmt.VERSION, vault.ident.fingerprint(),

@@ -554,6 +554,7 @@ serve(const struct mount_args *ma, const char *mnt)
 done:
     if (se != NULL)
         fuse_session_destroy(se);
+    fuse_opt_free_args(&args); /* (fuse_session_new may have copied and added to them) */
     pqv_mount_close(g_mount.m);
     g_mount.m = NULL;
     pqv_vault_close(v);

@@ -458,6 +458,19 @@ pqv_mount_read(struct pqv_mount_file *f, uint8_t *buf, size_t len, uint64_t off,
                 mount_report(m, e->name);
                 return rc == PQV_E_NOMEM ? -ENOMEM : -EIO;
             }
+            if (ce->len != x->plain_len) {
+                /* A chunk cached for another entry of the same identity
+                 * but another length (only a forged or damaged segment
+                 * could say so): never read past what was decrypted. */
+                pthread_mutex_lock(&m->lock);
+                chunk_put(m, ce);
+                pthread_mutex_unlock(&m->lock);
+                util_wipe(buf, (size_t)(pos - off));
+                error_set(PQV_E_INTEGRITY, e->name, "chunk %u: its length differs from "
+                    "that of the same chunk elsewhere", i);
+                mount_report(m, e->name);
+                return -EIO;
+            }
             memcpy(buf + (pos - off), ce->data + (pos - x->file_off), (size_t)take);
             pthread_mutex_lock(&m->lock);
             chunk_put(m, ce);

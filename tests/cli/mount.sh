@@ -11,7 +11,7 @@
 # file reads; fusermount3 -u, SIGTERM and SIGINT end the server with exit
 # 0 and no mount left; the daemon exits 0 after fusermount3 -u (waited for
 # as a subreaper: no sleep); a vault written while mounted (the mount
-# keeps its state until remounted).  A trap unmounts whatever is left.
+# keeps its state until remounted); a rolled-back vault refused.  A trap unmounts whatever is left.
 . "$(dirname "$0")/lib.sh"
 
 if [ "$(id -u)" -ne 0 ]; then
@@ -334,6 +334,7 @@ head -c $((3 * 1048576)) /dev/urandom >"d2/bad"
 head -c $((3 * 1048576)) /dev/urandom >"d2/good"
 expect_status 0 pq add "d2/bad"
 find "$V/packs" -type f | sort >"$T/packs1"
+cp -a "$V" "$T/vault2-old"
 expect_status 0 pq add "d2/good"
 badpack=$(head -n 1 "$T/packs1")
 check_ok "the first add wrote one pack" test "$(wc -l <"$T/packs1")" -eq 1
@@ -365,6 +366,15 @@ check_ok "damaged pack: the server exits 0 ($st)" test "$st" -eq 0
 n=$(grep -c "mount: bad: " "$T/fgerr")
 check_ok "damaged pack: reported once, naming the file ($n: $(head -n 1 "$T/fgerr"))" test "$n" -eq 1
 check_ok "damaged pack: the good file not reported" sh -c "! grep -q "mount: good" '$T/fgerr'"
+
+# ---- a rollback of the storage is refused, as by every reading command ----
+mv "$V" "$T/vault2-new"
+cp -a "$T/vault2-old" "$V"
+expect_status 4 pq mount "$M2"
+expect_stderr_contains "rollback"
+check_ok "rolled back: nothing mounted" sh -c "! grep -q ' $M2 fuse' /proc/mounts"
+expect_status 4 pq mount -f "$M2"
+check_ok "rolled back, -f: nothing mounted" sh -c "! grep -q ' $M2 fuse' /proc/mounts"
 V=$V0
 
 # ---- usage ----

@@ -72,7 +72,7 @@ TEST_BIN = $(BUILD)/pqvault-test
 $(BUILD)/obj/%_avx2.o: ALL_CFLAGS += -mavx2
 $(BUILD)/obj/%_avx512.o: ALL_CFLAGS += -mavx512f -mavx512bw -mavx512vl -mavx2
 
-.PHONY: all test check clang-build check-tests clean install static bench bench-compare bench-real bench-s3 bench-import demo ct fuzz \
+.PHONY: all test check clang-build check-tests clean install static bench bench-compare bench-real bench-s3 bench-mount bench-import demo ct fuzz \
 	fuzz-build fuzz-ci symbols
 
 all: $(LIB) $(BIN)
@@ -247,6 +247,11 @@ bench-real: $(BIN)
 
 bench-s3: $(BIN)
 	PQVAULT=$(BIN) sh bench/compare_s3.sh
+
+# pqvault mount beside restic mount and borg mount (bench/mount.sh: the
+# tree /usr/share/doc and a 1 GiB random file; as root with /dev/fuse).
+bench-mount: $(BIN)
+	PQVAULT=$(BIN) sh bench/mount.sh
 
 # Import against the entries of one batch (bench/import_scale.sh; SIZES,
 # RUNS): linear since issue 17.

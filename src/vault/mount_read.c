@@ -488,8 +488,13 @@ pqv_mount_read(struct pqv_mount_file *f, uint8_t *buf, size_t len, uint64_t off,
     /* A reader going on from where it stopped (or starting) reads on:
      * the next chunks are decrypted meanwhile. */
     pthread_mutex_lock(&m->lock);
-    sequential = off == 0 || off == f->next_off;
-    f->next_off = end;
+    /* (The kernel's readahead and FUSE's worker threads deliver a
+     * sequential reader's requests slightly out of order: "where it
+     * stopped" is within a prefetch window of the furthest read.) */
+    sequential = off == 0 ||
+        (off + MOUNT_PREFETCH_BYTES >= f->next_off && off <= f->next_off + MOUNT_PREFETCH_BYTES);
+    if (end > f->next_off || !sequential)
+        f->next_off = end;
     if (sequential)
         prefetch(f, first_extent(e, end));
     pthread_mutex_unlock(&m->lock);

@@ -45,6 +45,16 @@ BENCH_SRCS = $(sort $(wildcard bench/bench_*.c))
 HOOK_SRCS = src/util/io.c src/crypto/cpu.c src/crypto/argon2id.c src/vault/inbox.c \
 	src/storage/storage_s3.c src/storage/storage_local.c
 
+# libfuse3 for `pqvault mount` (src/cli/cmd_mount.c, the program only: the
+# library's view, include/pqvault/mount.h, needs none).  Without it
+# (pkg-config fuse3 fails, or FUSE=0) everything else builds and mount says
+# it is not available.
+FUSE ?= $(shell pkg-config --exists fuse3 2>/dev/null && echo 1 || echo 0)
+ifeq ($(FUSE),1)
+FUSE_CFLAGS = -DPQV_HAVE_FUSE $(patsubst -I%,-isystem %,$(shell pkg-config --cflags fuse3))
+CLI_LDLIBS = $(shell pkg-config --libs fuse3)
+endif
+
 LIB_OBJS = $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
 TEST_LIB_OBJS = $(filter-out $(HOOK_SRCS:%.c=$(BUILD)/obj/%.o),$(LIB_OBJS)) \
 	$(HOOK_SRCS:%.c=$(BUILD)/obj-hooks/%.o)
@@ -62,7 +72,7 @@ TEST_BIN = $(BUILD)/pqvault-test
 $(BUILD)/obj/%_avx2.o: ALL_CFLAGS += -mavx2
 $(BUILD)/obj/%_avx512.o: ALL_CFLAGS += -mavx512f -mavx512bw -mavx512vl -mavx2
 
-.PHONY: all test check clang-build check-tests clean install static bench bench-compare bench-real bench-s3 bench-import demo ct fuzz \
+.PHONY: all test check clang-build check-tests clean install static bench bench-compare bench-real bench-s3 bench-mount bench-import demo ct fuzz \
 	fuzz-build fuzz-ci symbols
 
 all: $(LIB) $(BIN)
@@ -88,11 +98,13 @@ $(TEST_LIB): $(TEST_LIB_OBJS)
 	rm -f $@
 	ar rcs $@ $^
 
+$(BUILD)/obj/src/cli/cmd_mount.o: ALL_CFLAGS += $(FUSE_CFLAGS)
+
 $(BIN): $(CLI_OBJS) $(LIB)
-	$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJS) $(LIB) $(LDLIBS)
+	$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJS) $(LIB) $(LDLIBS) $(CLI_LDLIBS)
 
 $(TEST_BIN): $(CLI_OBJS) $(TEST_LIB)
-	$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJS) $(TEST_LIB) $(LDLIBS)
+	$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJS) $(TEST_LIB) $(LDLIBS) $(CLI_LDLIBS)
 
 # Only the tests and benchmarks that compare with Debian's libargon2 link it.
 $(BUILD)/tests/test_argon2id $(BUILD)/bench/bench_argon2id: LDLIBS += -largon2
@@ -236,6 +248,11 @@ bench-real: $(BIN)
 bench-s3: $(BIN)
 	PQVAULT=$(BIN) sh bench/compare_s3.sh
 
+# pqvault mount beside restic mount and borg mount (bench/mount.sh: the
+# tree /usr/share/doc and a 1 GiB random file; as root with /dev/fuse).
+bench-mount: $(BIN)
+	PQVAULT=$(BIN) sh bench/mount.sh
+
 # Import against the entries of one batch (bench/import_scale.sh; SIZES,
 # RUNS): linear since issue 17.
 bench-import: $(BIN)
@@ -243,11 +260,12 @@ bench-import: $(BIN)
 
 # A fully static binary against Debian's static libcrypto and libzstd.
 # Without the S3 backend: Debian's libcurl needs static libraries it does
-# not ship (GSSAPI, LDAP, ...), so s3:// locations are refused there.
+# not ship (GSSAPI, LDAP, ...), so s3:// locations are refused there; and
+# without mount (FUSE=0: fusermount3 and the kernel module are the system's).
 STATIC_CFLAGS = -Os -ffunction-sections -fdata-sections -DPQV_NO_S3
 static:
 	$(MAKE) BUILD=build-static CFLAGS="$(STATIC_CFLAGS)" build-static/libpqvault.a
-	$(MAKE) BUILD=build-static CFLAGS="$(STATIC_CFLAGS)" $(CLI_OBJS:$(BUILD)/%=build-static/%)
+	$(MAKE) BUILD=build-static FUSE=0 CFLAGS="$(STATIC_CFLAGS)" $(CLI_OBJS:$(BUILD)/%=build-static/%)
 	$(CC) -static -pthread -Wl,--gc-sections -s -o build-static/pqvault $(CLI_OBJS:$(BUILD)/%=build-static/%) build-static/libpqvault.a $(filter-out -lcurl -lexpat,$(LDLIBS))
 	@ls -l build-static/pqvault
 

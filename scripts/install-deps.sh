@@ -11,13 +11,17 @@ set -eu
 # time (GNU time, peak RSS) and hyperfine for the side-by-side benchmarks
 # (bench/compare.sh, bench/compare_s3.sh); linux-source-6.1 for the
 # kernel-tree scenarios (bench/kernel.sh, bench/versions.sh: they unpack
-# /usr/src/linux-source-6.1.tar.xz into their own scratch directory).
+# /usr/src/linux-source-6.1.tar.xz into their own scratch directory);
+# libfuse3-dev and fuse3 (fusermount3) for `pqvault mount` and its tests
+# (tests/cli/mount.sh, bench/mount.sh; fuse3 replaces Debian's fuse 2 tools,
+# which restic and borg's mounts do not need: fusermount stays a link).
 PACKAGES="build-essential clang libssl-dev libargon2-dev pkg-config valgrind python3 libclang-rt-14-dev strace e2fsprogs attr libcap2-bin
 curl libcurl4-openssl-dev libexpat1-dev libzstd-dev
 ceph-mon ceph-osd radosgw ceph-common
 python3-cryptography python3-numpy
 rclone restic
 borgbackup age time hyperfine
+libfuse3-dev fuse3
 linux-source-6.1"
 missing=""
 for p in $PACKAGES; do

@@ -92,7 +92,7 @@ enum opt_id {
     OPT_QUARANTINE, OPT_PREFIX, OPT_SHARED_INBOX, OPT_COUNT, OPT_KEEP_LAST, OPT_KEEP_HOURLY,
     OPT_KEEP_DAILY, OPT_KEEP_WEEKLY, OPT_KEEP_MONTHLY, OPT_KEEP_YEARLY, OPT_KEEP_WITHIN,
     OPT_REPAIR_INDEX, OPT_FILESFROM, OPT_NULL, OPT_EXCLUDELARGER, OPT_EXCLUDEIFPRESENT,
-    OPT_INCLUDE,
+    OPT_INCLUDE, OPT_FOREGROUND, OPT_CACHE_SIZE, OPT_ALLOW_OTHER,
     G_FIRST = 1000,
     G_VAULT = G_FIRST, G_KEYFILE, G_PFILE, G_PFD, G_PCMD, G_QUIET, G_WAIT, G_HELP,
     G_KDFLIMIT, G_S3_ENDPOINT, G_S3_CA_FILE, G_STATE_DIR, G_AT
@@ -109,7 +109,7 @@ enum cmd_id {
     CMD_INIT = 1, CMD_ADD, CMD_GET, CMD_LIST, CMD_RM, CMD_CHECK, CMD_PASSWD,
     CMD_RECOVER, CMD_INFO, CMD_SPEED, CMD_GC, CMD_HELP, CMD_UPGRADE, CMD_ACCEPT, CMD_COPY,
     CMD_EXPORT_RECIPIENT, CMD_INBOX, CMD_IMPORT, CMD_WRITER, CMD_LOG, CMD_DIFF, CMD_VERSIONS,
-    CMD_FORGET, CMD_PIN, CMD_UNPIN, CMD_STATS, CMD_COUNT
+    CMD_FORGET, CMD_PIN, CMD_UNPIN, CMD_STATS, CMD_MOUNT, CMD_COUNT
 };
 
 struct command {
@@ -203,6 +203,7 @@ int cmd_versions(struct args *a);
 int cmd_forget(struct args *a);
 int cmd_pin(struct args *a);
 int cmd_unpin(struct args *a);
+int cmd_mount(struct args *a);
 /* apply_at(v, spec): --at SNAP: reading commands read that snapshot. */
 int apply_at(pqv_vault *v, const char *spec);
 

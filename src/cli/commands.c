@@ -133,6 +133,10 @@ static const struct optdef forget_opts[] = {
 static const struct optdef pin_opts[] = {
     { NULL, 0, 0, 0 }
 };
+static const struct optdef mount_opts[] = {
+    { "foreground", 'f', 0, OPT_FOREGROUND }, { "cache-size", 0, 1, OPT_CACHE_SIZE },
+    { "allow-other", 0, 0, OPT_ALLOW_OTHER }, { NULL, 0, 0, 0 }
+};
 static const struct optdef copy_opts[] = {
     { "to", 0, 1, OPT_TO }, { "verbose", 0, 0, OPT_VERBOSE }, { NULL, 0, 0, 0 }
 };
@@ -289,6 +293,21 @@ const struct command commands[] = {
       "Pin a kept snapshot: forget never removes it (one epoch).\n" },
     { "unpin", CMD_UNPIN, pin_opts, "SNAP",
       "Unpin a pinned snapshot (one epoch).\n" },
+    { "mount", CMD_MOUNT, mount_opts, "MOUNTPOINT [-f] [--cache-size SIZE] [--allow-other]",
+      "Mount the vault read-only at MOUNTPOINT (FUSE): the newest state at the\n"
+      "root (with --at SNAP, that snapshot), every kept snapshot under\n"
+      "snapshots/EPOCH-TIME/ (latest: the newest), and under versions/NAME/ each\n"
+      "distinct version of the file NAME, named by its first snapshot.  Owners,\n"
+      "modes, times, links, hard links, holes and extended attributes as stored;\n"
+      "a read decrypts only the chunks it touches.  Unlocks once; returns when\n"
+      "the mount answers (the server stays in the background).  The mount shows\n"
+      "the vault as it was when mounted.  Unmount with 'fusermount3 -u\n"
+      "MOUNTPOINT' (or SIGTERM, SIGINT): the key and the cache are wiped.\n"
+      "  -f, --foreground  stay in the foreground until unmounted\n"
+      "  --cache-size SIZE memory for decrypted chunks (default 64M; 8M to 64G,\n"
+      "                    K, M, G suffixes)\n"
+      "  --allow-other     let other users in (as the stored modes allow; needs\n"
+      "                    user_allow_other in /etc/fuse.conf unless root)\n" },
     { "get", CMD_GET, get_opts, "NAME... [-o OUT] [--force | --skip-existing] ...",
       "Restore stored files or directory trees.  A file goes to OUT unless OUT\n"
       "is an existing directory, then to OUT/NAME; a directory restores its\n"
@@ -556,9 +575,10 @@ commands_print_general_help(FILE *f)
         "                              (default $PQVAULT_STATE_DIR, else\n"
         "                              ${XDG_STATE_HOME:-$HOME/.local/state}/pqvault;\n"
         "                              without one, rollbacks are not detected)\n"
-        "  --at SNAP                   reading commands (list, get, check, stats) read\n"
-        "                              the kept snapshot SNAP: an epoch, latest,\n"
-        "                              latest~N, a date YYYY-MM-DD (that day's newest)\n"
+        "  --at SNAP                   reading commands (list, get, check, stats,\n"
+        "                              mount) read the kept snapshot SNAP: an epoch,\n"
+        "                              latest, latest~N, a date YYYY-MM-DD (that day's\n"
+        "                              newest)\n"
         "                              or a time YYYY-MM-DDTHH:MM[:SS] (the newest at or\n"
         "                              before it), local time ('pqvault log' lists them)\n"
         "  -h, --help                  this help ('pqvault help COMMAND': a command's)\n"

@@ -26,6 +26,7 @@ static int (*const run_command[CMD_COUNT])(struct args *) = {
     [CMD_IMPORT] = cmd_import, [CMD_WRITER] = cmd_writer, [CMD_LOG] = cmd_log,
     [CMD_DIFF] = cmd_diff, [CMD_VERSIONS] = cmd_versions, [CMD_FORGET] = cmd_forget,
     [CMD_PIN] = cmd_pin, [CMD_UNPIN] = cmd_unpin, [CMD_STATS] = cmd_stats,
+    [CMD_MOUNT] = cmd_mount,
 };
 
 int

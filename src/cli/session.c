@@ -91,8 +91,8 @@ resolve_location(void)
      * writes a snapshot; copy copies the whole history). */
     if (g_cli.at != NULL && g_cli.cmd != NULL && strcmp(g_cli.cmd, "list") != 0 &&
         strcmp(g_cli.cmd, "get") != 0 && strcmp(g_cli.cmd, "check") != 0 &&
-        strcmp(g_cli.cmd, "stats") != 0)
-        return usage_error("--at is for list, get, check and stats (a snapshot is read, "
+        strcmp(g_cli.cmd, "stats") != 0 && strcmp(g_cli.cmd, "mount") != 0)
+        return usage_error("--at is for list, get, check, stats and mount (a snapshot is read, "
             "never written; copy copies the whole history)");
     if (g_cli.vault_dir)
         return EXIT_OK;

@@ -81,7 +81,7 @@ expect_stderr_contains "no such snapshot"
 expect_status 2 pq --at 2026-13-45 list
 expect_stderr_contains "not a snapshot"
 expect_status 2 pq --at "$E1" add "$S" --name s
-expect_stderr_contains "--at is for list, get, check and stats"
+expect_stderr_contains "--at is for list, get, check, stats and mount"
 expect_status 0 pq --at "$E1" check
 expect_stdout_contains "entries: 3"
 
@@ -177,7 +177,7 @@ expect_status 0 pq -v "$T/copy" --at "$EK" get s/later -o -
 expect_stdout_contains "later"
 expect_status 0 pq -v "$T/copy" check --read-data
 expect_status 2 pq --at "$EK" copy --to "$T/copy2"
-expect_stderr_contains "--at is for list, get, check and stats"
+expect_stderr_contains "--at is for list, get, check, stats and mount"
 expect_status 2 pq --at "$EK" info
 check_ok "copy --at wrote nothing" [ ! -e "$T/copy2" ]
 expect_status 2 pq diff 2026-13-45

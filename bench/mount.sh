@@ -1,0 +1,155 @@
+#!/bin/sh
+# bench/mount.sh: `pqvault mount` (issue 22) beside `restic mount` and
+# `borg mount` on the same data, in one run: the tree /usr/share/doc (DOC,
+# default) and a 1 GiB random file (BIG_MB, default 1024), stored by each
+# tool in one backup, then mounted fresh for:
+#   ready      from starting the mount command until `ls` of the backup's
+#              tree answers (pqvault: the command returns then; restic and
+#              borg: polled every 10 ms)
+#   first      the first access after ready: stat + cat of one file deep
+#   ls -lR     of the tree; find | wc -l; du -s
+#   tar        tar cf - of the tree piped to wc -c (every byte read)
+#   cp -a      of the tree out of the mount (pqvault: beside `get`)
+#   rand 4K    1,000 reads of 4 KiB at random offsets of the big file
+#              (before anything else read it: the kernel's cache is cold)
+#   seq        cat of the big file to /dev/null, MB/s (pqvault: beside
+#              `get -o -`)
+#   rss        the mount process's peak RSS (VmHWM) at the end
+# As root with /dev/fuse.  The repositories are in the page cache (all
+# three alike): the figures are the tools' own costs.  W: scratch directory.
+set -eu
+PQVAULT=${PQVAULT:-$PWD/build/pqvault}
+PQVAULT=$(realpath "$PQVAULT")
+DOC=${DOC:-/usr/share/doc}
+BIG_MB=${BIG_MB:-1024}
+W=${W:-$(mktemp -d "${TMPDIR:-/tmp}/pqvbench-mount.XXXXXX")}
+mkdir -p "$W"
+W=$(realpath "$W")
+export XDG_STATE_HOME="$W/state" RESTIC_PASSWORD=bench-pass BORG_PASSPHRASE=bench-pass \
+    BORG_UNKNOWN_UNENCRYPTED_REPO_ACCESS_IS_OK=yes BORG_RELOCATED_REPO_ACCESS_IS_OK=yes \
+    RESTIC_CACHE_DIR="$W/restic-cache" BORG_BASE_DIR="$W/borg-base"
+MNT=$W/mnt
+mkdir -p "$MNT"
+cleanup() {
+    if grep -q " $MNT fuse" /proc/mounts 2>/dev/null; then
+        fusermount3 -u -z "$MNT" 2>/dev/null || umount -l "$MNT" 2>/dev/null || true
+    fi
+    [ -n "${KEEP:-}" ] || rm -rf "$W"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+now() { date +%s%N; }
+el() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%.3f", (b - a) / 1e9}'; }
+mbps() { awk -v s="$1" -v mb="$BIG_MB" 'BEGIN{if (s > 0) printf "%.0f", mb * 1.048576 / s; else print "-"}'; }
+# tm CMD...: seconds CMD takes (its output discarded).
+tm() { _a=$(now); "$@" >/dev/null 2>&1; _b=$(now); el "$_a" "$_b"; }
+mounted() { grep -q " $MNT fuse" /proc/mounts; }
+# server_pid: the process serving $MNT (its command line names it).
+server_pid() {
+    for p in /proc/[0-9]*; do
+        if { tr '\0' ' ' <"$p/cmdline"; } 2>/dev/null | grep -qF -- "$MNT"; then
+            basename "$p"
+            return
+        fi
+    done
+}
+unmount() {
+    fusermount3 -u "$MNT" 2>/dev/null || umount "$MNT"
+    # (restic's and borg's servers exit on their own; wait until they did)
+    while [ -n "$(server_pid)" ]; do sleep 0.05; done
+}
+
+RAND=$W/rand.py
+cat >"$RAND" <<'EOF'
+import os, random, sys, time
+fd = os.open(sys.argv[1], os.O_RDONLY)
+size = os.fstat(fd).st_size
+r = random.Random(22)
+offs = [r.randrange(0, size - 4096) for _ in range(1000)]
+t = time.monotonic()
+for o in offs:
+    if len(os.pread(fd, 4096, o)) != 4096:
+        sys.exit("short read")
+print("%.3f" % (time.monotonic() - t))
+EOF
+
+echo "# data: $DOC ($(find "$DOC" | wc -l) entries, $(du -sh "$DOC" | cut -f1)) and a $BIG_MB MiB random file"
+head -c $((BIG_MB * 1048576)) /dev/urandom >"$W/big.bin"
+DEEP=$(find "$DOC" -mindepth 2 -type f -size -64k | sort | head -n 1)
+DEEP=${DEEP#"$DOC"/}
+
+# measure TOOL START_CMD TREE BIGFILE: one fresh mount, every row.
+measure() {
+    tool=$1 start=$2 tree=$3 big=$4
+    t0=$(now)
+    eval "$start"
+    until ls "$tree" >/dev/null 2>&1; do sleep 0.01; done
+    t1=$(now)
+    ready=$(el "$t0" "$t1")
+    a=$(now); stat "$tree/$DEEP" >/dev/null; cat "$tree/$DEEP" >/dev/null; b=$(now)
+    first=$(el "$a" "$b")
+    rand=$(python3 "$RAND" "$big")
+    lslr=$(tm ls -lR "$tree")
+    find_t=$(tm sh -c "find '$tree' | wc -l")
+    du_t=$(tm du -s "$tree")
+    tar_t=$(tm sh -c "tar cf - -C '$tree' . | wc -c")
+    rm -rf "$W/cp"
+    cp_t=$(tm cp -a "$tree" "$W/cp")
+    seq_t=$(tm cat "$big")
+    pid=$(server_pid)
+    rss=$(awk '/VmHWM/ {printf "%.0f", $2 / 1024}' "/proc/$pid/status" 2>/dev/null || echo -)
+    unmount
+    printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s (%s MB/s) | %s MiB |\n' \
+        "$tool" "$ready" "$first" "$lslr" "$find_t" "$du_t" "$tar_t" "$cp_t" "$rand" \
+        "$seq_t" "$(mbps "$seq_t")" "$rss"
+}
+
+ROWS=$W/rows
+: >"$ROWS"
+
+# ---- pqvault ----
+PQ="$PQVAULT -v $W/pqv --passphrase-file $W/pf"
+echo bench-pass >"$W/pf"
+$PQ -q init --kdf t=1,m=65536,p=1 >/dev/null 2>&1
+$PQ -q add "$DOC" "$W/big.bin"
+unlock=$(tm $PQ list big.bin)
+get_big=$(tm sh -c "$PQ -q get big.bin -o - | cat >/dev/null")
+rm -rf "$W/get"
+mkdir -p "$W/get"
+get_tree=$(tm $PQ -q get "$(basename "$DOC")" -o "$W/get")
+measure pqvault "$PQ mount $MNT" "$MNT/$(basename "$DOC")" "$MNT/big.bin" >>"$ROWS"
+# byte-exact, and metadata by stat (mode, owner, size, mtime in ns)
+$PQ mount "$MNT"
+if diff -r --no-dereference "$DOC" "$MNT/$(basename "$DOC")" >/dev/null 2>&1; then exact=yes; else exact=NO; fi
+(cd "$DOC" && find . -exec stat -c '%n %f %u %g %s %.9Y' {} + | sort) >"$W/st1"
+(cd "$MNT/$(basename "$DOC")" && find . -exec stat -c '%n %f %u %g %s %.9Y' {} + | sort) >"$W/st2"
+# (directories' sizes are the mount's own)
+awk '$2 !~ /^41/' "$W/st1" >"$W/st1f"
+awk '$2 !~ /^41/' "$W/st2" >"$W/st2f"
+if cmp -s "$W/st1f" "$W/st2f"; then meta=yes; else meta=NO; fi
+unmount
+
+# ---- restic ----
+if command -v restic >/dev/null 2>&1; then
+    restic -q -r "$W/restic" init >/dev/null
+    restic -q -r "$W/restic" backup "$DOC" "$W/big.bin" >/dev/null
+    measure "restic $(restic version | awk '{print $2}')" \
+        "restic -q -r $W/restic mount $MNT >/dev/null 2>&1 &" \
+        "$MNT/snapshots/latest$DOC" "$MNT/snapshots/latest$W/big.bin" >>"$ROWS"
+fi
+
+# ---- borg ----
+if command -v borg >/dev/null 2>&1; then
+    borg init -e repokey "$W/borg" >/dev/null 2>&1
+    borg create "$W/borg::a" "$DOC" "$W/big.bin" >/dev/null 2>&1
+    measure "borg $(borg --version | awk '{print $2}')" \
+        "borg mount $W/borg::a $MNT" "$MNT${DOC}" "$MNT$W/big.bin" >>"$ROWS"
+fi
+
+echo
+echo "| tool | ready (s) | first access (s) | ls -lR (s) | find \\| wc -l (s) | du -s (s) | tar cf - \\| wc -c (s) | cp -a out (s) | 1,000 random 4 KiB (s) | cat 1 GiB (s) | peak RSS |"
+echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+cat "$ROWS"
+echo
+echo "pqvault: unlock + list of one name $unlock s; get -o - of the big file $get_big s ($(mbps "$get_big") MB/s); get of the tree $get_tree s; the tree through the mount byte-exact (diff -r): $exact, metadata (stat: mode, owner, size, mtime ns): $meta"

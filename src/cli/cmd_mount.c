@@ -1,0 +1,626 @@
+/*
+ * src/cli/cmd_mount.c: pqvault mount MOUNTPOINT: the library's read-only
+ * view of the vault (include/pqvault/mount.h) served through libfuse3's
+ * low-level interface (docs/DESIGN.md "Mount", docs/CLI.md "Mount").
+ *
+ * Without -f the command returns once the file system answers: it forks
+ * first, before anything is unlocked or any thread started (so that the
+ * key, the locked memory and the threads all live in the one process that
+ * serves), and the parent waits on a pipe for the child's word that FUSE's
+ * INIT was answered, or for its exit status.  Built without libfuse3
+ * (pkg-config fuse3 failed: no PQV_HAVE_FUSE), mount says so and fails.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include <openssl/crypto.h>
+
+#include "cli.h"
+#include "pqvault/mount.h"
+
+#ifdef PQV_HAVE_FUSE
+#define FUSE_USE_VERSION 312
+#include <fuse_lowlevel.h>
+#endif
+
+/* The most --cache-size may ask for. */
+#define CACHE_MAX (64ull << 30)
+
+struct mount_args {
+    const char *mountpoint;
+    int foreground;
+    int allow_other;
+    size_t cache;
+    int done;                    /* --help given: nothing more to do */
+};
+
+/* parse_size(s, out): "N", "NK", "NM" or "NG" (binary units); 0 or -1. */
+static int
+parse_size(const char *s, unsigned long long *out)
+{
+    char digits[32];
+    size_t n = strlen(s);
+    unsigned long long v, unit = 1;
+
+    if (n == 0 || n >= sizeof(digits))
+        return -1;
+    memcpy(digits, s, n + 1);
+    switch (digits[n - 1]) {
+    case 'K': case 'k': unit = 1ull << 10; break;
+    case 'M': case 'm': unit = 1ull << 20; break;
+    case 'G': case 'g': unit = 1ull << 30; break;
+    default: break;
+    }
+    if (unit > 1)
+        digits[n - 1] = '\0';
+    if (parse_uint(digits, CACHE_MAX, &v) != 0 || v > CACHE_MAX / unit)
+        return -1;
+    *out = v * unit;
+    return 0;
+}
+
+/* mount_parse(a, ma): the options and the one operand; exit status. */
+static int
+mount_parse(struct args *a, struct mount_args *ma)
+{
+    const char *val;
+    unsigned long long size;
+    int id;
+
+    memset(ma, 0, sizeof(*ma));
+    while ((id = next_arg(a, &val)) != ARG_END) {
+        switch (id) {
+        case ARG_ERROR: case ARG_HELP:
+            ma->done = 1;
+            return arg_stop(a, id);
+        case OPT_FOREGROUND: ma->foreground = 1; break;
+        case OPT_ALLOW_OTHER: ma->allow_other = 1; break;
+        case OPT_CACHE_SIZE:
+            if (parse_size(val, &size) != 0 || size < PQV_MOUNT_CACHE_MIN)
+                return usage_error("--cache-size: not a size of 8M to 64G: '%s'", val);
+            ma->cache = (size_t)size;
+            break;
+        case ARG_OPERAND:
+            if (ma->mountpoint != NULL)
+                return usage_error("one MOUNTPOINT only");
+            ma->mountpoint = val;
+            break;
+        }
+    }
+    if (ma->mountpoint == NULL)
+        return usage_error("a MOUNTPOINT is needed");
+    return EXIT_OK;
+}
+
+#ifndef PQV_HAVE_FUSE
+
+int
+cmd_mount(struct args *a)
+{
+    struct mount_args ma;
+    int status = mount_parse(a, &ma);
+
+    if (status != EXIT_OK || ma.done)
+        return status;
+    err_msg("this pqvault was built without FUSE (libfuse3-dev was missing): mount is not "
+        "available (install libfuse3-dev and fuse3, then build again)");
+    return EXIT_ERR;
+}
+
+#else
+
+/* Attributes and names never change while mounted (the view is the vault
+ * as it was at mount time): the kernel may keep them as long as it likes. */
+#define TIMEOUT 86400.0
+
+struct mount_ctx {
+    pqv_mount *m;
+    int ready_fd;                /* daemon: the parent waits on it; -1 once told */
+    int daemon;
+    volatile int detached;       /* stdio gone: reports go to syslog */
+};
+
+static struct mount_ctx g_mount;
+
+/* mount_report_cb: damage met while serving (each file named once). */
+static void
+mount_report_cb(void *ctx, int level, const char *subject, const char *message)
+{
+    (void)ctx;
+    if (g_mount.detached)
+        syslog(level >= PQV_REPORT_ERROR ? LOG_ERR : LOG_WARNING, "%s: %s",
+            subject != NULL ? subject : "", message != NULL ? message : "");
+    else
+        report_cb(NULL, level, subject, message);
+}
+
+static void
+to_stat(const struct pqv_mount_attr *a, struct stat *st)
+{
+    memset(st, 0, sizeof(*st));
+    st->st_ino = (ino_t)a->ino;
+    st->st_mode = (mode_t)a->mode;
+    st->st_nlink = (nlink_t)a->nlink;
+    st->st_uid = (uid_t)a->uid;
+    st->st_gid = (gid_t)a->gid;
+    st->st_size = (off_t)a->size;
+    st->st_blocks = (blkcnt_t)a->blocks;
+    st->st_blksize = 4096;
+    st->st_mtim.tv_sec = (time_t)a->mtime_sec;
+    st->st_mtim.tv_nsec = (long)a->mtime_nsec;
+    st->st_atim = st->st_mtim;
+    st->st_ctim.tv_sec = (time_t)a->ctime_sec;
+    st->st_ctim.tv_nsec = (long)a->ctime_nsec;
+}
+
+static void
+detach_stdio(void)
+{
+    int fd = open("/dev/null", O_RDWR);
+
+    if (fd >= 0) {
+        (void)dup2(fd, STDIN_FILENO);
+        (void)dup2(fd, STDOUT_FILENO);
+        (void)dup2(fd, STDERR_FILENO);
+        if (fd > STDERR_FILENO)
+            close(fd);
+    }
+    openlog("pqvault", LOG_PID, LOG_DAEMON);
+    g_mount.detached = 1;
+}
+
+static void
+op_init(void *userdata, struct fuse_conn_info *conn)
+{
+    struct mount_ctx *c = userdata;
+
+#ifdef FUSE_CAP_CACHE_SYMLINKS
+    if (conn->capable & FUSE_CAP_CACHE_SYMLINKS)
+        conn->want |= FUSE_CAP_CACHE_SYMLINKS;
+#endif
+    (void)conn;
+    /* The file system answers from now on: the waiting parent may go. */
+    if (c->ready_fd >= 0) {
+        char ok = 0;
+        detach_stdio();
+        (void)!write(c->ready_fd, &ok, 1);
+        close(c->ready_fd);
+        c->ready_fd = -1;
+    }
+}
+
+static void
+op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+    struct fuse_entry_param e;
+    struct pqv_mount_attr a;
+    int rc = pqv_mount_lookup(g_mount.m, parent, name, &a);
+
+    memset(&e, 0, sizeof(e));
+    e.entry_timeout = TIMEOUT;
+    if (rc == -ENOENT) {
+        fuse_reply_entry(req, &e); /* ino 0: the kernel keeps the miss */
+        return;
+    }
+    if (rc != 0) {
+        fuse_reply_err(req, -rc);
+        return;
+    }
+    e.ino = a.ino;
+    e.attr_timeout = TIMEOUT;
+    to_stat(&a, &e.attr);
+    fuse_reply_entry(req, &e);
+}
+
+static void
+op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+    struct pqv_mount_attr a;
+    struct stat st;
+    int rc = pqv_mount_getattr(g_mount.m, ino, &a);
+
+    (void)fi;
+    if (rc != 0) {
+        fuse_reply_err(req, -rc);
+        return;
+    }
+    to_stat(&a, &st);
+    fuse_reply_attr(req, &st, TIMEOUT);
+}
+
+static void
+op_readlink(fuse_req_t req, fuse_ino_t ino)
+{
+    char target[PATH_MAX + 1];
+    int rc = pqv_mount_readlink(g_mount.m, ino, target, sizeof(target));
+
+    if (rc != 0)
+        fuse_reply_err(req, -rc);
+    else
+        fuse_reply_readlink(req, target);
+}
+
+struct dirbuf {
+    fuse_req_t req;
+    char *buf;
+    size_t size, used;
+    int plus;
+};
+
+static int
+add_dirent(void *ctx, const char *name, const struct pqv_mount_attr *a, uint64_t next)
+{
+    struct dirbuf *d = ctx;
+    size_t n, room = d->size - d->used;
+
+    if (d->plus) {
+        struct fuse_entry_param e;
+        memset(&e, 0, sizeof(e));
+        to_stat(a, &e.attr);
+        /* "." and "..": attributes only, no lookup counted. */
+        if (strcmp(name, ".") != 0 && strcmp(name, "..") != 0) {
+            e.ino = a->ino;
+            e.attr_timeout = e.entry_timeout = TIMEOUT;
+        }
+        n = fuse_add_direntry_plus(d->req, d->buf + d->used, room, name, &e, (off_t)next);
+    } else {
+        struct stat st;
+        to_stat(a, &st);
+        n = fuse_add_direntry(d->req, d->buf + d->used, room, name, &st, (off_t)next);
+    }
+    if (n > room)
+        return 1;
+    d->used += n;
+    return 0;
+}
+
+static void
+readdir_common(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, int plus)
+{
+    struct dirbuf d = { req, NULL, size, 0, plus };
+    int rc;
+
+    if (size > (1u << 20))
+        size = d.size = 1u << 20;
+    if ((d.buf = malloc(size)) == NULL) {
+        fuse_reply_err(req, ENOMEM);
+        return;
+    }
+    rc = pqv_mount_readdir(g_mount.m, ino, (uint64_t)off, add_dirent, &d);
+    if (rc != 0)
+        fuse_reply_err(req, -rc);
+    else
+        fuse_reply_buf(req, d.buf, d.used);
+    free(d.buf);
+}
+
+static void
+op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
+{
+    (void)fi;
+    readdir_common(req, ino, size, off, 0);
+}
+
+static void
+op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
+{
+    (void)fi;
+    readdir_common(req, ino, size, off, 1);
+}
+
+static void
+op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+    pqv_mount_file *f;
+    int rc;
+
+    if ((fi->flags & O_ACCMODE) != O_RDONLY) {
+        fuse_reply_err(req, EROFS);
+        return;
+    }
+    if ((rc = pqv_mount_file_open(g_mount.m, ino, &f)) != 0) {
+        fuse_reply_err(req, -rc);
+        return;
+    }
+    fi->fh = (uint64_t)(uintptr_t)f;
+    fi->keep_cache = 1; /* the data never changes while mounted */
+    if (fuse_reply_open(req, fi) != 0)
+        pqv_mount_file_close(f); /* the open was interrupted */
+}
+
+static void
+op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
+{
+    pqv_mount_file *f = (pqv_mount_file *)(uintptr_t)fi->fh;
+    uint8_t *buf;
+    size_t got = 0;
+    int rc;
+
+    (void)ino;
+    if (off < 0) {
+        fuse_reply_err(req, EINVAL);
+        return;
+    }
+    if (size > (16u << 20))
+        size = 16u << 20;
+    if ((buf = malloc(size > 0 ? size : 1)) == NULL) {
+        fuse_reply_err(req, ENOMEM);
+        return;
+    }
+    rc = pqv_mount_read(f, buf, size, (uint64_t)off, &got);
+    if (rc != 0)
+        fuse_reply_err(req, -rc);
+    else
+        fuse_reply_buf(req, (const char *)buf, got);
+    OPENSSL_cleanse(buf, got);
+    free(buf);
+}
+
+static void
+op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+    (void)ino;
+    pqv_mount_file_close((pqv_mount_file *)(uintptr_t)fi->fh);
+    fuse_reply_err(req, 0);
+}
+
+static void
+op_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence, struct fuse_file_info *fi)
+{
+    uint64_t to;
+    int rc;
+
+    (void)ino;
+    if (off < 0) {
+        fuse_reply_err(req, ENXIO);
+        return;
+    }
+    rc = pqv_mount_seek((pqv_mount_file *)(uintptr_t)fi->fh, (uint64_t)off, whence, &to);
+    if (rc != 0)
+        fuse_reply_err(req, -rc);
+    else
+        fuse_reply_lseek(req, (off_t)to);
+}
+
+static void
+op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    int rc;
+
+    if (size > 0 && (buf = malloc(size)) == NULL) {
+        fuse_reply_err(req, ENOMEM);
+        return;
+    }
+    rc = pqv_mount_getxattr(g_mount.m, ino, name, buf, size, &len);
+    if (rc != 0)
+        fuse_reply_err(req, -rc);
+    else if (size == 0)
+        fuse_reply_xattr(req, len);
+    else
+        fuse_reply_buf(req, buf, len);
+    free(buf);
+}
+
+static void
+op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    int rc;
+
+    if (size > 0 && (buf = malloc(size)) == NULL) {
+        fuse_reply_err(req, ENOMEM);
+        return;
+    }
+    rc = pqv_mount_listxattr(g_mount.m, ino, buf, size, &len);
+    if (rc != 0)
+        fuse_reply_err(req, -rc);
+    else if (size == 0)
+        fuse_reply_xattr(req, len);
+    else
+        fuse_reply_buf(req, buf, len);
+    free(buf);
+}
+
+static void
+op_statfs(fuse_req_t req, fuse_ino_t ino)
+{
+    struct pqv_mount_stats s;
+    struct statvfs sv;
+
+    (void)ino;
+    pqv_mount_stats(g_mount.m, &s);
+    memset(&sv, 0, sizeof(sv));
+    sv.f_bsize = sv.f_frsize = 4096;
+    sv.f_blocks = (fsblkcnt_t)((s.bytes + 4095) / 4096);
+    sv.f_files = (fsfilcnt_t)s.files;
+    sv.f_namemax = 255;
+    fuse_reply_statfs(req, &sv);
+}
+
+static const struct fuse_lowlevel_ops mount_ops = {
+    .init = op_init,
+    .lookup = op_lookup,
+    .getattr = op_getattr,
+    .readlink = op_readlink,
+    .open = op_open,
+    .read = op_read,
+    .release = op_release,
+    .readdir = op_readdir,
+    .readdirplus = op_readdirplus,
+    .statfs = op_statfs,
+    .getxattr = op_getxattr,
+    .listxattr = op_listxattr,
+    .lseek = op_lseek,
+};
+
+/* default_signals(): SIGINT, SIGTERM and SIGHUP back to their default
+ * (main.c's handler removes temporaries and dies), so that libfuse's
+ * handlers, which only replace a default one, unmount on them; one the
+ * caller ignores stays ignored. */
+static void
+default_signals(void)
+{
+    static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
+
+    for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+        struct sigaction old;
+        if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+            (void)signal(sigs[i], SIG_DFL);
+    }
+}
+
+/* serve(ma, mnt): unlock, open the view, mount, serve until unmounted;
+ * an exit status. */
+static int
+serve(const struct mount_args *ma, const char *mnt)
+{
+    char opts[128];
+    char *argv[] = { (char *)"pqvault", (char *)"-o", opts, NULL };
+    struct fuse_args args = FUSE_ARGS_INIT(3, argv);
+    struct pqv_mount_options mo;
+    struct fuse_session *se = NULL;
+    struct fuse_loop_config *cfg;
+    pqv_vault *v;
+    int status, rc;
+
+    if ((status = session(&v, 0)) != EXIT_OK)
+        return status;
+    memset(&mo, 0, sizeof(mo));
+    mo.cache_bytes = ma->cache;
+    mo.uid = (uint32_t)getuid();
+    mo.gid = (uint32_t)getgid();
+    mo.report = mount_report_cb;
+    pqv_error_clear();
+    if ((rc = pqv_mount_open(v, &mo, &g_mount.m)) != 0) {
+        status = lib_error(NULL, rc);
+        pqv_vault_close(v);
+        return status;
+    }
+    snprintf(opts, sizeof(opts), "ro,default_permissions,fsname=pqvault,subtype=pqvault%s",
+        ma->allow_other ? ",allow_other" : "");
+    status = EXIT_ERR;
+    if ((se = fuse_session_new(&args, &mount_ops, sizeof(mount_ops), &g_mount)) == NULL) {
+        err_msg("%s: FUSE refused the mount options", ma->mountpoint);
+        goto done;
+    }
+    default_signals();
+    if (fuse_set_signal_handlers(se) != 0) {
+        err_msg("cannot set the signal handlers");
+        goto done;
+    }
+    if (fuse_session_mount(se, mnt) != 0) {
+        /* (libfuse said why on stderr: "fuse: ...") */
+        err_msg("%s: cannot mount (is /dev/fuse there, and fusermount3 installed?)",
+            ma->mountpoint);
+        fuse_remove_signal_handlers(se);
+        goto done;
+    }
+    if (g_mount.daemon) {
+        (void)setsid();
+        if (chdir("/") != 0) {
+            /* (nothing depends on the working directory) */
+        }
+    } else if (!g_cli.quiet) {
+        err_msg("%s mounted (read-only); unmount with 'fusermount3 -u %s' or Ctrl-C",
+            mnt, mnt);
+    }
+    if ((cfg = fuse_loop_cfg_create()) == NULL) {
+        rc = -ENOMEM;
+    } else {
+        fuse_loop_cfg_set_max_threads(cfg, 16);
+        rc = fuse_session_loop_mt(se, cfg);
+        fuse_loop_cfg_destroy(cfg);
+    }
+    fuse_session_unmount(se);
+    fuse_remove_signal_handlers(se);
+    /* A signal (rc > 0) or fusermount3 -u (0) is how a mount ends. */
+    status = rc < 0 ? EXIT_ERR : EXIT_OK;
+    if (rc < 0)
+        err_msg("%s: the FUSE session failed: %s", mnt, strerror(-rc));
+done:
+    if (se != NULL)
+        fuse_session_destroy(se);
+    fuse_opt_free_args(&args); /* (fuse_session_new may have copied and added to them) */
+    pqv_mount_close(g_mount.m);
+    g_mount.m = NULL;
+    pqv_vault_close(v);
+    return status;
+}
+
+int
+cmd_mount(struct args *a)
+{
+    struct mount_args ma;
+    char mnt[PATH_MAX];
+    struct stat st;
+    int status, pipefd[2];
+    pid_t pid;
+
+    if ((status = mount_parse(a, &ma)) != EXIT_OK || ma.done)
+        return status;
+    if ((status = resolve_location()) != EXIT_OK)
+        return status;
+    if (stat(ma.mountpoint, &st) != 0 || realpath(ma.mountpoint, mnt) == NULL) {
+        err_msg("%s: %s", ma.mountpoint, strerror(errno));
+        return EXIT_ERR;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        err_msg("%s: not a directory", ma.mountpoint);
+        return EXIT_ERR;
+    }
+    g_mount.ready_fd = -1;
+    if (ma.foreground)
+        return serve(&ma, mnt);
+    /* Fork before unlocking: the key, its locked memory and the threads
+     * must be the serving process's. */
+    if (pipe(pipefd) != 0) {
+        err_msg("pipe: %s", strerror(errno));
+        return EXIT_ERR;
+    }
+    fflush(stdout);
+    fflush(stderr);
+    if ((pid = fork()) < 0) {
+        err_msg("fork: %s", strerror(errno));
+        return EXIT_ERR;
+    }
+    if (pid == 0) {
+        close(pipefd[0]);
+        g_mount.ready_fd = pipefd[1];
+        g_mount.daemon = 1;
+        status = serve(&ma, mnt);
+        if (g_mount.ready_fd >= 0)
+            close(g_mount.ready_fd);
+        return status;
+    }
+    close(pipefd[1]);
+    for (;;) {
+        char ok;
+        ssize_t n = read(pipefd[0], &ok, 1);
+        int wst;
+        if (n < 0 && errno == EINTR)
+            continue;
+        close(pipefd[0]);
+        if (n == 1)
+            return EXIT_OK; /* mounted and answering; the child serves on */
+        /* The child ended before the mount was ready: its status. */
+        while (waitpid(pid, &wst, 0) < 0 && errno == EINTR)
+            ;
+        return WIFEXITED(wst) ? WEXITSTATUS(wst) : EXIT_ERR;
+    }
+}
+
+#endif

@@ -1,0 +1,867 @@
+/*
+ * mount.c: a vault's states as a read-only file-system view
+ * (include/pqvault/mount.h; the layout of the work in
+ * vault/mount_internal.h, the decisions in docs/DESIGN.md "Mount").
+ *
+ * Node numbers are (tree << 32 | node): tree 0 holds the view's own nodes
+ * (2: snapshots/, 3: snapshots/latest), tree 1 is the root's state (its
+ * node 0 is number 1, FUSE's root), tree 2 + k the kept snapshot k, the
+ * last tree versions/.  A tree is loaded when one of its nodes is first
+ * asked for, and unloaded (least recently used first, never while in use)
+ * when the trees loaded hold more than MOUNT_TREES_BUDGET; it is built the
+ * same way each time, so a number stays valid whatever was unloaded.
+ *
+ * Locks: m->lock guards the trees' status and references, the cache and
+ * the open files, and is never held while a tree loads or data is read;
+ * m->load_lock lets one tree load at a time (a snapshot's state borrows
+ * the current chain's chunk index) and guards the segments' command keys
+ * while a file key is recovered.  load_lock is taken before lock, never
+ * the other way.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "util/util.h"
+#include "vault/chunks.h"
+#include "vault/mount_internal.h"
+#include "vault/names.h"
+#include "vault/snapshots.h"
+#include "vault/state.h"
+#include "vault/vault_internal.h"
+
+enum { VNODE_SNAPSHOTS = 2, VNODE_LATEST = 3 };
+
+/* ---- numbers ---- */
+
+static uint64_t
+ino_of(uint32_t tree, uint32_t node)
+{
+    if (tree == 1 && node == 0)
+        return PQV_MOUNT_ROOT;
+    return ((uint64_t)tree << 32) | node;
+}
+
+/* decode(m, ino, tree, node): 0, or -ENOENT for a number the view never
+ * gave. */
+static int
+decode(const struct pqv_mount *m, uint64_t ino, uint32_t *tree, uint32_t *node)
+{
+    if (ino == PQV_MOUNT_ROOT) {
+        *tree = 1;
+        *node = 0;
+        return 0;
+    }
+    *tree = (uint32_t)(ino >> 32);
+    *node = (uint32_t)ino;
+    if (*tree == 0)
+        return *node == VNODE_SNAPSHOTS || (*node == VNODE_LATEST && m->kept.n > 0) ? 0 : -ENOENT;
+    return *tree < m->ntrees && !(*tree == 1 && *node == 0) ? 0 : -ENOENT;
+}
+
+/* lib_errno(rc): a library failure as a file system's answer. */
+static int
+lib_errno(int rc)
+{
+    return rc == PQV_E_NOMEM ? -ENOMEM : rc == PQV_E_NOTFOUND ? -ENOENT : -EIO;
+}
+
+/* ---- trees ---- */
+
+static void
+tree_unload(struct mount_tree *t)
+{
+    mount_tree_unbuild(t);
+    if (t->own != NULL) {
+        for (size_t i = 0; i < t->n; i++)
+            entry_clear(&t->own[i]);
+        free(t->own);
+        t->own = NULL;
+    }
+    if (t->keys == &t->st)
+        state_free(&t->st);
+    t->keys = NULL;
+    t->entries = NULL;
+    t->n = 0;
+    t->bytes = 0;
+    t->status = TREE_UNLOADED;
+}
+
+/* tree_load(m, t): its entries and nodes (load_lock held). */
+static int
+tree_load(struct pqv_mount *m, struct mount_tree *t)
+{
+    struct names_walk w;
+    uint64_t damaged = 0;
+    int rc;
+
+    memset(&w, 0, sizeof(w));
+    w.report = m->opt.report;
+    w.report_ctx = m->opt.report_ctx;
+    w.damaged = &damaged;
+    if (t->kind == TREE_VERSIONS) {
+        if ((rc = mount_tree_versions(m, &t->own, &t->n)) != 0)
+            return rc;
+        t->entries = t->own;
+    } else if (t->sn == NULL) {
+        t->entries = m->cur.entries;
+        t->n = m->cur.n;
+        t->keys = &m->cur;
+    } else {
+        if ((rc = snapshots_state(m->v, &m->cur, t->sn, &t->st)) != 0)
+            return rc;
+        t->keys = &t->st;
+        rc = state_load_reporting(m->v, &t->st, &w);
+        /* The chunk index is the current chain's, lent: given back. */
+        m->cur.chunks = t->st.chunks;
+        m->cur.chunks_loaded = 1;
+        memset(&t->st.chunks, 0, sizeof(t->st.chunks));
+        t->st.chunks_loaded = 0;
+        if (rc != 0) {
+            tree_unload(t);
+            return rc;
+        }
+        t->entries = t->st.entries;
+        t->n = t->st.n;
+    }
+    if ((rc = mount_tree_build(t)) != 0)
+        tree_unload(t);
+    return rc;
+}
+
+/* evict(m, keep): unload trees nobody uses while they hold too much. */
+static void
+evict(struct pqv_mount *m, const struct mount_tree *keep)
+{
+    while (m->trees_bytes > MOUNT_TREES_BUDGET) {
+        struct mount_tree *lru = NULL;
+        for (uint32_t i = 1; i < m->ntrees; i++) {
+            struct mount_tree *t = &m->trees[i];
+            if (t != keep && !t->pinned && t->refs == 0 && t->status == TREE_LOADED &&
+                (lru == NULL || t->used < lru->used))
+                lru = t;
+        }
+        if (lru == NULL)
+            return;
+        m->trees_bytes -= lru->bytes < m->trees_bytes ? lru->bytes : m->trees_bytes;
+        tree_unload(lru);
+    }
+}
+
+/* tree_get(m, id, out): tree ${id}, loaded and referenced (tree_put). */
+static int
+tree_get(struct pqv_mount *m, uint32_t id, struct mount_tree **out)
+{
+    struct mount_tree *t = &m->trees[id];
+    int rc = 0;
+
+    pthread_mutex_lock(&m->lock);
+    while (t->status != TREE_LOADED) {
+        if (t->status == TREE_LOADING) {
+            pthread_cond_wait(&m->cond, &m->lock);
+            continue;
+        }
+        t->status = TREE_LOADING;
+        pthread_mutex_unlock(&m->lock);
+        pthread_mutex_lock(&m->load_lock);
+        rc = tree_load(m, t);
+        pthread_mutex_unlock(&m->load_lock);
+        pthread_mutex_lock(&m->lock);
+        t->status = rc == 0 ? TREE_LOADED : TREE_UNLOADED;
+        if (rc == 0)
+            m->trees_bytes += t->bytes;
+        pthread_cond_broadcast(&m->cond);
+        if (rc != 0) {
+            pthread_mutex_unlock(&m->lock);
+            return lib_errno(rc);
+        }
+    }
+    t->refs++;
+    t->used = ++m->tick;
+    evict(m, t);
+    pthread_mutex_unlock(&m->lock);
+    *out = t;
+    return 0;
+}
+
+static void
+tree_put(struct pqv_mount *m, struct mount_tree *t)
+{
+    if (t == NULL)
+        return;
+    pthread_mutex_lock(&m->lock);
+    t->refs--;
+    pthread_mutex_unlock(&m->lock);
+}
+
+/* ---- attributes ---- */
+
+static void
+dir_attr(const struct pqv_mount *m, uint64_t ino, uint32_t nlink, uint32_t pages, int64_t t,
+    struct pqv_mount_attr *a)
+{
+    memset(a, 0, sizeof(*a));
+    a->ino = ino;
+    a->mode = S_IFDIR | 0555;
+    a->nlink = nlink;
+    a->uid = m->opt.uid;
+    a->gid = m->opt.gid;
+    a->size = (uint64_t)pages * 4096;
+    a->blocks = a->size / 512;
+    a->mtime_sec = a->ctime_sec = t;
+}
+
+/* node_attr(m, t, node, a): the attributes of a node of a tree. */
+static void
+node_attr(const struct pqv_mount *m, const struct mount_tree *t, uint32_t node,
+    struct pqv_mount_attr *a)
+{
+    const struct mount_node *nd = &t->nodes[t->nodes[node].inode];
+    const struct entry *e = mount_tree_entry(t, t->nodes[node].inode);
+    uint64_t data = 0;
+
+    if (e == NULL) {
+        /* The root (with snapshots/ and versions/ at the view's root) or
+         * a directory made up. */
+        uint32_t extra = t->id == 1 && node == 0 ? 2 : 0;
+        dir_attr(m, ino_of(t->id, node), nd->nlink + extra, nd->dir_pages, t->time, a);
+        return;
+    }
+    memset(a, 0, sizeof(*a));
+    a->ino = ino_of(t->id, t->nodes[node].inode);
+    a->nlink = nd->nlink;
+    a->uid = e->uid;
+    a->gid = e->gid;
+    if (e->epoch == 0 && t->keys != NULL && t->keys->format == 1) {
+        a->uid = m->opt.uid; /* format 1 kept no owner */
+        a->gid = m->opt.gid;
+    }
+    a->mtime_sec = e->mtime_sec;
+    a->mtime_nsec = e->mtime_nsec;
+    a->ctime_sec = e->ctime_sec;
+    a->ctime_nsec = e->ctime_nsec;
+    switch (e->kind) {
+    case KIND_FILE:
+        a->mode = S_IFREG | (e->perm & 07777);
+        a->size = e->size;
+        for (uint32_t i = 0; i < e->nextents; i++)
+            data += e->extents[i].plain_len;
+        a->blocks = ((data + 4095) / 4096) * 8;
+        break;
+    case KIND_SYMLINK:
+        a->mode = S_IFLNK | (e->perm & 07777);
+        a->size = e->target != NULL ? strlen(e->target) : 0;
+        break;
+    default:
+        a->mode = S_IFDIR | (e->perm & 07777);
+        a->size = (uint64_t)nd->dir_pages * 4096;
+        a->blocks = a->size / 512;
+        break;
+    }
+}
+
+/* snapshot_index(m, name): the kept snapshot whose directory is ${name},
+ * or -1. */
+static long
+snapshot_index(const struct pqv_mount *m, const char *name)
+{
+    size_t lo = 0, hi = m->kept.n;
+    uint64_t epoch = 0;
+    const char *p = name;
+
+    for (; *p >= '0' && *p <= '9' && p - name < 20; p++)
+        epoch = epoch * 10 + (uint64_t)(*p - '0');
+    if (p == name || *p != '-')
+        return -1;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (m->kept.s[mid].epoch == epoch)
+            return strcmp(m->snap_names[mid], name) == 0 ? (long)mid : -1;
+        if (m->kept.s[mid].epoch < epoch)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return -1;
+}
+
+static void
+snapshots_dir_attr(const struct pqv_mount *m, struct pqv_mount_attr *a)
+{
+    dir_attr(m, VNODE_SNAPSHOTS, 2 + (uint32_t)m->kept.n,
+        (uint32_t)(m->kept.n * 48 / 4096 + 1), m->newest_time, a);
+}
+
+static void
+latest_attr(const struct pqv_mount *m, struct pqv_mount_attr *a)
+{
+    memset(a, 0, sizeof(*a));
+    a->ino = VNODE_LATEST;
+    a->mode = S_IFLNK | 0777;
+    a->nlink = 1;
+    a->uid = m->opt.uid;
+    a->gid = m->opt.gid;
+    a->size = strlen(m->snap_names[m->kept.n - 1]);
+    a->mtime_sec = a->ctime_sec = m->kept.s[m->kept.n - 1].time;
+}
+
+/* tree_root_attr(m, id, a): the root of tree ${id} (loading it). */
+static int
+tree_root_attr(struct pqv_mount *m, uint32_t id, struct pqv_mount_attr *a)
+{
+    struct mount_tree *t;
+    int rc;
+
+    if ((rc = tree_get(m, id, &t)) != 0)
+        return rc;
+    node_attr(m, t, 0, a);
+    tree_put(m, t);
+    return 0;
+}
+
+/* ---- the operations ---- */
+
+int
+pqv_mount_getattr(struct pqv_mount *m, uint64_t ino, struct pqv_mount_attr *out)
+{
+    struct mount_tree *t;
+    uint32_t tree, node;
+    int rc;
+
+    if (m == NULL || out == NULL)
+        return -EINVAL;
+    if ((rc = decode(m, ino, &tree, &node)) != 0)
+        return rc;
+    if (tree == 0) {
+        if (node == VNODE_SNAPSHOTS)
+            snapshots_dir_attr(m, out);
+        else
+            latest_attr(m, out);
+        return 0;
+    }
+    if ((rc = tree_get(m, tree, &t)) != 0)
+        return rc;
+    if (node >= t->nnodes || t->nodes[node].parent == MOUNT_NONE)
+        rc = -ENOENT;
+    else
+        node_attr(m, t, node, out);
+    tree_put(m, t);
+    return rc;
+}
+
+int
+pqv_mount_lookup(struct pqv_mount *m, uint64_t parent, const char *name,
+    struct pqv_mount_attr *out)
+{
+    struct mount_tree *t;
+    uint32_t tree, node, child;
+    long k;
+    int rc;
+
+    if (m == NULL || name == NULL || out == NULL)
+        return -EINVAL;
+    if ((rc = decode(m, parent, &tree, &node)) != 0)
+        return rc;
+    if (tree == 0) {
+        if (node != VNODE_SNAPSHOTS)
+            return -ENOTDIR;
+        if (strcmp(name, "latest") == 0 && m->kept.n > 0) {
+            latest_attr(m, out);
+            return 0;
+        }
+        if ((k = snapshot_index(m, name)) < 0)
+            return -ENOENT;
+        return tree_root_attr(m, 2 + (uint32_t)k, out);
+    }
+    if (tree == 1 && node == 0) {
+        if (strcmp(name, m->snap_dir) == 0) {
+            snapshots_dir_attr(m, out);
+            return 0;
+        }
+        if (strcmp(name, m->vers_dir) == 0)
+            return tree_root_attr(m, m->versions, out);
+    }
+    if ((rc = tree_get(m, tree, &t)) != 0)
+        return rc;
+    if (node >= t->nnodes || t->nodes[node].parent == MOUNT_NONE)
+        rc = -ENOENT;
+    else if (mount_tree_entry(t, node) != NULL && mount_tree_entry(t, node)->kind != KIND_DIR)
+        rc = -ENOTDIR;
+    else if ((child = mount_tree_child(t, node, name)) == MOUNT_NONE)
+        rc = -ENOENT;
+    else
+        node_attr(m, t, child, out);
+    tree_put(m, t);
+    return rc;
+}
+
+/* dots(m, fn, ctx, self, up, offset, stop): "." and ".." from ${offset}. */
+static int
+dots(const struct pqv_mount_attr *self, const struct pqv_mount_attr *up, uint64_t offset,
+    pqv_mount_dir_fn fn, void *ctx)
+{
+    if (offset == 0 && fn(ctx, ".", self, 1) != 0)
+        return 1;
+    if (offset <= 1 && fn(ctx, "..", up, 2) != 0)
+        return 1;
+    return 0;
+}
+
+/* readdir_snapshots(m, offset, fn, ctx): snapshots/: its snapshots, then
+ * latest. */
+static int
+readdir_snapshots(struct pqv_mount *m, uint64_t offset, pqv_mount_dir_fn fn, void *ctx)
+{
+    struct pqv_mount_attr self, up, a;
+    int rc;
+
+    snapshots_dir_attr(m, &self);
+    dir_attr(m, PQV_MOUNT_ROOT, 2, 1, m->newest_time, &up);
+    if (dots(&self, &up, offset, fn, ctx))
+        return 0;
+    for (uint64_t i = offset < 2 ? 0 : offset - 2; i < m->kept.n; i++) {
+        if ((rc = tree_root_attr(m, 2 + (uint32_t)i, &a)) != 0)
+            return rc;
+        if (fn(ctx, m->snap_names[i], &a, i + 3) != 0)
+            return 0;
+    }
+    if (m->kept.n > 0 && offset <= 2 + m->kept.n) {
+        latest_attr(m, &a);
+        (void)fn(ctx, "latest", &a, m->kept.n + 3);
+    }
+    return 0;
+}
+
+int
+pqv_mount_readdir(struct pqv_mount *m, uint64_t ino, uint64_t offset, pqv_mount_dir_fn fn,
+    void *ctx)
+{
+    struct pqv_mount_attr self, up, a;
+    struct mount_tree *t;
+    const struct mount_node *d;
+    uint32_t tree, node;
+    uint64_t i;
+    int rc;
+
+    if (m == NULL || fn == NULL)
+        return -EINVAL;
+    if ((rc = decode(m, ino, &tree, &node)) != 0)
+        return rc;
+    if (tree == 0)
+        return node == VNODE_SNAPSHOTS ? readdir_snapshots(m, offset, fn, ctx) : -ENOTDIR;
+    if ((rc = tree_get(m, tree, &t)) != 0)
+        return rc;
+    if (node >= t->nnodes || t->nodes[node].parent == MOUNT_NONE) {
+        tree_put(m, t);
+        return -ENOENT;
+    }
+    if (mount_tree_entry(t, node) != NULL && mount_tree_entry(t, node)->kind != KIND_DIR) {
+        tree_put(m, t);
+        return -ENOTDIR;
+    }
+    d = &t->nodes[node];
+    node_attr(m, t, node, &self);
+    if (node != 0)
+        node_attr(m, t, d->parent, &up);
+    else
+        up = self; /* (the kernel answers ".." of a tree's root itself) */
+    if (dots(&self, &up, offset, fn, ctx))
+        goto done;
+    for (i = offset < 2 ? 0 : offset - 2; i < d->nkids; i++) {
+        node_attr(m, t, t->kids[d->kids + i], &a);
+        if (fn(ctx, t->nodes[t->kids[d->kids + i]].comp, &a, i + 3) != 0)
+            goto done;
+    }
+    if (tree == 1 && node == 0) {
+        /* The history directories after the root's own names. */
+        uint64_t nkids = d->nkids;
+        if (offset <= 2 + nkids) {
+            snapshots_dir_attr(m, &a);
+            if (fn(ctx, m->snap_dir, &a, nkids + 3) != 0)
+                goto done;
+        }
+        if (offset <= 3 + nkids) {
+            tree_put(m, t);
+            t = NULL;
+            if ((rc = tree_root_attr(m, m->versions, &a)) != 0)
+                return rc;
+            (void)fn(ctx, m->vers_dir, &a, nkids + 4);
+        }
+    }
+done:
+    tree_put(m, t);
+    return 0;
+}
+
+int
+pqv_mount_readlink(struct pqv_mount *m, uint64_t ino, char *buf, size_t len)
+{
+    struct mount_tree *t;
+    const struct entry *e;
+    uint32_t tree, node;
+    const char *target = NULL;
+    int rc;
+
+    if (m == NULL || buf == NULL)
+        return -EINVAL;
+    if ((rc = decode(m, ino, &tree, &node)) != 0)
+        return rc;
+    if (tree == 0) {
+        if (node != VNODE_LATEST)
+            return -EINVAL;
+        target = m->snap_names[m->kept.n - 1];
+        if (strlen(target) >= len)
+            return -ENAMETOOLONG;
+        memcpy(buf, target, strlen(target) + 1);
+        return 0;
+    }
+    if ((rc = tree_get(m, tree, &t)) != 0)
+        return rc;
+    e = node < t->nnodes ? mount_tree_entry(t, node) : NULL;
+    if (e == NULL || e->kind != KIND_SYMLINK || e->target == NULL)
+        rc = -EINVAL;
+    else if (strlen(e->target) >= len)
+        rc = -ENAMETOOLONG;
+    else
+        memcpy(buf, e->target, strlen(e->target) + 1);
+    tree_put(m, t);
+    return rc;
+}
+
+/* xattrs_of(m, ino, t, e): the entry whose attributes ${ino} has (NULL:
+ * none), its tree referenced in *${t}. */
+static int
+xattrs_of(struct pqv_mount *m, uint64_t ino, struct mount_tree **t, const struct entry **e)
+{
+    uint32_t tree, node;
+    int rc;
+
+    *t = NULL;
+    *e = NULL;
+    if ((rc = decode(m, ino, &tree, &node)) != 0)
+        return rc;
+    if (tree == 0)
+        return 0;
+    if ((rc = tree_get(m, tree, t)) != 0)
+        return rc;
+    if (node >= (*t)->nnodes) {
+        tree_put(m, *t);
+        *t = NULL;
+        return -ENOENT;
+    }
+    *e = mount_tree_entry(*t, (*t)->nodes[node].inode);
+    return 0;
+}
+
+int
+pqv_mount_getxattr(struct pqv_mount *m, uint64_t ino, const char *name, void *buf, size_t len,
+    size_t *size)
+{
+    struct mount_tree *t;
+    const struct entry *e;
+    int rc;
+
+    if (m == NULL || name == NULL || size == NULL)
+        return -EINVAL;
+    if ((rc = xattrs_of(m, ino, &t, &e)) != 0)
+        return rc;
+    rc = -ENODATA;
+    for (size_t i = 0; e != NULL && i < e->nxattrs; i++) {
+        if (strcmp(e->xattrs[i].name, name) != 0)
+            continue;
+        *size = e->xattrs[i].len;
+        if (len == 0)
+            rc = 0;
+        else if (len < e->xattrs[i].len || buf == NULL)
+            rc = -ERANGE;
+        else {
+            memcpy(buf, e->xattrs[i].value, e->xattrs[i].len);
+            rc = 0;
+        }
+        break;
+    }
+    tree_put(m, t);
+    return rc;
+}
+
+int
+pqv_mount_listxattr(struct pqv_mount *m, uint64_t ino, char *buf, size_t len, size_t *size)
+{
+    struct mount_tree *t;
+    const struct entry *e;
+    size_t need = 0;
+    int rc;
+
+    if (m == NULL || size == NULL)
+        return -EINVAL;
+    if ((rc = xattrs_of(m, ino, &t, &e)) != 0)
+        return rc;
+    for (size_t i = 0; e != NULL && i < e->nxattrs; i++)
+        need += strlen(e->xattrs[i].name) + 1;
+    *size = need;
+    if (len > 0 && (len < need || buf == NULL)) {
+        rc = -ERANGE;
+    } else if (len > 0) {
+        size_t at = 0;
+        for (size_t i = 0; e != NULL && i < e->nxattrs; i++) {
+            size_t l = strlen(e->xattrs[i].name) + 1;
+            memcpy(buf + at, e->xattrs[i].name, l);
+            at += l;
+        }
+    }
+    tree_put(m, t);
+    return rc;
+}
+
+/* (Opening is here, where the trees are: the entry copied, its file key
+ * recovered once; reading is mount_read.c's.) */
+int
+pqv_mount_file_open(struct pqv_mount *m, uint64_t ino, struct pqv_mount_file **out)
+{
+    struct pqv_mount_file *f;
+    struct mount_tree *t;
+    const struct entry *e;
+    uint32_t tree, node;
+    int rc;
+
+    if (m == NULL || out == NULL)
+        return -EINVAL;
+    *out = NULL;
+    if ((rc = decode(m, ino, &tree, &node)) != 0)
+        return rc;
+    if (tree == 0)
+        return node == VNODE_SNAPSHOTS ? -EISDIR : -EINVAL;
+    if ((rc = tree_get(m, tree, &t)) != 0)
+        return rc;
+    e = node < t->nnodes ? mount_tree_entry(t, t->nodes[node].inode) : NULL;
+    if (e == NULL || e->kind != KIND_FILE) {
+        rc = e == NULL || e->kind == KIND_DIR ? -EISDIR : -EINVAL;
+        goto done;
+    }
+    if ((f = calloc(1, sizeof(*f))) == NULL) {
+        rc = -ENOMEM;
+        goto done;
+    }
+    util_pin_memory(f, sizeof(*f));
+    f->m = m;
+    if ((rc = entry_copy(&f->e, e)) != 0) {
+        free(f);
+        rc = -ENOMEM;
+        goto done;
+    }
+    if (!f->e.chunked && f->e.key_state != KEY_CLEAR && t->keys != NULL) {
+        uint8_t key[PQV_FILE_KEY_BYTES];
+        pthread_mutex_lock(&m->load_lock);
+        rc = state_file_key(m->v, t->keys, e, key);
+        pthread_mutex_unlock(&m->load_lock);
+        if (rc != 0) {
+            mount_report(m, e->name);
+            entry_clear(&f->e);
+            util_unpin_memory(f, sizeof(*f));
+            free(f);
+            rc = lib_errno(rc);
+            goto done;
+        }
+        memcpy(f->e.key, key, sizeof(key));
+        f->e.key_state = KEY_CLEAR;
+        util_wipe(key, sizeof(key));
+    }
+    pthread_mutex_lock(&m->lock);
+    f->next = m->files;
+    if (m->files != NULL)
+        m->files->prev = f;
+    m->files = f;
+    pthread_mutex_unlock(&m->lock);
+    *out = f;
+done:
+    tree_put(m, t);
+    return rc;
+}
+
+void
+mount_report(struct pqv_mount *m, const char *name)
+{
+    char detail[PQV_ERROR_SUBJECT_MAX + PQV_ERROR_REASON_MAX + 4];
+    int said = 0;
+
+    if (m->opt.report == NULL)
+        return;
+    snprintf(detail, sizeof(detail), "%s", pqv_error_detail());
+    pthread_mutex_lock(&m->lock);
+    for (size_t i = 0; i < m->nreported && !said; i++)
+        said = strcmp(m->reported[i], name) == 0;
+    if (!said && m->nreported < MOUNT_REPORTED_MAX) {
+        char **grown = realloc(m->reported, (m->nreported + 1) * sizeof(*grown));
+        if (grown != NULL) {
+            m->reported = grown;
+            if ((m->reported[m->nreported] = strdup(name)) != NULL)
+                m->nreported++;
+        }
+    } else {
+        said = 1;
+    }
+    pthread_mutex_unlock(&m->lock);
+    if (!said)
+        m->opt.report(m->opt.report_ctx, PQV_REPORT_ERROR, name, detail);
+}
+
+void
+pqv_mount_stats(struct pqv_mount *m, struct pqv_mount_stats *out)
+{
+    if (m == NULL || out == NULL)
+        return;
+    memset(out, 0, sizeof(*out));
+    pthread_mutex_lock(&m->lock);
+    if (m->ntrees > 1 && m->trees[1].status == TREE_LOADED) {
+        out->files = m->trees[1].nnodes;
+        out->bytes = m->trees[1].data;
+    }
+    out->snapshots = m->kept.n;
+    out->cache_bytes = m->cache.bytes;
+    out->cache_hits = m->cache.hits;
+    out->cache_misses = m->cache.misses;
+    out->prefetched = m->cache.prefetched;
+    pthread_mutex_unlock(&m->lock);
+}
+
+/* ---- the view's life ---- */
+
+/* history_name(m, want, out): ${want}, or it after as many dots as make it
+ * no top-level name of the root's state. */
+static void
+history_name(const struct pqv_mount *m, const char *want, char out[32])
+{
+    size_t dots = 0;
+
+    for (;;) {
+        snprintf(out, 32, "%.*s%s", (int)dots, "..........", want);
+        if (dots >= 10 || mount_tree_child(&m->trees[1], 0, out) == MOUNT_NONE)
+            return;
+        dots++;
+    }
+}
+
+int
+pqv_mount_open(pqv_vault *v, const struct pqv_mount_options *opt, struct pqv_mount **out)
+{
+    struct names_walk w;
+    struct pqv_mount *m;
+    uint64_t damaged = 0, at;
+    int rc;
+
+    if (out == NULL)
+        return PQV_E_INVAL;
+    *out = NULL;
+    if ((rc = vault_require_unlocked(v)) != 0)
+        return rc;
+    if ((m = calloc(1, sizeof(*m))) == NULL)
+        return PQV_E_NOMEM;
+    m->v = v;
+    if (opt != NULL)
+        m->opt = *opt;
+    if (m->opt.cache_bytes == 0)
+        m->opt.cache_bytes = PQV_MOUNT_CACHE_DEFAULT;
+    if (m->opt.cache_bytes < PQV_MOUNT_CACHE_MIN)
+        m->opt.cache_bytes = PQV_MOUNT_CACHE_MIN;
+    pthread_mutex_init(&m->lock, NULL);
+    pthread_mutex_init(&m->load_lock, NULL);
+    pthread_cond_init(&m->cond, NULL);
+    memset(&w, 0, sizeof(w));
+    w.report = m->opt.report;
+    w.report_ctx = m->opt.report_ctx;
+    w.damaged = &damaged;
+
+    /* The current state, verified as any reading command's, whatever
+     * --at says: it is the chain every snapshot is checked against. */
+    at = v->at_epoch;
+    v->at_epoch = 0;
+    rc = state_current(v, &m->cur, NULL);
+    v->at_epoch = at;
+    if (rc != 0)
+        goto fail;
+    if ((rc = state_load_reporting(v, &m->cur, &w)) != 0 ||
+        (m->cur.format >= 2 && (rc = chunks_of_state(v, &m->cur, &w)) != 0) ||
+        (rc = snapshots_load(&m->cur, &m->kept)) != 0)
+        goto fail;
+    m->newest_time = m->cur.nsegs > 0 ? m->cur.segs[m->cur.nsegs - 1].time : (int64_t)time(NULL);
+    if ((m->snap_names = calloc(m->kept.n + 1, sizeof(*m->snap_names))) == NULL) {
+        rc = PQV_E_NOMEM;
+        goto fail;
+    }
+    for (size_t k = 0; k < m->kept.n; k++) {
+        time_t tt = (time_t)m->kept.s[k].time;
+        struct tm tm;
+        char when[32] = "";
+        if (gmtime_r(&tt, &tm) != NULL)
+            strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+        snprintf(m->snap_names[k], sizeof(m->snap_names[k]), "%06llu-%s",
+            (unsigned long long)m->kept.s[k].epoch, when);
+    }
+    if (m->kept.n > UINT32_MAX - 8) {
+        rc = error_set(PQV_E_LIMIT, NULL, "too many snapshots to mount");
+        goto fail;
+    }
+    m->ntrees = 3 + (uint32_t)m->kept.n;
+    m->versions = m->ntrees - 1;
+    if ((m->trees = calloc(m->ntrees, sizeof(*m->trees))) == NULL) {
+        rc = PQV_E_NOMEM;
+        goto fail;
+    }
+    for (uint32_t i = 1; i < m->ntrees; i++) {
+        m->trees[i].id = i;
+        m->trees[i].kind = i == m->versions ? TREE_VERSIONS : TREE_STATE;
+        m->trees[i].time = m->newest_time;
+        if (i >= 2 && i < m->versions) {
+            m->trees[i].sn = &m->kept.s[i - 2];
+            m->trees[i].time = m->kept.s[i - 2].time;
+        }
+    }
+    m->trees[1].pinned = 1;
+    if (at != 0) {
+        const struct snapshot *sn = snapshots_find(&m->kept, at);
+        if (sn == NULL) {
+            rc = error_set(PQV_E_NOTFOUND, NULL, "no snapshot of epoch %llu is kept (log "
+                "lists them)", (unsigned long long)at);
+            goto fail;
+        }
+        m->trees[1].sn = sn;
+        m->trees[1].time = sn->time;
+    }
+    if ((rc = tree_load(m, &m->trees[1])) != 0)
+        goto fail;
+    m->trees[1].status = TREE_LOADED;
+    m->trees_bytes = m->trees[1].bytes;
+    history_name(m, "snapshots", m->snap_dir);
+    history_name(m, "versions", m->vers_dir);
+    if ((rc = mount_read_init(m)) != 0)
+        goto fail;
+    *out = m;
+    return 0;
+fail:
+    pqv_mount_close(m);
+    return rc;
+}
+
+void
+pqv_mount_close(struct pqv_mount *m)
+{
+    if (m == NULL)
+        return;
+    mount_read_free(m);
+    for (uint32_t i = 1; m->trees != NULL && i < m->ntrees; i++)
+        tree_unload(&m->trees[i]);
+    free(m->trees);
+    free(m->snap_names);
+    for (size_t i = 0; i < m->nreported; i++)
+        free(m->reported[i]);
+    free(m->reported);
+    snapshots_free(&m->kept);
+    state_free(&m->cur);
+    pthread_cond_destroy(&m->cond);
+    pthread_mutex_destroy(&m->load_lock);
+    pthread_mutex_destroy(&m->lock);
+    free(m);
+}

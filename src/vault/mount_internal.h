@@ -1,0 +1,187 @@
+/*
+ * vault/mount_internal.h: the read-only file-system view of a vault
+ * (include/pqvault/mount.h), shared by mount*.c only:
+ *   mount.c       the view's life, node numbers, trees loaded on demand and
+ *                 unloaded when memory runs over, lookup, attributes,
+ *                 directories, links, extended attributes
+ *   mount_tree.c  a tree of nodes over sorted entries (parents, children in
+ *                 name order, directories made up for parents no entry
+ *                 names, hard-link groups), and the versions/ tree built
+ *                 from every kept generation
+ *   mount_read.c  open files: reads from a bounded cache of decrypted
+ *                 chunks, filled on demand and ahead of sequential readers
+ *                 by prefetch threads; SEEK_DATA and SEEK_HOLE
+ * docs/DESIGN.md "Mount" says why it is built so.
+ */
+#ifndef PQV_VAULT_MOUNT_INTERNAL_H
+#define PQV_VAULT_MOUNT_INTERNAL_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pqvault/mount.h"
+#include "util/error.h"
+#include "vault/entry.h"
+#include "vault/snapshots.h"
+#include "vault/state.h"
+
+#define MOUNT_NONE UINT32_MAX
+/* Loaded trees beyond the root are unloaded, least recently used first,
+ * while they hold more than this (a tree is loaded again when needed: its
+ * node numbers do not change). */
+#define MOUNT_TREES_BUDGET (96u << 20)
+/* Chunks decrypted ahead of a sequential reader, at most (and bytes). */
+#define MOUNT_PREFETCH_CHUNKS 6
+#define MOUNT_PREFETCH_BYTES (8u << 20)
+#define MOUNT_PREFETCH_QUEUE 64
+#define MOUNT_PREFETCH_THREADS_MAX 4
+/* Read buffers (sealed + scratch, about 8 MiB a pair) kept for reuse. */
+#define MOUNT_BUFFERS_KEPT 4
+/* Files whose damage is reported by name (then: no more names). */
+#define MOUNT_REPORTED_MAX 256
+/* A cached chunk's key: 'C' || chunk identity, or 'X' || pack id || offset. */
+#define MOUNT_KEY_BYTES 33
+
+/* ---- trees (mount_tree.c) ---- */
+
+struct mount_node {
+    const char *comp;            /* its name in its directory ("" for the root) */
+    uint32_t entry;              /* index in the tree's entries; MOUNT_NONE: root, made up */
+    uint32_t parent;
+    uint32_t kids, nkids;        /* its children: tree->kids[kids .. kids + nkids) */
+    uint32_t inode;              /* the node whose number it has (a hard link: the first) */
+    uint32_t nlink;
+    uint32_t dir_pages;          /* a directory's size, in 4 KiB */
+};
+
+enum { TREE_UNLOADED = 0, TREE_LOADING, TREE_LOADED };
+enum { TREE_STATE = 1, TREE_VERSIONS };
+
+struct mount_tree {
+    uint32_t id;                 /* node numbers: id << 32 | node */
+    int kind;                    /* TREE_STATE, TREE_VERSIONS */
+    const struct snapshot *sn;   /* TREE_STATE: the snapshot; NULL: the newest state */
+    int64_t time;                /* what its root shows as times */
+    int status;                  /* TREE_* */
+    unsigned refs;
+    int pinned;                  /* never unloaded */
+    uint64_t used;               /* last use, for unloading */
+    struct state st;             /* its state (TREE_STATE, unless the current one) */
+    struct state *keys;          /* the state file keys come from (NULL: clear already) */
+    struct entry *entries;       /* sorted by name */
+    size_t n;
+    struct entry *own;           /* TREE_VERSIONS: entries of its own */
+    struct mount_node *nodes;
+    uint32_t nnodes;
+    uint32_t *kids;
+    char **made;                 /* names of the directories made up */
+    size_t nmade;
+    uint64_t bytes;              /* memory it holds, about */
+    uint64_t data;               /* bytes of its files' data */
+};
+
+/* mount_tree_build(t): t->nodes over t->entries (sorted by name): node 0
+ * the root, node i + 1 entry i, then directories made up for parents
+ * missing.  Entries below a non-directory, and a second entry of a name,
+ * are left out of the tree. */
+int mount_tree_build(struct mount_tree *t);
+/* mount_tree_unbuild(t): the nodes freed (the entries stay). */
+void mount_tree_unbuild(struct mount_tree *t);
+/* mount_tree_child(t, dir, name): the child ${name} of node ${dir}, or
+ * MOUNT_NONE. */
+uint32_t mount_tree_child(const struct mount_tree *t, uint32_t dir, const char *name);
+/* mount_tree_entry(t, node): its entry, or NULL (the root, one made up). */
+const struct entry *mount_tree_entry(const struct mount_tree *t, uint32_t node);
+
+/* mount_tree_versions(m, out, n): the entries of the versions/ tree, sorted:
+ * for each name a file or link in some kept snapshot, its distinct versions
+ * as NAME/SNAPSHOT-NAME (file keys in clear, chunks placed), a directory
+ * NAME over them unless NAME was a directory (then its newest entry). */
+struct pqv_mount;
+int mount_tree_versions(struct pqv_mount *m, struct entry **out, size_t *n);
+/* mount_tree_same(a, b): the same version of a file or link: kind, data,
+ * target, mode, owner, times, attributes. */
+int mount_tree_same(const struct entry *a, const struct entry *b);
+
+/* ---- the cache and open files (mount_read.c) ---- */
+
+enum { CHUNK_LOADING = 1, CHUNK_READY, CHUNK_FAILED };
+
+struct mount_chunk {
+    uint8_t key[MOUNT_KEY_BYTES];
+    int state;                   /* CHUNK_* */
+    int rc;                      /* CHUNK_FAILED: why */
+    struct error_saved error;
+    unsigned refs;
+    int queued;                  /* waiting for a prefetch thread */
+    uint8_t *data;
+    uint32_t len;
+    struct mount_chunk *hnext;   /* in its hash bucket */
+    struct mount_chunk *prev, *next;   /* least recently used last */
+    /* What reading it takes (while LOADING). */
+    int suite;
+    uint32_t index;
+    struct extent x;
+    uint8_t file_key[PQV_FILE_KEY_BYTES];
+};
+
+struct mount_buffers {
+    uint8_t *sealed, *scratch;
+    struct mount_buffers *next;
+};
+
+struct mount_cache {
+    struct mount_chunk **buckets;
+    size_t nbuckets;             /* a power of 2 */
+    struct mount_chunk *head, *tail;
+    uint64_t bytes, budget;
+    uint64_t hits, misses, prefetched;
+    struct mount_chunk *queue[MOUNT_PREFETCH_QUEUE];
+    size_t qhead, qlen;
+    pthread_t threads[MOUNT_PREFETCH_THREADS_MAX];
+    unsigned nthreads;
+    int stop;
+    pthread_cond_t work;         /* the queue has a chunk, or stop */
+    struct mount_buffers *free_buffers;
+    unsigned nfree_buffers;
+};
+
+struct pqv_mount_file {
+    struct pqv_mount *m;
+    struct entry e;              /* a copy: chunks placed, file key in clear */
+    uint64_t next_off;           /* where the last read ended (under m->lock) */
+    struct pqv_mount_file *prev, *next;   /* m's open files */
+};
+
+/* mount_read_init(m) / mount_read_free(m): the cache and prefetch threads;
+ * free wipes every chunk and closes every file still open. */
+int mount_read_init(struct pqv_mount *m);
+void mount_read_free(struct pqv_mount *m);
+
+/* ---- the view (mount.c) ---- */
+
+struct pqv_mount {
+    pqv_vault *v;
+    struct pqv_mount_options opt;
+    pthread_mutex_t lock;        /* trees' status, references, the cache, open files */
+    pthread_cond_t cond;         /* a tree loaded, a chunk read */
+    pthread_mutex_t load_lock;   /* one tree loads at a time; file keys recovered */
+    struct state cur;            /* the current state, loaded: the chain, the chunk index */
+    struct snapshots kept;
+    struct mount_tree *trees;    /* [1] the root, [2 + k] kept snapshot k, then versions/ */
+    uint32_t ntrees, versions;
+    char (*snap_names)[40];      /* kept snapshot k's directory name */
+    char snap_dir[32], vers_dir[32];   /* their names at the root */
+    uint64_t tick, trees_bytes;
+    int64_t newest_time;
+    struct mount_cache cache;
+    struct pqv_mount_file *files;
+    char **reported;             /* names whose damage was reported */
+    size_t nreported;
+};
+
+/* mount_report(m, name): the thread's failure reported once for ${name}. */
+void mount_report(struct pqv_mount *m, const char *name);
+
+#endif

@@ -1,0 +1,622 @@
+/*
+ * mount_read.c: reading files of the mounted view (vault/mount_internal.h).
+ *
+ * A read decrypts only the chunks (format 3) or extents (formats 1 and 2)
+ * it touches, each verified whole, and keeps them in a cache of decrypted
+ * chunks bounded in bytes (least recently used out first, wiped as they
+ * go), keyed by what they are: a chunk by its identity, so that a chunk
+ * shared by files or snapshots is decrypted once, an extent by its pack
+ * and place.  The cache is also where readers meet: a chunk being read is
+ * in it, LOADING, and whoever else needs it waits for it.  A sequential
+ * reader has the next chunks queued for the prefetch threads (at most
+ * MOUNT_PREFETCH_CHUNKS and MOUNT_PREFETCH_BYTES ahead); a reader that
+ * needs a chunk still queued takes it over rather than wait behind the
+ * queue.  The cache's memory is locked where the system allows it:
+ * nothing decrypted is ever written to disk, swap included.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "util/util.h"
+#include "vault/chunk.h"
+#include "vault/mount_internal.h"
+#include "vault/pack.h"
+#include "vault/vault_internal.h"
+
+/* ---- the cache (m->lock held) ---- */
+
+static size_t
+bucket_of(const struct mount_cache *c, const uint8_t key[MOUNT_KEY_BYTES])
+{
+    uint64_t h = 1469598103934665603ull;
+
+    for (size_t i = 0; i < MOUNT_KEY_BYTES; i++)
+        h = (h ^ key[i]) * 1099511628211ull;
+    return (size_t)h & (c->nbuckets - 1);
+}
+
+static struct mount_chunk *
+cache_find(const struct mount_cache *c, const uint8_t key[MOUNT_KEY_BYTES])
+{
+    struct mount_chunk *ce = c->buckets[bucket_of(c, key)];
+
+    while (ce != NULL && memcmp(ce->key, key, MOUNT_KEY_BYTES) != 0)
+        ce = ce->hnext;
+    return ce;
+}
+
+static void
+lru_unlink(struct mount_cache *c, struct mount_chunk *ce)
+{
+    if (ce->prev != NULL)
+        ce->prev->next = ce->next;
+    else
+        c->head = ce->next;
+    if (ce->next != NULL)
+        ce->next->prev = ce->prev;
+    else
+        c->tail = ce->prev;
+    ce->prev = ce->next = NULL;
+}
+
+static void
+lru_front(struct mount_cache *c, struct mount_chunk *ce)
+{
+    ce->next = c->head;
+    ce->prev = NULL;
+    if (c->head != NULL)
+        c->head->prev = ce;
+    c->head = ce;
+    if (c->tail == NULL)
+        c->tail = ce;
+}
+
+static void
+cache_insert(struct mount_cache *c, struct mount_chunk *ce)
+{
+    size_t b = bucket_of(c, ce->key);
+
+    ce->hnext = c->buckets[b];
+    c->buckets[b] = ce;
+    lru_front(c, ce);
+}
+
+/* cache_remove(c, ce): out of the table and the list (it stays allocated). */
+static void
+cache_remove(struct mount_cache *c, struct mount_chunk *ce)
+{
+    struct mount_chunk **p = &c->buckets[bucket_of(c, ce->key)];
+
+    while (*p != NULL && *p != ce)
+        p = &(*p)->hnext;
+    if (*p == ce) {
+        *p = ce->hnext;
+        lru_unlink(c, ce);
+    }
+    ce->hnext = NULL;
+}
+
+static void
+chunk_free(struct mount_chunk *ce)
+{
+    if (ce == NULL)
+        return;
+    if (ce->data != NULL) {
+        util_wipe(ce->data, ce->len);
+        util_unpin_memory(ce->data, ce->len);
+        free(ce->data);
+    }
+    util_wipe(ce->file_key, sizeof(ce->file_key));
+    util_unpin_memory(ce, sizeof(*ce));
+    free(ce);
+}
+
+/* cache_trim(c): chunks nobody uses out, least recently used first, while
+ * the cache holds more than its budget. */
+static void
+cache_trim(struct mount_cache *c)
+{
+    struct mount_chunk *ce = c->tail;
+
+    while (c->bytes > c->budget && ce != NULL) {
+        struct mount_chunk *prev = ce->prev;
+        if (ce->refs == 0 && ce->state == CHUNK_READY) {
+            cache_remove(c, ce);
+            c->bytes -= ce->len;
+            chunk_free(ce);
+        }
+        ce = prev;
+    }
+}
+
+/* ---- reading a chunk ---- */
+
+static void
+key_of(const struct entry *e, uint32_t index, uint8_t key[MOUNT_KEY_BYTES])
+{
+    const struct extent *x = &e->extents[index];
+
+    memset(key, 0, MOUNT_KEY_BYTES);
+    if (x->chunk) {
+        key[0] = 'C';
+        memcpy(key + 1, x->chunk_id, CHUNK_ID_BYTES);
+    } else {
+        key[0] = 'X';
+        memcpy(key + 1, x->pack_id, PACK_ID_BYTES);
+        util_store_be32(key + 1 + PACK_ID_BYTES, x->pack_off);
+        util_store_be32(key + 5 + PACK_ID_BYTES, index);
+        key[9 + PACK_ID_BYTES] = x->pack_flags;
+    }
+}
+
+/* chunk_new(f, index, key): a LOADING chunk with what reading it takes. */
+static struct mount_chunk *
+chunk_new(const struct pqv_mount_file *f, uint32_t index, const uint8_t key[MOUNT_KEY_BYTES])
+{
+    struct mount_chunk *ce = calloc(1, sizeof(*ce));
+
+    if (ce == NULL)
+        return NULL;
+    util_pin_memory(ce, sizeof(*ce));
+    memcpy(ce->key, key, MOUNT_KEY_BYTES);
+    ce->state = CHUNK_LOADING;
+    ce->refs = 1;
+    ce->suite = f->e.suite;
+    ce->index = index;
+    ce->x = f->e.extents[index];
+    if (!ce->x.chunk)
+        memcpy(ce->file_key, f->e.key, sizeof(ce->file_key));
+    return ce;
+}
+
+/* buffers_get(m) / buffers_put(m, b): a sealed and a scratch buffer. */
+static struct mount_buffers *
+buffers_get(struct pqv_mount *m)
+{
+    struct mount_buffers *b;
+
+    pthread_mutex_lock(&m->lock);
+    if ((b = m->cache.free_buffers) != NULL) {
+        m->cache.free_buffers = b->next;
+        m->cache.nfree_buffers--;
+    }
+    pthread_mutex_unlock(&m->lock);
+    if (b != NULL)
+        return b;
+    if ((b = calloc(1, sizeof(*b))) == NULL)
+        return NULL;
+    b->sealed = malloc(pack_sealed_max());
+    b->scratch = malloc(pack_scratch_size());
+    if (b->sealed == NULL || b->scratch == NULL) {
+        free(b->sealed);
+        free(b->scratch);
+        free(b);
+        return NULL;
+    }
+    b->scratch[0] = 0;
+    util_pin_memory(b->scratch, pack_scratch_size());
+    return b;
+}
+
+static void
+buffers_free(struct mount_buffers *b)
+{
+    util_unpin_memory(b->scratch, pack_scratch_size());
+    free(b->sealed);
+    free(b->scratch);
+    free(b);
+}
+
+static void
+buffers_put(struct pqv_mount *m, struct mount_buffers *b)
+{
+    pthread_mutex_lock(&m->lock);
+    if (m->cache.nfree_buffers < MOUNT_BUFFERS_KEPT) {
+        b->next = m->cache.free_buffers;
+        m->cache.free_buffers = b;
+        m->cache.nfree_buffers++;
+        b = NULL;
+    }
+    pthread_mutex_unlock(&m->lock);
+    if (b != NULL)
+        buffers_free(b);
+}
+
+/* chunk_fill(m, ce): read and open ${ce} (m->lock not held). */
+static int
+chunk_fill(struct pqv_mount *m, struct mount_chunk *ce)
+{
+    struct mount_buffers *b;
+    uint32_t len = ce->x.plain_len;
+    uint8_t *data;
+    int rc;
+
+    if (len == 0 || len > PQV_OBJECT_MAX_PLAIN)
+        return error_set(PQV_E_INTEGRITY, NULL, "extent %u has an impossible length", ce->index);
+    if ((data = malloc(len)) == NULL)
+        return PQV_E_NOMEM;
+    data[0] = 0; /* (pinned before anything is decrypted into it) */
+    util_pin_memory(data, len);
+    if ((b = buffers_get(m)) == NULL) {
+        util_unpin_memory(data, len);
+        free(data);
+        return PQV_E_NOMEM;
+    }
+    rc = pack_read_extent(m->v, ce->suite, ce->file_key, ce->index, &ce->x, data, b->sealed,
+        b->scratch);
+    /* The scratch held the compressed plaintext. */
+    util_wipe(b->scratch, ce->x.stored_len < pack_scratch_size() ? ce->x.stored_len
+                                                                  : pack_scratch_size());
+    util_wipe(ce->file_key, sizeof(ce->file_key));
+    buffers_put(m, b);
+    if (rc != 0) {
+        util_wipe(data, len);
+        util_unpin_memory(data, len);
+        free(data);
+        return rc;
+    }
+    ce->data = data;
+    ce->len = len;
+    return 0;
+}
+
+/* chunk_done(m, ce, rc): ${ce} read (m->lock held): ready, or failed and
+ * out of the cache (the next reader tries again). */
+static void
+chunk_done(struct pqv_mount *m, struct mount_chunk *ce, int rc)
+{
+    if (rc == 0) {
+        ce->state = CHUNK_READY;
+        m->cache.bytes += ce->len;
+        cache_trim(&m->cache);
+    } else {
+        ce->state = CHUNK_FAILED;
+        ce->rc = rc;
+        error_save(&ce->error);
+        cache_remove(&m->cache, ce);
+    }
+    pthread_cond_broadcast(&m->cond);
+}
+
+/* chunk_put(m, ce): a reference given back (m->lock held). */
+static void
+chunk_put(struct pqv_mount *m, struct mount_chunk *ce)
+{
+    (void)m;
+    if (--ce->refs == 0 && ce->state == CHUNK_FAILED)
+        chunk_free(ce);
+}
+
+/* chunk_get(f, index, out): extent ${index} of ${f}, decrypted,
+ * referenced (chunk_put under m->lock). */
+static int
+chunk_get(struct pqv_mount_file *f, uint32_t index, struct mount_chunk **out)
+{
+    struct pqv_mount *m = f->m;
+    uint8_t key[MOUNT_KEY_BYTES];
+    struct mount_chunk *ce;
+    int rc, fill = 0;
+
+    key_of(&f->e, index, key);
+    pthread_mutex_lock(&m->lock);
+    if ((ce = cache_find(&m->cache, key)) != NULL) {
+        ce->refs++;
+        if (ce->state == CHUNK_LOADING && ce->queued) {
+            ce->queued = 0;      /* taken over from the prefetch queue */
+            fill = 1;
+        }
+        while (!fill && ce->state == CHUNK_LOADING)
+            pthread_cond_wait(&m->cond, &m->lock);
+        if (!fill && ce->state == CHUNK_READY) {
+            m->cache.hits++;
+            lru_unlink(&m->cache, ce);
+            lru_front(&m->cache, ce);
+        }
+    } else {
+        if ((ce = chunk_new(f, index, key)) == NULL) {
+            pthread_mutex_unlock(&m->lock);
+            return PQV_E_NOMEM;
+        }
+        cache_insert(&m->cache, ce);
+        m->cache.misses++;
+        fill = 1;
+    }
+    pthread_mutex_unlock(&m->lock);
+    if (fill) {
+        rc = chunk_fill(m, ce);
+        pthread_mutex_lock(&m->lock);
+        chunk_done(m, ce, rc);
+        pthread_mutex_unlock(&m->lock);
+    }
+    pthread_mutex_lock(&m->lock);
+    if (ce->state != CHUNK_READY) {
+        struct error_saved e = ce->error;
+        rc = ce->rc;
+        chunk_put(m, ce);
+        pthread_mutex_unlock(&m->lock);
+        error_restore(&e);
+        return rc;
+    }
+    pthread_mutex_unlock(&m->lock);
+    *out = ce;
+    return 0;
+}
+
+/* prefetch(f, from, end): the extents from ${from} on, up to the limits,
+ * queued for the prefetch threads unless cached (m->lock held). */
+static void
+prefetch(struct pqv_mount_file *f, uint32_t from)
+{
+    struct pqv_mount *m = f->m;
+    struct mount_cache *c = &m->cache;
+    uint64_t bytes = 0;
+
+    for (uint32_t i = from, k = 0;
+         i < f->e.nextents && k < MOUNT_PREFETCH_CHUNKS && bytes < MOUNT_PREFETCH_BYTES;
+         i++, k++) {
+        uint8_t key[MOUNT_KEY_BYTES];
+        struct mount_chunk *ce;
+        bytes += f->e.extents[i].plain_len;
+        key_of(&f->e, i, key);
+        if (cache_find(c, key) != NULL)
+            continue;
+        if (c->qlen == MOUNT_PREFETCH_QUEUE || c->nthreads == 0 ||
+            (ce = chunk_new(f, i, key)) == NULL)
+            return;
+        ce->queued = 1;
+        cache_insert(c, ce);
+        c->queue[(c->qhead + c->qlen++) % MOUNT_PREFETCH_QUEUE] = ce;
+        pthread_cond_signal(&c->work);
+    }
+}
+
+static void *
+prefetcher(void *arg)
+{
+    struct pqv_mount *m = arg;
+    struct mount_cache *c = &m->cache;
+
+    pthread_mutex_lock(&m->lock);
+    for (;;) {
+        struct mount_chunk *ce;
+        int rc;
+        while (!c->stop && c->qlen == 0)
+            pthread_cond_wait(&c->work, &m->lock);
+        if (c->stop)
+            break;
+        ce = c->queue[c->qhead];
+        c->qhead = (c->qhead + 1) % MOUNT_PREFETCH_QUEUE;
+        c->qlen--;
+        if (!ce->queued) {       /* a reader took it over */
+            chunk_put(m, ce);
+            continue;
+        }
+        ce->queued = 0;
+        pthread_mutex_unlock(&m->lock);
+        rc = chunk_fill(m, ce);
+        pthread_mutex_lock(&m->lock);
+        chunk_done(m, ce, rc);
+        c->prefetched++;
+        chunk_put(m, ce);
+    }
+    pthread_mutex_unlock(&m->lock);
+    return NULL;
+}
+
+/* ---- files ---- */
+
+/* first_extent(e, off): the first extent ending after ${off}. */
+static uint32_t
+first_extent(const struct entry *e, uint64_t off)
+{
+    uint32_t lo = 0, hi = e->nextents;
+
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (e->extents[mid].file_off + e->extents[mid].plain_len <= off)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+int
+pqv_mount_read(struct pqv_mount_file *f, uint8_t *buf, size_t len, uint64_t off, size_t *got)
+{
+    struct pqv_mount *m;
+    const struct entry *e;
+    uint64_t pos, end;
+    uint32_t i;
+    int rc, sequential;
+
+    if (f == NULL || got == NULL || (buf == NULL && len > 0))
+        return -EINVAL;
+    m = f->m;
+    e = &f->e;
+    *got = 0;
+    if (off >= e->size || len == 0)
+        return 0;
+    if (len > e->size - off)
+        len = (size_t)(e->size - off);
+    pos = off;
+    end = off + len;
+    i = first_extent(e, off);
+    while (pos < end) {
+        const struct extent *x = i < e->nextents ? &e->extents[i] : NULL;
+        if (x != NULL && x->file_off + x->plain_len <= pos) {
+            i++;
+            continue;
+        }
+        if (x != NULL && x->file_off <= pos) {
+            struct mount_chunk *ce;
+            uint64_t xe = x->file_off + x->plain_len, take = (xe < end ? xe : end) - pos;
+            if ((rc = chunk_get(f, i, &ce)) != 0) {
+                util_wipe(buf, (size_t)(pos - off));
+                mount_report(m, e->name);
+                return rc == PQV_E_NOMEM ? -ENOMEM : -EIO;
+            }
+            if (ce->len != x->plain_len) {
+                /* A chunk cached for another entry of the same identity
+                 * but another length (only a forged or damaged segment
+                 * could say so): never read past what was decrypted. */
+                pthread_mutex_lock(&m->lock);
+                chunk_put(m, ce);
+                pthread_mutex_unlock(&m->lock);
+                util_wipe(buf, (size_t)(pos - off));
+                error_set(PQV_E_INTEGRITY, e->name, "chunk %u: its length differs from "
+                    "that of the same chunk elsewhere", i);
+                mount_report(m, e->name);
+                return -EIO;
+            }
+            memcpy(buf + (pos - off), ce->data + (pos - x->file_off), (size_t)take);
+            pthread_mutex_lock(&m->lock);
+            chunk_put(m, ce);
+            pthread_mutex_unlock(&m->lock);
+            pos += take;
+            if (pos >= xe)
+                i++;
+        } else {
+            /* A hole, up to the next extent. */
+            uint64_t to = x != NULL && x->file_off < end ? x->file_off : end;
+            memset(buf + (pos - off), 0, (size_t)(to - pos));
+            pos = to;
+        }
+    }
+    /* A reader going on from where it stopped (or starting) reads on:
+     * the next chunks are decrypted meanwhile. */
+    pthread_mutex_lock(&m->lock);
+    /* (The kernel's readahead and FUSE's worker threads deliver a
+     * sequential reader's requests slightly out of order: "where it
+     * stopped" is within a prefetch window of the furthest read.) */
+    sequential = off == 0 ||
+        (off + MOUNT_PREFETCH_BYTES >= f->next_off && off <= f->next_off + MOUNT_PREFETCH_BYTES);
+    if (end > f->next_off || !sequential)
+        f->next_off = end;
+    if (sequential)
+        prefetch(f, first_extent(e, end));
+    pthread_mutex_unlock(&m->lock);
+    *got = len;
+    return 0;
+}
+
+int
+pqv_mount_seek(struct pqv_mount_file *f, uint64_t off, int whence, uint64_t *out)
+{
+    const struct entry *e;
+    uint32_t i;
+    uint64_t pos;
+
+    if (f == NULL || out == NULL)
+        return -EINVAL;
+    e = &f->e;
+    if (whence != SEEK_DATA && whence != SEEK_HOLE)
+        return -EINVAL;
+    if (off >= e->size)
+        return -ENXIO;
+    i = first_extent(e, off);
+    if (whence == SEEK_DATA) {
+        if (i >= e->nextents)
+            return -ENXIO;
+        *out = e->extents[i].file_off > off ? e->extents[i].file_off : off;
+        return 0;
+    }
+    if (i >= e->nextents || e->extents[i].file_off > off) {
+        *out = off;
+        return 0;
+    }
+    pos = e->extents[i].file_off + e->extents[i].plain_len;
+    while (++i < e->nextents && e->extents[i].file_off == pos)
+        pos += e->extents[i].plain_len;
+    *out = pos < e->size ? pos : e->size;
+    return 0;
+}
+
+void
+pqv_mount_file_close(struct pqv_mount_file *f)
+{
+    struct pqv_mount *m;
+
+    if (f == NULL)
+        return;
+    m = f->m;
+    pthread_mutex_lock(&m->lock);
+    if (f->prev != NULL)
+        f->prev->next = f->next;
+    else
+        m->files = f->next;
+    if (f->next != NULL)
+        f->next->prev = f->prev;
+    pthread_mutex_unlock(&m->lock);
+    entry_clear(&f->e);
+    util_unpin_memory(f, sizeof(*f));
+    free(f);
+}
+
+/* ---- life ---- */
+
+int
+mount_read_init(struct pqv_mount *m)
+{
+    struct mount_cache *c = &m->cache;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    unsigned want = cpus < 1 ? 1 : cpus > MOUNT_PREFETCH_THREADS_MAX ? MOUNT_PREFETCH_THREADS_MAX
+                                                                      : (unsigned)cpus;
+
+    c->budget = m->opt.cache_bytes;
+    c->nbuckets = 1024;
+    while (c->nbuckets < c->budget / (64u << 10) && c->nbuckets < (1u << 24))
+        c->nbuckets *= 2;
+    if ((c->buckets = calloc(c->nbuckets, sizeof(*c->buckets))) == NULL)
+        return PQV_E_NOMEM;
+    pthread_cond_init(&c->work, NULL);
+    for (c->nthreads = 0; c->nthreads < want; c->nthreads++)
+        if (pthread_create(&c->threads[c->nthreads], NULL, prefetcher, m) != 0)
+            break; /* fewer threads: prefetching is an optimisation */
+    return 0;
+}
+
+void
+mount_read_free(struct pqv_mount *m)
+{
+    struct mount_cache *c = &m->cache;
+
+    if (c->buckets == NULL)
+        return;
+    pthread_mutex_lock(&m->lock);
+    c->stop = 1;
+    pthread_cond_broadcast(&c->work);
+    pthread_mutex_unlock(&m->lock);
+    for (unsigned i = 0; i < c->nthreads; i++)
+        pthread_join(c->threads[i], NULL);
+    c->nthreads = 0;
+    while (m->files != NULL)
+        pqv_mount_file_close(m->files);
+    /* Chunks still queued: those failed (out of the table) only the
+     * queue holds; the rest are in the table. */
+    for (; c->qlen > 0; c->qlen--) {
+        struct mount_chunk *ce = c->queue[c->qhead];
+        c->qhead = (c->qhead + 1) % MOUNT_PREFETCH_QUEUE;
+        if (--ce->refs == 0 && ce->state == CHUNK_FAILED)
+            chunk_free(ce);
+    }
+    for (size_t b = 0; b < c->nbuckets; b++) {
+        struct mount_chunk *ce = c->buckets[b];
+        while (ce != NULL) {
+            struct mount_chunk *next = ce->hnext;
+            chunk_free(ce);
+            ce = next;
+        }
+    }
+    free(c->buckets);
+    c->buckets = NULL;
+    while (c->free_buffers != NULL) {
+        struct mount_buffers *b = c->free_buffers;
+        c->free_buffers = b->next;
+        buffers_free(b);
+    }
+    pthread_cond_destroy(&c->work);
+    c->bytes = 0;
+}

@@ -1,0 +1,754 @@
+/*
+ * mount_tree.c: the trees of the mounted view (vault/mount_internal.h).
+ *
+ * A tree is built over entries sorted by name: node 0 is its root, node
+ * i + 1 is entry i, and nodes after those are directories made up for
+ * parents no entry names (a name stored with --name below a directory
+ * never stored).  Children are kept per directory in name order, so a
+ * lookup is a binary search and a directory listing a range; hard-link
+ * groups share the number of their first node.  The numbering depends on
+ * the entries alone, so a tree unloaded and loaded again numbers its nodes
+ * as before.
+ *
+ * The versions/ tree is made of entries too: each distinct version of a
+ * file or link, named NAME/SNAPSHOT, with a directory NAME over them.  It
+ * is built one generation at a time (a base and the deltas up to its last
+ * kept snapshot, each verified as snapshots_state does), so that memory
+ * holds one generation's entries and the versions, never all of history.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/util.h"
+#include "vault/chunks.h"
+#include "vault/mount_internal.h"
+#include "vault/names.h"
+#include "vault/segment.h"
+#include "vault/snapshots.h"
+#include "vault/state.h"
+#include "vault/vault_internal.h"
+
+/* ---- name tables (made-up directories, versions' names) ---- */
+
+struct name_slot {
+    const char *name;
+    size_t len;
+    uint32_t value;
+};
+
+struct name_table {
+    struct name_slot *slots;
+    size_t cap, n;
+};
+
+static uint64_t
+name_hash(const char *s, size_t len)
+{
+    uint64_t h = 1469598103934665603ull;
+
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+    return h;
+}
+
+/* table_find(t, name, len): the slot of ${name} (its ${len} bytes), or the
+ * empty one where it would go. */
+static struct name_slot *
+table_find(const struct name_table *t, const char *name, size_t len)
+{
+    size_t i = (size_t)name_hash(name, len) & (t->cap - 1);
+
+    while (t->slots[i].name != NULL &&
+           (t->slots[i].len != len || memcmp(t->slots[i].name, name, len) != 0))
+        i = (i + 1) & (t->cap - 1);
+    return &t->slots[i];
+}
+
+/* table_put(t, name, len, value): ${name} (kept by the caller) recorded. */
+static int
+table_put(struct name_table *t, const char *name, size_t len, uint32_t value)
+{
+    struct name_slot *s;
+
+    if ((t->n + 1) * 4 > t->cap * 3) {
+        struct name_table g = { NULL, t->cap ? 2 * t->cap : 256, 0 };
+        if ((g.slots = calloc(g.cap, sizeof(*g.slots))) == NULL)
+            return PQV_E_NOMEM;
+        for (size_t i = 0; i < t->cap; i++)
+            if (t->slots[i].name != NULL)
+                *table_find(&g, t->slots[i].name, t->slots[i].len) = t->slots[i];
+        g.n = t->n;
+        free(t->slots);
+        *t = g;
+    }
+    s = table_find(t, name, len);
+    if (s->name == NULL)
+        t->n++;
+    s->name = name;
+    s->len = len;
+    s->value = value;
+    return 0;
+}
+
+/* table_get(t, name, len): the value of ${name}, or MOUNT_NONE. */
+static uint32_t
+table_get(const struct name_table *t, const char *name, size_t len)
+{
+    const struct name_slot *s;
+
+    if (t->cap == 0)
+        return MOUNT_NONE;
+    s = table_find(t, name, len);
+    return s->name != NULL ? s->value : MOUNT_NONE;
+}
+
+/* ---- building a tree ---- */
+
+const struct entry *
+mount_tree_entry(const struct mount_tree *t, uint32_t node)
+{
+    if (node >= t->nnodes || t->nodes[node].entry == MOUNT_NONE)
+        return NULL;
+    return &t->entries[t->nodes[node].entry];
+}
+
+struct build {
+    struct mount_tree *t;
+    uint32_t cap;
+    struct name_table made;
+};
+
+/* find_entry(t, name, len): the index of the entry named by the ${len}
+ * bytes at ${name}, or MOUNT_NONE. */
+static uint32_t
+find_entry(const struct mount_tree *t, const char *name, size_t len)
+{
+    size_t lo = 0, hi = t->n;
+
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const char *e = t->entries[mid].name;
+        int c = strncmp(name, e, len);
+        if (c == 0)
+            c = e[len] == '\0' ? 0 : -1;
+        if (c == 0)
+            return (uint32_t)mid;
+        if (c < 0)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return MOUNT_NONE;
+}
+
+static int
+grow_nodes(struct build *b)
+{
+    struct mount_tree *t = b->t;
+    uint32_t cap;
+    struct mount_node *grown;
+
+    if (t->nnodes < b->cap)
+        return 0;
+    if (b->cap >= UINT32_MAX / 2)
+        return error_set(PQV_E_LIMIT, NULL, "too many names to mount");
+    cap = b->cap * 2;
+    if ((grown = realloc(t->nodes, (size_t)cap * sizeof(*grown))) == NULL)
+        return PQV_E_NOMEM;
+    t->nodes = grown;
+    b->cap = cap;
+    return 0;
+}
+
+/* parent_of(b, name, len, out): the node of the directory named by the
+ * ${len} bytes at ${name} (0: the root), made up if no entry names it;
+ * MOUNT_NONE if it is no directory, or left out itself. */
+static int
+parent_of(struct build *b, const char *name, size_t len, uint32_t *out)
+{
+    struct mount_tree *t = b->t;
+    uint32_t i, up;
+    const char *slash;
+    char *copy;
+    int rc;
+
+    if (len == 0) {
+        *out = 0;
+        return 0;
+    }
+    if ((i = find_entry(t, name, len)) != MOUNT_NONE) {
+        /* Entries sort before those below them: it has its parent. */
+        const struct mount_node *p = &t->nodes[i + 1];
+        *out = t->entries[i].kind == KIND_DIR && p->parent != MOUNT_NONE ? i + 1 : MOUNT_NONE;
+        return 0;
+    }
+    if ((i = table_get(&b->made, name, len)) != MOUNT_NONE) {
+        *out = i;
+        return 0;
+    }
+    /* A directory made up; its own parent first. */
+    for (slash = name + len; slash > name && slash[-1] != '/'; slash--)
+        ;
+    if ((rc = parent_of(b, name, slash > name ? (size_t)(slash - 1 - name) : 0, &up)) != 0)
+        return rc;
+    if (up == MOUNT_NONE) {
+        *out = MOUNT_NONE;
+        return 0;
+    }
+    if ((rc = grow_nodes(b)) != 0)
+        return rc;
+    if (t->nmade % 64 == 0) {
+        char **grown = realloc(t->made, (t->nmade + 64) * sizeof(*grown));
+        if (grown == NULL)
+            return PQV_E_NOMEM;
+        t->made = grown;
+    }
+    if ((copy = malloc(len + 1)) == NULL)
+        return PQV_E_NOMEM;
+    memcpy(copy, name, len);
+    copy[len] = '\0';
+    t->made[t->nmade++] = copy;
+    i = t->nnodes++;
+    memset(&t->nodes[i], 0, sizeof(t->nodes[i]));
+    t->nodes[i].comp = copy + (slash - name);
+    t->nodes[i].entry = MOUNT_NONE;
+    t->nodes[i].parent = up;
+    if ((rc = table_put(&b->made, copy, len, i)) != 0)
+        return rc;
+    *out = i;
+    return 0;
+}
+
+struct kid {
+    const char *comp;
+    uint32_t node;
+};
+
+static int
+compare_kid(const void *a, const void *b)
+{
+    const struct kid *x = a, *y = b;
+    int c = strcmp(x->comp, y->comp);
+
+    return c != 0 ? c : x->node < y->node ? -1 : x->node > y->node;
+}
+
+struct link {
+    uint64_t group;
+    uint32_t node;
+};
+
+static int
+compare_link(const void *a, const void *b)
+{
+    const struct link *x = a, *y = b;
+
+    if (x->group != y->group)
+        return x->group < y->group ? -1 : 1;
+    return x->node < y->node ? -1 : x->node > y->node;
+}
+
+static int
+is_dir(const struct mount_tree *t, uint32_t node)
+{
+    const struct entry *e = mount_tree_entry(t, node);
+
+    return e == NULL || e->kind == KIND_DIR;
+}
+
+/* children(t): each directory's children, in name order. */
+static int
+children(struct mount_tree *t)
+{
+    uint32_t total = 0, *at = NULL;
+    struct kid *k = NULL;
+    int rc = 0;
+
+    for (uint32_t i = 1; i < t->nnodes; i++)
+        if (t->nodes[i].parent != MOUNT_NONE)
+            t->nodes[t->nodes[i].parent].nkids++;
+    for (uint32_t i = 0; i < t->nnodes; i++) {
+        t->nodes[i].kids = total;
+        total += t->nodes[i].nkids;
+    }
+    if ((t->kids = calloc((size_t)total + 1, sizeof(*t->kids))) == NULL ||
+        (at = calloc(t->nnodes, sizeof(*at))) == NULL ||
+        (k = calloc((size_t)total + 1, sizeof(*k))) == NULL) {
+        rc = PQV_E_NOMEM;
+        goto done;
+    }
+    for (uint32_t i = 1; i < t->nnodes; i++) {
+        uint32_t p = t->nodes[i].parent;
+        if (p == MOUNT_NONE)
+            continue;
+        k[t->nodes[p].kids + at[p]].comp = t->nodes[i].comp;
+        k[t->nodes[p].kids + at[p]].node = i;
+        at[p]++;
+    }
+    for (uint32_t i = 0; i < t->nnodes; i++) {
+        struct mount_node *d = &t->nodes[i];
+        uint64_t bytes = 0;
+        uint32_t subdirs = 0;
+        util_sort(k + d->kids, d->nkids, sizeof(*k), compare_kid);
+        for (uint32_t j = 0; j < d->nkids; j++) {
+            t->kids[d->kids + j] = k[d->kids + j].node;
+            bytes += (8 + strlen(k[d->kids + j].comp) + 7) & ~(uint64_t)7;
+            subdirs += is_dir(t, k[d->kids + j].node);
+        }
+        if (is_dir(t, i)) {
+            d->nlink = 2 + subdirs;
+            d->dir_pages = bytes / 4096 + 1 > UINT32_MAX ? UINT32_MAX : (uint32_t)(bytes / 4096 + 1);
+        }
+    }
+done:
+    free(at);
+    free(k);
+    return rc;
+}
+
+/* hard_links(t): the names of one group share the first one's number. */
+static int
+hard_links(struct mount_tree *t)
+{
+    struct link *l = NULL;
+    size_t n = 0;
+
+    for (uint32_t i = 1; i < t->nnodes; i++) {
+        const struct entry *e = mount_tree_entry(t, i);
+        t->nodes[i].inode = i;
+        if (!is_dir(t, i))
+            t->nodes[i].nlink = 1;
+        if (e != NULL && e->kind == KIND_FILE && e->hlgroup != 0 && t->nodes[i].parent != MOUNT_NONE)
+            n++;
+    }
+    if (n == 0)
+        return 0;
+    if ((l = calloc(n, sizeof(*l))) == NULL)
+        return PQV_E_NOMEM;
+    n = 0;
+    for (uint32_t i = 1; i < t->nnodes; i++) {
+        const struct entry *e = mount_tree_entry(t, i);
+        if (e != NULL && e->kind == KIND_FILE && e->hlgroup != 0 && t->nodes[i].parent != MOUNT_NONE) {
+            l[n].group = e->hlgroup;
+            l[n++].node = i;
+        }
+    }
+    util_sort(l, n, sizeof(*l), compare_link);
+    for (size_t i = 0; i < n;) {
+        size_t j = i + 1;
+        while (j < n && l[j].group == l[i].group)
+            j++;
+        for (size_t k = i; k < j; k++) {
+            t->nodes[l[k].node].inode = l[i].node;
+            t->nodes[l[k].node].nlink = (uint32_t)(j - i);
+        }
+        i = j;
+    }
+    free(l);
+    return 0;
+}
+
+int
+mount_tree_build(struct mount_tree *t)
+{
+    struct build b;
+    int rc = 0;
+
+    memset(&b, 0, sizeof(b));
+    b.t = t;
+    if (t->n >= UINT32_MAX / 4)
+        return error_set(PQV_E_LIMIT, NULL, "too many names to mount");
+    b.cap = (uint32_t)t->n + 64;
+    if ((t->nodes = calloc(b.cap, sizeof(*t->nodes))) == NULL)
+        return PQV_E_NOMEM;
+    t->nnodes = (uint32_t)t->n + 1;
+    t->nodes[0].comp = "";
+    t->nodes[0].entry = MOUNT_NONE;
+    t->data = 0;
+    for (uint32_t i = 0; i < t->n && rc == 0; i++) {
+        struct mount_node *nd = &t->nodes[i + 1];
+        const char *name = t->entries[i].name, *slash = strrchr(name, '/');
+        uint32_t parent;
+        nd->comp = slash != NULL ? slash + 1 : name;
+        nd->entry = i;
+        nd->parent = MOUNT_NONE;
+        /* A second entry of a name (none in a state), or a malformed name. */
+        if ((i > 0 && strcmp(name, t->entries[i - 1].name) == 0) || nd->comp[0] == '\0')
+            continue;
+        rc = parent_of(&b, name, slash != NULL ? (size_t)(slash - name) : 0, &parent);
+        /* (parent_of may have moved the nodes.) */
+        t->nodes[i + 1].parent = parent;
+        if (rc == 0 && parent != MOUNT_NONE && t->entries[i].kind == KIND_FILE)
+            for (uint32_t k = 0; k < t->entries[i].nextents; k++)
+                t->data += t->entries[i].extents[k].plain_len;
+    }
+    if (rc == 0 && (rc = children(t)) == 0)
+        rc = hard_links(t);
+    t->nodes[0].inode = 0;
+    free(b.made.slots);
+    if (rc != 0) {
+        mount_tree_unbuild(t);
+        return rc;
+    }
+    t->bytes = (uint64_t)t->nnodes * (sizeof(struct mount_node) + sizeof(uint32_t)) +
+        t->nmade * 32;
+    for (size_t i = 0; i < t->n; i++)
+        t->bytes += sizeof(struct entry) + strlen(t->entries[i].name) + 1 +
+            t->entries[i].nextents * sizeof(struct extent) + t->entries[i].nxattrs * 64;
+    return 0;
+}
+
+void
+mount_tree_unbuild(struct mount_tree *t)
+{
+    for (size_t i = 0; i < t->nmade; i++)
+        free(t->made[i]);
+    free(t->made);
+    free(t->nodes);
+    free(t->kids);
+    t->made = NULL;
+    t->nmade = 0;
+    t->nodes = NULL;
+    t->kids = NULL;
+    t->nnodes = 0;
+}
+
+uint32_t
+mount_tree_child(const struct mount_tree *t, uint32_t dir, const char *name)
+{
+    const struct mount_node *d;
+    size_t lo, hi;
+
+    if (dir >= t->nnodes)
+        return MOUNT_NONE;
+    d = &t->nodes[dir];
+    lo = 0;
+    hi = d->nkids;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        uint32_t k = t->kids[d->kids + mid];
+        int c = strcmp(name, t->nodes[k].comp);
+        if (c == 0)
+            return k;
+        if (c < 0)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return MOUNT_NONE;
+}
+
+/* ---- versions ---- */
+
+int
+mount_tree_same(const struct entry *a, const struct entry *b)
+{
+    if (a->kind != b->kind || a->perm != b->perm || a->uid != b->uid || a->gid != b->gid)
+        return 0;
+    if (a->kind == KIND_SYMLINK)
+        return a->target != NULL && b->target != NULL && strcmp(a->target, b->target) == 0 &&
+            a->mtime_sec == b->mtime_sec && a->mtime_nsec == b->mtime_nsec;
+    if (a->kind != KIND_FILE)
+        return 1;
+    if (a->mtime_sec != b->mtime_sec || a->mtime_nsec != b->mtime_nsec || a->size != b->size ||
+        a->nextents != b->nextents || a->chunked != b->chunked)
+        return 0;
+    for (uint32_t i = 0; i < a->nextents; i++) {
+        const struct extent *x = &a->extents[i], *y = &b->extents[i];
+        if (x->file_off != y->file_off || x->plain_len != y->plain_len)
+            return 0;
+        if (a->chunked ? memcmp(x->chunk_id, y->chunk_id, CHUNK_ID_BYTES) != 0
+                       : memcmp(x->pack_id, y->pack_id, PACK_ID_BYTES) != 0 ||
+                             x->pack_off != y->pack_off)
+            return 0;
+    }
+    return 1;
+}
+
+/* What is known of a name across the snapshots met so far. */
+struct track {
+    uint32_t dir;                /* its newest directory entry in the list, or MOUNT_NONE */
+    uint32_t last;               /* its newest version, or MOUNT_NONE */
+    size_t seen;                 /* 1 + the snapshot the last version was in; 0: none */
+};
+
+struct versions {
+    struct entry *e;
+    size_t n, cap;
+    struct track *tracks;        /* by the names' table values */
+    size_t ntracks, captracks;
+    struct name_table names;     /* name -> track (names kept in ${owned}) */
+    char **owned;
+    size_t nowned;
+};
+
+static int
+push_entry(struct versions *vs, struct entry *e)
+{
+    if (vs->n == vs->cap) {
+        size_t cap = vs->cap ? 2 * vs->cap : 256;
+        struct entry *grown;
+        if (cap >= UINT32_MAX / 2)
+            return error_set(PQV_E_LIMIT, NULL, "too many versions to mount");
+        if ((grown = realloc(vs->e, cap * sizeof(*grown))) == NULL)
+            return PQV_E_NOMEM;
+        vs->e = grown;
+        vs->cap = cap;
+    }
+    vs->e[vs->n++] = *e;
+    memset(e, 0, sizeof(*e));
+    return 0;
+}
+
+/* track_of(vs, name, out): the track of ${name}, made if new. */
+static int
+track_of(struct versions *vs, const char *name, struct track **out)
+{
+    size_t len = strlen(name);
+    uint32_t i = table_get(&vs->names, name, len);
+    char *copy;
+    int rc;
+
+    if (i == MOUNT_NONE) {
+        if (vs->ntracks == vs->captracks) {
+            size_t cap = vs->captracks ? 2 * vs->captracks : 256;
+            struct track *grown = realloc(vs->tracks, cap * sizeof(*grown));
+            char **owned;
+            if (grown == NULL)
+                return PQV_E_NOMEM;
+            vs->tracks = grown;
+            if ((owned = realloc(vs->owned, cap * sizeof(*owned))) == NULL)
+                return PQV_E_NOMEM;
+            vs->owned = owned;
+            vs->captracks = cap;
+        }
+        if ((copy = strdup(name)) == NULL)
+            return PQV_E_NOMEM;
+        vs->owned[vs->nowned++] = copy;
+        i = (uint32_t)vs->ntracks++;
+        vs->tracks[i].dir = vs->tracks[i].last = MOUNT_NONE;
+        vs->tracks[i].seen = 0;
+        if ((rc = table_put(&vs->names, copy, len, i)) != 0)
+            return rc;
+    }
+    *out = &vs->tracks[i];
+    return 0;
+}
+
+static int
+compare_name_epoch(const void *a, const void *b)
+{
+    const struct entry *x = a, *y = b;
+    int c = strcmp(x->name, y->name);
+
+    if (c != 0)
+        return c;
+    return x->epoch < y->epoch ? -1 : x->epoch > y->epoch;
+}
+
+static int
+compare_name(const void *a, const void *b)
+{
+    return strcmp(((const struct entry *)a)->name, ((const struct entry *)b)->name);
+}
+
+/* version_of(m, gs, at, snap, out): a copy of ${at} as the version named
+ * NAME/${snap}: its file key in clear, its chunks placed, no group. */
+static int
+version_of(struct pqv_mount *m, struct state *gs, const struct entry *at, const char *snap,
+    struct entry *out)
+{
+    size_t len = strlen(at->name) + 1 + strlen(snap) + 1;
+    char *name;
+    int rc;
+
+    if ((rc = entry_copy(out, at)) != 0)
+        return rc;
+    if ((name = malloc(len)) == NULL) {
+        entry_clear(out);
+        return PQV_E_NOMEM;
+    }
+    snprintf(name, len, "%s/%s", at->name, snap);
+    free(out->name);
+    out->name = name;
+    out->hlgroup = 0;
+    if (out->kind == KIND_FILE && !out->chunked && out->key_state != KEY_CLEAR) {
+        uint8_t key[PQV_FILE_KEY_BYTES];
+        if ((rc = state_file_key(m->v, gs, at, key)) != 0) {
+            entry_clear(out);
+            return rc;
+        }
+        memcpy(out->key, key, sizeof(key));
+        out->key_state = KEY_CLEAR;
+        util_wipe(key, sizeof(key));
+    }
+    chunks_locate(&m->cur.chunks, out);
+    return 0;
+}
+
+/* generation(m, k0, k1, vs): the kept snapshots k0 .. k1 - 1, of one
+ * generation, merged into ${vs}. */
+static int
+generation(struct pqv_mount *m, size_t k0, size_t k1, struct versions *vs)
+{
+    struct names_walk w;
+    struct state gs;
+    struct entry *all = NULL;
+    size_t n = 0, cap = 0;
+    uint64_t damaged = 0;
+    int rc;
+
+    memset(&w, 0, sizeof(w));
+    w.report = m->opt.report;
+    w.report_ctx = m->opt.report_ctx;
+    w.damaged = &damaged;
+    if ((rc = snapshots_state(m->v, &m->cur, &m->kept.s[k1 - 1], &gs)) != 0)
+        return rc;
+    /* The index is the current chain's: given back at once. */
+    m->cur.chunks = gs.chunks;
+    m->cur.chunks_loaded = 1;
+    memset(&gs.chunks, 0, sizeof(gs.chunks));
+    gs.chunks_loaded = 0;
+    for (size_t i = 0; i < gs.nsegs && rc == 0; i++) {
+        for (size_t b = 0; b < gs.segs[i].nblocks && rc == 0; b++) {
+            struct entry *es;
+            size_t cnt;
+            if ((rc = segment_block(m->v, &gs.segs[i], b, &es, &cnt)) != 0) {
+                char sname[STORAGE_NAME_MAX];
+                if (rc != PQV_E_INTEGRITY)
+                    break;
+                segment_name(gs.segs[i].epoch, sname);
+                vault_report(w.report, w.report_ctx, PQV_REPORT_ERROR, sname, "%s",
+                    pqv_error_last()->reason);
+                rc = 0;
+                continue;
+            }
+            if (n + cnt > cap) {
+                size_t ncap = cap ? 2 * cap : 1024;
+                struct entry *grown;
+                while (ncap < n + cnt)
+                    ncap *= 2;
+                if ((grown = realloc(all, ncap * sizeof(*grown))) == NULL) {
+                    for (size_t j = 0; j < cnt; j++)
+                        entry_clear(&es[j]);
+                    free(es);
+                    rc = PQV_E_NOMEM;
+                    break;
+                }
+                all = grown;
+                cap = ncap;
+            }
+            memcpy(all + n, es, cnt * sizeof(*es));
+            n += cnt;
+            free(es);
+        }
+    }
+    util_sort(all, n, sizeof(*all), compare_name_epoch);
+    for (size_t i = 0; i < n && rc == 0;) {
+        size_t j = i + 1, q = i;
+        struct track *tr;
+        int have = 0;
+        while (j < n && strcmp(all[j].name, all[i].name) == 0)
+            j++;
+        if ((rc = track_of(vs, all[i].name, &tr)) != 0)
+            break;
+        for (size_t s = k0; s < k1 && rc == 0; s++) {
+            uint64_t epoch = m->kept.s[s].epoch;
+            const struct entry *at;
+            struct entry copy;
+            size_t ti = (size_t)(tr - vs->tracks);
+            /* The newest entry of the name at or before the snapshot. */
+            while (q < j && all[q].epoch <= epoch) {
+                q++;
+                have = 1;
+            }
+            if (!have)
+                continue;
+            at = &all[q - 1];
+            if (at->kind == KIND_REMOVED)
+                continue;
+            if (at->kind == KIND_DIR) {
+                if ((rc = entry_copy(&copy, at)) != 0)
+                    break;
+                copy.hlgroup = 0;
+                if (tr->dir != MOUNT_NONE) {
+                    entry_clear(&vs->e[tr->dir]);
+                    vs->e[tr->dir] = copy;
+                } else {
+                    tr->dir = (uint32_t)vs->n;
+                    rc = push_entry(vs, &copy);
+                }
+                continue;
+            }
+            if (tr->last != MOUNT_NONE && tr->seen == s && mount_tree_same(&vs->e[tr->last], at)) {
+                tr->seen = s + 1;
+                continue;
+            }
+            if ((rc = version_of(m, &gs, at, m->snap_names[s], &copy)) != 0)
+                break;
+            tr = &vs->tracks[ti];
+            tr->last = (uint32_t)vs->n;
+            tr->seen = s + 1;
+            if ((rc = push_entry(vs, &copy)) != 0)
+                entry_clear(&copy);
+        }
+        i = j;
+    }
+    for (size_t i = 0; i < n; i++)
+        entry_clear(&all[i]);
+    free(all);
+    state_free(&gs);
+    return rc;
+}
+
+int
+mount_tree_versions(struct pqv_mount *m, struct entry **out, size_t *n)
+{
+    struct versions vs;
+    int rc = 0;
+
+    memset(&vs, 0, sizeof(vs));
+    *out = NULL;
+    *n = 0;
+    for (size_t k = 0; k < m->kept.n && rc == 0;) {
+        size_t end = k;
+        while (end < m->kept.n && m->kept.s[end].base == m->kept.s[k].base)
+            end++;
+        rc = generation(m, k, end, &vs);
+        k = end;
+    }
+    /* A directory over the versions of each name that was never one. */
+    for (size_t i = 0; i < vs.ntracks && rc == 0; i++) {
+        const struct track *tr = &vs.tracks[i];
+        struct entry d;
+        if (tr->dir != MOUNT_NONE || tr->last == MOUNT_NONE)
+            continue;
+        memset(&d, 0, sizeof(d));
+        d.kind = KIND_DIR;
+        d.perm = 0555;
+        d.uid = vs.e[tr->last].uid;
+        d.gid = vs.e[tr->last].gid;
+        d.mtime_sec = d.ctime_sec = vs.e[tr->last].mtime_sec;
+        d.mtime_nsec = d.ctime_nsec = vs.e[tr->last].mtime_nsec;
+        if ((d.name = strdup(vs.owned[i])) == NULL)
+            rc = PQV_E_NOMEM;
+        else if ((rc = push_entry(&vs, &d)) != 0)
+            entry_clear(&d);
+    }
+    for (size_t i = 0; i < vs.nowned; i++)
+        free(vs.owned[i]);
+    free(vs.owned);
+    free(vs.tracks);
+    free(vs.names.slots);
+    if (rc != 0) {
+        for (size_t i = 0; i < vs.n; i++)
+            entry_clear(&vs.e[i]);
+        free(vs.e);
+        return rc;
+    }
+    util_sort(vs.e, vs.n, sizeof(*vs.e), compare_name);
+    *out = vs.e;
+    *n = vs.n;
+    return 0;
+}

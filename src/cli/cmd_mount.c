@@ -45,37 +45,12 @@ struct mount_args {
     int done;                    /* --help given: nothing more to do */
 };
 
-/* parse_size(s, out): "N", "NK", "NM" or "NG" (binary units); 0 or -1. */
-static int
-parse_size(const char *s, unsigned long long *out)
-{
-    char digits[32];
-    size_t n = strlen(s);
-    unsigned long long v, unit = 1;
-
-    if (n == 0 || n >= sizeof(digits))
-        return -1;
-    memcpy(digits, s, n + 1);
-    switch (digits[n - 1]) {
-    case 'K': case 'k': unit = 1ull << 10; break;
-    case 'M': case 'm': unit = 1ull << 20; break;
-    case 'G': case 'g': unit = 1ull << 30; break;
-    default: break;
-    }
-    if (unit > 1)
-        digits[n - 1] = '\0';
-    if (parse_uint(digits, CACHE_MAX, &v) != 0 || v > CACHE_MAX / unit)
-        return -1;
-    *out = v * unit;
-    return 0;
-}
-
 /* mount_parse(a, ma): the options and the one operand; exit status. */
 static int
 mount_parse(struct args *a, struct mount_args *ma)
 {
     const char *val;
-    unsigned long long size;
+    uint64_t size;
     int id;
 
     memset(ma, 0, sizeof(*ma));
@@ -87,7 +62,7 @@ mount_parse(struct args *a, struct mount_args *ma)
         case OPT_FOREGROUND: ma->foreground = 1; break;
         case OPT_ALLOW_OTHER: ma->allow_other = 1; break;
         case OPT_CACHE_SIZE:
-            if (parse_size(val, &size) != 0 || size < PQV_MOUNT_CACHE_MIN)
+            if (parse_size(val, &size) != 0 || size < PQV_MOUNT_CACHE_MIN || size > CACHE_MAX)
                 return usage_error("--cache-size: not a size of 8M to 64G: '%s'", val);
             ma->cache = (size_t)size;
             break;

@@ -19,8 +19,10 @@
 # "n/a (not implemented)".  When present, the script tries `pqvault forget
 # --keep-daily 7 --keep-weekly 4` then `pqvault gc` (the interface is not
 # settled: a failure is reported in its cell, not fatal; pqvault's
-# snapshots all carry the time they were made, so its retention sees one
-# day).
+# snapshots carry the time they were made: with faketime(1) installed
+# (Debian's faketime, scripts/install-deps.sh) each add runs with the clock
+# starting at its day, so that its retention sees DAYS days too; without
+# it, one day).
 #
 # Environment (and those of bench/real_lib.sh: RUNS, PQVAULT, BENCH_DIR,
 # PQ_KDF, BORG_ENCRYPTION, BENCH_PASSPHRASE, PQ_ADD_OPTS):
@@ -48,6 +50,11 @@ tree_stats "$W/day1/$TN"
 
 NA="n/a (not implemented)"
 if "$PQVAULT" log --help >/dev/null 2>&1; then pq_hist=yes; else pq_hist=no; fi
+if command -v faketime >/dev/null 2>&1; then faketime=yes; else faketime=no; fi
+# at-day CMD...: CMD with the clock starting at $PQ_DAY (a script: timed
+# runs a program, and the time holds a space).
+printf '#!/bin/sh\nexec env NO_FAKE_STAT=1 faketime -f "@$PQ_DAY" "$@"\n' >"$W/at-day"
+chmod +x "$W/at-day"
 
 : >"$W/mutations"
 r=0
@@ -74,7 +81,11 @@ while [ "$r" -lt "$RUNS" ]; do
         when=$(date -u -d "2026-01-01 12:00:00 UTC +$((d - 1)) days" '+%Y-%m-%d %H:%M:%S')
         step=day
         [ "$d" -gt 1 ] || step=first
-        timed "pq_$step" $PQ -v "$R/pq" add $PQ_ADD_OPTS "$TN"
+        # pqvault dates a snapshot by the clock: under faketime (its file
+        # times left alone, NO_FAKE_STAT) the clock starts at that day.
+        PQ_AT_DAY=
+        [ "$faketime" = no ] || { export PQ_DAY="$when"; PQ_AT_DAY="$W/at-day"; }
+        timed "pq_$step" $PQ_AT_DAY $PQ -v "$R/pq" add $PQ_ADD_OPTS "$TN"
         timed "restic_$step" restic -q -r "$R/restic" backup --time "$when" "$TN"
         timed "borg_$step" borg create --timestamp "$(echo "$when" | tr ' ' T)" "$R/borg::day$d" "$TN"
         d=$((d + 1))
@@ -129,7 +140,7 @@ footer
 echo
 echo "### $DAYS daily snapshots of a copy of $TREE"
 echo
-echo "Day 1: $t_files files ($(mib "$t_bytes")), $t_links symbolic links, $t_dirs directories. Each later day: \`bench/mutate.py --profile daily --seed $SEED+DAY\` (0.7% of the files edited at a random offset, 4 B - 4 KiB replaced or inserted; 0.1% renamed or moved; 0.1% deleted; 0.1% new), e.g. day 2: \`$(head -1 "$W/mutations" 2>/dev/null || echo -)\`. restic and borg snapshots dated one day apart from 2026-01-01 12:00 UTC. pqvault's history commands: $( [ "$pq_hist" = yes ] && echo "present (\`pqvault log --help\` exits 0)" || echo "not in this build (\`pqvault log --help\` fails)")."
+echo "Day 1: $t_files files ($(mib "$t_bytes")), $t_links symbolic links, $t_dirs directories. Each later day: \`bench/mutate.py --profile daily --seed $SEED+DAY\` (0.7% of the files edited at a random offset, 4 B - 4 KiB replaced or inserted; 0.1% renamed or moved; 0.1% deleted; 0.1% new), e.g. day 2: \`$(head -1 "$W/mutations" 2>/dev/null || echo -)\`. restic and borg snapshots dated one day apart from 2026-01-01 12:00 UTC$( [ "$faketime" = yes ] && echo ", pqvault's too (its adds under \`faketime\`)" || echo "; pqvault's at the time they were made (no faketime here)"). pqvault's history commands: $( [ "$pq_hist" = yes ] && echo "present (\`pqvault log --help\` exits 0)" || echo "not in this build (\`pqvault log --help\` fails)")."
 echo
 total() {
     # total TOOL: the sum of TOOL's DAYS snapshot times (until durable),

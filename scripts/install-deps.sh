@@ -20,7 +20,7 @@ curl libcurl4-openssl-dev libexpat1-dev libzstd-dev
 ceph-mon ceph-osd radosgw ceph-common
 python3-cryptography python3-numpy
 rclone restic
-borgbackup age time hyperfine
+borgbackup age time hyperfine faketime
 libfuse3-dev fuse3
 linux-source-6.1"
 missing=""

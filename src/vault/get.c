@@ -14,6 +14,7 @@
 
 #include "util/fsutil.h"
 #include "vault/get_internal.h"
+#include "vault/kinds.h"
 #include "vault/names.h"
 #include "vault/select.h"
 #include "vault/vault_internal.h"
@@ -314,7 +315,9 @@ pqv_vault_get_fd(pqv_vault *v, const char *name, int fd, const struct pqv_get_op
     memset(&fresh, 0, sizeof(fresh));
     memset(&fresh_state, 0, sizeof(fresh_state));
     if (e.kind != KIND_FILE) {
-        rc = error_set(PQV_E_INVAL, norm, "is not a regular file (cannot write it to a stream)");
+        const struct entry_kind *k = kinds_find(e.kind);
+        rc = error_set(PQV_E_INVAL, norm, "is a %s, not a regular file (cannot write it to a "
+            "stream)", k != NULL ? k->name : "special entry");
     } else {
         sink.total = e.size;
         rc = get_stream_current(v, &st, &e, &sink, &fresh, &fresh_state);

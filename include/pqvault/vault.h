@@ -811,7 +811,8 @@ struct pqv_change {
     unsigned fields;         /* changed: PQV_CHANGED_* */
 };
 enum { PQV_CHANGED_CONTENT = 1, PQV_CHANGED_KIND = 2, PQV_CHANGED_MODE = 4,
-    PQV_CHANGED_OWNER = 8, PQV_CHANGED_TIME = 16, PQV_CHANGED_TARGET = 32 };
+    PQV_CHANGED_OWNER = 8, PQV_CHANGED_TIME = 16, PQV_CHANGED_TARGET = 32,
+    PQV_CHANGED_DEVICE = 64 /* a device node's number */ };
 /* pqv_vault_diff(v, from, to, prefix, out, n): what changed below
  * ${prefix} (NULL: everything) from snapshot ${from} to snapshot ${to}
  * (0: the newest state), in name order.  Free with pqv_changes_free. */

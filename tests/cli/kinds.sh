@@ -7,6 +7,7 @@
 # other partial restores); get -o - of a FIFO or device is refused (exit
 # 1, as for a directory); an unchanged FIFO is left as it is; a device
 # number changed is a change (diff says "device"); versions names them;
+# check, forget and gc (compaction), copy keep them;
 # the independent reader lists and restores them as pqvault does; a
 # write-only writer stores the FIFO, not the devices.
 . "$(dirname "$0")/lib.sh"
@@ -134,6 +135,18 @@ expect_status 0 pq versions src/dev/pipe
 expect_stdout_contains "FIFO"
 expect_status 0 pq check --read-data
 expect_status 0 pq gc
+# Folded (forget, gc's compaction into a base), copied: the kinds kept.
+expect_status 0 pq forget --keep-last 1
+expect_status 0 pq gc
+expect_status 0 pq list -l src/dev
+check_ok "after forget and gc: the devices and their numbers kept" sh -c \
+    'grep -q "^crw--w---- .* 1, 3 .* src/dev/null$" "$1" && grep -q "^brw------- .* 7, 201 .* src/dev/loop$" "$1" && grep -q "^prw-r----- .* src/dev/pipe$" "$1"' sh "$OUT"
+expect_status 0 pq check --read-data
+expect_status 0 pq info
+expect_status 0 pq copy --to "$T/copy"
+expect_status 0 "$PQV" -v "$T/copy" --passphrase-file "$PF" list -l src/dev
+check_ok "copy: the FIFO and devices there" sh -c \
+    'grep -q "^c.* 1, 3 .* src/dev/null$" "$1" && grep -q "^b.* 7, 201 .* src/dev/loop$" "$1" && grep -q "^p.* src/dev/pipe$" "$1"' sh "$OUT"
 
 # ---- the independent reader (tests/reader/, docs/FORMAT.md alone) ----
 RD=$(cd "$(dirname "$0")/../reader" && pwd)

@@ -9,7 +9,8 @@
 # number changed is a change (diff says "device"); versions names them;
 # check, forget and gc (compaction), copy keep them;
 # the independent reader lists and restores them as pqvault does; a
-# write-only writer stores the FIFO, not the devices.
+# write-only writer stores the FIFO, not the devices; a format-2 vault is
+# upgraded to format 3 by the add that stores them.
 . "$(dirname "$0")/lib.sh"
 
 if [ "$(id -u)" -ne 0 ]; then
@@ -196,5 +197,19 @@ expect_status 0 pq list -l lone-pipe lone-null
 check_ok "operands: a FIFO and a device stored as named" sh -c 'grep -q "^p.* lone-pipe$" "$1" && grep -q "^c.* 1, 3 .* lone-null$" "$1"' sh "$OUT"
 expect_status 1 pq add "$T/src/dev/sock" --name lone-sock
 expect_stderr_contains "is a socket: not stored"
+
+# ---- a format-2 vault: upgraded to format 3 by the add, then the FIFO stored ----
+FX=$(cd "$(dirname "$0")/../fixtures" && pwd)
+cp -r "$FX/v2-chacha" "$T/v2"
+chmod -R u+w "$T/v2"
+mkdir -p "$T/v2src"
+mkfifo "$T/v2src/pipe"
+mknod "$T/v2src/null" c 1 3
+expect_status 0 "$PQV" -v "$T/v2" --passphrase-file "$FX/v2.pass" add "$T/v2src"
+expect_status 0 "$PQV" -v "$T/v2" --passphrase-file "$FX/v2.pass" info
+expect_stdout_contains "format version:  3"
+expect_status 0 "$PQV" -v "$T/v2" --passphrase-file "$FX/v2.pass" list -l v2src
+check_ok "format 2 upgraded: the FIFO and device stored" sh -c 'grep -q "^p.* v2src/pipe$" "$1" && grep -q "^c.* 1, 3 .* v2src/null$" "$1"' sh "$OUT"
+expect_status 0 "$PQV" -v "$T/v2" --passphrase-file "$FX/v2.pass" check
 
 finish

@@ -21,7 +21,7 @@
 enum { KIND_FILE = PQV_ENTRY_FILE, KIND_DIR = PQV_ENTRY_DIR, KIND_SYMLINK = PQV_ENTRY_SYMLINK,
     KIND_REMOVED = 4, KIND_FIFO = PQV_ENTRY_FIFO, KIND_CHARDEV = PQV_ENTRY_CHARDEV,
     KIND_BLOCKDEV = PQV_ENTRY_BLOCKDEV };
-/* kind_is_device(kind): a character or block device node. */
+/* KIND_IS_DEVICE(kind): a character or block device node. */
 #define KIND_IS_DEVICE(kind) ((kind) == KIND_CHARDEV || (kind) == KIND_BLOCKDEV)
 /* Entry flags; ENTRY_CHUNKED: a file of format 3 made of chunks (only in
  * segments of format 3). */

@@ -6,8 +6,8 @@
  *      base, 0 to 3 entry blocks), parsed as if it had authenticated;
  *   1: a chunk block's plaintext (its record count the next byte), against
  *      a pack table of three packs;
- *   2: entries of a format-3 segment (chunked files allowed), one after
- *      the other;
+ *   2: entries of a format-3 segment (chunked files, FIFOs and device
+ *      nodes allowed), one after the other;
  *   3: records made from the bytes (identity, lengths, flags) sealed into a
  *      pack by pack3_finish: pack3_table must give them back exactly, and
  *      the pack's length must be its Padmé length; then the same pack with
@@ -103,12 +103,19 @@ entries(const uint8_t *p, size_t n)
     t.packs = packs;
     t.npacks = 1;
     t.chunks = 1;
+    t.special = 1;
     cursor_init(&c, p, n);
     while (cursor_left(&c) > 0) {
         struct entry e;
         if (entry_decode(&c, &e, &t) != 0)
             break;
         if (e.chunked && (e.kind != KIND_FILE || e.key_state != KEY_NONE))
+            abort();
+        /* Only a device node has a number; a FIFO or device has no data. */
+        if ((e.rdev_major != 0 || e.rdev_minor != 0) && !KIND_IS_DEVICE(e.kind))
+            abort();
+        if ((e.kind == KIND_FIFO || KIND_IS_DEVICE(e.kind)) &&
+            (e.nextents != 0 || e.has_content || e.target != NULL))
             abort();
         for (uint32_t i = 0; e.chunked && i < e.nextents; i++)
             if (!e.extents[i].chunk || e.extents[i].plain_len > CHUNK_MAX ||

@@ -138,6 +138,8 @@ ef_equal(const struct entry *a, const struct entry *b)
     }
     if (!ef_str_eq(a->target, b->target))
         EF_DIFF("target");
+    if (a->rdev_major != b->rdev_major || a->rdev_minor != b->rdev_minor)
+        EF_DIFF("device number");
     return 1;
 #undef EF_DIFF
 }

@@ -1,5 +1,5 @@
 /*
- * test_entry.c: the entry codec of format 2 (src/vault/entry.c,
+ * test_entry.c: the entry codec of formats 2 and 3 (src/vault/entry.c,
  * docs/FORMAT.md section 13) and the kinds table (src/vault/kinds.c),
  * without a vault: every kind round trips with every optional field; the
  * string and pack tables built while encoding deduplicate and index;
@@ -108,6 +108,39 @@ sample_link(struct entry *e)
     e->target = ef_dup("../elsewhere/report.pdf");
 }
 
+/* A FIFO (nothing of its own) and device nodes (their numbers, the
+ * largest ones too). */
+static void
+sample_fifo(struct entry *e)
+{
+    ef_init(e, "dev/pipe", KIND_FIFO);
+    e->perm = 0620;
+    e->uid = 1000;
+    e->user = ef_dup("alice");
+    e->mtime_sec = 1600000000;
+    e->ino = 77;
+}
+
+static void
+sample_chardev(struct entry *e)
+{
+    ef_init(e, "dev/null", KIND_CHARDEV);
+    e->perm = 0666;
+    e->group = ef_dup("staff");
+    e->rdev_major = 1;
+    e->rdev_minor = 3;
+    ef_xattr(e, "security.selinux", "x", 1);
+}
+
+static void
+sample_blockdev(struct entry *e)
+{
+    ef_init(e, "dev/sda", KIND_BLOCKDEV);
+    e->perm = 04660;
+    e->rdev_major = UINT32_MAX;
+    e->rdev_minor = 1u << 20;
+}
+
 static void
 sample_removed(struct entry *e)
 {
@@ -116,7 +149,7 @@ sample_removed(struct entry *e)
 
 typedef void (*sample_fn)(struct entry *);
 static const sample_fn samples[] = { sample_file, sample_small_file, sample_dir, sample_link,
-    sample_removed };
+    sample_removed, sample_fifo, sample_chardev, sample_blockdev };
 #define NSAMPLES (sizeof(samples) / sizeof(samples[0]))
 
 /* encode_one(e, t, out): ${e} alone, encoded into ${out} (reset). */
@@ -153,6 +186,7 @@ test_roundtrip_every_kind(void)
     struct cursor c;
 
     memset(&t, 0, sizeof(t));
+    t.special = 1; /* format 3: FIFOs and devices too */
     for (size_t i = 0; i < NSAMPLES; i++) {
         samples[i](&in[i]);
         CHECK_EQ_INT(entry_encode(&b, &in[i], &t, stored_key), 0);
@@ -192,6 +226,7 @@ test_string_table_dedup(void)
     struct buf b1 = { NULL, 0, 0, 0 }, b2 = { NULL, 0, 0, 0 };
 
     memset(&t, 0, sizeof(t));
+    t.special = 1; /* format 3: FIFOs and devices too */
     for (size_t i = 0; i < NSAMPLES; i++) {
         samples[i](&in[i]);
         CHECK_EQ_INT(encode_one(&in[i], &t, &b1), 0);
@@ -235,6 +270,7 @@ test_pack_table(void)
     struct buf b = { NULL, 0, 0, 0 };
 
     memset(&t, 0, sizeof(t));
+    t.special = 1; /* format 3: FIFOs and devices too */
     for (unsigned i = 0; i < 300; i++) {
         memset(id, 0, sizeof(id));
         id[0] = (uint8_t)i;
@@ -264,6 +300,7 @@ test_pack_table(void)
     /* sample_file: packs a1 (twice), b2, c3 (a format-1 object). */
     sample_file(&e);
     memset(&t, 0, sizeof(t));
+    t.special = 1; /* format 3: FIFOs and devices too */
     CHECK_EQ_INT(encode_one(&e, &t, &b), 0);
     REQUIRE(t.npacks == 3);
     memset(id, 0xa1, sizeof(id));
@@ -290,6 +327,7 @@ test_removed_is_name_and_kind(void)
     static const uint8_t want[] = { 10, 8, 'o', 'l', 'd', '/', 'g', 'o', 'n', 'e', KIND_REMOVED };
 
     memset(&t, 0, sizeof(t));
+    t.special = 1; /* format 3: FIFOs and devices too */
     sample_file(&e);
     e.kind = KIND_REMOVED;
     free(e.name);
@@ -320,6 +358,7 @@ test_encode_normalises_and_refuses(void)
     struct buf b = { NULL, 0, 0, 0 };
 
     memset(&t, 0, sizeof(t));
+    t.special = 1; /* format 3: FIFOs and devices too */
     sample_dir(&e);
     e.perm = S_IFDIR | 0755;
     e.has_content = 1; /* meaningless for a directory: not written */
@@ -357,6 +396,7 @@ test_bounds_accepted(void)
 
     REQUIRE(longname != NULL && longtarget != NULL && big != NULL);
     memset(&t, 0, sizeof(t));
+    t.special = 1; /* format 3: FIFOs and devices too */
     ef_init(&e, "f", KIND_FILE);
     e.perm = 07777;
     e.uid = e.gid = UINT32_MAX;
@@ -432,6 +472,7 @@ test_truncated_every_byte(void)
     struct buf b = { NULL, 0, 0, 0 }, re = { NULL, 0, 0, 0 };
 
     memset(&t, 0, sizeof(t));
+    t.special = 1; /* format 3: FIFOs and devices too */
     for (size_t s = 0; s < NSAMPLES; s++) {
         struct entry e, out;
         struct cursor c;
@@ -477,6 +518,7 @@ test_extra_byte(void)
     struct buf b = { NULL, 0, 0, 0 }, re = { NULL, 0, 0, 0 };
 
     memset(&t, 0, sizeof(t));
+    t.special = 1; /* format 3: FIFOs and devices too */
     for (size_t s = 0; s < NSAMPLES; s++) {
         struct entry e, out;
         struct cursor c;
@@ -530,6 +572,8 @@ struct raw {
     size_t targetlen;            /* 0: strlen(target) */
     int nonminimal_perm;         /* write perm as a two-byte varint */
     int extra;                   /* bytes of garbage after the fields */
+    uint64_t major, minor;       /* a device's number ... */
+    int ndev;                    /* ... of which these many varints are written */
 };
 
 static void
@@ -607,6 +651,12 @@ raw_encode(const struct raw *r, struct buf *out)
         }
         if (r->kind == KIND_SYMLINK)
             raw_blob(&b, r->target, r->targetlen ? r->targetlen : strlen(r->target));
+        if (r->kind == KIND_CHARDEV || r->kind == KIND_BLOCKDEV) {
+            if (r->ndev >= 1)
+                raw_varint(&b, r->major);
+            if (r->ndev >= 2)
+                raw_varint(&b, r->minor);
+        }
     }
     for (int i = 0; i < r->extra; i++)
         buf_u8(&b, 0);
@@ -633,9 +683,10 @@ fixed_tables(struct seg_tables *t)
     t->nstrings = 3;
     t->packs = fixed_packs;
     t->npacks = t->cappacks = 2;
+    t->special = 1; /* format 3: FIFOs and devices too (not chunks) */
 }
 
-enum { B_FILE, B_DIR, B_LINK, B_REMOVED };
+enum { B_FILE, B_DIR, B_LINK, B_REMOVED, B_FIFO, B_CHARDEV, B_BLOCKDEV };
 
 /* base(kind, r): a valid entry of each kind, every optional field set: a
  * file of a zstd extent on pack 0, a hole, a format-1 object on pack 1,
@@ -682,6 +733,16 @@ base(int which, struct raw *r)
     case B_REMOVED:
         r->kind = KIND_REMOVED;
         break;
+    case B_FIFO:
+        r->kind = KIND_FIFO;
+        break;
+    case B_CHARDEV:
+    case B_BLOCKDEV:
+        r->kind = which == B_CHARDEV ? KIND_CHARDEV : KIND_BLOCKDEV;
+        r->major = 259;
+        r->minor = 65536;
+        r->ndev = 2;
+        break;
     }
 }
 
@@ -695,7 +756,7 @@ test_raw_encoder_agrees(void)
     struct buf raw = { NULL, 0, 0, 0 }, enc = { NULL, 0, 0, 0 };
 
     fixed_tables(&t);
-    for (int which = B_FILE; which <= B_REMOVED; which++) {
+    for (int which = B_FILE; which <= B_BLOCKDEV; which++) {
         struct raw r;
         struct entry e;
         base(which, &r);
@@ -713,6 +774,8 @@ test_raw_encoder_agrees(void)
             CHECK(e.nxattrs == 1 && strcmp(e.xattrs[0].name, "user.x") == 0 &&
                 e.xattrs[0].len == 4 && memcmp(e.xattrs[0].value, "vvvv", 4) == 0);
         }
+        if (which == B_CHARDEV || which == B_BLOCKDEV)
+            CHECK(e.rdev_major == 259 && e.rdev_minor == 65536);
         if (which == B_FILE) {
             CHECK_EQ_INT(e.has_content, 1);
             CHECK_EQ_INT(e.nextents, 2);
@@ -721,6 +784,7 @@ test_raw_encoder_agrees(void)
         /* entry_encode of the decoded entry: the same bytes (the tables
          * it builds list the same strings and packs, in the same order). */
         memset(&built, 0, sizeof(built));
+        built.special = 1;
         CHECK_EQ_INT(encode_one(&e, &built, &enc), 0);
         CHECK(enc.len == raw.len && memcmp(enc.p, raw.p, raw.len) == 0);
         entry_tables_free(&built);
@@ -735,7 +799,8 @@ enum field {
     F_NAME, F_KIND, F_PERM, F_PERM_NONMINIMAL, F_UID, F_GID, F_USER, F_GROUP, F_MTIME_NSEC,
     F_CTIME_NSEC, F_FLAGS, F_ORIGIN, F_HLGROUP, F_NXATTRS, F_XNAME, F_XLEN, F_SUITE, F_SIZE,
     F_NEXTENTS, F_X0_OFF, F_X0_PLAIN, F_X0_PACK, F_X0_PACK_OFF, F_X0_STORED, F_X0_FLAGS,
-    F_X1_OFF, F_X1_PLAIN, F_X1_PACK, F_X1_STORED, F_X1_FLAGS, F_TARGET, F_EXTRA
+    F_X1_OFF, F_X1_PLAIN, F_X1_PACK, F_X1_STORED, F_X1_FLAGS, F_TARGET, F_EXTRA, F_MAJOR,
+    F_MINOR, F_NDEV
 };
 
 struct bad_case {
@@ -783,6 +848,9 @@ apply(struct raw *r, const struct bad_case *c)
     case F_X1_FLAGS: r->x[1].flags = c->v; break;
     case F_TARGET: r->target = c->s; r->targetlen = c->slen; break;
     case F_EXTRA: r->extra = (int)c->v; break;
+    case F_MAJOR: r->major = c->v; break;
+    case F_MINOR: r->minor = c->v; break;
+    case F_NDEV: r->ndev = (int)c->v; break;
     }
 }
 
@@ -795,7 +863,7 @@ test_malformed_refused(void)
     const uint64_t v1_stored = object_sealed_size(4096);
     const struct bad_case cases[] = {
         { "kind 0", B_FILE, F_KIND, 0, NULL, 0 },
-        { "kind 5", B_DIR, F_KIND, 5, NULL, 0 },
+        { "kind 8", B_DIR, F_KIND, 8, NULL, 0 },
         { "kind 255", B_DIR, F_KIND, 255, NULL, 0 },
         { "empty name", B_DIR, F_NAME, 0, "", 0 },
         { "name a//b", B_FILE, F_NAME, 0, "a//b", 0 },
@@ -865,6 +933,17 @@ test_malformed_refused(void)
         { "one byte after a directory", B_DIR, F_EXTRA, 1, NULL, 0 },
         { "one byte after a link", B_LINK, F_EXTRA, 1, NULL, 0 },
         { "one byte after a removed entry", B_REMOVED, F_EXTRA, 1, NULL, 0 },
+        { "one byte after a FIFO", B_FIFO, F_EXTRA, 1, NULL, 0 },
+        { "one byte after a device", B_CHARDEV, F_EXTRA, 1, NULL, 0 },
+        { "device major 2^32", B_CHARDEV, F_MAJOR, 1ull << 32, NULL, 0 },
+        { "device minor 2^32", B_BLOCKDEV, F_MINOR, 1ull << 32, NULL, 0 },
+        { "device minor 2^64 - 1", B_CHARDEV, F_MINOR, UINT64_MAX, NULL, 0 },
+        { "device without its minor", B_CHARDEV, F_NDEV, 1, NULL, 0 },
+        { "device without its number", B_BLOCKDEV, F_NDEV, 0, NULL, 0 },
+        { "content hash on a FIFO", B_FIFO, F_FLAGS, 8, NULL, 0 },
+        { "content hash on a device", B_CHARDEV, F_FLAGS, 8, NULL, 0 },
+        { "chunked FIFO", B_FIFO, F_FLAGS, 16, NULL, 0 },
+        { "chunked device", B_BLOCKDEV, F_FLAGS, 16, NULL, 0 },
     };
     struct seg_tables t;
     struct buf b = { NULL, 0, 0, 0 };
@@ -927,6 +1006,7 @@ test_every_bit_flipped(void)
     size_t decoded = 0, refused = 0;
 
     memset(&t, 0, sizeof(t));
+    t.special = 1; /* format 3: FIFOs and devices too */
     for (size_t s = 0; s < NSAMPLES; s++) {
         struct entry e;
         samples[s](&e);
@@ -957,8 +1037,42 @@ test_every_bit_flipped(void)
     buf_wipe_free(&b);
 }
 
-/* The kinds table: the four kinds of the format, with their codecs and
- * words; the file types add does not store have a row but no code. */
+/* FIFOs and device nodes belong to format 3: a table of format 2 (a
+ * segment of version 1 or 2) refuses to encode them (PQV_E_UNSUPPORTED:
+ * what a reader refuses is never written) and to decode them
+ * (PQV_E_INTEGRITY: damage). */
+static void
+test_format2_refuses_special(void)
+{
+    static const sample_fn special[] = { sample_fifo, sample_chardev, sample_blockdev };
+    struct seg_tables t;
+    struct buf b = { NULL, 0, 0, 0 };
+
+    for (size_t i = 0; i < 3; i++) {
+        struct entry e;
+        special[i](&e);
+        memset(&t, 0, sizeof(t));
+        CHECK_EQ_INT(encode_one(&e, &t, &b), PQV_E_UNSUPPORTED);
+        entry_tables_free(&t);
+        entry_clear(&e);
+    }
+    for (int which = B_FIFO; which <= B_BLOCKDEV; which++) {
+        struct raw r;
+        struct entry e;
+        fixed_tables(&t);
+        base(which, &r);
+        raw_encode(&r, &b);
+        CHECK_EQ_INT(decode_bytes(b.p, b.len, &t, &e, NULL), 0);
+        entry_clear(&e);
+        t.special = 0;
+        CHECK_EQ_INT(decode_bytes(b.p, b.len, &t, &e, NULL), PQV_E_INTEGRITY);
+        CHECK(e.name == NULL);
+    }
+    buf_wipe_free(&b);
+}
+
+/* The kinds table: the seven kinds of the format, with their codecs and
+ * words; the socket, which add does not store, has a row but no code. */
 static void
 test_kinds_table(void)
 {
@@ -974,21 +1088,34 @@ test_kinds_table(void)
     CHECK(k->type == S_IFLNK && strcmp(k->json, "symlink") == 0);
     REQUIRE((k = kinds_find(KIND_REMOVED)) != NULL);
     CHECK(!k->stored && k->in_format2 && k->type == 0 && k->restore == NULL);
+    REQUIRE((k = kinds_find(KIND_FIFO)) != NULL);
+    CHECK(k->stored && !k->in_format2 && k->type == S_IFIFO && k->letter == 'p');
+    CHECK(k->encode == NULL && k->decode == NULL && k->restore != NULL);
+    CHECK(strcmp(k->json, "fifo") == 0);
+    REQUIRE((k = kinds_find(KIND_CHARDEV)) != NULL);
+    CHECK(k->stored && !k->in_format2 && k->type == S_IFCHR && k->letter == 'c');
+    CHECK(k->encode == entry_device_encode && k->decode == entry_device_decode);
+    CHECK(strcmp(k->json, "chardev") == 0);
+    REQUIRE((k = kinds_find(KIND_BLOCKDEV)) != NULL);
+    CHECK(k->stored && !k->in_format2 && k->type == S_IFBLK && k->letter == 'b');
+    CHECK(strcmp(k->json, "blockdev") == 0);
+    CHECK(KIND_FIFO == 5 && KIND_CHARDEV == 6 && KIND_BLOCKDEV == 7);
     CHECK(kinds_find(0) == NULL);
-    CHECK(kinds_find(5) == NULL);
+    CHECK(kinds_find(8) == NULL);
     CHECK(kinds_find(-1) == NULL);
     CHECK(kinds_of_mode(S_IFREG | 0644) == kinds_find(KIND_FILE));
     CHECK(kinds_of_mode(S_IFDIR | 0755) == kinds_find(KIND_DIR));
     CHECK(kinds_of_mode(S_IFLNK | 0777) == kinds_find(KIND_SYMLINK));
-    REQUIRE((k = kinds_of_mode(S_IFIFO)) != NULL);
-    CHECK(k->kind == 0 && !k->stored && !k->in_format2 && k->letter == 'p');
+    CHECK(kinds_of_mode(S_IFIFO | 0600) == kinds_find(KIND_FIFO));
+    CHECK(kinds_of_mode(S_IFCHR) == kinds_find(KIND_CHARDEV));
+    CHECK(kinds_of_mode(S_IFBLK) == kinds_find(KIND_BLOCKDEV));
     REQUIRE((k = kinds_of_mode(S_IFSOCK)) != NULL);
-    CHECK(k->kind == 0 && !k->stored);
-    CHECK(kinds_of_mode(S_IFCHR) != NULL && kinds_of_mode(S_IFBLK) != NULL);
+    CHECK(k->kind == 0 && !k->stored && k->letter == 's');
     CHECK(kinds_of_mode(0) == NULL);
 }
 
 TEST_MAIN(test_roundtrip_every_kind, test_string_table_dedup, test_pack_table,
     test_removed_is_name_and_kind, test_encode_normalises_and_refuses, test_bounds_accepted,
     test_entry_copy, test_truncated_every_byte, test_extra_byte, test_raw_encoder_agrees,
-    test_malformed_refused, test_bad_length_prefix, test_every_bit_flipped, test_kinds_table)
+    test_malformed_refused, test_bad_length_prefix, test_every_bit_flipped,
+    test_format2_refuses_special, test_kinds_table)

@@ -36,20 +36,24 @@ extern "C" {
 
 typedef struct pqv_vault pqv_vault;
 
-/* Types of entries (the codes of the catalogue's kinds; 4 is reserved). */
-enum pqv_entry_type { PQV_ENTRY_FILE = 1, PQV_ENTRY_DIR = 2, PQV_ENTRY_SYMLINK = 3 };
+/* Types of entries (the codes of the catalogue's kinds; 4 is reserved).
+ * FIFOs and device nodes are stored by vaults of format 3 only. */
+enum pqv_entry_type { PQV_ENTRY_FILE = 1, PQV_ENTRY_DIR = 2, PQV_ENTRY_SYMLINK = 3,
+    PQV_ENTRY_FIFO = 5, PQV_ENTRY_CHARDEV = 6, PQV_ENTRY_BLOCKDEV = 7 };
 
 /* pqv_entry_type_name(type): the type in one word ("file", "dir",
- * "symlink"), as list --json writes it; "unknown" for another value. */
+ * "symlink", "fifo", "chardev", "blockdev"), as list --json writes it;
+ * "unknown" for another value. */
 PQV_API const char *pqv_entry_type_name(int type);
 /* pqv_entry_type_letter(type): its letter in a long listing, as ls writes
- * it ('-', 'd', 'l'); '?' for another value. */
+ * it ('-', 'd', 'l', 'p', 'c', 'b'); '?' for another value. */
 PQV_API char pqv_entry_type_letter(int type);
 
-/* One stored file, directory or symbolic link, as listed. */
+/* One stored file, directory, symbolic link, FIFO or device node, as
+ * listed. */
 struct pqv_entry {
     char *name;             /* '/'-separated relative name */
-    int type;               /* PQV_ENTRY_FILE, _DIR or _SYMLINK */
+    int type;               /* PQV_ENTRY_* */
     uint64_t size;          /* plaintext bytes (0 for a directory) */
     uint32_t mode;          /* permission bits (07777) */
     int64_t mtime_sec;
@@ -61,6 +65,8 @@ struct pqv_entry {
     char *user, *group;     /* their names when known, else NULL */
     uint64_t link_group;    /* nonzero: hard links of one file share it */
     uint64_t holes;         /* bytes of a sparse file not stored (holes) */
+    uint32_t rdev_major;    /* a device node's device number, else 0 */
+    uint32_t rdev_minor;
 };
 
 /* Severity of a reported event. */
@@ -235,13 +241,13 @@ struct pqv_match;
  * from the source are kept (removed with opt->delete_missing).  A name
  * that was added from another place (its recorded origin differs) is
  * refused with PQV_E_EXISTS unless opt->force.  Regular files,
- * directories and symbolic links are stored with owner, group, mode,
- * times and extended attributes; hard links as links;
- * holes are not stored.  The exclusion options leave names out (counted
- * in the result's excluded; with delete_missing, what the vault holds of
- * them stays): ${exclude}'s patterns below ${path}, the others ${path}
- * itself too.  Devices, sockets and FIFOs are reported
- * (PQV_REPORT_WARNING) and skipped; an entry that cannot be read, or keeps
+ * directories, symbolic links, FIFOs and device nodes are stored with
+ * owner, group, mode, times and extended attributes (a device with its
+ * device number); hard links as links; holes are not stored.  The
+ * exclusion options leave names out (counted in the result's excluded;
+ * with delete_missing, what the vault holds of them stays): ${exclude}'s
+ * patterns below ${path}, the others ${path} itself too.  Sockets are
+ * reported (PQV_REPORT_WARNING) and skipped; an entry that cannot be read, or keeps
  * changing while it is read, is reported (PQV_REPORT_ERROR) and skipped,
  * the rest is stored and the call returns PQV_E_IO.  Nothing is written
  * before the whole tree has passed its checks.  An add commits once, at
@@ -865,7 +871,8 @@ struct pqv_change {
     unsigned fields;         /* changed: PQV_CHANGED_* */
 };
 enum { PQV_CHANGED_CONTENT = 1, PQV_CHANGED_KIND = 2, PQV_CHANGED_MODE = 4,
-    PQV_CHANGED_OWNER = 8, PQV_CHANGED_TIME = 16, PQV_CHANGED_TARGET = 32 };
+    PQV_CHANGED_OWNER = 8, PQV_CHANGED_TIME = 16, PQV_CHANGED_TARGET = 32,
+    PQV_CHANGED_DEVICE = 64 /* a device node's number */ };
 /* pqv_vault_diff(v, from, to, prefix, out, n): what changed below
  * ${prefix} (NULL: everything) from snapshot ${from} to snapshot ${to}
  * (0: the newest state), in name order.  Free with pqv_changes_free. */

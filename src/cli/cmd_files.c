@@ -801,8 +801,13 @@ list_json(const struct pqv_entry *e, const size_t *idx, size_t n)
             json_string(stdout, x->group);
         else
             printf("null");
-        printf(", \"link_group\": %llu, \"holes\": %llu}", (unsigned long long)x->link_group,
+        printf(", \"link_group\": %llu, \"holes\": %llu", (unsigned long long)x->link_group,
             (unsigned long long)x->holes);
+        /* A device node's number (its type is "chardev" or "blockdev"). */
+        if (x->type == PQV_ENTRY_CHARDEV || x->type == PQV_ENTRY_BLOCKDEV)
+            printf(", \"rdev_major\": %u, \"rdev_minor\": %u", (unsigned)x->rdev_major,
+                (unsigned)x->rdev_minor);
+        printf("}");
     }
     printf("%s]\n", n ? "\n" : "");
 }
@@ -818,6 +823,8 @@ owner_text(char *out, size_t outlen, const char *name, uint32_t id)
         snprintf(out, outlen, "%u", (unsigned)id);
 }
 
+/* size_text(out, outlen, n, human): the size column (entry_size_text: a
+ * device node shows its number instead, "major, minor", as ls). */
 static void
 size_text(char *out, size_t outlen, uint64_t n, int human)
 {
@@ -825,6 +832,15 @@ size_text(char *out, size_t outlen, uint64_t n, int human)
         format_size_human(out, outlen, n);
     else
         snprintf(out, outlen, "%llu", (unsigned long long)n);
+}
+
+static void
+entry_size_text(char *out, size_t outlen, const struct pqv_entry *x, int human)
+{
+    if (x->type == PQV_ENTRY_CHARDEV || x->type == PQV_ENTRY_BLOCKDEV)
+        snprintf(out, outlen, "%u, %u", (unsigned)x->rdev_major, (unsigned)x->rdev_minor);
+    else
+        size_text(out, outlen, x->size, human);
 }
 
 /* list_long(e, idx, n, escape, human): mode, owner and group (when the
@@ -845,7 +861,7 @@ list_long(const struct pqv_entry *e, const size_t *idx, size_t n, int escape, in
     for (size_t k = 0; k < n; k++) {
         const struct pqv_entry *x = &e[idx[k]];
         int l;
-        size_text(b, sizeof(b), x->size, human);
+        entry_size_text(b, sizeof(b), x, human);
         if ((l = (int)strlen(b)) > ws)
             ws = l;
         owner_text(b, sizeof(b), x->user, x->uid);
@@ -860,7 +876,7 @@ list_long(const struct pqv_entry *e, const size_t *idx, size_t n, int escape, in
         char mode[11], t[64], u[64], g[64];
         format_mode(mode, x->type, x->mode);
         format_local_time(t, sizeof(t), x->mtime_sec, "%Y-%m-%d %H:%M");
-        size_text(b, sizeof(b), x->size, human);
+        entry_size_text(b, sizeof(b), x, human);
         printf("%s ", mode);
         if (owners) {
             owner_text(u, sizeof(u), x->user, x->uid);

@@ -171,7 +171,14 @@ cmd_log(struct args *a)
 static const char *
 kind_letter(int type)
 {
-    return type == PQV_ENTRY_DIR ? "d" : type == PQV_ENTRY_SYMLINK ? "l" : "f";
+    switch (type) {
+    case PQV_ENTRY_DIR: return "d";
+    case PQV_ENTRY_SYMLINK: return "l";
+    case PQV_ENTRY_FIFO: return "p";
+    case PQV_ENTRY_CHARDEV: return "c";
+    case PQV_ENTRY_BLOCKDEV: return "b";
+    default: return "f";
+    }
 }
 
 /* resolve(v, spec, epoch): a SNAP operand (malformed: a usage error, as
@@ -194,6 +201,7 @@ fields_text(unsigned f, char *out, size_t n)
         { PQV_CHANGED_KIND, "kind" }, { PQV_CHANGED_CONTENT, "content" },
         { PQV_CHANGED_TARGET, "target" }, { PQV_CHANGED_MODE, "mode" },
         { PQV_CHANGED_OWNER, "owner" }, { PQV_CHANGED_TIME, "time" },
+        { PQV_CHANGED_DEVICE, "device" },
     };
     size_t l = 0;
 
@@ -314,7 +322,7 @@ cmd_versions(struct args *a)
         if (json)
             printf("[");
         for (size_t i = 0; i < n; i++) {
-            char when[64], size[32];
+            char when[64], size[64];
             format_local_time(when, sizeof(when), ver[i].time, "%Y-%m-%d %H:%M:%S");
             if (json) {
                 printf("%s{\"epoch\": %llu, \"last\": %llu, \"present\": %s", i > 0 ? ",\n " : "",
@@ -327,10 +335,21 @@ cmd_versions(struct args *a)
                 printf("}");
                 continue;
             }
-            snprintf(size, sizeof(size), "%llu", (unsigned long long)ver[i].entry.size);
+            switch (ver[i].entry.type) {
+            case PQV_ENTRY_DIR: snprintf(size, sizeof(size), "directory"); break;
+            case PQV_ENTRY_SYMLINK: snprintf(size, sizeof(size), "symbolic link"); break;
+            case PQV_ENTRY_FIFO: snprintf(size, sizeof(size), "FIFO"); break;
+            case PQV_ENTRY_CHARDEV:
+            case PQV_ENTRY_BLOCKDEV:
+                snprintf(size, sizeof(size), "%s device %u, %u",
+                    ver[i].entry.type == PQV_ENTRY_CHARDEV ? "character" : "block",
+                    (unsigned)ver[i].entry.rdev_major, (unsigned)ver[i].entry.rdev_minor);
+                break;
+            default:
+                snprintf(size, sizeof(size), "%llu", (unsigned long long)ver[i].entry.size);
+            }
             printf("%-6llu %s  %s\n", (unsigned long long)ver[i].epoch, when,
-                !ver[i].present ? "(absent)" : ver[i].entry.type == PQV_ENTRY_DIR ? "directory" :
-                ver[i].entry.type == PQV_ENTRY_SYMLINK ? "symbolic link" : size);
+                !ver[i].present ? "(absent)" : size);
         }
         if (json)
             printf("]\n");

@@ -223,7 +223,11 @@ durable_stale(int dirfd, const char *name)
     if (name[0] != '.' || m == NULL || strlen(m + sizeof(mark) - 1) != 16 ||
         strspn(m + sizeof(mark) - 1, "0123456789abcdef") != 16)
         return 0;
-    if ((fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)) < 0)
+    /* Only a regular file is opened: a device node of that name (planted,
+     * or a restore's node left by a killed get) is never opened (opening
+     * a device can act on it). */
+    if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode) ||
+        (fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)) < 0)
         return 0;
     stale = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && flock(fd, LOCK_EX | LOCK_NB) == 0;
     close(fd);

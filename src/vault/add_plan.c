@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sysmacros.h>
 
 #include "pqvault/match.h"
 #include "util/util.h"
@@ -88,6 +89,8 @@ recorded_as_is(const struct entry *old, const struct add_file *f)
         return old->size == (uint64_t)f->st.st_size;
     if (f->kind == KIND_SYMLINK)
         return old->target != NULL && f->target != NULL && strcmp(old->target, f->target) == 0;
+    if (KIND_IS_DEVICE(f->kind))
+        return old->rdev_major == major(f->st.st_rdev) && old->rdev_minor == minor(f->st.st_rdev);
     return 1;
 }
 

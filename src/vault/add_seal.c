@@ -394,6 +394,15 @@ add_seal_file(struct adder *a, struct add_file *f)
             if (rc != 0)
                 return rc;
         }
+        /* A FIFO or device node: its attributes through an O_PATH
+         * descriptor (never opened: a device acts on open). */
+        if ((f->kind == KIND_FIFO || KIND_IS_DEVICE(f->kind)) && f->rel != NULL &&
+            source_open_node(a->plan->rootfd, a->plan->root, f->rel, f->path, &f->st, &fd) == 0) {
+            rc = fsmeta_read_xattrs(fd, &a->cur, f->path, opt->report, opt->report_ctx);
+            close(fd);
+            if (rc != 0)
+                return rc;
+        }
         goto commit;
     }
     for (attempt = 1;; attempt++) {

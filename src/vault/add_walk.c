@@ -247,6 +247,7 @@ struct walk_opts {
     const char *const *tags;  /* --exclude-if-present: NAME or NAME:HEADER */
     size_t ntags;
     int verbose;
+    int devices;            /* device nodes stored (not by a write-only writer) */
     struct stat vault_dir, keyfile;  /* never stored (st_ino 0: unknown) */
 };
 
@@ -437,6 +438,9 @@ walk(struct add_plan *plan, const struct walk_opts *wo, const char *rel, const c
                     add_walk_note(plan, PQV_REPORT_INFO, cpath, "skipped (another file system)");
             else
                 rc = walk(plan, wo, crel, cpath, cname, cst, depth + 1);
+        } else if (k != NULL && k->stored && KIND_IS_DEVICE(k->kind) && !wo->devices) {
+            rc = add_walk_note(plan, PQV_REPORT_WARNING, cpath, "skipped (%s: a write-only "
+                "writer stores no device nodes)", k->name);
         } else if (k != NULL && k->stored) {
             rc = add_walk_push(plan, crel, cpath, cname, k->kind, cst, list[i].target);
         } else {
@@ -557,6 +561,7 @@ add_walk_operand(pqv_vault *v, struct add_plan *plan, const char *path, const ch
     wo.tags = opt->exclude_if_present;
     wo.ntags = opt->exclude_if_present != NULL ? opt->nexclude_if_present : 0;
     wo.verbose = opt->verbose;
+    wo.devices = v->sink->devices;
     /* The vault's own files are never stored (add ~ with the vault in it);
      * a write-only writer knows no key file. */
     if (v->dir == NULL || stat(v->dir, &wo.vault_dir) != 0)
@@ -585,17 +590,24 @@ add_walk_operand(pqv_vault *v, struct add_plan *plan, const char *path, const ch
         free(target);
         return rc;
     }
-    if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
-        return error_set(PQV_E_INVAL, path, "is a %s: not stored (regular files, directories "
-            "and symbolic links are)", add_walk_kind_name(st.st_mode));
+    {
+        const struct entry_kind *k = kinds_of_mode(st.st_mode);
+        if (k == NULL || !k->stored)
+            return error_set(PQV_E_INVAL, path, "is a %s: not stored (regular files, "
+                "directories, symbolic links, FIFOs and device nodes are)",
+                add_walk_kind_name(st.st_mode));
+        if (KIND_IS_DEVICE(k->kind) && !wo.devices)
+            return error_set(PQV_E_INVAL, path, "is a %s: not stored (a write-only writer "
+                "stores no device nodes)", k->name);
+    }
     if ((rc = open_operand(plan, path, &st, &rel)) != 0)
         return rc;
     /* The operand itself: left out as what is below it would be (its plan
      * then empty, and --delete keeps what the vault holds of it). */
     if (excluded_here(plan, &wo, norm, S_ISDIR(st.st_mode) ? rel : "", path, &st, &rc))
         return rc;
-    if (S_ISREG(st.st_mode))
-        return add_walk_push(plan, rel, path, norm, KIND_FILE, &st, NULL);
+    if (!S_ISDIR(st.st_mode))
+        return add_walk_push(plan, rel, path, norm, kinds_of_mode(st.st_mode)->kind, &st, NULL);
     return walk(plan, &wo, rel, path, norm, &st, 0);
 }
 

@@ -77,6 +77,7 @@ batch_seal(const pqv_vault *v, const uint8_t id[BATCH_ID_BYTES], const uint8_t k
     int rc = 0;
 
     memset(&tables, 0, sizeof(tables));
+    tables.special = 1; /* FIFOs (a writer's add stores no device node) */
     memset(nonce, 0, sizeof(nonce));
     /* Every pack the batch wrote, in order (the importer moves them all). */
     for (size_t i = 0; i < npacks && rc == 0; i++) {
@@ -202,6 +203,7 @@ batch_parse_body(struct batch *b, const uint8_t *p, size_t len)
     int rc = 0;
 
     memset(&t, 0, sizeof(t));
+    t.special = 1; /* decoded, then a device node refused below */
     cursor_init(&c, p, len);
     if (cursor_u8(&c) != (b->version == BATCH_VERSION_WRITER ? 2 : 1))
         return error_set(PQV_E_INTEGRITY, NULL, "unknown batch body version");
@@ -272,6 +274,13 @@ batch_parse_body(struct batch *b, const uint8_t *p, size_t len)
         if (e->kind == KIND_REMOVED || e->origin == NULL ||
             strncmp(e->origin, prefix, strlen(prefix)) != 0)
             goto bad;
+        /* A writer may not plant a device node that its owner restores
+         * as root (docs/SECURITY.md): the batch is refused. */
+        if (KIND_IS_DEVICE(e->kind)) {
+            rc = error_set(PQV_E_INTEGRITY, e->name, "a writer's batch holds a device node "
+                "(refused: writers store no device nodes)");
+            goto out;
+        }
         if (e->kind == KIND_FILE)
             e->key_state = KEY_CLEAR;
         e->has_content = 0; /* not keyed by the vault: never trusted */

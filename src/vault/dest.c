@@ -461,6 +461,72 @@ done:
 }
 
 int
+dest_node(struct dest *d, const char *rel, const char *display, mode_t type, dev_t rdev,
+    int force, const struct durable_meta *meta)
+{
+    char temp[DURABLE_TEMP_MAX], proc[64];
+    struct timespec times[2];
+    struct stat st;
+    const char *base;
+    uint8_t r[8];
+    char hex[17];
+    int dirfd, fd = -1, rc;
+
+    if ((rc = open_parent(d, rel, 1, &dirfd, &base)) != 0)
+        return rc;
+    if (fstatat(dirfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+        if (S_ISDIR(st.st_mode))
+            rc = error_set(PQV_E_EXISTS, display, "is a directory");
+        else if (!force)
+            rc = error_set(PQV_E_EXISTS, display, "%s",
+                S_ISLNK(st.st_mode) ? "exists (a symbolic link)" : "already exists");
+    } else if (errno != ENOENT) {
+        rc = error_errno(display, "stat", errno);
+    }
+    if (rc != 0 || (rc = util_random(r, sizeof(r))) != 0)
+        goto done;
+    util_hex_encode(hex, r, sizeof(r));
+    snprintf(temp, sizeof(temp), ".%.200s.pqvault.tmp-%s", base, hex);
+    /* Made owner-only: nobody opens it before it has its owner and mode. */
+    if (mknodat(dirfd, temp, type | 0600, type == S_IFIFO ? 0 : rdev) != 0) {
+        rc = error_errno(display, type == S_IFIFO ? "mkfifo" : "mknod", errno);
+        goto done;
+    }
+    /* The node itself, never opened for I/O; what is set is set on it
+     * through this descriptor (the name could be replaced meanwhile). */
+    if ((fd = openat(dirfd, temp, O_PATH | O_NOFOLLOW | O_CLOEXEC)) < 0 || fstat(fd, &st) != 0 ||
+        (st.st_mode & S_IFMT) != type || (type != S_IFIFO && st.st_rdev != rdev)) {
+        rc = error_set(PQV_E_IO, display, "the node made was replaced");
+        goto remove;
+    }
+    snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+    times[0] = times[1] = meta->mtime;
+    if (meta->set_owner && fchownat(fd, "", meta->uid, meta->gid, AT_EMPTY_PATH) != 0)
+        rc = error_errno(display, "chown", errno);
+    else if (chmod(proc, meta->mode & 07777) != 0)
+        rc = error_errno(display, "chmod", errno);
+    if (rc != 0)
+        goto remove;
+    if (meta->attrs != NULL)
+        meta->attrs(fd, meta->attrs_ctx);
+    if (utimensat(AT_FDCWD, proc, times, 0) != 0)
+        rc = error_errno(display, "set times", errno);
+    else if (io_renameat(dirfd, temp, dirfd, base, force ? 0 : RENAME_NOREPLACE, display) != 0)
+        rc = errno == EEXIST ? error_set(PQV_E_EXISTS, display, "already exists")
+                             : error_errno(display, "rename", errno);
+remove:
+    if (rc != 0)
+        (void)unlinkat(dirfd, temp, 0);
+    else
+        rc = dest_note_dir(d, dirfd);
+done:
+    if (fd >= 0)
+        close(fd);
+    close(dirfd);
+    return rc;
+}
+
+int
 dest_hardlink(struct dest *d, const char *existing, const char *rel, const char *display, int force)
 {
     const char *from_base, *base;

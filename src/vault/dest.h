@@ -66,6 +66,14 @@ int dest_sync_dirs(struct dest *d);
  * (never followed), with its own owner and times. */
 int dest_symlink(struct dest *d, const char *rel, const char *display, const char *target,
     int force, const struct durable_meta *meta);
+/* dest_node(d, rel, display, type, rdev, force, meta): a FIFO (S_IFIFO) or
+ * device node (S_IFCHR, S_IFBLK: as root) made under a temporary name
+ * beside ${rel}, given its owner, mode, attributes (meta->attrs, called with
+ * an O_PATH descriptor) and times through a descriptor of the node itself
+ * (never opened for I/O), then renamed into place (over an existing
+ * non-directory only with ${force}). */
+int dest_node(struct dest *d, const char *rel, const char *display, mode_t type, dev_t rdev,
+    int force, const struct durable_meta *meta);
 /* dest_hardlink(d, existing, rel, display, force): ${rel} as another name
  * of the restored file ${existing}. */
 int dest_hardlink(struct dest *d, const char *existing, const char *rel, const char *display,

@@ -165,6 +165,10 @@ entry_encode(struct buf *out, const struct entry *e, struct seg_tables *t,
 
     if (k == NULL)
         return error_set(PQV_E_INVAL, e->name, "unknown kind of entry (%d)", e->kind);
+    /* What a reader refuses is never written. */
+    if (!k->in_format2 && !t->special)
+        return error_set(PQV_E_UNSUPPORTED, e->name, "a %s is stored in vaults of format 3 only",
+            k->name);
     buf_blob(&b, e->name, namelen);
     buf_u8(&b, (uint8_t)e->kind);
     if (e->kind == KIND_REMOVED)
@@ -394,6 +398,26 @@ entry_symlink_decode(struct cursor *in, struct entry *e, const struct seg_tables
 }
 
 int
+entry_device_encode(struct buf *b, const struct entry *e, struct seg_tables *t,
+    const uint8_t *stored_key)
+{
+    (void)t;
+    (void)stored_key;
+    buf_varint(b, e->rdev_major);
+    buf_varint(b, e->rdev_minor);
+    return 0;
+}
+
+int
+entry_device_decode(struct cursor *in, struct entry *e, const struct seg_tables *t)
+{
+    (void)t;
+    e->rdev_major = (uint32_t)cursor_varint_max(in, UINT32_MAX);
+    e->rdev_minor = (uint32_t)cursor_varint_max(in, UINT32_MAX);
+    return in->bad ? PQV_E_INTEGRITY : 0;
+}
+
+int
 entry_check_size(const char *name, uint64_t size)
 {
     if (size > MAX_FILE_BYTES)
@@ -428,7 +452,8 @@ entry_decode(struct cursor *c, struct entry *e, const struct seg_tables *t)
             goto bad;
     }
     e->kind = cursor_u8(&in);
-    if ((k = kinds_find(e->kind)) == NULL || !k->in_format2)
+    /* FIFOs and device nodes: in segments of format 3 (and batches) only. */
+    if ((k = kinds_find(e->kind)) == NULL || (!k->in_format2 && !t->special))
         goto bad;
     if (e->kind == KIND_REMOVED)
         goto end;

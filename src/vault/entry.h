@@ -16,9 +16,13 @@
 #define PACK_ID_BYTES 16
 #define TAG_BYTES 16
 /* Kinds of entries: the public types' codes (pqv_entry.type), and a removed
- * name, which only the catalogue holds (kinds.h has their table). */
+ * name, which only the catalogue holds (kinds.h has their table).  FIFOs
+ * and device nodes: only in segments (and batches) of format 3. */
 enum { KIND_FILE = PQV_ENTRY_FILE, KIND_DIR = PQV_ENTRY_DIR, KIND_SYMLINK = PQV_ENTRY_SYMLINK,
-    KIND_REMOVED = 4 };
+    KIND_REMOVED = 4, KIND_FIFO = PQV_ENTRY_FIFO, KIND_CHARDEV = PQV_ENTRY_CHARDEV,
+    KIND_BLOCKDEV = PQV_ENTRY_BLOCKDEV };
+/* KIND_IS_DEVICE(kind): a character or block device node. */
+#define KIND_IS_DEVICE(kind) ((kind) == KIND_CHARDEV || (kind) == KIND_BLOCKDEV)
 /* Entry flags; ENTRY_CHUNKED: a file of format 3 made of chunks (only in
  * segments of format 3). */
 enum { ENTRY_ORIGIN = 1, ENTRY_HLGROUP = 2, ENTRY_XATTRS = 4, ENTRY_CONTENT = 8,
@@ -80,6 +84,7 @@ struct entry {
     struct extent *extents;
     uint32_t nextents;
     char *target;                /* symbolic links */
+    uint32_t rdev_major, rdev_minor; /* device nodes: the device number */
     uint64_t epoch;              /* the segment it came from; 0: a format-1 record */
 };
 
@@ -97,6 +102,8 @@ struct seg_tables {
     struct seg_pack *packs;
     size_t npacks, cappacks;
     int chunks;                  /* format 3: chunked file entries allowed */
+    int special;                 /* FIFOs and device nodes allowed (format 3,
+                                    and writers' batches: batch.c) */
 };
 
 void entry_clear(struct entry *e);
@@ -124,6 +131,11 @@ int entry_file_decode(struct cursor *in, struct entry *e, const struct seg_table
 int entry_symlink_encode(struct buf *b, const struct entry *e, struct seg_tables *t,
     const uint8_t *stored_key);
 int entry_symlink_decode(struct cursor *in, struct entry *e, const struct seg_tables *t);
+/* entry_device_encode / entry_device_decode: a device node's number
+ * (major, minor; FORMAT.md section 13); a FIFO adds nothing. */
+int entry_device_encode(struct buf *b, const struct entry *e, struct seg_tables *t,
+    const uint8_t *stored_key);
+int entry_device_decode(struct cursor *in, struct entry *e, const struct seg_tables *t);
 /* entry_tables_pack(t, id, flags, index): the index of pack ${id} (added). */
 int entry_tables_pack(struct seg_tables *t, const uint8_t id[PACK_ID_BYTES], uint8_t flags,
     uint64_t *index);

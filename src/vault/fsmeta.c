@@ -3,12 +3,14 @@
  * and their names, permission bits, times, extended attributes.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <grp.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
@@ -57,19 +59,47 @@ fsmeta_names_free(struct fsmeta_names *c)
     free(c->e);
 }
 
+/* An O_PATH descriptor (a FIFO or device node, never opened for I/O)
+ * takes no f*xattr call: its attributes are reached through its
+ * /proc/self/fd link, which names that very node (as glibc's fchmodat
+ * does). */
+static int
+path_fd(int fd, char *proc, size_t len)
+{
+    int fl = fcntl(fd, F_GETFL);
+
+    if (fl < 0 || !(fl & O_PATH))
+        return 0;
+    snprintf(proc, len, "/proc/self/fd/%d", fd);
+    return 1;
+}
+
+static ssize_t
+list_xattrs(int fd, const char *proc, char *list, size_t len)
+{
+    return proc != NULL ? listxattr(proc, list, len) : flistxattr(fd, list, len);
+}
+
+static ssize_t
+get_xattr(int fd, const char *proc, const char *name, void *value, size_t len)
+{
+    return proc != NULL ? getxattr(proc, name, value, len) : fgetxattr(fd, name, value, len);
+}
+
 int
 fsmeta_read_xattrs(int fd, struct entry *e, const char *path, pqv_report_fn report,
     void *report_ctx)
 {
-    char *list = NULL;
-    ssize_t len = flistxattr(fd, NULL, 0);
+    char *list = NULL, procbuf[64];
+    const char *proc = path_fd(fd, procbuf, sizeof(procbuf)) ? procbuf : NULL;
+    ssize_t len = list_xattrs(fd, proc, NULL, 0);
     int rc = 0;
 
     if (len <= 0)
         return 0;
     if ((size_t)len > MAX_XATTR_LIST || (list = malloc((size_t)len + 1)) == NULL)
         return len > (ssize_t)MAX_XATTR_LIST ? 0 : PQV_E_NOMEM;
-    if ((len = flistxattr(fd, list, (size_t)len)) < 0) {
+    if ((len = list_xattrs(fd, proc, list, (size_t)len)) < 0) {
         free(list);
         return 0;
     }
@@ -81,14 +111,14 @@ fsmeta_read_xattrs(int fd, struct entry *e, const char *path, pqv_report_fn repo
         if (*name == '\0' || strlen(name) > 255 ||
             (strncmp(name, "user.", 5) != 0 && geteuid() != 0))
             continue;
-        if ((vlen = fgetxattr(fd, name, NULL, 0)) < 0 || (size_t)vlen > MAX_XATTR_VALUE) {
+        if ((vlen = get_xattr(fd, proc, name, NULL, 0)) < 0 || (size_t)vlen > MAX_XATTR_VALUE) {
             vault_report(report, report_ctx, PQV_REPORT_WARNING, path,
                 "extended attribute %s not stored", name);
             continue;
         }
         if ((value = malloc((size_t)vlen + 1)) == NULL)
             rc = PQV_E_NOMEM;
-        else if ((vlen = fgetxattr(fd, name, value, (size_t)vlen)) < 0)
+        else if ((vlen = get_xattr(fd, proc, name, value, (size_t)vlen)) < 0)
             free(value);
         else if ((grown = realloc(e->xattrs, (e->nxattrs + 1) * sizeof(*grown))) == NULL) {
             free(value);
@@ -131,6 +161,10 @@ fsmeta_fill_entry(struct entry *e, const char *name, int kind, const struct stat
     e->hlgroup = hlgroup;
     if (kind == KIND_SYMLINK && (e->target = strdup(target)) == NULL)
         return PQV_E_NOMEM;
+    if (KIND_IS_DEVICE(kind)) {
+        e->rdev_major = major(st->st_rdev);
+        e->rdev_minor = minor(st->st_rdev);
+    }
     return 0;
 }
 
@@ -219,11 +253,15 @@ void
 fsmeta_set_xattrs(int fd, const struct entry *e, const char *display, pqv_report_fn report,
     void *report_ctx)
 {
+    char procbuf[64];
+    const char *proc = path_fd(fd, procbuf, sizeof(procbuf)) ? procbuf : NULL;
+
     for (size_t i = 0; i < e->nxattrs; i++) {
         const struct xattr *x = &e->xattrs[i];
         if (strncmp(x->name, "user.", 5) != 0 && geteuid() != 0)
             continue;
-        if (io_fsetxattr(fd, x->name, x->value, x->len, display) != 0)
+        if (proc != NULL ? setxattr(proc, x->name, x->value, x->len, 0) != 0
+                         : io_fsetxattr(fd, x->name, x->value, x->len, display) != 0)
             vault_report(report, report_ctx, PQV_REPORT_WARNING, display,
                 "extended attribute %s not restored: %s", x->name, strerror(errno));
     }

@@ -25,7 +25,8 @@ void fsmeta_names_free(struct fsmeta_names *c);
 
 /* fsmeta_read_xattrs(fd, e, path, report, ctx): the extended attributes of
  * the file open at ${fd} into ${e}: user.* always, the others when root
- * (only root restores them).  Not supported by the file system: none; an
+ * (only root restores them); ${fd} may be an O_PATH descriptor (a FIFO or
+ * device node).  Not supported by the file system: none; an
  * attribute that cannot be read is reported and left out. */
 int fsmeta_read_xattrs(int fd, struct entry *e, const char *path, pqv_report_fn report,
     void *report_ctx);
@@ -43,7 +44,8 @@ int fsmeta_owner(const struct entry *e, uid_t *uid, gid_t *gid);
 /* fsmeta_durable_meta(e, m): what a restored file of ${e} is given: mode,
  * times, owner (fsmeta_owner). */
 void fsmeta_durable_meta(const struct entry *e, struct durable_meta *m);
-/* fsmeta_set_xattrs(fd, e, display, report, ctx): user.* attributes always,
+/* fsmeta_set_xattrs(fd, e, display, report, ctx): (${fd} may be an O_PATH
+ * descriptor) user.* attributes always,
  * the others (security., trusted., system.) as root only; a file system
  * that takes none is reported, not an error. */
 void fsmeta_set_xattrs(int fd, const struct entry *e, const char *display, pqv_report_fn report,

@@ -14,6 +14,7 @@
 
 #include "util/fsutil.h"
 #include "vault/get_internal.h"
+#include "vault/kinds.h"
 #include "vault/names.h"
 #include "vault/select.h"
 #include "vault/vault_internal.h"
@@ -128,6 +129,17 @@ lookup(pqv_vault *v, struct state *st, const struct names_walk *w, const char *n
     return rc;
 }
 
+/* finish_one(r, e, dest, made): after get_restore_one made ${e} (${made}
+ * 0): a link, FIFO or device is said and counted now (a file is, when its
+ * batch is named). */
+static int
+finish_one(struct restore *r, const struct entry *e, const char *dest, int made)
+{
+    if (made == 0 && e->kind != KIND_FILE)
+        get_restore_said(r, e, dest, "restored");
+    return get_restore_finish(r);
+}
+
 /* get_file(r, e, norm, out, out_is_dir): one file, link or device-like
  * entry restored: into the directory ${out} under its stored name (walked
  * without following links), or as the path ${out} itself. */
@@ -158,7 +170,7 @@ get_file(struct restore *r, const struct entry *e, const char *norm, const char 
             rc = single_without_writing(r, e, dest, 0);
         else if ((rc = dest_open(&r->d, root, 1)) == 0 &&
             (rc = get_restore_one(r, e, rel, dest, 0)) >= 0)
-            rc = get_restore_finish(r);
+            rc = finish_one(r, e, dest, rc);
     } else if (opt->dry_run || (opt->skip_existing && lstat(out, &sb) == 0)) {
         rc = single_without_writing(r, e, out, 1);
     } else {
@@ -173,7 +185,7 @@ get_file(struct restore *r, const struct entry *e, const char *norm, const char 
             rc = error_set(PQV_E_INVAL, out, "not a file name");
         else if ((rc = dest_open(&r->d, dir, 1)) == 0 &&
             (rc = get_restore_one(r, e, base, out, 1)) >= 0)
-            rc = get_restore_finish(r);
+            rc = finish_one(r, e, out, rc);
     }
     if (rc == 0 && r->failed > 0) {
         error_restore(&r->first);
@@ -314,7 +326,9 @@ pqv_vault_get_fd(pqv_vault *v, const char *name, int fd, const struct pqv_get_op
     memset(&fresh, 0, sizeof(fresh));
     memset(&fresh_state, 0, sizeof(fresh_state));
     if (e.kind != KIND_FILE) {
-        rc = error_set(PQV_E_INVAL, norm, "is not a regular file (cannot write it to a stream)");
+        const struct entry_kind *k = kinds_find(e.kind);
+        rc = error_set(PQV_E_INVAL, norm, "is a %s, not a regular file (cannot write it to a "
+            "stream)", k != NULL ? k->name : "special entry");
     } else {
         sink.total = e.size;
         rc = get_stream_current(v, &st, &e, &sink, &fresh, &fresh_state);

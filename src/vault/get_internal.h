@@ -132,6 +132,10 @@ int get_restore_file(struct restore *r, const struct entry *e, const char *rel,
     const char *display, int allow_device);
 int get_restore_dir(struct restore *r, const struct entry *e, const char *rel,
     const char *display, int allow_device);
+/* get_restore_special: a FIFO, or a device node (as root only: else
+ * reported as not restored). */
+int get_restore_special(struct restore *r, const struct entry *e, const char *rel,
+    const char *display, int allow_device);
 int get_restore_symlink(struct restore *r, const struct entry *e, const char *rel,
     const char *display, int allow_device);
 /* get_restore_finish(r): the last batch, then the hard links. */

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "util/io.h"
@@ -250,6 +251,26 @@ get_restore_symlink(struct restore *r, const struct entry *e, const char *rel,
     (void)allow_device;
     fsmeta_durable_meta(e, &meta);
     return dest_symlink(&r->d, rel, display, e->target, r->opt->force, &meta);
+}
+
+int
+get_restore_special(struct restore *r, const struct entry *e, const char *rel,
+    const char *display, int allow_device)
+{
+    const struct entry_kind *k = kinds_find(e->kind);
+    struct fsmeta_xattrs xo = { e, display, r->opt->report, r->opt->report_ctx };
+    struct durable_meta meta;
+
+    (void)allow_device;
+    /* mknod(2) of a device needs CAP_MKNOD: reported and skipped (as tar
+     * does), the rest restored. */
+    if (KIND_IS_DEVICE(e->kind) && geteuid() != 0)
+        return error_set(PQV_E_UNSUPPORTED, display, "not restored: a %s needs root", k->name);
+    fsmeta_durable_meta(e, &meta);
+    meta.attrs = e->nxattrs > 0 ? fsmeta_xattrs_cb : NULL;
+    meta.attrs_ctx = &xo;
+    return dest_node(&r->d, rel, display, k->type, makedev(e->rdev_major, e->rdev_minor),
+        r->opt->force, &meta);
 }
 
 int

@@ -366,6 +366,9 @@ changes(const struct entry *a, const struct entry *b)
         f |= PQV_CHANGED_CONTENT;
     if (a->kind == KIND_SYMLINK && strcmp(a->target, b->target) != 0)
         f |= PQV_CHANGED_TARGET;
+    if (KIND_IS_DEVICE(a->kind) && (a->rdev_major != b->rdev_major ||
+            a->rdev_minor != b->rdev_minor))
+        f |= PQV_CHANGED_DEVICE;
     if (a->perm != b->perm)
         f |= PQV_CHANGED_MODE;
     if (a->uid != b->uid || a->gid != b->gid)

@@ -152,6 +152,7 @@ static const struct txn_sink inbox_sink = {
     .root = writer_root,
     .command_key = 0,     /* file keys sealed in the batch, under K_b */
     .content_hashes = 0,  /* no key("dedup") without the seed */
+    .devices = 0,         /* FIFOs, but no device nodes (docs/SECURITY.md) */
     .uses_keyfile = 0,
 };
 

@@ -14,10 +14,14 @@ static const struct entry_kind kinds[] = {
     { KIND_SYMLINK, "symbolic link", "symlink", 'l', S_IFLNK, 1, 1, entry_symlink_encode,
       entry_symlink_decode, get_restore_symlink },
     { KIND_REMOVED, "removed entry", "removed", '?', 0, 0, 1, NULL, NULL, NULL },
-    /* Not stored (yet): reported and skipped by add. */
-    { 0, "FIFO", "fifo", 'p', S_IFIFO, 0, 0, NULL, NULL, NULL },
-    { 0, "character device", "chardev", 'c', S_IFCHR, 0, 0, NULL, NULL, NULL },
-    { 0, "block device", "blockdev", 'b', S_IFBLK, 0, 0, NULL, NULL, NULL },
+    /* Format 3 only: a format-2 segment holding one is damage. */
+    { KIND_FIFO, "FIFO", "fifo", 'p', S_IFIFO, 1, 0, NULL, NULL, get_restore_special },
+    { KIND_CHARDEV, "character device", "chardev", 'c', S_IFCHR, 1, 0, entry_device_encode,
+      entry_device_decode, get_restore_special },
+    { KIND_BLOCKDEV, "block device", "blockdev", 'b', S_IFBLK, 1, 0, entry_device_encode,
+      entry_device_decode, get_restore_special },
+    /* Not stored: reported and skipped by add (a socket is made by the
+     * program that listens on it). */
     { 0, "socket", "socket", 's', S_IFSOCK, 0, 0, NULL, NULL, NULL },
 };
 

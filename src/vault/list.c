@@ -50,6 +50,8 @@ list_public_entry(const struct entry *e, struct pqv_entry *out)
     out->uid = e->uid;
     out->gid = e->gid;
     out->link_group = e->hlgroup;
+    out->rdev_major = e->rdev_major;
+    out->rdev_minor = e->rdev_minor;
     for (uint32_t i = 0; i < e->nextents; i++)
         stored += e->extents[i].plain_len;
     out->holes = e->kind == KIND_FILE ? e->size - stored : 0;

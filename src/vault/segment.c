@@ -212,6 +212,7 @@ segment_parse_head(struct segment *s, const uint8_t *plain, size_t len)
                                          : version != HEAD_VERSION && version != HEAD_VERSION_EXT)
         return error_set(PQV_E_UNSUPPORTED, NULL, "segment head version not supported");
     s->t.chunks = version == HEAD_VERSION_CHUNKS;
+    s->t.special = s->t.chunks;
     s->time = (int64_t)cursor_be64(&c);
     s->base = cursor_varint(&c);
     if ((q = cursor_take(&c, 32)) != NULL)

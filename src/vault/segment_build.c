@@ -286,6 +286,7 @@ segment_build(pqv_vault *v, const struct seg_params *p, struct entry *const *ent
     memset(&t, 0, sizeof(t));
     memset(key, 0, sizeof(key));
     t.chunks = chunks;
+    t.special = chunks;
     if (!chunks && p->nchunks > 0)
         return error_set(PQV_E_INVAL, NULL, "chunk records in a segment of format 2");
     if ((rc = sort_by_tag(v, entries, n, &sorted)) != 0 ||

@@ -38,6 +38,30 @@ parent(int rootfd, const char *root, const char *rel, int follow, int *dir, cons
 }
 
 int
+source_open_node(int rootfd, const char *root, const char *rel, const char *what,
+    const struct stat *st, int *fd)
+{
+    struct stat now;
+    const char *base;
+    int dir, rc;
+
+    *fd = -1;
+    if ((rc = parent(rootfd, root, rel, 0, &dir, &base)) != 0)
+        return rc == PQV_E_INVAL ? error_set(PQV_E_IO, what, "a directory on its path changed")
+                                 : rc;
+    *fd = openat(dir, base, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+    rc = *fd < 0 ? error_errno(what, "open", errno) : 0;
+    close(dir);
+    if (rc == 0 && (fstat(*fd, &now) != 0 || (now.st_mode & S_IFMT) != (st->st_mode & S_IFMT) ||
+            now.st_ino != st->st_ino || now.st_dev != st->st_dev)) {
+        close(*fd);
+        *fd = -1;
+        rc = error_set(PQV_E_IO, what, "changed while it was being read");
+    }
+    return rc;
+}
+
+int
 source_open(struct source *src, int rootfd, const char *root, const char *rel, int follow,
     const char *what)
 {

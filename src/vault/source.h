@@ -16,6 +16,12 @@ struct source {
 };
 /* Returned (positive) when the file changed while it was read. */
 #define SOURCE_CHANGED 1
+/* source_open_node(rootfd, root, rel, what, st, fd): a FIFO or device node
+ * ${rel} below ${rootfd} as an O_PATH descriptor (never opened for I/O:
+ * opening a device can act on it), without following links; PQV_E_IO if it
+ * is no longer the node ${st} describes (its type and inode). */
+int source_open_node(int rootfd, const char *root, const char *rel, const char *what,
+    const struct stat *st, int *fd);
 /* source_open(src, rootfd, root, rel, follow, what): open ${rel} below
  * ${rootfd} (path ${root}) for reading: a regular file only, no link
  * followed unless ${follow} (add -L). */

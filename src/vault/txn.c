@@ -617,5 +617,6 @@ const struct txn_sink txn_owner_sink = {
     .command_key = 1,
     .content_hashes = 1,
     .chunks = 1,
+    .devices = 1,
     .uses_keyfile = 1,
 };

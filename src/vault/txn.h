@@ -56,6 +56,8 @@ struct txn_sink {
     int command_key;             /* file keys stored under a wrapped command key */
     int content_hashes;          /* key("dedup") is known: equal files found */
     int chunks;                  /* format 3's chunks (the owner: the seed's keys) */
+    int devices;                 /* device nodes stored (a write-only writer's
+                                    batch holds none: docs/SECURITY.md) */
     int uses_keyfile;            /* the key file is this writer's (a write-only
                                     writer never touches it, not even by stat) */
 };

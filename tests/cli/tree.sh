@@ -3,7 +3,8 @@
 # and 12 MiB, of exactly one minimum chunk (128 KiB) and one byte more,
 # names with spaces, UTF-8 and leading dashes; symbolic links (to a file,
 # to a directory, dangling) stored as links and restored as links, never
-# followed; FIFOs skipped with one warning.
+# followed; a FIFO stored and restored (tests/cli/kinds.sh has the other
+# kinds), a socket skipped with one warning.
 . "$(dirname "$0")/lib.sh"
 
 init_vault || finish
@@ -33,17 +34,18 @@ ln -s four-mib "$S/link-to-file"
 ln -s sub "$S/link-to-dir"
 ln -s /nonexistent "$S/sub/dangling"
 mkfifo "$S/fifo"
+python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$S/sock"
 touch -d '2010-01-01 00:00:00' "$S/sub/deeper" "$S/empty dir" "$S/with space"
 
 cd "$T" || exit 1
 expect_status 0 pq add tree
-expect_stderr_contains "pqvault: add: tree/fifo: skipped (FIFO)"
-check_ok "the skipped FIFO gets one warning line, the links none (and the summary)" \
+expect_stderr_contains "pqvault: add: tree/sock: skipped (socket)"
+check_ok "the skipped socket gets one warning line, the links and the FIFO none (and the summary)" \
     test "$(wc -l <"$ERR")" -eq 2
-expect_stderr_contains "added: 22 new, 0 changed, 0 unchanged"
+expect_stderr_contains "added: 23 new, 0 changed, 0 unchanged"
 # Again: nothing changed, nothing stored.
 expect_status 0 pq add tree
-expect_stderr_contains "added: 0 new, 0 changed, 22 unchanged"
+expect_stderr_contains "added: 0 new, 0 changed, 23 unchanged"
 expect_status 0 pq list tree
 expect_stdout_contains "tree/-rf"
 expect_stdout_contains "tree/with space/a b  c.txt"
@@ -51,7 +53,7 @@ expect_stdout_contains "tree/sub/deeper/--help"
 expect_stdout_contains "tree/link-to-file"
 expect_stdout_contains "tree/link-to-dir"
 expect_stdout_contains "tree/sub/dangling"
-check_ok "list does not show the skipped FIFO" sh -c '! grep -q "fifo" "$1"' sh "$OUT"
+check_ok "list shows the FIFO, not the skipped socket" sh -c 'grep -qx "tree/fifo" "$1" && ! grep -q "sock" "$1"' sh "$OUT"
 check_ok "the link to a directory was not followed" sh -c '! grep -q "link-to-dir/" "$1"' sh "$OUT"
 expect_status 0 pq list -l tree/sub
 check_ok "list -l shows directories with d and setgid" grep -q '^drwxr-s--- ' "$OUT"
@@ -87,10 +89,10 @@ assert e["tree/four-mib"]["target"] is None
 ' "$OUT" "$(TZ=UTC date -d '2001-02-03 04:05:06.123456789' +%Y-%m-%dT%H:%M:%S.123456789Z 2>/dev/null)"
 
 # listing of a tree: type, mode, mtime (ns), size, name (and a link's
-# target); the skipped FIFO left out.  (A link's own mode is 777 and its
+# target), the FIFO too; the skipped socket left out.  (A link's own mode is 777 and its
 # size its target's length on Linux.)
 sig() {
-    (cd "$1" && find . \( -type f -o -type d -o -type l \) -printf '%y %m %T@ %s %p %l\n' | sort)
+    (cd "$1" && find . \( -type f -o -type d -o -type l -o -type p \) -printf '%y %m %T@ %s %p %l\n' | sort)
 }
 sig "$S" >"$T/sig.src"
 mkdir -p "$T/restore"
@@ -98,7 +100,7 @@ expect_status 0 pq get tree -o "$T/restore"
 sig "$T/restore/tree" >"$T/sig.dst"
 check_ok "restored tree has the same files, modes and mtimes" cmp -s "$T/sig.src" "$T/sig.dst"
 if ! cmp -s "$T/sig.src" "$T/sig.dst"; then diff "$T/sig.src" "$T/sig.dst" | sed 's/^/#   /' | head -20; fi
-check_ok "restored tree is byte for byte equal" diff -r "$S" "$T/restore/tree" --no-dereference -x fifo
+check_ok "restored tree is byte for byte equal" diff -r "$S" "$T/restore/tree" --no-dereference -x fifo -x sock
 check_ok "links restored as links, with their targets" \
     [ "$(readlink "$T/restore/tree/link-to-file"):$(readlink "$T/restore/tree/link-to-dir"):$(readlink "$T/restore/tree/sub/dangling")" = four-mib:sub:/nonexistent ]
 check_ok "no temporary files left in the restore" test -z "$(find "$T/restore" -name '*tmp*')"

@@ -113,7 +113,8 @@ def _iso_utc(sec, nsec):
 
 
 def listing_json(entries):
-    """entries: dicts with name (bytes), type ('file'|'dir'|'symlink'), size,
+    """entries: dicts with name (bytes), type ('file'|'dir'|'symlink'|'fifo'|
+    'chardev'|'blockdev'), size,
     mode, mtime_sec, mtime_nsec, aead (str or None), objects; format 2's also
     target, user, group (bytes or None), uid, gid, link_group, holes.  Sorted
     by name bytes."""
@@ -135,6 +136,10 @@ def listing_json(entries):
                 '"link_group": %d, "holes": %d}'
                 % (opt(e["target"]), e["uid"], e["gid"], opt(e["user"]), opt(e["group"]),
                    e["link_group"], e["holes"]))
+        if "rdev_major" in e:
+            # A device node's number (format 3).
+            lines[-1] = lines[-1][:-1] + (', "rdev_major": %d, "rdev_minor": %d}'
+                                          % (e["rdev_major"], e["rdev_minor"]))
     if not lines:
         return "[]\n"
     return "[\n" + ",\n".join(lines) + "\n]\n"

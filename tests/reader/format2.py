@@ -13,6 +13,7 @@ Every section number below is docs/FORMAT.md's.
 import ctypes
 import ctypes.util
 import os
+import stat
 import re
 
 from cryptography.exceptions import InvalidTag
@@ -44,7 +45,10 @@ NAME_MAX = 4096
 
 KIND_DELTA, KIND_BASE = 1, 2
 E_FILE, E_DIR, E_SYMLINK, E_REMOVED = 1, 2, 3, 4
-KIND_NAMES = {E_FILE: "file", E_DIR: "dir", E_SYMLINK: "symlink"}
+E_FIFO, E_CHARDEV, E_BLOCKDEV = 5, 6, 7   # segments of version 3 only (section 13)
+E_FORMAT2 = (E_FILE, E_DIR, E_SYMLINK, E_REMOVED)
+KIND_NAMES = {E_FILE: "file", E_DIR: "dir", E_SYMLINK: "symlink", E_FIFO: "fifo",
+              E_CHARDEV: "chardev", E_BLOCKDEV: "blockdev"}
 PF_INTRODUCED, PF_FORMAT1 = 1, 2            # pack table flags (section 11)
 EF_ORIGIN, EF_LINK, EF_XATTR, EF_CONTENT = 1, 2, 4, 8   # entry flags (section 13)
 EF_FORMAT2 = EF_ORIGIN | EF_LINK | EF_XATTR | EF_CONTENT
@@ -182,7 +186,8 @@ class Entry:
     """One entry of a segment's block.  Fields: name, kind, seg (its Segment);
     unless removed: mode, uid, gid, user, group (bytes or None), mtime_sec,
     mtime_nsec, ctime_sec, ctime_nsec, dev, ino, origin, link_group, xattrs
-    [(name, value)]; file: suite, size, stored_key, extents; symlink: target."""
+    [(name, value)]; file: suite, size, stored_key, extents; symlink: target;
+    device (format 3): major, minor."""
 
     def __init__(self, seg, cur):
         self.seg = seg
@@ -197,7 +202,7 @@ class Entry:
             c.fail("invalid name %r" % self.name)
         c.what = "entry %s" % _show(self.name)
         self.kind = c.u8()
-        if self.kind not in (E_FILE, E_DIR, E_SYMLINK, E_REMOVED):
+        if self.kind not in seg.entry_kinds:
             c.fail("unknown kind %d" % self.kind)
         if self.kind == E_REMOVED:
             return
@@ -246,6 +251,10 @@ class Entry:
             self._parse_file(seg, c, flags)
         elif self.kind == E_SYMLINK:
             self.target = c.bytes_()
+        elif self.kind in (E_CHARDEV, E_BLOCKDEV):
+            self.major, self.minor = c.varint(), c.varint()
+            if self.major >= 1 << 32 or self.minor >= 1 << 32:
+                c.fail("device number %d, %d beyond 2^32 - 1" % (self.major, self.minor))
 
     def _parse_file(self, seg, c, flags):
         """Section 13's file fields: suite, size, stored key, extents."""
@@ -307,7 +316,9 @@ class Entry:
                 "objects": len(self.extents) if f else 0,
                 "target": self.target if self.kind == E_SYMLINK else None,
                 "uid": self.uid, "gid": self.gid, "user": self.user, "group": self.group,
-                "link_group": self.link_group, "holes": self.holes()}
+                "link_group": self.link_group, "holes": self.holes()} | (
+                    {"rdev_major": self.major, "rdev_minor": self.minor}
+                    if self.kind in (E_CHARDEV, E_BLOCKDEV) else {})
 
 
 def stream_plain_len(slen):
@@ -463,6 +474,7 @@ class Segment:
 
     # Format 2's segments: version 2, heads of version 1 or 2 (section 11).
     entry_flags = EF_FORMAT2
+    entry_kinds = E_FORMAT2
 
     def check_version(self):
         """Section 16: the config's version fixes the segment version byte;
@@ -1181,6 +1193,21 @@ class Vault:
             if e.kind == E_SYMLINK:
                 os.symlink(e.target, dest)
                 self._attributes(dest, e, link=True)
+                count += 1
+                continue
+            if e.kind == E_FIFO or e.kind in (E_CHARDEV, E_BLOCKDEV):
+                # Section 13: a FIFO, or a device node (only root makes one:
+                # skipped otherwise, as pqvault get does).
+                if e.kind != E_FIFO and os.geteuid() != 0:
+                    continue
+                tmp = dest + b".reader-tmp"
+                if e.kind == E_FIFO:
+                    os.mkfifo(tmp, 0o600)
+                else:
+                    os.mknod(tmp, 0o600 | (stat.S_IFCHR if e.kind == E_CHARDEV else stat.S_IFBLK),
+                             os.makedev(e.major, e.minor))
+                self._attributes(tmp, e)
+                os.rename(tmp, dest)
                 count += 1
                 continue
             if e.link_group and e.link_group in linked:

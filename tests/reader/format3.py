@@ -178,9 +178,13 @@ class Segment(format2.Segment):
     def check_version(self):
         if self.version == SEG_VERSION3:
             self.entry_flags = EF_FORMAT2 | EF_CHUNKED
+            # Section 13: FIFOs and device nodes, in segments of version 3 only.
+            self.entry_kinds = format2.E_FORMAT2 + (format2.E_FIFO, format2.E_CHARDEV,
+                                                    format2.E_BLOCKDEV)
             self.head_versions = (HEAD_VERSION3,)
         elif self.version == SEG_VERSION2:
             self.entry_flags = EF_FORMAT2
+            self.entry_kinds = format2.E_FORMAT2
             self.head_versions = (format2.HEAD_VERSION, format2.HEAD_VERSION_EXT)
         else:
             raise IntegrityError(self.rel, "segment version %d in a format-3 vault" % self.version)

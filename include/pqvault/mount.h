@@ -55,13 +55,15 @@ struct pqv_mount_options {
 /* A node's metadata, as stat(2) gives it. */
 struct pqv_mount_attr {
     uint64_t ino;
-    uint32_t mode;             /* S_IFREG, S_IFDIR or S_IFLNK | permission bits (07777) */
+    uint32_t mode;             /* S_IFREG, S_IFDIR, S_IFLNK, S_IFIFO, S_IFCHR or S_IFBLK |
+                                  permission bits (07777) */
     uint32_t nlink;            /* names of a hard-link group; 2 + subdirectories */
     uint32_t uid, gid;
     uint64_t size;             /* bytes; a link's target length */
     uint64_t blocks;           /* 512-byte units: the data stored, holes not counted */
     int64_t mtime_sec, ctime_sec;
     uint32_t mtime_nsec, ctime_nsec;
+    uint32_t rdev_major, rdev_minor; /* a device node's number (else 0) */
 };
 
 /* pqv_mount_open(v, opt, out): the view of ${v} (unlocked): its current

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/statvfs.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -137,6 +138,7 @@ to_stat(const struct pqv_mount_attr *a, struct stat *st)
     st->st_atim = st->st_mtim;
     st->st_ctim.tv_sec = (time_t)a->ctime_sec;
     st->st_ctim.tv_nsec = (long)a->ctime_nsec;
+    st->st_rdev = makedev(a->rdev_major, a->rdev_minor);
 }
 
 static void
@@ -485,7 +487,10 @@ serve(const struct mount_args *ma, const char *mnt)
         pqv_vault_close(v);
         return status;
     }
-    snprintf(opts, sizeof(opts), "ro,default_permissions,fsname=pqvault,subtype=pqvault%s",
+    /* nodev, nosuid: stored device nodes and set-id bits are shown, never
+     * acted on. */
+    snprintf(opts, sizeof(opts),
+        "ro,nodev,nosuid,default_permissions,fsname=pqvault,subtype=pqvault%s",
         ma->allow_other ? ",allow_other" : "");
     status = EXIT_ERR;
     if ((se = fuse_session_new(&args, &mount_ops, sizeof(mount_ops), &g_mount)) == NULL) {

@@ -255,6 +255,16 @@ node_attr(const struct pqv_mount *m, const struct mount_tree *t, uint32_t node,
         a->mode = S_IFLNK | (e->perm & 07777);
         a->size = e->target != NULL ? strlen(e->target) : 0;
         break;
+    case KIND_FIFO:
+        a->mode = S_IFIFO | (e->perm & 07777);
+        break;
+    case KIND_CHARDEV:
+    case KIND_BLOCKDEV:
+        /* Shown as stored; the mount is nodev (its nodes open nothing). */
+        a->mode = (e->kind == KIND_CHARDEV ? S_IFCHR : S_IFBLK) | (e->perm & 07777);
+        a->rdev_major = e->rdev_major;
+        a->rdev_minor = e->rdev_minor;
+        break;
     default:
         a->mode = S_IFDIR | (e->perm & 07777);
         a->size = (uint64_t)nd->dir_pages * 4096;

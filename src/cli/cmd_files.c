@@ -326,6 +326,7 @@ cmd_add(struct args *a)
     if (!stop && status == EXIT_OK && (status = c.recipient ? inbox_session(&v, c.recipient)
                                                    : session(&v, 1)) == EXIT_OK) {
         g_cli.force_hint = !c.force;
+        g_cli.nospace_hint = !c.recipient;
         status = add_run(v, &c);
         pqv_vault_close(v);
     }

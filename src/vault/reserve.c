@@ -43,13 +43,14 @@ reserve_ensure(pqv_vault *v, pqv_report_fn report, void *ctx, int loud)
         return 1;
     if (rc == PQV_E_NOSPACE) {
         if (loud)
-            vault_report(report, ctx, PQV_REPORT_WARNING, "reserve", "no room for the reserve "
-                "(%u MiB kept for rm and gc on a full disk): free more space (pqvault rm, "
+            vault_report(report, ctx, PQV_REPORT_WARNING, "reserve", "warning: no room for the "
+                "reserve (%u MiB kept for rm and gc on a full disk): free more space (pqvault rm, "
                 "forget, gc), the next writing command makes it", VAULT_RESERVE_BYTES >> 20);
     } else if (rc != PQV_E_UNSUPPORTED) {
         const struct pqv_error *e = pqv_error_last();
-        vault_report(report, ctx, PQV_REPORT_WARNING, "reserve", "%s", e->reason[0] != '\0'
-            ? e->reason : pqv_strerror(rc));
+        vault_report(report, ctx, PQV_REPORT_WARNING, "reserve", "warning: not made (%s): "
+            "rm and gc may not run on a full disk; the next writing command tries again",
+            e->reason[0] != '\0' ? e->reason : pqv_strerror(rc));
     }
     pqv_error_clear();
     return 0;
@@ -84,11 +85,7 @@ reserve_release(pqv_vault *v)
         v->storage->ops->reserve(v->storage, PQV_RESERVE_STAT, 0, NULL) == PQV_E_NOTFOUND)
         rc = 0;
     error_restore(&saved);
-    if (rc != 0)
-        return 0;
-    vault_report(v->report, v->report_ctx, PQV_REPORT_WARNING, "reserve", "the disk is full: "
-        "the reserve released to commit (gc frees space and makes it again)");
-    return 1;
+    return rc == 0;
 }
 
 void

@@ -521,6 +521,9 @@ txn_commit(struct txn *t, int kind, struct entry *const *all, size_t nall,
     if (rc == PQV_E_NOSPACE && reserve_release(v)) {
         pqv_error_clear();
         rc = v->storage->ops->put_new(v->storage, sname, seg.p, seg.len);
+        if (rc == 0)
+            vault_report(v->report, v->report_ctx, PQV_REPORT_WARNING, "reserve", "the disk "
+                "is full: committed in the reserve (gc frees space and makes it again)");
     }
     if (rc == PQV_E_EXISTS)
         rc = error_set(PQV_E_LOCKED, sname, "another writer committed epoch %llu meanwhile",

@@ -47,7 +47,7 @@ ln -s "$T/target" "$V/reserve"
 expect_status 0 pq add "$T/src/b" --name b2
 check_ok "the link's target untouched" test "$(cat "$T/target")" = precious
 check_ok "the link left as it is" test -L "$V/reserve"
-expect_stderr_contains "reserve: not a regular file (a symbolic link)"
+expect_stderr_contains "not a regular file (a symbolic link): ignored"
 expect_status 0 pq check
 expect_stderr_contains "reserve: not a regular file (a symbolic link): ignored"
 expect_status 0 pqn check --no-key
@@ -59,7 +59,7 @@ rm "$V/reserve"
 mkdir "$V/reserve"
 expect_status 0 pq gc
 check_ok "a directory at its name left as it is" test -d "$V/reserve"
-expect_stderr_contains "reserve: not a regular file (a directory)"
+expect_stderr_contains "not a regular file (a directory): ignored"
 rmdir "$V/reserve"
 # A huge sparse one is not read, and left as it is (it holds little).
 truncate -s 1T "$V/reserve"
@@ -112,7 +112,7 @@ check_ok "the reserve is still whole" test "$(stat -c %s "$V/reserve")" -eq 1677
 head -c 100000000 /dev/zero >"$M/filler" 2>/dev/null
 check_ok "the disk is full" test "$(df -k --output=avail "$M" | tail -n 1)" -le 4
 expect_status 0 pq rm big
-expect_stderr_contains "the disk is full: the reserve released to commit"
+expect_stderr_contains "reserve: the disk is full: committed in the reserve"
 check_ok "rm used the reserve" test ! -e "$V/reserve"
 expect_status 0 pq list
 check_ok "big is gone from the listing" sh -c '! grep -q big "$1"' sh "$OUT"

@@ -63,7 +63,7 @@ typedef int (*pqv_storage_list_fn)(void *ctx, const char *name, uint64_t size);
 
 /* The layout of struct pqv_storage_ops; a backend sets .version to it, so
  * the table can grow (as SQLite's VFS iVersion). */
-#define PQV_STORAGE_OPS_VERSION 2
+#define PQV_STORAGE_OPS_VERSION 3
 
 /* Room for the text naming a lock's holder ("pid 1234 on host"). */
 #define PQV_LOCK_HOLDER_MAX 256
@@ -92,7 +92,27 @@ struct pqv_storage_ops {
      * May be NULL: then nothing is known. */
     int (*lock_probe)(pqv_storage *s, char *holder, size_t holderlen);
     void (*close)(pqv_storage *s);
+    /* Version 3.  reserve(s, op, bytes, have): the room kept aside so that
+     * rm, forget and gc can commit on a full disk (docs/DESIGN.md, "A full
+     * disk"): a file the backend never lists and the vault never reads.
+     *   PQV_RESERVE_STAT     the bytes it holds allocated in *${have};
+     *                        PQV_E_NOTFOUND if there is none,
+     *                        PQV_E_INTEGRITY if something else is at its
+     *                        name (a link, directory, FIFO: never followed,
+     *                        never touched);
+     *   PQV_RESERVE_MAKE     made, or topped up, to hold ${bytes}, durably;
+     *                        PQV_E_NOSPACE if they do not fit (then none is
+     *                        left);
+     *   PQV_RESERVE_RELEASE  removed and its removal durable (the space is
+     *                        free on return); PQV_E_NOTFOUND if there was
+     *                        none.
+     * NULL (and in a table of version 2): no reserve (S3: a bucket does not
+     * fill up). */
+    int (*reserve)(pqv_storage *s, int op, uint64_t bytes, uint64_t *have);
 };
+
+/* The operations of reserve. */
+enum { PQV_RESERVE_STAT = 0, PQV_RESERVE_MAKE = 1, PQV_RESERVE_RELEASE = 2 };
 
 struct pqv_storage {
     const struct pqv_storage_ops *ops;

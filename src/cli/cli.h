@@ -52,6 +52,7 @@ struct cli {
     int wait;
     int force_hint;            /* lib_error: "already exists" may suggest --force */
     int keyfile_hint;          /* lib_error: "not found" is the key file */
+    int nospace_hint;          /* lib_error: "no space" may suggest rm and gc (add) */
     struct pqv_kdf_limit kdf_limit; /* --kdf-limit (if have_kdf_limit) */
     int have_kdf_limit;
     const char *at;            /* --at SNAP (reading commands) */

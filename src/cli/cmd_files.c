@@ -469,6 +469,7 @@ cmd_add(struct args *a)
     if (!stop && status == EXIT_OK && (status = c.recipient ? inbox_session(&v, c.recipient)
                                                    : session(&v, !c.dry)) == EXIT_OK) {
         g_cli.force_hint = !c.force;
+        g_cli.nospace_hint = !c.recipient;
         status = add_run(v, &c);
         pqv_vault_close(v);
     }

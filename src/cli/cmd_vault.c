@@ -127,6 +127,7 @@ init_room(int force)
             strcmp(e->d_name, "lost+found") == 0 || strcmp(e->d_name, "keyfile") == 0 ||
             strcmp(e->d_name, "segments") == 0 || strcmp(e->d_name, "inbox") == 0 ||
             strcmp(e->d_name, "packs") == 0 || strcmp(e->d_name, "lock") == 0 ||
+            strcmp(e->d_name, "reserve") == 0 ||
             strstr(e->d_name, ".tmp-") != NULL)
             continue;
         if (others++ == 0)

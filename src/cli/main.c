@@ -165,6 +165,9 @@ lib_error_text_of(char *buf, size_t n, const char *what, int rc, const struct pq
         hint = " (use --force to replace)";
     else if (rc == PQV_E_NOTFOUND && g_cli.keyfile_hint)
         hint = " (make a new one with 'pqvault recover')";
+    else if (rc == PQV_E_NOSPACE && g_cli.nospace_hint)
+        hint = " (free space: 'pqvault rm' what is no longer needed, 'pqvault forget' the "
+               "snapshots that keep it, then 'pqvault gc': they run on a full disk)";
     /* Name ${what} (the operand) unless the subject is it or within it. */
     if (what && *subject && strncmp(subject, what, strlen(what)) == 0)
         what = NULL;

@@ -102,6 +102,7 @@ test_hook(const char *op, const char *what)
 {
     stop_hook(op, what);
     if (test_kill_at > 0 && strcmp(op, "write") != 0 && strcmp(op, "read") != 0 &&
+        strcmp(op, "fallocate") != 0 &&
         __atomic_add_fetch(&test_kill_count, 1, __ATOMIC_SEQ_CST) == test_kill_at)
         raise(SIGKILL);
     if (test_fault_n == 0)
@@ -288,6 +289,14 @@ io_fsetxattr(int fd, const char *name, const void *value, size_t len, const char
     if (fault("xattr", what))
         return -1;
     return fsetxattr(fd, name, value, len, 0);
+}
+
+int
+io_fallocate(int fd, uint64_t len, const char *what)
+{
+    if (fault("fallocate", what))
+        return -1;
+    return fallocate(fd, 0, 0, (off_t)len);
 }
 
 int

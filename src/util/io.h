@@ -23,8 +23,8 @@
  *                          or an open that creates) raises SIGKILL just
  *                          before it is made;
  *   PQVAULT_TEST_FAULT=op:N:err  the N-th call of ${op} (open, write, fsync,
- *                          rename, unlink, mkdir, rmdir, chmod, utimens, or
- *                          any) fails with ${err}: EIO, ENOSPC, EDQUOT, a
+ *                          rename, unlink, mkdir, rmdir, chmod, utimens,
+ *                          fallocate, or any) fails with ${err}: EIO, ENOSPC, EDQUOT, a
  *                          number, or "short" (that write is cut short and
  *                          every later write fails with ENOSPC, like a disk
  *                          filling up); "op:N+:err" fails every call of
@@ -83,5 +83,9 @@ int io_fsetxattr(int fd, const char *name, const void *value, size_t len, const 
  * change a file while it is read (see PQVAULT_TEST_STOP_AT above). */
 ssize_t io_source_pread(int fd, void *buf, size_t len, uint64_t offset, const char *what);
 int io_futimens(int fd, const struct timespec times[2], const char *what);
+/* io_fallocate(fd, len, what): fallocate(2) of the first ${len} bytes (the
+ * vault's reserve); test hooks see op "fallocate" (a write: not a kill
+ * point). */
+int io_fallocate(int fd, uint64_t len, const char *what);
 
 #endif

@@ -29,6 +29,7 @@
 #include "vault/pack.h"
 #include "vault/pack3.h"
 #include "vault/repack.h"
+#include "vault/reserve.h"
 #include "vault/segment.h"
 #include "vault/snapshots.h"
 #include "vault/state.h"
@@ -727,6 +728,8 @@ pqv_vault_check(pqv_vault *v, const struct pqv_check_options *opt,
     /* Inbox batches: reported (damaged ones too), never the vault's damage. */
     if (rc == 0)
         rc = inbox_check(v, opt->report, opt->report_ctx, &res);
+    if (rc == 0)
+        reserve_check(v, opt->report, opt->report_ctx);
     if (result != NULL)
         *result = res;
     if (rc == 0 && res.damaged > 0)
@@ -734,15 +737,52 @@ pqv_vault_check(pqv_vault *v, const struct pqv_check_options *opt,
     return rc;
 }
 
-int
-pqv_vault_gc(pqv_vault *v, const struct pqv_check_options *opt, struct pqv_check_result *result)
+/* remove_garbage(v, garbage, res, opt): every name of ${garbage} removed
+ * (gone already: fine), then the list emptied. */
+static int
+remove_garbage(pqv_vault *v, struct names_list *garbage, struct pqv_check_result *res,
+    const struct pqv_check_options *opt)
+{
+    int rc = 0;
+
+    for (size_t i = 0; i < garbage->n && rc == 0; i++) {
+        int d = v->storage->ops->del(v->storage, garbage->names[i]);
+        if (d != 0 && d != PQV_E_NOTFOUND) {
+            rc = d;
+            break;
+        }
+        res->removed++;
+        vault_report(opt->report, opt->report_ctx, PQV_REPORT_INFO, garbage->names[i], "removed");
+    }
+    if (rc == 0)
+        rc = v->storage->ops->barrier(v->storage);
+    names_list_free(garbage);
+    return rc;
+}
+
+/* no_room(rc, opt, what): a step of gc that needs space (a repack, a
+ * compaction) failed for lack of it: reported and skipped (gc's purpose on
+ * a full disk is removing what is unused, which needs none). */
+static int
+no_room(int rc, const struct pqv_check_options *opt, const char *what)
+{
+    if (rc != PQV_E_NOSPACE)
+        return rc;
+    vault_report(opt->report, opt->report_ctx, PQV_REPORT_WARNING, NULL, "no room to %s: "
+        "skipped (gc again once space is free)", what);
+    pqv_error_clear();
+    return 0;
+}
+
+static int
+gc(pqv_vault *v, const struct pqv_check_options *opt, struct pqv_check_result *result)
 {
     static const struct pqv_check_options none = { 0, NULL, NULL };
     struct pqv_check_result res;
     struct names_list garbage;
     struct scan sc;
     uint64_t base;
-    int rc;
+    int rc, full;
 
     if ((rc = vault_require_writer(v)) != 0)
         return rc;
@@ -757,6 +797,9 @@ pqv_vault_gc(pqv_vault *v, const struct pqv_check_options *opt, struct pqv_check
     memset(&res, 0, sizeof(res));
     res.format = v->config.version;
     memset(&garbage, 0, sizeof(garbage));
+    /* The reserve used (a full disk): what is unused goes first, before
+     * anything that needs room is written. */
+    full = reserve_short(v);
     if ((rc = scan(v, &sc, &res, NULL, NULL, &garbage)) != 0)
         goto out;
     /* A block that fails to open may refer to packs that look unused. */
@@ -767,19 +810,34 @@ pqv_vault_gc(pqv_vault *v, const struct pqv_check_options *opt, struct pqv_check
         goto out;
     }
     /* Format 3: packs mostly unused rewritten first; the chain is then
-     * read again (the old packs are leftovers now). */
-    if ((rc = repack(v, &sc.st, &sc.used, opt->report, opt->report_ctx, &res.repacked)) != 0) {
+     * read again (the old packs are leftovers now).  Short of space, the
+     * packs no kept state uses are removed first (they are unused whatever
+     * the repack and the compaction do), and a repack that does not fit
+     * is skipped. */
+    if (full && garbage.n > 0 && (rc = remove_garbage(v, &garbage, &res, opt)) != 0) {
+        scan_free(&sc);
+        goto out;
+    }
+    rc = repack(v, &sc.st, &sc.used, opt->report, opt->report_ctx, &res.repacked);
+    if (rc == PQV_E_NOSPACE && !full && garbage.n > 0) {
+        full = 1;
+        pqv_error_clear();
+        if ((rc = remove_garbage(v, &garbage, &res, opt)) == 0)
+            rc = repack(v, &sc.st, &sc.used, opt->report, opt->report_ctx, &res.repacked);
+    }
+    if ((rc = no_room(rc, opt, "rewrite the packs that are mostly unused")) != 0) {
         scan_free(&sc);
         goto out;
     }
     if (res.repacked > 0) {
-        uint64_t repacked = res.repacked;
+        uint64_t repacked = res.repacked, removed = res.removed;
         scan_free(&sc);
         names_list_free(&garbage);
         memset(&garbage, 0, sizeof(garbage));
         memset(&res, 0, sizeof(res));
         res.format = v->config.version;
         res.repacked = repacked;
+        res.removed = removed;
         if ((rc = scan(v, &sc, &res, NULL, NULL, &garbage)) != 0)
             goto out;
     }
@@ -787,12 +845,15 @@ pqv_vault_gc(pqv_vault *v, const struct pqv_check_options *opt, struct pqv_check
     /* Compaction pays when the chain holds entries the state no longer
      * has (replaced or removed names); a chain of additions is left as it
      * is, so gc of a vault with nothing to collect changes nothing.
-     * Leftover packs need no compaction: no entry refers to them. */
+     * Leftover packs need no compaction: no entry refers to them.  (Its
+     * commit may use the reserve; without room even so, the chain stays
+     * as it is, and what is unused is still removed.) */
     uint64_t chained = 0;
     for (size_t i = 0; i < sc.st.nsegs; i++)
         chained += sc.st.segs[i].nentries;
     if (sc.st.nsegs > 1 && chained > sc.st.n &&
-        (rc = compact(v, &sc.st, &sc.used, opt->report, opt->report_ctx, &base)) != 0) {
+        (rc = no_room(compact(v, &sc.st, &sc.used, opt->report, opt->report_ctx, &base), opt,
+             "fold the chain into a base")) != 0) {
         scan_free(&sc);
         goto out;
     }
@@ -800,19 +861,30 @@ pqv_vault_gc(pqv_vault *v, const struct pqv_check_options *opt, struct pqv_check
      * snapshot needs is garbage. */
     compact_drop_old_segments(v, base, &sc.kept);
     scan_free(&sc);
-    for (size_t i = 0; i < garbage.n; i++) {
-        int d = v->storage->ops->del(v->storage, garbage.names[i]);
-        if (d != 0 && d != PQV_E_NOTFOUND) {
-            rc = d;
-            goto out;
-        }
-        res.removed++;
-        vault_report(opt->report, opt->report_ctx, PQV_REPORT_INFO, garbage.names[i], "removed");
-    }
-    rc = v->storage->ops->barrier(v->storage);
+    if ((rc = remove_garbage(v, &garbage, &res, opt)) != 0)
+        goto out;
+    /* Space freed: the reserve made again (a warning if it still does not
+     * fit). */
+    if (reserve_ensure(v, opt->report, opt->report_ctx, 1))
+        vault_report(opt->report, opt->report_ctx, PQV_REPORT_INFO, "reserve", "made again "
+            "(%u MiB kept for rm and gc on a full disk)", VAULT_RESERVE_BYTES >> 20);
 out:
     names_list_free(&garbage);
     if (result != NULL)
         *result = res;
+    return rc;
+}
+
+/* (A command that frees space: its commit may use the reserve.) */
+int
+pqv_vault_gc(pqv_vault *v, const struct pqv_check_options *opt, struct pqv_check_result *result)
+{
+    int rc, saved = v != NULL ? v->reserve_use : 0;
+
+    if (v == NULL)
+        return PQV_E_INVAL;
+    v->reserve_use = 1;
+    rc = gc(v, opt, result);
+    v->reserve_use = saved;
     return rc;
 }

@@ -27,6 +27,7 @@
 #include "vault/config.h"
 #include "vault/inbox.h"
 #include "vault/localstate.h"
+#include "vault/reserve.h"
 #include "vault/segment.h"
 #include "vault/state.h"
 #include "vault/txn.h"
@@ -262,6 +263,10 @@ vault_create(pqv_vault *v, const uint8_t *pass, size_t passlen, const struct pqv
     if ((rc = pqv_recovery_encode(seed, recovery)) != 0)
         goto done;
     pqv_identity_fingerprint(id, fingerprint);
+    /* The reserve last, once the vault exists: a failure to make it is
+     * no failure of init (a warning; the next writing command tries
+     * again). */
+    (void)reserve_ensure(v, opt->report, opt->report_ctx, 1);
 
 done:
     if (rc != 0)

@@ -250,8 +250,8 @@ commit_forget(pqv_vault *v, struct state *st, const uint64_t *forgotten, size_t 
     return rc;
 }
 
-int
-pqv_vault_forget(pqv_vault *v, const struct pqv_forget_options *opt, uint64_t *forgotten)
+static int
+forget(pqv_vault *v, const struct pqv_forget_options *opt, uint64_t *forgotten)
 {
     struct snapshots kept;
     struct state st;
@@ -581,4 +581,18 @@ pqv_vault_versions(pqv_vault *v, const char *name, struct pqv_version **out, siz
     *out = ver;
     *n = k;
     return 0;
+}
+
+/* (A command that frees space: its commit may use the reserve.) */
+int
+pqv_vault_forget(pqv_vault *v, const struct pqv_forget_options *opt, uint64_t *forgotten)
+{
+    int rc, saved = v != NULL ? v->reserve_use : 0;
+
+    if (v == NULL)
+        return PQV_E_INVAL;
+    v->reserve_use = 1;
+    rc = forget(v, opt, forgotten);
+    v->reserve_use = saved;
+    return rc;
 }

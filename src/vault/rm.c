@@ -294,8 +294,8 @@ rm_v1_operand(pqv_vault *v, struct pqv_name_operand *op, const struct pqv_rm_opt
     return 0;
 }
 
-int
-pqv_vault_rm_many(pqv_vault *v, struct pqv_name_operand *ops, size_t n,
+static int
+rm_many(pqv_vault *v, struct pqv_name_operand *ops, size_t n,
     const struct pqv_rm_options *opt)
 {
     static const struct pqv_rm_options none;
@@ -364,5 +364,20 @@ pqv_vault_rm(pqv_vault *v, const char *name, const struct pqv_rm_options *opt)
         error_restore(&s);
         rc = op.rc;
     }
+    return rc;
+}
+
+/* (A command that frees space: its commit may use the reserve.) */
+int
+pqv_vault_rm_many(pqv_vault *v, struct pqv_name_operand *ops, size_t n,
+    const struct pqv_rm_options *opt)
+{
+    int rc, saved = v != NULL ? v->reserve_use : 0;
+
+    if (v == NULL)
+        return PQV_E_INVAL;
+    v->reserve_use = 1;
+    rc = rm_many(v, ops, n, opt);
+    v->reserve_use = saved;
     return rc;
 }

@@ -27,6 +27,7 @@
 #include "vault/names.h"
 #include "vault/pack.h"
 #include "vault/pack3.h"
+#include "vault/reserve.h"
 #include "vault/segment.h"
 #include "vault/snapshots.h"
 #include "vault/state.h"
@@ -515,6 +516,15 @@ txn_commit(struct txn *t, int kind, struct entry *const *all, size_t nall,
     /* The commit point: create-only, so two writers cannot both commit
      * this epoch (the loser fails here and leaves only leftovers). */
     rc = v->storage->ops->put_new(v->storage, sname, seg.p, seg.len);
+    /* Short of space: a command that frees space (rm, forget, gc) commits
+     * in the reserve, once (the failed put left nothing at the name). */
+    if (rc == PQV_E_NOSPACE && reserve_release(v)) {
+        pqv_error_clear();
+        rc = v->storage->ops->put_new(v->storage, sname, seg.p, seg.len);
+        if (rc == 0)
+            vault_report(v->report, v->report_ctx, PQV_REPORT_WARNING, "reserve", "the disk "
+                "is full: committed in the reserve (gc frees space and makes it again)");
+    }
     if (rc == PQV_E_EXISTS)
         rc = error_set(PQV_E_LOCKED, sname, "another writer committed epoch %llu meanwhile",
             (unsigned long long)p.epoch);
@@ -584,6 +594,10 @@ owner_ready(const pqv_vault *v)
 static int
 owner_prepare(pqv_vault *v, pqv_report_fn report, void *ctx)
 {
+    /* A reserve used (or never made) is made again before the command
+     * writes, if space allows (silently if not: the command needs no
+     * reserve, and fails for lack of space on its own). */
+    (void)reserve_ensure(v, report, ctx, 0);
     return upgrade_if_needed(v, report, ctx);
 }
 

@@ -69,6 +69,8 @@ struct pqv_vault {
     const struct txn_sink *sink;
     void *sink_ctx;
     uint64_t at_epoch;           /* reading commands read this snapshot (0: the newest state) */
+    int reserve_use;             /* a command that frees space runs (rm, forget, gc): a
+                                    commit short of space may use the reserve (reserve.h) */
 };
 
 int vault_require_unlocked(const pqv_vault *v);

@@ -460,21 +460,7 @@ commit:
 int
 add_seal_same_content(const struct entry *old, const struct entry *e)
 {
-    if (old->kind != KIND_FILE || e->kind != KIND_FILE || old->size != e->size ||
-        old->nextents != e->nextents || old->chunked != e->chunked)
-        return 0;
-    for (uint32_t j = 0; j < e->nextents; j++) {
-        const struct extent *x = &old->extents[j], *y = &e->extents[j];
-        if (x->file_off != y->file_off || x->plain_len != y->plain_len || x->chunk != y->chunk)
-            return 0;
-        /* A chunk is its identity; an extent of format 2 is the same only
-         * if shared (equal files share one: add_seal.c's dedup). */
-        if (x->chunk ? memcmp(x->chunk_id, y->chunk_id, CHUNK_ID_BYTES) != 0 :
-            memcmp(x->pack_id, y->pack_id, PACK_ID_BYTES) != 0 || x->pack_off != y->pack_off ||
-            x->stored_len != y->stored_len)
-            return 0;
-    }
-    return 1;
+    return entry_same_data(old, e);
 }
 
 uint64_t

@@ -57,6 +57,24 @@ entry_removed(struct entry *e, const char *name)
 }
 
 int
+entry_same_data(const struct entry *a, const struct entry *b)
+{
+    if (a->kind != KIND_FILE || b->kind != KIND_FILE || a->size != b->size ||
+        a->nextents != b->nextents || a->chunked != b->chunked)
+        return 0;
+    for (uint32_t j = 0; j < a->nextents; j++) {
+        const struct extent *x = &a->extents[j], *y = &b->extents[j];
+        if (x->file_off != y->file_off || x->plain_len != y->plain_len || x->chunk != y->chunk)
+            return 0;
+        if (x->chunk ? memcmp(x->chunk_id, y->chunk_id, CHUNK_ID_BYTES) != 0 :
+            memcmp(x->pack_id, y->pack_id, PACK_ID_BYTES) != 0 || x->pack_off != y->pack_off ||
+            x->stored_len != y->stored_len)
+            return 0;
+    }
+    return 1;
+}
+
+int
 entry_copy(struct entry *dst, const struct entry *src)
 {
     *dst = *src;

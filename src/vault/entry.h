@@ -114,6 +114,10 @@ int entry_check_size(const char *name, uint64_t size);
 int entry_removed(struct entry *e, const char *name);
 /* entry_copy(dst, src): a deep copy. */
 int entry_copy(struct entry *dst, const struct entry *src);
+/* entry_same_data(a, b): two files holding the same data: the same size
+ * and extents, each the same chunk (format 3: a chunk is its identity) or
+ * the same shared extent of a pack (format 2: equal files share one). */
+int entry_same_data(const struct entry *a, const struct entry *b);
 /* entry_encode(out, e, t, stored_key): append ${e} (its file key as
  * ${stored_key}), adding its strings and packs to ${t}. */
 struct buf;

@@ -335,25 +335,6 @@ pqv_vault_pin(pqv_vault *v, uint64_t epoch, int pinned)
 
 /* ---- comparing states ---- */
 
-/* same_content(a, b): the same data (the same chunks, or the same
- * extents: a file stored once and never changed). */
-static int
-same_content(const struct entry *a, const struct entry *b)
-{
-    if (a->size != b->size || a->nextents != b->nextents || a->chunked != b->chunked)
-        return 0;
-    for (uint32_t i = 0; i < a->nextents; i++) {
-        const struct extent *x = &a->extents[i], *y = &b->extents[i];
-        if (x->file_off != y->file_off || x->plain_len != y->plain_len)
-            return 0;
-        if (a->chunked ? memcmp(x->chunk_id, y->chunk_id, CHUNK_ID_BYTES) != 0
-                       : memcmp(x->pack_id, y->pack_id, PACK_ID_BYTES) != 0 ||
-                             x->pack_off != y->pack_off)
-            return 0;
-    }
-    return 1;
-}
-
 /* changes(a, b): what differs between two entries of one name. */
 static unsigned
 changes(const struct entry *a, const struct entry *b)
@@ -362,7 +343,7 @@ changes(const struct entry *a, const struct entry *b)
 
     if (a->kind != b->kind)
         return PQV_CHANGED_KIND;
-    if (a->kind == KIND_FILE && !same_content(a, b))
+    if (a->kind == KIND_FILE && !entry_same_data(a, b))
         f |= PQV_CHANGED_CONTENT;
     if (a->kind == KIND_SYMLINK && strcmp(a->target, b->target) != 0)
         f |= PQV_CHANGED_TARGET;

@@ -84,21 +84,30 @@ state_file(pqv_vault *v, char *out, size_t outlen)
     return state_file_named(v, out, outlen, 0);
 }
 
+/* unlink_state(v, path): the state file ${path} and its lock file gone
+ * (best effort), durably. */
+static void
+unlink_state(pqv_vault *v, const char *path)
+{
+    char lockpath[4096 + 8];
+
+    snprintf(lockpath, sizeof(lockpath), "%s.lock", path);
+    int gone = unlink(path) == 0;
+    gone |= unlink(lockpath) == 0;
+    if (gone)
+        (void)fsutil_fsync_dir(v->state_dir);
+}
+
 /* drop_legacy(v): once this location has a state of its own, the one kept
  * per vault id before (which this location took over) goes: a copy
  * elsewhere must not take the original's for its own. */
 static void
 drop_legacy(pqv_vault *v)
 {
-    char path[4096], lockpath[4096 + 8];
+    char path[4096];
 
-    if (v->location == NULL || state_file_named(v, path, sizeof(path), 1) != 0)
-        return;
-    snprintf(lockpath, sizeof(lockpath), "%s.lock", path);
-    int gone = unlink(path) == 0;
-    gone |= unlink(lockpath) == 0;
-    if (gone)
-        (void)fsutil_fsync_dir(v->state_dir);
+    if (v->location != NULL && state_file_named(v, path, sizeof(path), 1) == 0)
+        unlink_state(v, path);
 }
 
 /* unavailable(v): the local state could not be read or written (the error
@@ -265,15 +274,11 @@ localstate_record(pqv_vault *v, uint64_t epoch, const uint8_t chain[32], int rep
 void
 localstate_forget(pqv_vault *v)
 {
-    char path[4096], lockpath[4096 + 8];
+    char path[4096];
 
     if (v->state_dir == NULL || state_file(v, path, sizeof(path)) != 0)
         return;
-    snprintf(lockpath, sizeof(lockpath), "%s.lock", path);
-    int gone = unlink(path) == 0;
-    gone |= unlink(lockpath) == 0;
-    if (gone)
-        (void)fsutil_fsync_dir(v->state_dir);
+    unlink_state(v, path);
     pqv_error_clear();
 }
 

@@ -449,21 +449,12 @@ mount_tree_same(const struct entry *a, const struct entry *b)
     if (a->kind == KIND_SYMLINK)
         return a->target != NULL && b->target != NULL && strcmp(a->target, b->target) == 0 &&
             a->mtime_sec == b->mtime_sec && a->mtime_nsec == b->mtime_nsec;
+    if (KIND_IS_DEVICE(a->kind))
+        return a->rdev_major == b->rdev_major && a->rdev_minor == b->rdev_minor;
     if (a->kind != KIND_FILE)
         return 1;
-    if (a->mtime_sec != b->mtime_sec || a->mtime_nsec != b->mtime_nsec || a->size != b->size ||
-        a->nextents != b->nextents || a->chunked != b->chunked)
-        return 0;
-    for (uint32_t i = 0; i < a->nextents; i++) {
-        const struct extent *x = &a->extents[i], *y = &b->extents[i];
-        if (x->file_off != y->file_off || x->plain_len != y->plain_len)
-            return 0;
-        if (a->chunked ? memcmp(x->chunk_id, y->chunk_id, CHUNK_ID_BYTES) != 0
-                       : memcmp(x->pack_id, y->pack_id, PACK_ID_BYTES) != 0 ||
-                             x->pack_off != y->pack_off)
-            return 0;
-    }
-    return 1;
+    return a->mtime_sec == b->mtime_sec && a->mtime_nsec == b->mtime_nsec &&
+        entry_same_data(a, b);
 }
 
 /* What is known of a name across the snapshots met so far. */

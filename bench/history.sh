@@ -153,11 +153,11 @@ echo "| --- | --- | --- | --- | --- |"
 row "snapshot of day 1 (first add / backup / create), until durable" first 2
 row "one later day's snapshot, until durable (median over days 2-$DAYS)" day 2
 echo "| all $DAYS snapshots, until durable (sum; mean of the repetitions) | $(total pq) | $(total restic) | $(total borg) | $(ratio "$(total pq)" "$(total restic)") |"
-srow "repository size after $DAYS snapshots (du -sb)" "$size_pq" "$size_restic" "$size_borg"
+srow "repository size after $DAYS snapshots (du -sb; pqvault without its 16 MiB reserve)" "$size_pq" "$size_restic" "$size_borg"
 echo "| snapshots | ${snaps_pq} | $snaps_restic | $snaps_borg | |"
 if [ "$pq_hist" = yes ] && [ -z "$pq_forget_note" ]; then
     echo "| forget $KEEP (pqvault forget + gc; restic forget --prune; borg prune + compact) | $(cell pq_forget 2) + $(cell pq_gc 2) | $(cell restic_forget 2) | $(cell borg_prune 2) + $(cell borg_compact 2) | |"
-    srow "repository size after forget (du -sb)" "$after_pq" "$after_restic" "$after_borg"
+    srow "repository size after forget (du -sb; pqvault without its 16 MiB reserve)" "$after_pq" "$after_restic" "$after_borg"
 else
     echo "| forget $KEEP (pqvault forget + gc; restic forget --prune; borg prune + compact), until durable | $pq_forget_note | $(cell restic_forget 2) | $(cell borg_prune 2) + $(cell borg_compact 2) | |"
     echo "| repository size after forget (du -sb) | $pq_forget_note | $(mib "$after_restic") | $(mib "$after_borg") | |"

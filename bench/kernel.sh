@@ -106,7 +106,7 @@ row "the same tree unchanged, again, until durable" add2 2
 row "restore of the whole tree, until durable (get -o DIR; restore + sync; extract + sync)" get 2
 row "check --read-data (borg: check --verify-data)" check
 row "list of every entry (list; ls latest; list REPO::ARCHIVE)" list
-srow "repository size after the two adds (du -sb)" "$size_pq" "$size_restic" "$size_borg"
+srow "repository size after the two adds (du -sb; pqvault without its 16 MiB reserve)" "$size_pq" "$size_restic" "$size_borg"
 echo "| peak RSS, largest of the steps | $(maxrss pq add1 add2 list check get) | $(maxrss restic add1 add2 list check get) | $(maxrss borg add1 add2 list check get) | |"
 echo
 echo "Repository bytes: pqvault $size_pq, restic $size_restic, borg $size_borg (tree: $t_bytes). Lines listed: pqvault $n_pq, restic $n_restic, borg $n_borg."

@@ -88,7 +88,14 @@ borg_init() { borg init -e "$BORG_ENCRYPTION" "$1" >/dev/null 2>&1; }
 # $W/.err) instead of stopping the script.
 timed_try() { (trap - EXIT; timed "$@"); }
 fresh_out() { rm -rf "$W/out"; mkdir "$W/out"; }
-size_of() { du -sb "$1" | cut -f1; }
+# size_of DIR: its apparent bytes (du -sb); a pqvault vault's without its
+# reserve (DIR/reserve: 16 MiB of free space held so that rm and gc work on
+# a full disk, DESIGN.md section 3; no data), said where the sizes are.
+size_of() {
+    _s=$(du -sb "$1" | cut -f1)
+    [ ! -f "$1/reserve" ] || [ ! -f "$1/config" ] || _s=$((_s - $(stat -c %s "$1/reserve")))
+    echo "$_s"
+}
 
 # kernel_tree DEST: unpack the kernel tarball ($KERNEL_TARBALL, any
 # compression tar recognises) into DEST (a new directory named after the

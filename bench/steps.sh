@@ -101,7 +101,7 @@ echo "| step | pqvault | restic | borg | pqvault / restic |"
 echo "| --- | --- | --- | --- | --- |"
 for s in 1 2 3 4 5; do row "$(label "$s")" "s$s" 2; done
 echo
-echo "### Repository size after each step (MB = 10^6 bytes, du -sb; last repetition)"
+echo "### Repository size after each step (MB = 10^6 bytes, du -sb, pqvault without its 16 MiB reserve; last repetition)"
 echo
 echo "| after step | pqvault | restic | borg | pqvault / restic |"
 echo "| --- | --- | --- | --- | --- |"

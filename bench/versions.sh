@@ -120,10 +120,10 @@ row "version 4, until durable" v4 2
 row "restore of version 4, until durable (get -o DIR; restore + sync; extract + sync)" get 2
 # shellcheck disable=SC2046
 set -- $(tail -1 "$W/sizes")
-srow "repository size after the four versions (du -sb)" "$2" "$3" "$4"
+srow "repository size after the four versions (du -sb; pqvault without its 16 MiB reserve)" "$2" "$3" "$4"
 echo "| peak RSS, largest of the steps | $(maxrss pq v1 v2 v3 v4 get) | $(maxrss restic v1 v2 v3 v4 get) | $(maxrss borg v1 v2 v3 v4 get) | |"
 echo
-echo "Repository size after each version (du -sb, last repetition):"
+echo "Repository size after each version (du -sb, pqvault without its 16 MiB reserve; last repetition):"
 echo
 echo "| after | pqvault | restic | borg | pqvault / restic |"
 echo "| --- | --- | --- | --- | --- |"

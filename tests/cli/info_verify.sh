@@ -3,14 +3,18 @@
 # unauthenticated file and info says so on each line; with a passphrase
 # source that asks nobody (file, descriptor, command, environment; never
 # a prompt) info unlocks and verifies them, and names the slot that
-# opened; a slot that did not open is "unknown" (an unused slot is random
-# bytes).  Neither info nor check --no-key needs the key file: it may be
+# opened; a slot that did not open is in use when its cost is not the
+# default, else not knowable (an unused slot is random bytes at the
+# default cost).  Neither info nor check --no-key needs the key file: it may be
 # kept elsewhere (--keyfile) or lost.  Format 2 shows its epoch, segments
 # and packs, format 1 (the frozen fixture) its records and objects.
 . "$(dirname "$0")/lib.sh"
 
 UNVERIFIED="(unverified: unlock to verify)"
-UNKNOWN="in use: unknown (unused slots are random bytes, indistinguishable from a used one by design)"
+# A slot at the default cost that did not open cannot be told used or
+# unused; one at another cost is in use (an unused slot has the default).
+UNKNOWN="in use or unused: not knowable without its passphrase (an unused slot is random bytes at the default cost, by design the same as a used one)"
+INUSE="in use (its cost is not the default an unused slot has)"
 
 init_vault --kem FrodoKEM-640-SHAKE --aead ChaCha20-Poly1305 || finish
 code=$(cat "$T/recovery")
@@ -25,7 +29,7 @@ for w in "vault id:        " "KEM:             FrodoKEM-640-SHAKE $UNVERIFIED" \
 done
 n=$(grep -cF "$UNVERIFIED" "$OUT")
 check_ok "five config lines marked unverified ($n)" test "$n" -eq 5
-expect_stdout_contains "slot 0:          Argon2id t=1, m=256 KiB, p=1, $UNKNOWN"
+expect_stdout_contains "slot 0:          Argon2id t=1, m=256 KiB, p=1, $INUSE"
 expect_stdout_contains "slot 1:          Argon2id t=3, m=65536 KiB, p=4, $UNKNOWN"
 check_ok "nothing verified without a passphrase" sh -c '! grep -q "(verified)" "$1"' sh "$OUT"
 
@@ -52,7 +56,7 @@ printf 'second\n' >"$T/p1"
 # (passwd records the new key file in an epoch of its own: epoch 3)
 expect_status 0 pq passwd --slot 1 --kdf "$KDF" --new-passphrase-file "$T/p1"
 expect_status 0 pqn --passphrase-file "$T/p1" info
-expect_stdout_contains "slot 0:          Argon2id t=1, m=256 KiB, p=1, $UNKNOWN"
+expect_stdout_contains "slot 0:          Argon2id t=1, m=256 KiB, p=1, $INUSE"
 expect_stdout_contains "slot 1:          Argon2id t=1, m=256 KiB, p=1 (opened by this passphrase)"
 # a wrong passphrase: nothing verified, exit 3
 printf 'wrong\n' >"$T/wrong"
@@ -94,7 +98,7 @@ flip_byte "$seg" 0
 # with --keyfile (and PQVAULT_KEYFILE) pointing at it, all is there
 expect_status 0 pqn --keyfile "$T/kf" info
 expect_stdout_contains "key file:        $T/kf"
-expect_stdout_contains "slot 0:          Argon2id t=1, m=256 KiB, p=1, $UNKNOWN"
+expect_stdout_contains "slot 0:          Argon2id t=1, m=256 KiB, p=1, $INUSE"
 expect_status 0 pqn --keyfile "$T/kf" --passphrase-file "$PF" info
 expect_stdout_contains "(opened by this passphrase)"
 expect_status 0 env PQVAULT_KEYFILE="$T/kf" "$PQV" -v "$V" check --no-key

@@ -225,9 +225,9 @@ for kind in aes chacha upgraded; do
     check_ok "v2-$kind: reader's verify summary equals pqvault check --read-data's" \
         cmp -s "$T/summary-reader" "$OUT"
     # The chain value the reader computed (section 11) is the one pqvault's
-    # check wrote into its local state (section 15).
+    # check wrote into its local state (section 15: VAULTID-LOCATION).
     vid=$(sed -n 's/^vault-id //p' "$V/config")
-    chain=$(sed -n 's/^chain //p' "$XDG_STATE_HOME/pqvault/$vid")
+    chain=$(find "$XDG_STATE_HOME/pqvault" -name "$vid-*" ! -name '*.lock' -exec sed -n 's/^chain //p' {} +)
     check_ok "v2-$kind: reader's chain value equals the one in pqvault's local state" \
         grep -q ") $chain\$" "$T/verbose-reader"
 
@@ -416,7 +416,7 @@ for kind in aes chacha upgraded gc history; do
     check_ok "v3-$kind: reader's verify summary equals pqvault check --read-data's" \
         cmp -s "$T/summary-reader" "$OUT"
     vid=$(sed -n 's/^vault-id //p' "$V/config")
-    chain=$(sed -n 's/^chain //p' "$XDG_STATE_HOME/pqvault/$vid")
+    chain=$(find "$XDG_STATE_HOME/pqvault" -name "$vid-*" ! -name '*.lock' -exec sed -n 's/^chain //p' {} +)
     check_ok "v3-$kind: reader's chain value equals the one in pqvault's local state" \
         grep -q ") $chain\$" "$T/verbose-reader"
 

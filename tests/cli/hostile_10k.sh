@@ -64,14 +64,27 @@ check_ok "add: nothing else reported (4 lines: unreadable, changed, the count no
     [ "$(wc -l <"$T/bg.err")" -eq 4 ]
 check_ok "add: the summary counts one entry" grep -q 'tree: 1 entry not stored (reported above)' "$T/bg.err"
 
-# The add is one commit: one segment.  Damage one of its blocks: the first
-# (format 3 writes entries as their files are done, across threads, so
-# which block holds a name depends on timing; the first holds files done
-# first, never zz-growing, which is read last and read again).
+# The add is one commit: one segment.  Damage one of its blocks, one that
+# does not hold the tree's root nor zz-growing (which block holds a name
+# depends on the add's threads): the first place, trying eight in the
+# first half of the block area (entry blocks: the chunk block is last),
+# whose damage leaves both listed.
 seg=$V/segments/0000000000000002
 check_ok "the add wrote one segment (epoch 2)" [ -f "$seg" -a ! -e "$V/segments/0000000000000003" ]
+size=$(stat -c %s "$seg")
 headend=$((72 + $(od -An -tu4 --endian=big -j64 -N4 "$seg")))
-flip_byte "$seg" $((headend + 100))
+cp "$seg" "$T/seg.orig"
+placed=0
+for k in 1 3 5 7 2 4 6 8; do
+    cp "$T/seg.orig" "$seg"
+    flip_byte "$seg" $((headend + (size - headend) * k / 16))
+    pq list tree >"$T/try" 2>/dev/null
+    if grep -qx tree "$T/try" && grep -qx tree/zz-growing "$T/try"; then
+        placed=1
+        break
+    fi
+done
+check_ok "a block to damage that holds neither the root nor zz-growing (at $k/16)" [ "$placed" -eq 1 ]
 expect_status 4 pq list tree
 listed=$T/listed
 cp "$OUT" "$listed"

@@ -440,4 +440,23 @@ void format_size_human(char *out, size_t outlen, uint64_t n);
  * that are not UTF-8 and line-reordering characters as $'\n' parts. */
 void print_name(FILE *f, const char *name, int escape);
 
+/* What add and rm report (cmd_files.c): with --json one object per entry
+ * on stdout; with --verbose every entry on stderr; otherwise warnings and
+ * errors only.  add_report is their pqv_report_fn (ctx: a struct add_out);
+ * operand_failed(o, operand, rc, e) reports an operand's failure ${rc}
+ * (${e}): the error line, and with --json its own object {"name":
+ * OPERAND, "operand": true, "error": WHY}; the exit status. */
+struct add_out {
+    int json, verbose;
+    uint64_t errors;
+};
+void add_report(void *ctx, int level, const char *subject, const char *message);
+int operand_failed(const struct add_out *o, const char *operand, int rc,
+    const struct pqv_error *e);
+/* keep(status, rc): the first failure's status wins (cmd_files.c). */
+void keep(int *status, int rc);
+/* seconds_since(t0): seconds on the monotonic clock since ${t0}. */
+struct timespec;
+double seconds_since(const struct timespec *t0);
+
 #endif

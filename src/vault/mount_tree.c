@@ -615,24 +615,8 @@ generation(struct pqv_mount *m, size_t k0, size_t k1, struct versions *vs)
                 rc = 0;
                 continue;
             }
-            if (n + cnt > cap) {
-                size_t ncap = cap ? 2 * cap : 1024;
-                struct entry *grown;
-                while (ncap < n + cnt)
-                    ncap *= 2;
-                if ((grown = realloc(all, ncap * sizeof(*grown))) == NULL) {
-                    for (size_t j = 0; j < cnt; j++)
-                        entry_clear(&es[j]);
-                    free(es);
-                    rc = PQV_E_NOMEM;
-                    break;
-                }
-                all = grown;
-                cap = ncap;
-            }
-            memcpy(all + n, es, cnt * sizeof(*es));
-            n += cnt;
-            free(es);
+            if ((rc = state_entries_append(&all, &n, &cap, es, cnt)) != 0)
+                break;
         }
     }
     util_sort(all, n, sizeof(*all), compare_name_epoch);

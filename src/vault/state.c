@@ -488,24 +488,8 @@ state_load_reporting(pqv_vault *v, struct state *st, const struct names_walk *w)
                 rc = 0;
                 continue;
             }
-            if (n + m > cap) {
-                size_t ncap = cap ? 2 * cap : 1024;
-                while (ncap < n + m)
-                    ncap *= 2;
-                struct entry *grown = realloc(all, ncap * sizeof(*grown));
-                if (grown == NULL) {
-                    for (size_t j = 0; j < m; j++)
-                        entry_clear(&es[j]);
-                    free(es);
-                    rc = PQV_E_NOMEM;
-                    break;
-                }
-                all = grown;
-                cap = ncap;
-            }
-            memcpy(all + n, es, m * sizeof(*es));
-            n += m;
-            free(es);
+            if ((rc = state_entries_append(&all, &n, &cap, es, m)) != 0)
+                break;
         }
     }
     if (rc != 0) {
@@ -672,6 +656,30 @@ check_keyfile(pqv_vault *v, const struct state *st)
     /* Unknown: a passwd or recover whose epoch was not written yet (the
      * next writing command records it); it opened with the seed, so it is
      * the owner's. */
+    return 0;
+}
+
+int
+state_entries_append(struct entry **all, size_t *n, size_t *cap, struct entry *es, size_t m)
+{
+    if (*n + m > *cap) {
+        size_t ncap = *cap ? 2 * *cap : 1024;
+        struct entry *grown;
+        while (ncap < *n + m)
+            ncap *= 2;
+        if ((grown = realloc(*all, ncap * sizeof(*grown))) == NULL) {
+            for (size_t j = 0; j < m; j++)
+                entry_clear(&es[j]);
+            free(es);
+            return PQV_E_NOMEM;
+        }
+        *all = grown;
+        *cap = ncap;
+    }
+    if (m > 0)
+        memcpy(*all + *n, es, m * sizeof(*es));
+    *n += m;
+    free(es);
     return 0;
 }
 

@@ -85,4 +85,9 @@ int state_file_key(pqv_vault *v, struct state *st, const struct entry *e,
     uint8_t key[PQV_FILE_KEY_BYTES]);
 void state_free(struct state *st);
 
+/* state_entries_append(all, n, cap, es, m): the ${m} entries ${es} (an
+ * allocated array, taken: freed, its entries moved or on failure cleared)
+ * appended to the growing array *${all} of *${n} of *${cap}. */
+int state_entries_append(struct entry **all, size_t *n, size_t *cap, struct entry *es, size_t m);
+
 #endif

@@ -134,25 +134,60 @@ fsutil_mkdirs(const char *path, mode_t mode)
     return 0;
 }
 
-int
-fsutil_open_dirs(int rootfd, const char *root, const char *rel, int create, mode_t mode,
-    int *out)
+/* open_component(fd, comp, sofar, parent, create, nofollow, mode, out): the
+ * directory ${comp} in ${fd}, created if missing and ${create}; ${sofar}
+ * (its path) and ${parent} name it in messages. */
+static int
+open_component(int fd, const char *comp, const char *sofar, const char *parent, int create,
+    int nofollow, mode_t mode, int *out)
+{
+    int next = openat(fd, comp, O_RDONLY | O_DIRECTORY | nofollow | O_CLOEXEC);
+    int rc;
+
+    if (next < 0 && errno == EACCES)
+        /* Searchable but not readable (a write-only writer's -wx
+         * inbox/): a path descriptor, enough to create in it. */
+        next = openat(fd, comp, O_PATH | O_DIRECTORY | nofollow | O_CLOEXEC);
+    if (next < 0 && errno == ENOENT && create) {
+        if (io_mkdirat(fd, comp, mode, sofar) != 0 && errno != EEXIST)
+            return error_errno(sofar, "mkdir", errno);
+        /* Durable in its parent before anything is put inside. */
+        if (create == FSUTIL_CREATE_SYNC && (rc = fsutil_fsync_dirfd(fd, parent)) != 0)
+            return rc;
+        next = openat(fd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    }
+    if (next < 0) {
+        int e = errno;
+        struct stat st;
+        /* Something else is in the way: a link (never followed) or a
+         * file; named by its own path. */
+        if (e == ELOOP || e == ENOTDIR)
+            return error_set(PQV_E_INVAL, sofar, "%s",
+                fstatat(fd, comp, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode)
+                    ? "is a symbolic link (not followed)" : "is not a directory");
+        return error_errno(sofar, "open directory", e);
+    }
+    *out = next;
+    return 0;
+}
+
+/* walk_from(fd, root, rel, from, create, mode, owned, out): the components
+ * of ${rel} from offset ${from} on, opened below ${fd} (the directory
+ * ${rel}[0, from) names); ${owned}: whether ${fd} is closed on the way. */
+static int
+walk_from(int fd, const char *root, const char *rel, size_t from, int create, mode_t mode,
+    int owned, int *out)
 {
     char comp[256], sofar[8192], parent[8192];
-    const char *p = rel;
     const int nofollow = (create & FSUTIL_FOLLOW) ? 0 : O_NOFOLLOW;
-    int fd, rc;
+    const char *p = rel + from;
+    int rc;
 
     create &= ~FSUTIL_FOLLOW;
-
-    if ((fd = openat(rootfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0 && errno == EACCES)
-        fd = openat(rootfd, ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0)
-        return error_errno(rel, "open directory", errno);
     while (*p != '\0') {
         const char *end = strchr(p, '/');
         size_t len = end != NULL ? (size_t)(end - p) : strlen(p);
-        int next;
+        int next = -1;
 
         if (len == 0) {
             p++;
@@ -168,44 +203,115 @@ fsutil_open_dirs(int rootfd, const char *root, const char *rel, int create, mode
         snprintf(sofar, sizeof(sofar), "%s/%.*s", root, (int)(p - rel + len), rel);
         snprintf(parent, sizeof(parent), "%s%s%.*s", root, p > rel ? "/" : "",
             p > rel ? (int)(p - rel - 1) : 0, rel);
-        next = openat(fd, comp, O_RDONLY | O_DIRECTORY | nofollow | O_CLOEXEC);
-        if (next < 0 && errno == EACCES)
-            /* Searchable but not readable (a write-only writer's -wx
-             * inbox/): a path descriptor, enough to create in it. */
-            next = openat(fd, comp, O_PATH | O_DIRECTORY | nofollow | O_CLOEXEC);
-        if (next < 0 && errno == ENOENT && create) {
-            if (io_mkdirat(fd, comp, mode, sofar) != 0 && errno != EEXIST) {
-                rc = error_errno(sofar, "mkdir", errno);
-                goto fail;
-            }
-            /* Durable in its parent before anything is put inside. */
-            if (create == FSUTIL_CREATE_SYNC && (rc = fsutil_fsync_dirfd(fd, parent)) != 0)
-                goto fail;
-            next = openat(fd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        }
-        if (next < 0) {
-            int e = errno;
-            struct stat st;
-            /* Something else is in the way: a link (never followed) or a
-             * file; named by its own path. */
-            if (e == ELOOP || e == ENOTDIR)
-                rc = error_set(PQV_E_INVAL, sofar, "%s",
-                    fstatat(fd, comp, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode)
-                        ? "is a symbolic link (not followed)" : "is not a directory");
-            else
-                rc = error_errno(sofar, "open directory", e);
+        if ((rc = open_component(fd, comp, sofar, parent, create, nofollow, mode, &next)) != 0)
             goto fail;
-        }
-        close(fd);
+        if (owned)
+            close(fd);
         fd = next;
+        owned = 1;
         p += len;
     }
+    if (!owned && (fd = fcntl(fd, F_DUPFD_CLOEXEC, 0)) < 0)
+        return error_errno(rel, "open directory", errno);
     *out = fd;
     return 0;
 
 fail:
-    close(fd);
+    if (owned)
+        close(fd);
     return rc;
+}
+
+int
+fsutil_open_dirs(int rootfd, const char *root, const char *rel, int create, mode_t mode,
+    int *out)
+{
+    int fd;
+
+    if ((fd = openat(rootfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0 && errno == EACCES)
+        fd = openat(rootfd, ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return error_errno(rel, "open directory", errno);
+    return walk_from(fd, root, rel, 0, create, mode, 1, out);
+}
+
+void
+fsutil_dirs_init(struct fsutil_dirs *c, int rootfd, const char *root, int create, mode_t mode)
+{
+    memset(c, 0, sizeof(*c));
+    c->rootfd = rootfd;
+    c->root = root;
+    c->create = create;
+    c->mode = mode;
+    c->deep = -1;
+}
+
+/* dirs_drop(c, depth): keep only the first ${depth} directories held. */
+static void
+dirs_drop(struct fsutil_dirs *c, size_t depth)
+{
+    while (c->depth > depth)
+        close(c->fd[--c->depth]);
+    c->path[c->depth > 0 ? c->end[c->depth - 1] : 0] = '\0';
+    if (c->deep >= 0)
+        close(c->deep);
+    c->deep = -1;
+}
+
+void
+fsutil_dirs_close(struct fsutil_dirs *c)
+{
+    dirs_drop(c, 0);
+}
+
+int
+fsutil_dirs_open(struct fsutil_dirs *c, const char *rel, int *out)
+{
+    size_t keep = 0, len = strlen(rel), at;
+    int rc;
+
+    /* The directories already held that ${rel} begins with. */
+    while (keep < c->depth && len >= c->end[keep] &&
+        memcmp(rel, c->path, c->end[keep]) == 0 &&
+        (rel[c->end[keep]] == '/' || rel[c->end[keep]] == '\0'))
+        keep++;
+    dirs_drop(c, keep);
+    at = keep > 0 ? c->end[keep - 1] : 0;
+    /* The rest one component at a time, each held while there is room. */
+    while (rel[at] == '/')
+        at++;
+    while (rel[at] != '\0' && c->depth < FSUTIL_DIRS_DEPTH) {
+        const char *slash = strchr(rel + at, '/');
+        size_t end = slash != NULL ? (size_t)(slash - rel) : len;
+        int fd;
+
+        if (end >= sizeof(c->path))
+            return error_set(PQV_E_INVAL, rel, "path too long");
+        memcpy(c->path, rel, end);
+        c->path[end] = '\0';
+        int held = c->depth > 0 ? c->fd[c->depth - 1] : c->rootfd;
+        if ((rc = walk_from(held, c->root, c->path, at, c->create, c->mode, 0, &fd)) != 0) {
+            c->path[c->depth > 0 ? c->end[c->depth - 1] : 0] = '\0';
+            return rc;
+        }
+        c->fd[c->depth] = fd;
+        c->end[c->depth++] = end;
+        at = end;
+        while (rel[at] == '/')
+            at++;
+    }
+    if (rel[at] != '\0') {
+        /* Deeper than what is held: opened for this call only. */
+        int held = c->depth > 0 ? c->fd[c->depth - 1] : c->rootfd;
+        if ((rc = walk_from(held, c->root, rel, at, c->create, c->mode, 0, &c->deep)) != 0) {
+            c->deep = -1;
+            return rc;
+        }
+        *out = c->deep;
+        return 0;
+    }
+    *out = c->depth > 0 ? c->fd[c->depth - 1] : c->rootfd;
+    return 0;
 }
 
 int

@@ -460,7 +460,7 @@ add_chunk_file(struct adder *a, struct add_file *f)
 
     for (int attempt = 1;; attempt++) {
         struct pending *pf;
-        if ((rc = source_open(&src, a->plan->rootfd, a->plan->root, f->rel, a->plan->follow,
+        if ((rc = source_open(&src, &a->plan->dirs, f->rel, a->plan->follow,
                  f->path)) == 0 &&
             (rc = entry_check_size(f->path, (uint64_t)src.st.st_size)) != 0)
             source_close(&src);
@@ -493,8 +493,8 @@ add_chunk_file(struct adder *a, struct add_file *f)
             rc = 0;
         }
         if (rc == 0 && pf->state == FILE_OK && f->rel != NULL) {
-            int u = source_unchanged(&src, a->plan->rootfd, a->plan->root, f->rel,
-                a->plan->follow, f->path);
+            int u = source_unchanged(&src, &a->plan->dirs, f->rel, a->plan->follow,
+                f->path);
             if (u == SOURCE_CHANGED)
                 pf->state = FILE_CHANGED;
             else if (u != 0) {

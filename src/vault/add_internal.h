@@ -20,6 +20,7 @@
 
 #include "pqvault/vault.h"
 #include "util/error.h"
+#include "util/fsutil.h"
 #include "util/pool.h"
 #include "vault/entry.h"
 #include "vault/fsmeta.h"
@@ -60,6 +61,8 @@ struct add_plan {
     char *root;             /* its path */
     char *origin;           /* the operand's absolute path, recorded */
     int follow;             /* -L: links below the root are followed */
+    struct fsutil_dirs dirs; /* the directories of the files being read, held
+                               (reading them, one thread) */
     struct note *notes;
     size_t nnotes;
     uint64_t not_stored;    /* entries reported and skipped */

@@ -360,7 +360,7 @@ read_file(struct adder *a, struct add_file *f, struct source *src)
         a->cur.extents[0] = same->extents[0];
     }
     if (a->cur_state == FILE_OK && f->rel != NULL) {
-        rc = source_unchanged(src, a->plan->rootfd, a->plan->root, f->rel, a->plan->follow,
+        rc = source_unchanged(src, &a->plan->dirs, f->rel, a->plan->follow,
             f->path);
         if (rc == SOURCE_CHANGED)
             a->cur_state = FILE_CHANGED;
@@ -397,7 +397,7 @@ add_seal_file(struct adder *a, struct add_file *f)
         /* A FIFO or device node: its attributes through an O_PATH
          * descriptor (never opened: a device acts on open). */
         if ((f->kind == KIND_FIFO || KIND_IS_DEVICE(f->kind)) && f->rel != NULL &&
-            source_open_node(a->plan->rootfd, a->plan->root, f->rel, f->path, &f->st, &fd) == 0) {
+            source_open_node(&a->plan->dirs, f->rel, f->path, &f->st, &fd) == 0) {
             rc = fsmeta_read_xattrs(fd, &a->cur, f->path, opt->report, opt->report_ctx);
             close(fd);
             if (rc != 0)
@@ -406,7 +406,7 @@ add_seal_file(struct adder *a, struct add_file *f)
         goto commit;
     }
     for (attempt = 1;; attempt++) {
-        if ((rc = source_open(&src, a->plan->rootfd, a->plan->root, f->rel, a->plan->follow,
+        if ((rc = source_open(&src, &a->plan->dirs, f->rel, a->plan->follow,
                  f->path)) == 0 &&
             (rc = entry_check_size(f->path, (uint64_t)src.st.st_size)) != 0)
             source_close(&src); /* larger than a vault stores: not stored */

@@ -31,6 +31,7 @@ add_walk_init(struct add_plan *plan)
 {
     memset(plan, 0, sizeof(*plan));
     plan->rootfd = -1;
+    fsutil_dirs_init(&plan->dirs, -1, NULL, FSUTIL_NOCREATE, 0);
 }
 
 void
@@ -55,12 +56,14 @@ add_walk_free(struct add_plan *plan)
         free(plan->unreadable[i]);
     free(plan->unreadable);
     free(plan->root_name);
+    fsutil_dirs_close(&plan->dirs);
     if (plan->rootfd >= 0)
         close(plan->rootfd);
     free(plan->root);
     free(plan->origin);
     memset(plan, 0, sizeof(*plan));
     plan->rootfd = -1;
+    fsutil_dirs_init(&plan->dirs, -1, NULL, FSUTIL_NOCREATE, 0);
 }
 
 int
@@ -602,6 +605,8 @@ add_walk_operand(pqv_vault *v, struct add_plan *plan, const char *path, const ch
     }
     if ((rc = open_operand(plan, path, &st, &rel)) != 0)
         return rc;
+    fsutil_dirs_init(&plan->dirs, plan->rootfd, plan->root,
+        FSUTIL_NOCREATE | (plan->follow ? FSUTIL_FOLLOW : 0), 0);
     /* The operand itself: left out as what is below it would be (its plan
      * then empty, and --delete keeps what the vault holds of it). */
     if (excluded_here(plan, &wo, norm, S_ISDIR(st.st_mode) ? rel : "", path, &st, &rc))

@@ -23,22 +23,21 @@
 #include "util/util.h"
 #include "vault/source.h"
 
-/* parent(rootfd, root, rel, dir, base): the directory of ${rel} below
- * ${rootfd}, opened without following links, and its last component. */
+/* parent(dirs, rel, dir, base): the directory of ${rel} (held by ${dirs},
+ * borrowed) and its last component. */
 static int
-parent(int rootfd, const char *root, const char *rel, int follow, int *dir, const char **base)
+parent(struct fsutil_dirs *dirs, const char *rel, int *dir, const char **base)
 {
     char d[PQV_NAME_MAX + 1];
     const char *slash = strrchr(rel, '/');
 
     *base = slash != NULL ? slash + 1 : rel;
     snprintf(d, sizeof(d), "%.*s", slash != NULL ? (int)(slash - rel) : 0, rel);
-    return fsutil_open_dirs(rootfd, root, d, FSUTIL_NOCREATE | (follow ? FSUTIL_FOLLOW : 0), 0,
-        dir);
+    return fsutil_dirs_open(dirs, d, dir);
 }
 
 int
-source_open_node(int rootfd, const char *root, const char *rel, const char *what,
+source_open_node(struct fsutil_dirs *dirs, const char *rel, const char *what,
     const struct stat *st, int *fd)
 {
     struct stat now;
@@ -46,12 +45,11 @@ source_open_node(int rootfd, const char *root, const char *rel, const char *what
     int dir, rc;
 
     *fd = -1;
-    if ((rc = parent(rootfd, root, rel, 0, &dir, &base)) != 0)
+    if ((rc = parent(dirs, rel, &dir, &base)) != 0)
         return rc == PQV_E_INVAL ? error_set(PQV_E_IO, what, "a directory on its path changed")
                                  : rc;
     *fd = openat(dir, base, O_PATH | O_NOFOLLOW | O_CLOEXEC);
     rc = *fd < 0 ? error_errno(what, "open", errno) : 0;
-    close(dir);
     if (rc == 0 && (fstat(*fd, &now) != 0 || (now.st_mode & S_IFMT) != (st->st_mode & S_IFMT) ||
             now.st_ino != st->st_ino || now.st_dev != st->st_dev)) {
         close(*fd);
@@ -62,19 +60,18 @@ source_open_node(int rootfd, const char *root, const char *rel, const char *what
 }
 
 int
-source_open(struct source *src, int rootfd, const char *root, const char *rel, int follow,
+source_open(struct source *src, struct fsutil_dirs *dirs, const char *rel, int follow,
     const char *what)
 {
     const char *base;
     int dir, fd, rc;
 
     src->fd = -1;
-    if ((rc = parent(rootfd, root, rel, follow, &dir, &base)) != 0)
+    if ((rc = parent(dirs, rel, &dir, &base)) != 0)
         return rc == PQV_E_INVAL ? error_set(PQV_E_IO, what, "a directory on its path changed")
                                  : rc;
     /* O_NONBLOCK: a FIFO put in its place must not hang the add. */
     fd = openat(dir, base, O_RDONLY | (follow ? 0 : O_NOFOLLOW) | O_NONBLOCK | O_CLOEXEC);
-    close(dir);
     if (fd < 0) {
         int e = errno;
         if (e == ELOOP)
@@ -90,7 +87,8 @@ source_open(struct source *src, int rootfd, const char *root, const char *rel, i
         close(fd);
         return error_set(PQV_E_IO, what, "is no longer a regular file");
     }
-    (void)fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    /* Back to blocking reads (no other status flag was set at open). */
+    (void)fcntl(fd, F_SETFL, 0);
     src->fd = fd;
     return 0;
 }
@@ -117,8 +115,8 @@ same_state(const struct stat *a, const struct stat *b)
 }
 
 int
-source_unchanged(struct source *src, int rootfd, const char *root, const char *rel,
-    int follow, const char *what)
+source_unchanged(struct source *src, struct fsutil_dirs *dirs, const char *rel, int follow,
+    const char *what)
 {
     struct stat now, named;
     const char *base;
@@ -129,10 +127,9 @@ source_unchanged(struct source *src, int rootfd, const char *root, const char *r
     if (!same_state(&src->st, &now))
         return SOURCE_CHANGED;
     /* Replaced by another file (mv over it) while we read the old one. */
-    if ((rc = parent(rootfd, root, rel, follow, &dir, &base)) != 0)
+    if ((rc = parent(dirs, rel, &dir, &base)) != 0)
         return SOURCE_CHANGED;
     rc = fstatat(dir, base, &named, follow ? 0 : AT_SYMLINK_NOFOLLOW);
-    close(dir);
     if (rc != 0 || !same_state(&src->st, &named))
         return SOURCE_CHANGED;
     return 0;

@@ -35,7 +35,7 @@
 #include "vault/vault_internal.h"
 
 /* Packs being written at once (each holds up to 4 MiB). */
-#define PACKS_IN_FLIGHT 4
+#define PACKS_IN_FLIGHT 2
 
 struct pack_job {
     struct pool_job job;

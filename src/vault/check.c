@@ -34,23 +34,10 @@
 #include "vault/snapshots.h"
 #include "vault/state.h"
 #include "vault/vault_internal.h"
+#include "vault/check_internal.h"
 
-/* One pack or format-1 object an entry refers to, with the reach of the
- * furthest extent in it and what a segment recorded of it. */
-struct ref {
-    uint8_t id[PACK_ID_BYTES];
-    int v1;                     /* a format-1 object */
-    uint64_t reach;             /* bytes its extents need (v1: its exact size) */
-    size_t entry;               /* the first entry that refers to it */
-    int described;              /* size and hash known */
-    uint64_t size;
-    uint8_t hash[32];
-    int seen;
-    int bad;                    /* reported by the structural pass */
-};
-
-static int
-compare_refs(const void *a, const void *b)
+int
+check_compare_refs(const void *a, const void *b)
 {
     const struct ref *x = a, *y = b;
 
@@ -58,21 +45,6 @@ compare_refs(const void *a, const void *b)
         return x->v1 - y->v1;
     return memcmp(x->id, y->id, PACK_ID_BYTES);
 }
-
-struct scan {
-    pqv_vault *v;
-    struct state st;
-    struct snapshots kept;       /* the snapshots the chain keeps */
-    struct ref *refs;
-    size_t nrefs, caprefs;
-    char **names;                /* the names refs[].entry are indices of */
-    size_t nnames, capnames;
-    struct chunk_index used;     /* format 3: every chunk a kept state uses */
-    struct names_walk w;
-    struct pqv_check_result *res;
-    struct names_list *leftovers;   /* gc */
-    char writer[PQV_LOCK_HOLDER_MAX];
-};
 
 /* ref_entry(ctx, e): the packs and objects of an entry of a kept state,
  * one ref per extent (made one per pack below); its chunks as used. */
@@ -140,11 +112,11 @@ collect_refs(struct scan *sc)
         return rc;
     refs = sc->refs;
     k = sc->nrefs;
-    util_sort(refs, k, sizeof(*refs), compare_refs);
+    util_sort(refs, k, sizeof(*refs), check_compare_refs);
     /* One per pack: the furthest reach; the first entry met. */
     size_t n = 0;
     for (size_t i = 0; i < k; i++) {
-        if (n > 0 && compare_refs(&refs[n - 1], &refs[i]) == 0) {
+        if (n > 0 && check_compare_refs(&refs[n - 1], &refs[i]) == 0) {
             if (refs[i].reach > refs[n - 1].reach)
                 refs[n - 1].reach = refs[i].reach;
             if (refs[i].entry < refs[n - 1].entry)
@@ -162,7 +134,7 @@ collect_refs(struct scan *sc)
                 continue;
             memset(&key, 0, sizeof(key));
             memcpy(key.id, sp->id, PACK_ID_BYTES);
-            if ((hit = util_search(&key, refs, n, sizeof(*refs), compare_refs)) != NULL) {
+            if ((hit = util_search(&key, refs, n, sizeof(*refs), check_compare_refs)) != NULL) {
                 hit->described = 1;
                 hit->size = sp->size;
                 memcpy(hit->hash, sp->hash, 32);
@@ -228,7 +200,7 @@ scan_blob(struct scan *sc, const char *name, const uint8_t *id, uint64_t size, i
     key.v1 = v1;
     sc->res->objects++;
     sc->res->bytes += size;
-    if ((hit = util_search(&key, sc->refs, sc->nrefs, sizeof(*sc->refs), compare_refs)) == NULL)
+    if ((hit = util_search(&key, sc->refs, sc->nrefs, sizeof(*sc->refs), check_compare_refs)) == NULL)
         return leftover(sc, name, size, v1 ? "a format-1 object" : "a pack");
     hit->seen = 1;
     if ((hit->described || v1) && size != (v1 ? hit->reach : hit->size)) {
@@ -395,169 +367,6 @@ fail:
     return rc;
 }
 
-/* table_agrees(sc, id, data, len): a pack of format 3's own table holds
- * every record of the chain's index that places a chunk in it, exactly
- * (FORMAT.md section 22); a pack that is not of format 3 agrees. */
-static int
-table_agrees(struct scan *sc, const uint8_t id[PACK_ID_BYTES], const uint8_t *data, size_t len)
-{
-    static const uint8_t zero[CHUNK_ID_BYTES];
-    struct chunk_index table;
-    struct chunk_rec *recs;
-    size_t n;
-    int rc = 0, agrees = 1;
-
-    if (len < PACK_HEADER_BYTES || data[4] != PACK3_VERSION)
-        return 1;
-    if (pack3_table(sc->v, id, data, len, &recs, &n) != 0) {
-        pqv_error_clear();
-        return 0;
-    }
-    memset(&table, 0, sizeof(table));
-    for (size_t i = 0; i < n && rc == 0; i++)
-        rc = chunks_put(&table, &recs[i]);
-    free(recs);
-    for (size_t i = 0; rc == 0 && agrees && i < sc->st.chunks.cap; i++) {
-        const struct chunk_rec *r = &sc->st.chunks.slots[i], *t;
-        if (memcmp(r->id, zero, CHUNK_ID_BYTES) == 0 ||
-            memcmp(r->pack_id, id, PACK_ID_BYTES) != 0 || chunks_find(&sc->used, r->id) == NULL)
-            continue;
-        agrees = (t = chunks_find(&table, r->id)) != NULL && t->pack_off == r->pack_off &&
-            t->stored_len == r->stored_len && t->plain_len == r->plain_len && t->flags == r->flags;
-    }
-    chunks_free(&table);
-    return rc == 0 && agrees;
-}
-
-/* verify_packs(sc): every described pack's SHA-256, and a pack of format
- * 3's table against the chain's records (--read-data). */
-static int
-verify_packs(struct scan *sc)
-{
-    pqv_vault *v = sc->v;
-
-    for (size_t i = 0; i < sc->nrefs; i++) {
-        const struct ref *r = &sc->refs[i];
-        char sname[STORAGE_NAME_MAX];
-        uint8_t *buf, hash[32];
-        size_t len;
-        int rc;
-        if (!r->seen || r->bad || r->v1 || !r->described)
-            continue;
-        pack_name(r->id, sname);
-        rc = v->storage->ops->get(v->storage, sname, &buf, &len, (size_t)r->size + 1);
-        if (rc == PQV_E_NOTFOUND || rc == PQV_E_INTEGRITY)
-            continue; /* reported by the structural pass, or removed since */
-        if (rc != 0)
-            return rc;
-        rc = kdf_sha256(hash, buf, len);
-        int agrees = rc == 0 && util_ct_equal(hash, r->hash, 32) && table_agrees(sc, r->id, buf, len);
-        free(buf);
-        if (rc != 0)
-            return rc;
-        if (!util_ct_equal(hash, r->hash, 32)) {
-            sc->refs[i].bad = 1;
-            sc->res->damaged++;
-            vault_report(sc->w.report, sc->w.report_ctx, PQV_REPORT_ERROR,
-                sc->names[r->entry], "%s does not match its SHA-256", sname);
-        } else if (!agrees) {
-            sc->refs[i].bad = 1;
-            sc->res->damaged++;
-            vault_report(sc->w.report, sc->w.report_ctx, PQV_REPORT_ERROR,
-                sc->names[r->entry], "%s: its own table does not hold the chain's records of "
-                "its chunks", sname);
-        }
-    }
-    return 0;
-}
-
-/* in_bad_pack(sc, e): whether an extent of ${e} lies in a pack or object
- * already reported (its damage is counted once). */
-static int
-in_bad_pack(const struct scan *sc, const struct entry *e)
-{
-    for (uint32_t k = 0; k < e->nextents; k++) {
-        struct ref key;
-        const struct ref *hit;
-        memset(&key, 0, sizeof(key));
-        memcpy(key.id, e->extents[k].pack_id, PACK_ID_BYTES);
-        key.v1 = (e->extents[k].pack_flags & PACK_V1_OBJECT) != 0;
-        hit = util_search(&key, sc->refs, sc->nrefs, sizeof(*sc->refs), compare_refs);
-        if (hit == NULL || hit->bad)
-            return 1;
-    }
-    return 0;
-}
-
-/* verify_extents(sc): every extent of every file opened (--read-data). */
-static int
-verify_extents(struct scan *sc)
-{
-    pqv_vault *v = sc->v;
-    uint8_t *plain = malloc(PQV_OBJECT_MAX_PLAIN), *sealed = malloc(pack_sealed_max()),
-            *scratch = malloc(pack_scratch_size());
-    int rc = 0;
-
-    if (plain == NULL || sealed == NULL || scratch == NULL) {
-        rc = PQV_E_NOMEM;
-        goto done;
-    }
-    for (size_t i = 0; i < sc->st.n && rc == 0; i++) {
-        const struct entry *e = &sc->st.entries[i];
-        uint8_t key[PQV_FILE_KEY_BYTES];
-        if (e->kind != KIND_FILE || e->nextents == 0 || in_bad_pack(sc, e))
-            continue;
-        if ((rc = state_file_key(v, &sc->st, e, key)) != 0) {
-            if (rc != PQV_E_INTEGRITY)
-                break;
-            sc->res->damaged++;
-            vault_report(sc->w.report, sc->w.report_ctx, PQV_REPORT_ERROR, e->name, "%s",
-                pqv_error_detail());
-            rc = 0;
-            continue;
-        }
-        for (uint32_t k = 0; k < e->nextents; k++) {
-            rc = pack_read_extent(v, e->suite, key, k, &e->extents[k], plain, sealed, scratch);
-            /* A chunk's plaintext is its identity's (its blob's key
-             * already is). */
-            if (rc == 0 && e->extents[k].chunk) {
-                uint8_t id[CHUNK_ID_BYTES];
-                if ((rc = chunk_id(v->chunk_id_key, plain, e->extents[k].plain_len, id)) == 0 &&
-                    !util_ct_equal(id, e->extents[k].chunk_id, CHUNK_ID_BYTES))
-                    rc = error_set(PQV_E_INTEGRITY, NULL, "chunk %u's plaintext is not its "
-                        "identity's", k);
-            }
-            util_wipe(plain, e->extents[k].plain_len);
-            if (rc == PQV_E_INTEGRITY) {
-                sc->res->damaged++;
-                vault_report(sc->w.report, sc->w.report_ctx, PQV_REPORT_ERROR, e->name, "%s",
-                    pqv_error_detail());
-                rc = 0;
-                break; /* one report per file */
-            }
-            if (rc == PQV_E_NOTFOUND) {
-                /* Listed by the structural pass, yet not there to read:
-                 * removed since (a gc elsewhere), or unreadable. */
-                sc->res->damaged++;
-                vault_report(sc->w.report, sc->w.report_ctx, PQV_REPORT_ERROR, e->name, "%s",
-                    pqv_error_detail());
-                rc = 0;
-                break;
-            }
-            if (rc != 0)
-                break;
-        }
-        util_wipe(key, sizeof(key));
-    }
-done:
-    free(plain);
-    free(sealed);
-    if (scratch != NULL)
-        util_wipe(scratch, pack_scratch_size());
-    free(scratch);
-    return rc;
-}
-
 /* What check without the key carries from name to name: the segments'
  * versions (format 3 follows format 2 in a chain, never the other way). */
 struct nokey {
@@ -714,8 +523,8 @@ pqv_vault_check(pqv_vault *v, const struct pqv_check_options *opt,
     if (v->identity == NULL) {
         rc = check_without_key(v, opt->report, opt->report_ctx, &res);
     } else if ((rc = scan(v, &sc, &res, opt->report, opt->report_ctx, NULL)) == 0) {
-        if (opt->read_data && (rc = verify_packs(&sc)) == 0)
-            rc = verify_extents(&sc);
+        if (opt->read_data)
+            rc = check_read_data(&sc);
         scan_free(&sc);
     } else if (rc == PQV_E_INTEGRITY) {
         /* The catalogue itself does not verify: that is the finding. */

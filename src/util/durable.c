@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
@@ -61,11 +62,57 @@ pqv_remove_temporaries(void)
             (void)unlinkat(registry[i].dirfd, registry[i].temp, 0);
 }
 
+/*
+ * Temporary names: a random 64-bit base drawn once per process, plus a
+ * counter.  Unpredictable to others as a random name is (a planted name
+ * only makes O_EXCL fail), without a call to the random generator for each
+ * of a restore's files (OpenSSL's asks the kernel for the pid every time).
+ * A child of fork draws its own base.
+ */
+static pthread_mutex_t temp_mu = PTHREAD_MUTEX_INITIALIZER;
+static int temp_ready, temp_atfork;
+static uint64_t temp_base, temp_next;
+
+static void temp_prepare(void) { pthread_mutex_lock(&temp_mu); }
+static void temp_parent(void) { pthread_mutex_unlock(&temp_mu); }
+static void
+temp_child(void)
+{
+    temp_ready = 0;
+    pthread_mutex_unlock(&temp_mu);
+}
+
+/* temp_suffix(out): the next temporary name's number. */
+static int
+temp_suffix(uint64_t *out)
+{
+    int rc = 0;
+
+    pthread_mutex_lock(&temp_mu);
+    if (!temp_ready) {
+        uint8_t r[8];
+        if (util_random(r, sizeof(r)) != 0) {
+            rc = PQV_E_CRYPTO;
+        } else {
+            temp_base = util_load_be64(r);
+            temp_next = 0;
+            temp_ready = 1;
+        }
+        if (rc == 0 && !temp_atfork)
+            temp_atfork = pthread_atfork(temp_prepare, temp_parent, temp_child) == 0;
+    }
+    if (rc == 0)
+        *out = temp_base + temp_next++;
+    pthread_mutex_unlock(&temp_mu);
+    return rc;
+}
+
 int
 durable_begin(struct durable *d, int dirfd, const char *name, const char *what, int flags,
     mode_t mode)
 {
     uint8_t r[8];
+    uint64_t suffix;
     char hex[17];
     int n;
 
@@ -74,8 +121,9 @@ durable_begin(struct durable *d, int dirfd, const char *name, const char *what, 
     d->fd = -1;
     d->temp[0] = '\0';
     d->slot = -1;
-    if (util_random(r, sizeof(r)) != 0)
+    if (temp_suffix(&suffix) != 0)
         return PQV_E_CRYPTO;
+    util_store_be64(r, suffix);
     util_hex_encode(hex, r, sizeof(r));
     /* A long base name is cut so the temporary still fits NAME_MAX. */
     if (flags & DURABLE_HIDDEN)

@@ -125,18 +125,21 @@ split(const char *rel, char *dir, size_t dirlen, const char **base)
     return 0;
 }
 
-/* open_dir_cached(d, dir, fd): the directory ${dir} below the destination
+/* open_dir_cached(d, dir, fd, gen): the directory ${dir} below the destination
  * (created if missing, no link followed), from the one the file before
  * went into when it is the same (a descriptor, not a path: what is opened
  * stays the directory it was, whatever is renamed meanwhile). */
 static int
-open_dir_cached(struct dest *d, const char *dir, int *fd)
+open_dir_cached(struct dest *d, const char *dir, int *fd, uint64_t *gen)
 {
     int rc, got;
 
     if (d->last_dir != NULL && strcmp(d->last_dir, dir) == 0 &&
-        (*fd = fcntl(d->last_fd, F_DUPFD_CLOEXEC, 0)) >= 0)
+        (*fd = fcntl(d->last_fd, F_DUPFD_CLOEXEC, 0)) >= 0) {
+        *gen = d->last_gen;
         return 0;
+    }
+    *gen = 0;
     if ((rc = fsutil_open_dirs(d->rootfd, d->root, dir,
              d->batched ? FSUTIL_CREATE : FSUTIL_CREATE_SYNC, 0755, fd)) != 0)
         return rc;
@@ -151,6 +154,7 @@ open_dir_cached(struct dest *d, const char *dir, int *fd)
         free(d->last_dir);
         d->last_dir = copy;
         d->last_fd = got;
+        *gen = ++d->last_gen;
     }
     return 0;
 }
@@ -178,7 +182,7 @@ dest_open_file(struct dest_file *f, struct dest *d, const char *rel, const char 
         return rc;
     }
     snprintf(f->base, sizeof(f->base), "%s", base);
-    if ((rc = open_dir_cached(d, dir, &f->dirfd)) != 0)
+    if ((rc = open_dir_cached(d, dir, &f->dirfd, &f->dir_gen)) != 0)
         goto fail;
     if (fstatat(f->dirfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0) {
         if (S_ISDIR(st.st_mode)) {
@@ -261,6 +265,7 @@ dest_sync_dirs(struct dest *d)
         close(d->dirs[i].fd);
     }
     d->ndirs = 0;
+    d->noted_gen = 0;
     return rc;
 }
 
@@ -280,10 +285,14 @@ dest_name_file(struct dest *d, struct dest_file *f, int force)
     if (!f->device) {
         rc = durable_name(&f->tmp, f->base, force ? DURABLE_REPLACE : DURABLE_NOREPLACE);
         f->fd = -1;
-        if (rc != 0)
+        if (rc != 0) {
             error_subject(rc, f->display);
-        else
-            rc = dest_note_dir(d, f->dirfd);
+        } else if (f->dir_gen == 0 || f->dir_gen != d->noted_gen) {
+            /* (The files of one directory come one after another: it is
+             * noted once, not stat'ed again for each.) */
+            if ((rc = dest_note_dir(d, f->dirfd)) == 0)
+                d->noted_gen = f->dir_gen;
+        }
     }
     dest_close_file(f);
     return rc;

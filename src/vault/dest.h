@@ -31,6 +31,8 @@ struct dest {
     char *last_dir;             /* the directory the last file went into ... */
     int last_fd;                /* ... and its descriptor (a tree restores in name
                                    order: the next file is mostly beside it) */
+    uint64_t last_gen;          /* which last_dir that is (counted up on change) */
+    uint64_t noted_gen;         /* the last_dir already in dirs (0: none) */
 };
 struct dest_file {
     int dirfd;                  /* the file's directory */
@@ -40,6 +42,7 @@ struct dest_file {
     int device;                 /* writing into a device or FIFO */
     struct durable tmp;         /* the temporary (not for a device) */
     int fd;                     /* where the plaintext goes */
+    uint64_t dir_gen;           /* its directory's last_gen in the dest (0: not known) */
 };
 /* dest_open(d, path, create): the destination rooted at ${path} (created,
  * with its parents, if ${create}). */

@@ -59,6 +59,21 @@ fsmeta_names_free(struct fsmeta_names *c)
     free(c->e);
 }
 
+/* as_root(): whether this process runs as root (asked once: the effective
+ * user never changes while pqvault runs, and a restore asks per file). */
+static int
+as_root(void)
+{
+    static int cached = -1;
+    int v = __atomic_load_n(&cached, __ATOMIC_RELAXED);
+
+    if (v < 0) {
+        v = geteuid() == 0;
+        __atomic_store_n(&cached, v, __ATOMIC_RELAXED);
+    }
+    return v;
+}
+
 /* An O_PATH descriptor (a FIFO or device node, never opened for I/O)
  * takes no f*xattr call: its attributes are reached through its
  * /proc/self/fd link, which names that very node (as glibc's fchmodat
@@ -109,7 +124,7 @@ fsmeta_read_xattrs(int fd, struct entry *e, const char *path, pqv_report_fn repo
         ssize_t vlen;
         struct xattr *grown;
         if (*name == '\0' || strlen(name) > 255 ||
-            (strncmp(name, "user.", 5) != 0 && geteuid() != 0))
+            (strncmp(name, "user.", 5) != 0 && !as_root()))
             continue;
         if ((vlen = get_xattr(fd, proc, name, NULL, 0)) < 0 || (size_t)vlen > MAX_XATTR_VALUE) {
             vault_report(report, report_ctx, PQV_REPORT_WARNING, path,
@@ -225,7 +240,7 @@ fsmeta_owner(const struct entry *e, uid_t *uid, gid_t *gid)
 {
     uint32_t id;
 
-    if (geteuid() != 0 || e->epoch == 0) /* (format 1 kept no owners) */
+    if (!as_root() || e->epoch == 0) /* (format 1 kept no owners) */
         return 0;
     *uid = e->uid;
     *gid = e->gid;
@@ -254,11 +269,14 @@ fsmeta_set_xattrs(int fd, const struct entry *e, const char *display, pqv_report
     void *report_ctx)
 {
     char procbuf[64];
-    const char *proc = path_fd(fd, procbuf, sizeof(procbuf)) ? procbuf : NULL;
+    const char *proc;
 
+    if (e->nxattrs == 0)
+        return;
+    proc = path_fd(fd, procbuf, sizeof(procbuf)) ? procbuf : NULL;
     for (size_t i = 0; i < e->nxattrs; i++) {
         const struct xattr *x = &e->xattrs[i];
-        if (strncmp(x->name, "user.", 5) != 0 && geteuid() != 0)
+        if (strncmp(x->name, "user.", 5) != 0 && !as_root())
             continue;
         if (proc != NULL ? setxattr(proc, x->name, x->value, x->len, 0) != 0
                          : io_fsetxattr(fd, x->name, x->value, x->len, display) != 0)

@@ -168,7 +168,8 @@ stream_entry(pqv_vault *v, struct state *st, const struct entry *e, struct get_o
     /* A trailing hole. */
     if (!failed) {
         if (out->seekable) {
-            if (ftruncate(out->fd, (off_t)e->size) != 0)
+            /* (A fresh temporary: only a trailing hole needs its size set.) */
+            if (pos < e->size && ftruncate(out->fd, (off_t)e->size) != 0)
                 rc = error_errno(out->name, "truncate", errno);
         } else {
             rc = write_zeros(out, e->size - pos);

@@ -53,6 +53,10 @@ dest_open(struct dest *d, const char *path, int create)
 void
 dest_close(struct dest *d)
 {
+    if (d->probe != NULL)
+        fsutil_dirs_close(d->probe);
+    free(d->probe);
+    free(d->missing);
     if (d->last_fd > 0)
         close(d->last_fd);
     free(d->last_dir);
@@ -125,6 +129,14 @@ split(const char *rel, char *dir, size_t dirlen, const char **base)
     return 0;
 }
 
+/* forget_probe(d): what dest_exists knows, dropped (a directory was made). */
+static void
+forget_probe(struct dest *d)
+{
+    free(d->missing);
+    d->missing = NULL;
+}
+
 /* open_dir_cached(d, dir, fd, gen): the directory ${dir} below the destination
  * (created if missing, no link followed), from the one the file before
  * went into when it is the same (a descriptor, not a path: what is opened
@@ -140,6 +152,7 @@ open_dir_cached(struct dest *d, const char *dir, int *fd, uint64_t *gen)
         return 0;
     }
     *gen = 0;
+    forget_probe(d);
     if ((rc = fsutil_open_dirs(d->rootfd, d->root, dir,
              d->batched ? FSUTIL_CREATE : FSUTIL_CREATE_SYNC, 0755, fd)) != 0)
         return rc;
@@ -335,28 +348,57 @@ dest_close_file(struct dest_file *f)
     f->display = NULL;
 }
 
+/* below(path, prefix): whether ${path} is ${prefix} or below it. */
+static int
+below(const char *path, const char *prefix)
+{
+    size_t n = strlen(prefix);
+
+    return strncmp(path, prefix, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
 int
 dest_exists(struct dest *d, const char *rel)
 {
     char dir[4096];
     const char *base;
     struct stat st;
-    int fd, exists;
+    int fd, rc;
 
     if (split(rel, dir, sizeof(dir), &base) != 0)
         return 0;
-    if (fsutil_open_dirs(d->rootfd, d->root, dir, FSUTIL_NOCREATE, 0755, &fd) != 0)
+    /* A tree asked about file by file (the check before a restore): its
+     * directories held open, and nothing asked again below one that is
+     * absent. */
+    if (d->missing != NULL && below(dir, d->missing))
+        return 0;
+    if (d->probe == NULL) {
+        if ((d->probe = malloc(sizeof(*d->probe))) == NULL)
+            return 0;
+        fsutil_dirs_init(d->probe, d->rootfd, d->root, FSUTIL_NOCREATE, 0755);
+    }
+    if ((rc = fsutil_dirs_open(d->probe, dir, &fd)) != 0) {
+        /* The component after those held is the one absent. */
+        size_t held = strlen(d->probe->path), end = held + (held > 0);
+        while (dir[end] != '\0' && dir[end] != '/')
+            end++;
+        free(d->missing);
+        /* (Only when the walk failed among the directories it holds.) */
+        d->missing = rc == PQV_E_NOTFOUND && d->probe->depth < FSUTIL_DIRS_DEPTH
+            ? strndup(dir, end) : NULL;
+        pqv_error_clear();
         return 0; /* the failure, if it is one, shows when writing */
-    exists = fstatat(fd, base, &st, AT_SYMLINK_NOFOLLOW) == 0;
-    close(fd);
-    return exists;
+    }
+    return fstatat(fd, base, &st, AT_SYMLINK_NOFOLLOW) == 0;
 }
+
 
 int
 dest_make_dir(struct dest *d, const char *rel)
 {
     int fd, rc;
 
+    forget_probe(d);
     if ((rc = fsutil_open_dirs(d->rootfd, d->root, rel, d->batched ? FSUTIL_CREATE : FSUTIL_CREATE_SYNC,
              0755, &fd)) != 0)
         return rc;

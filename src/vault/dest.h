@@ -9,6 +9,7 @@
 #include <sys/types.h>
 
 #include "util/durable.h"
+#include "util/fsutil.h"
 
 /* Restore destinations (never following links below the directory the
  * user named). */
@@ -33,6 +34,8 @@ struct dest {
                                    order: the next file is mostly beside it) */
     uint64_t last_gen;          /* which last_dir that is (counted up on change) */
     uint64_t noted_gen;         /* the last_dir already in dirs (0: none) */
+    struct fsutil_dirs *probe;  /* dest_exists: the directories held open ... */
+    char *missing;              /* ... and one found absent (all below it is) */
 };
 struct dest_file {
     int dirfd;                  /* the file's directory */

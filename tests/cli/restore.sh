@@ -27,6 +27,19 @@ rm "$T/s1/doc/README"
 expect_status 1 pq get proj -o "$T/s1" --strip-components 1
 expect_stderr_contains "already exists"
 check_ok "refused: nothing written" [ ! -e "$T/s1/doc/README" ]
+# The check before writing holds the destination's directories open and
+# asks nothing below one that is absent (dest_exists): a file that exists
+# beside an absent directory, and one below a directory after a sibling
+# found absent, are still found.
+mkdir -p "$T/s4/proj/src"
+printf 'mine\n' >"$T/s4/proj/src/main.c"
+expect_status 1 pq get proj -o "$T/s4"
+expect_stderr_contains "s4/proj/src/main.c: already exists"
+check_ok "refused past an absent doc/ and src/lib/: nothing written" \
+    [ ! -e "$T/s4/proj/doc" ] && [ ! -e "$T/s4/proj/src/lib" ]
+rm "$T/s4/proj/src/main.c" && mkdir -p "$T/s4/proj/src/lib" && printf 'mine\n' >"$T/s4/proj/src/lib/lib.c"
+expect_status 1 pq get proj -o "$T/s4"
+expect_stderr_contains "s4/proj/src/lib/lib.c: already exists"
 expect_status 0 pq get proj -o "$T/s1" --strip-components 1 --skip-existing
 expect_stderr_contains "skipped (existing)"
 check_ok "--skip-existing: mine kept, the missing one restored" \

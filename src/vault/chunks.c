@@ -40,10 +40,11 @@ slot_of(const struct chunk_index *ix, const uint8_t id[CHUNK_ID_BYTES])
     return &ix->slots[k];
 }
 
+/* resize(ix, cap): the table rebuilt with ${cap} slots (a power of 2). */
 static int
-grow(struct chunk_index *ix)
+resize(struct chunk_index *ix, size_t cap)
 {
-    struct chunk_index bigger = { NULL, ix->cap ? 2 * ix->cap : 1024, 0 };
+    struct chunk_index bigger = { NULL, cap, 0 };
 
     if ((bigger.slots = calloc(bigger.cap, sizeof(*bigger.slots))) == NULL)
         return PQV_E_NOMEM;
@@ -55,6 +56,24 @@ grow(struct chunk_index *ix)
     free(ix->slots);
     *ix = bigger;
     return 0;
+}
+
+static int
+grow(struct chunk_index *ix)
+{
+    return resize(ix, ix->cap ? 2 * ix->cap : 1024);
+}
+
+int
+chunks_reserve(struct chunk_index *ix, size_t n)
+{
+    size_t cap = ix->cap ? ix->cap : 1024;
+
+    if (n > SIZE_MAX / 8)
+        return PQV_E_NOMEM;
+    while (4 * n > 3 * cap)
+        cap *= 2;
+    return cap > ix->cap ? resize(ix, cap) : 0;
 }
 
 int
@@ -147,6 +166,18 @@ chunks_of_state(pqv_vault *v, struct state *st, const struct names_walk *w)
         }
         return 0;
     }
+    /* Sized once for every record the segments hold (their authenticated
+     * counts, bounded by the bytes of their blocks), not grown by doubling
+     * while 100,000 records go in. */
+    uint64_t records = 0;
+    for (size_t i = 0; i < st->nsegs; i++)
+        for (size_t b = 0; b < st->segs[i].ncblocks; b++) {
+            const struct seg_cblock *c = &st->segs[i].cblocks[b];
+            uint64_t most = c->len / 8 + 1; /* (no record is sealed in fewer bytes) */
+            records += c->n < most ? c->n : most;
+        }
+    if (records > 0 && records < (1u << 24) && chunks_reserve(&st->chunks, (size_t)records) != 0)
+        return PQV_E_NOMEM;
     for (size_t i = 0; i < st->nsegs && rc == 0; i++) {
         const struct segment *s = &st->segs[i];
         uint8_t last[CHUNK_ID_BYTES];

@@ -37,6 +37,8 @@ struct chunk_index {
 /* chunks_put(ix, r): record ${r}, replacing an older record of its id
  * (callers go from the oldest segment to the newest). */
 int chunks_put(struct chunk_index *ix, const struct chunk_rec *r);
+/* chunks_reserve(ix, n): room for ${n} records without growing. */
+int chunks_reserve(struct chunk_index *ix, size_t n);
 /* chunks_find(ix, id): the record of ${id}, or NULL. */
 const struct chunk_rec *chunks_find(const struct chunk_index *ix, const uint8_t id[CHUNK_ID_BYTES]);
 /* chunks_get(ix, id): the same, to change (its identity must stay). */

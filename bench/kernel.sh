@@ -2,7 +2,8 @@
 # bench/kernel.sh (make bench-real, make bench-compare): a Linux kernel
 # source tree (Debian's linux-source-6.1: 78,579 files, 1.30 GB) backed up by
 # pqvault, restic 0.14 and borg 1.2 side by side, in one run, the tools
-# interleaved at every step of every repetition.  Prints Markdown tables
+# interleaved at every step of every repetition, taking turns at going
+# first (see in_turn below).  Prints Markdown tables
 # ready for docs/BENCHMARKS.md.  POSIX sh.
 #
 # Steps, each tool into its own new repository in every repetition:
@@ -41,6 +42,50 @@ tree_sums "$W/src" linux >"$W/tree.md5"
 sync
 cd "$W/src"
 
+# Each step of a repetition, per tool.  The tools take turns at going
+# first (pqvault, restic, borg in the first repetition; restic, borg,
+# pqvault in the second; borg, pqvault, restic in the third): whatever
+# the file system still owes for the deletions of the repetition before
+# (ext4 skips recently freed inodes when it allocates, and discards them
+# at commit) falls on each tool once, and the medians of three runs leave
+# it out.  Restores go into a directory of their own per tool; nothing is
+# deleted between the tools of a step.
+add1_pq() { timed pq_add1 $PQ -v "$R/pq" add $PQ_ADD_OPTS linux; }
+add1_restic() { timed restic_add1 restic -q -r "$R/restic" backup linux; }
+add1_borg() { timed borg_add1 borg create "$R/borg::a1" linux; }
+add2_pq() { timed pq_add2 $PQ -v "$R/pq" add $PQ_ADD_OPTS linux; }
+add2_restic() { timed restic_add2 restic -q -r "$R/restic" backup linux; }
+add2_borg() { timed borg_add2 borg create "$R/borg::a2" linux; }
+list_pq() { TIMED_STDOUT=$W/list.pq timed pq_list $PQ -v "$R/pq" list; }
+list_restic() { TIMED_STDOUT=$W/list.restic timed restic_list restic -q -r "$R/restic" ls latest; }
+list_borg() { TIMED_STDOUT=$W/list.borg timed borg_list borg list "$R/borg::a2"; }
+check_pq() { timed pq_check $PQ -v "$R/pq" check --read-data; }
+check_restic() { timed restic_check restic -q -r "$R/restic" check --read-data; }
+check_borg() { timed borg_check borg check --verify-data "$R/borg"; }
+get_pq() {
+    mkdir "$W/out.pq"
+    timed pq_get $PQ -v "$R/pq" get linux -o "$W/out.pq"
+    [ "$last" = no ] || verify pqvault "$W/tree.md5" "$W/out.pq" linux >>"$W/verify"
+}
+get_restic() {
+    mkdir "$W/out.restic"
+    timed restic_get restic -q -r "$R/restic" restore latest --target "$W/out.restic"
+    [ "$last" = no ] || verify restic "$W/tree.md5" "$W/out.restic" linux >>"$W/verify"
+}
+get_borg() {
+    mkdir "$W/out.borg"
+    timed borg_get sh -c 'cd "$1" && borg extract "$2::a2"' sh "$W/out.borg" "$R/borg"
+    [ "$last" = no ] || verify borg "$W/tree.md5" "$W/out.borg" linux >>"$W/verify"
+}
+# in_turn STEP: the step for every tool, in this repetition's order.
+in_turn() {
+    case $((r % 3)) in
+    1) "$1_pq"; "$1_restic"; "$1_borg" ;;
+    2) "$1_restic"; "$1_borg"; "$1_pq" ;;
+    *) "$1_borg"; "$1_pq"; "$1_restic" ;;
+    esac
+}
+
 : >"$W/verify"
 r=0
 while [ "$r" -lt "$RUNS" ]; do
@@ -53,41 +98,23 @@ while [ "$r" -lt "$RUNS" ]; do
     restic_init "$R/restic"
     borg_init "$R/borg"
 
-    timed pq_add1 $PQ -v "$R/pq" add $PQ_ADD_OPTS linux
-    timed restic_add1 restic -q -r "$R/restic" backup linux
-    timed borg_add1 borg create "$R/borg::a1" linux
-
-    timed pq_add2 $PQ -v "$R/pq" add $PQ_ADD_OPTS linux
-    timed restic_add2 restic -q -r "$R/restic" backup linux
-    timed borg_add2 borg create "$R/borg::a2" linux
+    in_turn add1
+    in_turn add2
 
     size_pq=$(size_of "$R/pq")
     size_restic=$(size_of "$R/restic")
     size_borg=$(size_of "$R/borg")
 
-    TIMED_STDOUT=$W/list.pq timed pq_list $PQ -v "$R/pq" list
-    TIMED_STDOUT=$W/list.restic timed restic_list restic -q -r "$R/restic" ls latest
-    TIMED_STDOUT=$W/list.borg timed borg_list borg list "$R/borg::a2"
+    in_turn list
     n_pq=$(wc -l <"$W/list.pq")
     n_restic=$(wc -l <"$W/list.restic")
     n_borg=$(wc -l <"$W/list.borg")
     rm -f "$W/list.pq" "$W/list.restic" "$W/list.borg"
 
-    timed pq_check $PQ -v "$R/pq" check --read-data
-    timed restic_check restic -q -r "$R/restic" check --read-data
-    timed borg_check borg check --verify-data "$R/borg"
-
-    fresh_out
-    timed pq_get $PQ -v "$R/pq" get linux -o "$W/out"
-    [ "$last" = no ] || verify pqvault "$W/tree.md5" "$W/out" linux >>"$W/verify"
-    fresh_out
-    timed restic_get restic -q -r "$R/restic" restore latest --target "$W/out"
-    [ "$last" = no ] || verify restic "$W/tree.md5" "$W/out" linux >>"$W/verify"
-    fresh_out
-    timed borg_get sh -c 'cd "$1" && borg extract "$2::a2"' sh "$W/out" "$R/borg"
-    [ "$last" = no ] || verify borg "$W/tree.md5" "$W/out" linux >>"$W/verify"
-    fresh_out
-    rm -rf "$R"
+    in_turn check
+    in_turn get
+    rm -rf "$R" "$W/out.pq" "$W/out.restic" "$W/out.borg"
+    sync
 done
 
 # ---- Tables ------------------------------------------------------------------

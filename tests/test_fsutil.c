@@ -82,15 +82,25 @@ test_setup(void)
     close(open(p, O_CREAT | O_WRONLY, 0644));
 }
 
+/* begin(c, rootfd): the test tree's root opened, nothing held; the
+ * descriptors open before. */
+static int
+begin(struct fsutil_dirs *c, int *rootfd)
+{
+    int before = open_fds();
+
+    *rootfd = open(root, O_RDONLY | O_DIRECTORY);
+    fsutil_dirs_init(c, *rootfd, root, FSUTIL_NOCREATE, 0);
+    return before + 1;
+}
+
 static void
 test_reuse_and_prefixes(void)
 {
     struct fsutil_dirs c;
-    int rootfd = open(root, O_RDONLY | O_DIRECTORY), fd = -1, before;
+    int rootfd, fd = -1, before = begin(&c, &rootfd);
 
     REQUIRE(rootfd >= 0);
-    before = open_fds();
-    fsutil_dirs_init(&c, rootfd, root, FSUTIL_NOCREATE, 0);
     CHECK_EQ_INT(fsutil_dirs_open(&c, "", &fd), 0);
     CHECK_EQ_INT(fd, rootfd);
     CHECK_EQ_INT(fsutil_dirs_open(&c, "a/b/c", &fd), 0);
@@ -123,11 +133,9 @@ static void
 test_links_and_failures(void)
 {
     struct fsutil_dirs c;
-    int rootfd = open(root, O_RDONLY | O_DIRECTORY), fd = -1, before;
+    int rootfd, fd = -1, before = begin(&c, &rootfd);
 
     REQUIRE(rootfd >= 0);
-    before = open_fds();
-    fsutil_dirs_init(&c, rootfd, root, FSUTIL_NOCREATE, 0);
     CHECK_EQ_INT(fsutil_dirs_open(&c, "a/b", &fd), 0);
     /* A link on the way is never followed; a file is no directory. */
     CHECK_EQ_INT(fsutil_dirs_open(&c, "a/link/c", &fd), PQV_E_INVAL);

@@ -275,18 +275,14 @@ finish_pack(struct data_pass *dp, struct pack_check *pc)
     if (pc->missing)
         return 0;
     pack_name(r->id, sname);
-    if (!pc->hash_ok) {
+    if (!pc->hash_ok || !pc->table_ok) {
+        /* The whole pack is damage, reported once under a file that uses it. */
         sc->refs[pc->ref].bad = 1;
         sc->res->damaged++;
         vault_report(sc->w.report, sc->w.report_ctx, PQV_REPORT_ERROR, sc->names[r->entry],
-            "%s does not match its SHA-256", sname);
-        return 0;
-    }
-    if (!pc->table_ok) {
-        sc->refs[pc->ref].bad = 1;
-        sc->res->damaged++;
-        vault_report(sc->w.report, sc->w.report_ctx, PQV_REPORT_ERROR, sc->names[r->entry],
-            "%s: its own table does not hold the chain's records of its chunks", sname);
+            "%s%s", sname, !pc->hash_ok ? " does not match its SHA-256"
+                                       : ": its own table does not hold the chain's records of "
+                                         "its chunks");
         return 0;
     }
     if (pc->nbad > 0) {

@@ -283,6 +283,9 @@ seal_plan(struct adder *a, struct operand *o, struct state *st, struct pqv_add_r
      * file in flight replaces). */
     if (rc == 0)
         rc = add_chunk_drain(a);
+    /* Its files read: the directories held for them closed (an add of
+     * many operands holds one operand's at a time, not every one's). */
+    fsutil_dirs_close(&plan->dirs);
     /* Removed: below a directory that became a file, or gone (--delete). */
     for (size_t i = 0; i < plan->nstale && rc == 0; i++) {
         if ((rc = txn_remove(a->t, plan->stale[i])) == 0) {

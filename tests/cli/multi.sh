@@ -260,4 +260,22 @@ check_ok "get a b, b replaced and collected after a was written: b read again, i
 check_ok "get a b, b read again: no temporary left" \
     sh -c '! find "$1" -name "*.tmp-*" | grep -q .' sh "$T/rr.out"
 
+# An add of many directory operands holds the directories of one operand's
+# files at a time (fsutil_dirs): 40 trees 4 levels deep under a limit of
+# 72 descriptors (was: each operand's directories still held while the
+# next was read, 40 x 4 of them).
+i=0
+while [ "$i" -lt 40 ]; do
+    i=$((i + 1))
+    mkdir -p "$T/deep/d$i/a/b/c"
+    printf 'deep %d\n' "$i" >"$T/deep/d$i/a/b/c/f"
+done
+here=$PWD
+cd "$T/deep" || exit 1
+expect_status 0 sh -c 'ulimit -n 72 && exec "$@"' sh "$PQV" -v "$V" --passphrase-file "$PF" add d*
+cd "$here" || exit 1
+expect_stderr_contains "added: 200 new, 0 changed"
+expect_status 0 pq get d17/a/b/c/f -o -
+check_ok "the deep trees stored: d17's file read back" [ "$(cat "$OUT")" = "deep 17" ]
+
 finish

@@ -524,7 +524,7 @@ pqv_vault_check(pqv_vault *v, const struct pqv_check_options *opt,
         rc = check_without_key(v, opt->report, opt->report_ctx, &res);
     } else if ((rc = scan(v, &sc, &res, opt->report, opt->report_ctx, NULL)) == 0) {
         if (opt->read_data)
-            rc = check_read_data(&sc);
+            rc = check_data_read(&sc);
         scan_free(&sc);
     } else if (rc == PQV_E_INTEGRITY) {
         /* The catalogue itself does not verify: that is the finding. */

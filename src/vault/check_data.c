@@ -298,15 +298,15 @@ finish_pack(struct data_pass *dp, struct pack_check *pc)
 }
 
 /* Packs verified at once (each holds a whole pack in memory). */
-#define PACKS_AT_ONCE 4
+#define PACKS_VERIFIED_AT_ONCE 4
 
 /* verify_packs(sc, dp): every described pack (--read-data). */
 static int
 verify_packs(struct scan *sc, struct data_pass *dp)
 {
     struct pool *pool = vault_pool(sc->v);
-    struct pack_check jobs[PACKS_AT_ONCE];
-    size_t at_once = pool_threads(pool) < PACKS_AT_ONCE ? pool_threads(pool) : PACKS_AT_ONCE;
+    struct pack_check jobs[PACKS_VERIFIED_AT_ONCE];
+    size_t at_once = pool_threads(pool) < PACKS_VERIFIED_AT_ONCE ? pool_threads(pool) : PACKS_VERIFIED_AT_ONCE;
     size_t next = 0, oldest = 0, inflight = 0;
     int rc = 0;
 
@@ -352,7 +352,7 @@ verify_packs(struct scan *sc, struct data_pass *dp)
         inflight--;
     }
 done:
-    for (size_t i = 0; i < PACKS_AT_ONCE; i++) {
+    for (size_t i = 0; i < PACKS_VERIFIED_AT_ONCE; i++) {
         free(jobs[i].plain);
         if (jobs[i].scratch != NULL)
             util_wipe(jobs[i].scratch, chunk_scratch_size(CHUNK_MAX));
@@ -470,7 +470,7 @@ done:
 }
 
 int
-check_read_data(struct scan *sc)
+check_data_read(struct scan *sc)
 {
     struct data_pass dp;
     int rc;

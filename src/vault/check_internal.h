@@ -49,11 +49,11 @@ struct scan {
 /* check_compare_refs(a, b): refs in the order of sc->refs (util_search). */
 int check_compare_refs(const void *a, const void *b);
 
-/* check_read_data(sc): --read-data over what the structural pass found:
+/* check_data_read(sc): --read-data over what the structural pass found:
  * every described pack read whole, its SHA-256 and (format 3) its own
  * table against the chain's records; every chunk a kept state uses opened
  * (authenticated, decompressed, its identity recomputed); every extent of
  * format 2 opened.  Damage is reported and counted in sc->res. */
-int check_read_data(struct scan *sc);
+int check_data_read(struct scan *sc);
 
 #endif

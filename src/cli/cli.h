@@ -77,6 +77,12 @@ int lib_error_text_of(char *buf, size_t n, const char *what, int rc, const struc
 int exit_status(int rc);
 /* usage_error(fmt, ...): the message, the command's brief usage; returns 2. */
 int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* no_operands(val): a command that takes no operand was given ${val}. */
+static inline int
+no_operands(const char *val)
+{
+    return usage_error("unexpected operand '%s'", val);
+}
 /* report_cb: a pqv_report_fn printing warnings and errors on stderr. */
 void report_cb(void *ctx, int level, const char *subject, const char *message);
 

@@ -176,7 +176,7 @@ ct: build/ct/ct_frodo build/ct/ct_misc
 # FUZZ_SECONDS; `make fuzz-ci` replays the committed seeds, then fuzzes each
 # for FUZZ_CI_SECONDS.  New inputs go to build-fuzz/corpus/NAME/, crashes to
 # build-fuzz/crash-NAME-*.
-FUZZ_TARGETS = keyfile config record stream recovery args s3 match recipient batch chunks
+FUZZ_TARGETS = keyfile config record stream recovery args s3 match recipient batch chunks mount
 FUZZ_SECONDS ?= 60
 FUZZ_CI_SECONDS ?= 20
 FUZZ_CFLAGS = -O1 -g -fsanitize=fuzzer-no-link

@@ -4,11 +4,13 @@
  * The first byte picks the mode, the second the reader's chunk size:
  *   mode 0: the rest is a STREAM ciphertext: open it in memory and with the
  *           reader (both must agree: authentication cannot be forged, so
- *           both fail), and as an object (8-byte header first);
+ *           both fail), as a range of segments of a stream of a chosen
+ *           length (must fail too), and as an object (8-byte header first);
  *   mode 1: the rest, repeated to a length the third byte scales (up to
  *           ~250 KiB, several segments), is a plaintext: seal it, open it
- *           both ways (must round-trip), then cut or extend the ciphertext
- *           at a chosen point (must fail both ways).
+ *           both ways (must round-trip), open a range of its segments
+ *           alone (must give that part), then cut or extend the ciphertext
+ *           at a chosen point (must fail both ways, and as a range).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -93,6 +95,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         long n = read_all(c, clen, chunk, out, clen + 1);
         if (rc == 0 || n >= 0)
             abort(); /* a forgery */
+        if (pqv_stream_open_range(PQV_AEAD_CHACHA20POLY1305, key, ad, sizeof(ad), c, clen,
+                data[1] % 8, (uint64_t)data[1] * 40000 + clen, out, &got) == 0)
+            abort();
         if (clen >= OBJECT_HEADER_BYTES &&
             pqv_stream_opened_size(clen - OBJECT_HEADER_BYTES, &plen) == 0 &&
             object_open(PQV_AEAD_CHACHA20POLY1305, key, c, 0, c, clen, out, (size_t)plen) == 0)
@@ -120,6 +125,26 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     memset(out, 0, ptlen);
     if (read_all(ct, ctlen, chunk, out, ctlen + 1) != (long)ptlen || memcmp(out, pt, ptlen) != 0)
         abort();
+    /* Segments from a chosen one to the end, and that one alone. */
+    {
+        size_t nseg = ptlen == 0 ? 1 : (ptlen + PQV_STREAM_SEGMENT_BYTES - 1) / PQV_STREAM_SEGMENT_BYTES;
+        size_t first = data[2] % nseg, from = first * PQV_STREAM_SEGMENT_SEALED;
+        size_t one = first + 1 == nseg ? ctlen - from : PQV_STREAM_SEGMENT_SEALED;
+        if (pqv_stream_open_range(PQV_AEAD_CHACHA20POLY1305, key, ad, sizeof(ad), ct + from,
+                ctlen - from, first, ptlen, out, &got) != 0 ||
+            got != ptlen - first * PQV_STREAM_SEGMENT_BYTES ||
+            memcmp(out, pt + first * PQV_STREAM_SEGMENT_BYTES, got) != 0)
+            abort();
+        if (pqv_stream_open_range(PQV_AEAD_CHACHA20POLY1305, key, ad, sizeof(ad), ct + from, one,
+                first, ptlen, out, &got) != 0 ||
+            got != one - PQV_AEAD_TAG_BYTES ||
+            memcmp(out, pt + first * PQV_STREAM_SEGMENT_BYTES, got) != 0)
+            abort();
+        /* Short by a byte: never opens. */
+        if (pqv_stream_open_range(PQV_AEAD_CHACHA20POLY1305, key, ad, sizeof(ad), ct + from,
+                one - 1, first, ptlen, out, &got) == 0)
+            abort();
+    }
     /* Cut at a chosen point (never the full length), or extend by one. */
     size_t cut = (size_t)data[1] * 4099 % (ctlen + 1);
     if (cut == ctlen) {

@@ -116,6 +116,42 @@ stream_matrix(int suite, size_t n)
     CHECK_EQ_INT(got, n);
     CHECK(n == 0 || memcmp(back, pt, n) == 0);
 
+    /* Ranges of one or two segments open alone, each at its position and
+     * as last or not: never moved, never as part of a stream of another
+     * length, never ending inside a segment. */
+    {
+        size_t nsegs = n == 0 ? 1 : (n + PQV_STREAM_SEGMENT_BYTES - 1) / PQV_STREAM_SEGMENT_BYTES;
+        for (size_t s = 0; s < nsegs; s++) {
+            for (size_t k = 1; k <= 2 && s + k <= nsegs; k++) {
+                size_t from = s * PQV_STREAM_SEGMENT_SEALED;
+                size_t to = s + k == nsegs ? ctlen : (s + k) * PQV_STREAM_SEGMENT_SEALED;
+                size_t pfrom = s * PQV_STREAM_SEGMENT_BYTES;
+                CHECK(pqv_stream_open_range(suite, key, ad, sizeof(ad), ct + from, to - from, s, n,
+                    back, &got) == 0);
+                CHECK_EQ_INT(got, (to - from) - k * PQV_AEAD_TAG_BYTES);
+                CHECK(got == 0 || memcmp(back, pt + pfrom, got) == 0);
+                CHECK_EQ_INT(pqv_stream_open_range(suite, key, ad, sizeof(ad), ct + from,
+                    to - from - 1, s, n, back, &got), PQV_E_INTEGRITY);
+                if (s + 1 < nsegs)
+                    CHECK_EQ_INT(pqv_stream_open_range(suite, key, ad, sizeof(ad), ct + from,
+                        PQV_STREAM_SEGMENT_SEALED, s + 1, n, back, &got), PQV_E_INTEGRITY);
+            }
+        }
+        /* The last segment claimed as a middle one (a longer stream), the
+         * first as the last (a shorter one), a range past the end. */
+        size_t lastfrom = (nsegs - 1) * PQV_STREAM_SEGMENT_SEALED;
+        if (ctlen - lastfrom == PQV_STREAM_SEGMENT_SEALED)
+            CHECK_EQ_INT(pqv_stream_open_range(suite, key, ad, sizeof(ad), ct + lastfrom,
+                ctlen - lastfrom, nsegs - 1, n + 1, back, &got), PQV_E_INTEGRITY);
+        if (nsegs >= 2)
+            CHECK_EQ_INT(pqv_stream_open_range(suite, key, ad, sizeof(ad), ct,
+                PQV_STREAM_SEGMENT_SEALED, 0, PQV_STREAM_SEGMENT_BYTES, back, &got), PQV_E_INTEGRITY);
+        CHECK_EQ_INT(pqv_stream_open_range(suite, key, ad, sizeof(ad), ct, ctlen, nsegs, n, back,
+            &got), PQV_E_INTEGRITY);
+        CHECK_EQ_INT(pqv_stream_open_range(suite, key2, ad, sizeof(ad), ct + lastfrom,
+            ctlen - lastfrom, nsegs - 1, n, back, &got), PQV_E_INTEGRITY);
+    }
+
     /* Wrong key, wrong associated data, wrong suite. */
     CHECK_EQ_INT(pqv_stream_open(suite, key2, ad, sizeof(ad), ct, ctlen, back, &got), PQV_E_INTEGRITY);
     CHECK_EQ_INT(pqv_stream_open(suite, key, ad, sizeof(ad) - 1, ct, ctlen, back, &got), PQV_E_INTEGRITY);

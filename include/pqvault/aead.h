@@ -99,6 +99,19 @@ PQV_API int pqv_stream_open(int suite, const uint8_t key[PQV_AEAD_KEY_BYTES],
     const uint8_t *ad, size_t adlen, const uint8_t *ct, size_t ctlen,
     uint8_t *out, size_t *ptlen) PQV_WARN_UNUSED;
 
+/* pqv_stream_open_range(suite, key, ad, adlen, ct, ctlen, first, ptotal,
+ * out, ptlen): verify and open segments ${first}, ${first} + 1, ... of a
+ * STREAM ciphertext whose whole plaintext is ${ptotal} bytes, given only
+ * those segments (${ctlen} bytes, from the start of segment ${first}).
+ * Each segment is authenticated at its position and as last or not, so
+ * the range opens only as a part of that stream; ${ptotal} must itself be
+ * authenticated (in ${ad}, as a chunk's blob has it).  The range must end
+ * at a segment's end.  On failure ${out} is wiped and PQV_E_INTEGRITY
+ * returned. */
+PQV_API int pqv_stream_open_range(int suite, const uint8_t key[PQV_AEAD_KEY_BYTES],
+    const uint8_t *ad, size_t adlen, const uint8_t *ct, size_t ctlen, uint64_t first,
+    uint64_t ptotal, uint8_t *out, size_t *ptlen) PQV_WARN_UNUSED;
+
 /*
  * Streaming API.  A writer seals what is written to it and passes sealed
  * segments to ${sink}; a reader pulls ciphertext from ${source} and returns

@@ -123,6 +123,8 @@ struct pqv_mount_stats {
     uint64_t bytes;            /* data of the root's files (holes not counted) */
     uint64_t snapshots;        /* kept snapshots */
     uint64_t cache_bytes, cache_hits, cache_misses, prefetched;
+    uint64_t bytes_opened;     /* plaintext decrypted so far (random reads open
+                                  only the 64 KiB segments they touch) */
 };
 PQV_API void pqv_mount_stats(pqv_mount *m, struct pqv_mount_stats *out);
 

@@ -107,6 +107,45 @@ pqv_stream_open(int suite, const uint8_t key[PQV_AEAD_KEY_BYTES],
     return rc;
 }
 
+int
+pqv_stream_open_range(int suite, const uint8_t key[PQV_AEAD_KEY_BYTES],
+    const uint8_t *ad, size_t adlen, const uint8_t *ct, size_t ctlen, uint64_t first,
+    uint64_t ptotal, uint8_t *out, size_t *ptlen)
+{
+    uint8_t nonce[PQV_AEAD_NONCE_BYTES];
+    uint64_t nsegments = ptotal == 0 ? 1 : (ptotal + SEG - 1) / SEG;
+    uint64_t last_plain = ptotal - (nsegments - 1) * SEG, counter = first;
+    uint8_t *start = out;
+    pqv_aead *a;
+    int rc = 0;
+
+    if (first >= nsegments || ctlen == 0)
+        return error_set(PQV_E_INTEGRITY, NULL, "STREAM range outside the stream");
+    if ((a = pqv_aead_new(suite, key)) == NULL)
+        return pqv_aead_name(suite) == NULL ? PQV_E_UNSUPPORTED : PQV_E_NOMEM;
+    while (ctlen > 0) {
+        int last = counter == nsegments - 1;
+        size_t n = last ? (size_t)last_plain + PQV_AEAD_TAG_BYTES : SEG_SEALED;
+        if (counter >= nsegments || ctlen < n) {
+            util_wipe(start, (size_t)(out - start));
+            rc = error_set(PQV_E_INTEGRITY, NULL, "STREAM range does not end at a segment's end");
+            break;
+        }
+        segment_nonce(nonce, counter++, last);
+        if ((rc = pqv_aead_open(a, nonce, ad, adlen, ct, n, out)) != 0) {
+            util_wipe(start, (size_t)(out - start));
+            break;
+        }
+        ct += n;
+        ctlen -= n;
+        out += n - PQV_AEAD_TAG_BYTES;
+    }
+    pqv_aead_free(a);
+    if (rc == 0)
+        *ptlen = (size_t)(out - start);
+    return rc;
+}
+
 /* ---- Streaming writer ---------------------------------------------------- */
 
 struct pqv_stream_writer {

@@ -222,3 +222,24 @@ chunk_open(const uint8_t data_key[32], const uint8_t id[CHUNK_ID_BYTES], uint8_t
     }
     return 0;
 }
+
+int
+chunk_open_segments(const uint8_t data_key[32], const uint8_t id[CHUNK_ID_BYTES], uint8_t flags,
+    const uint8_t salt[CHUNK_SALT_BYTES], const uint8_t *sealed, size_t sealed_len, uint64_t first,
+    size_t plain_len, uint8_t *plain, size_t *got)
+{
+    int suite = BLOB_SUITE(flags);
+    uint8_t key[32], ad[10];
+    int rc;
+
+    if ((flags & ~BLOB_FLAGS_MASK) != 0 || (flags & BLOB_ZSTD) != 0 || pqv_aead_name(suite) == NULL)
+        return error_set(PQV_E_INTEGRITY, NULL, "blob is malformed");
+    if ((rc = blob_key(data_key, salt, id, key)) != 0)
+        return rc;
+    rc = pqv_stream_open_range(suite, key, ad, blob_ad(flags, plain_len, ad), sealed, sealed_len,
+        first, plain_len, plain, got);
+    util_wipe(key, sizeof(key));
+    if (rc == PQV_E_INTEGRITY)
+        return error_set(rc, NULL, "blob failed authentication (corrupted, altered or moved)");
+    return rc;
+}

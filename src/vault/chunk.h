@@ -44,4 +44,15 @@ int chunk_seal(int suite, const uint8_t data_key[32], const uint8_t id[CHUNK_ID_
 int chunk_open(const uint8_t data_key[32], const uint8_t id[CHUNK_ID_BYTES], uint8_t flags,
     const uint8_t *blob, size_t blob_len, uint8_t *plain, size_t plain_len, uint8_t *scratch);
 
+/* chunk_open_segments(data_key, id, flags, salt, sealed, sealed_len, first,
+ * plain_len, plain, got): STREAM segments ${first}, ... of an uncompressed
+ * blob (docs/DESIGN.md "Mount": a random read opens the 64 KiB it
+ * touches), given its salt and those segments apart, verified and opened
+ * into ${plain} (*${got} bytes).  Each segment authenticates as that
+ * segment of that chunk's blob of that length; PQV_E_INTEGRITY for a
+ * compressed blob (it opens only whole) or any failure. */
+int chunk_open_segments(const uint8_t data_key[32], const uint8_t id[CHUNK_ID_BYTES], uint8_t flags,
+    const uint8_t salt[CHUNK_SALT_BYTES], const uint8_t *sealed, size_t sealed_len, uint64_t first,
+    size_t plain_len, uint8_t *plain, size_t *got);
+
 #endif

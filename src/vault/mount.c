@@ -734,6 +734,7 @@ pqv_mount_stats(struct pqv_mount *m, struct pqv_mount_stats *out)
     out->cache_hits = m->cache.hits;
     out->cache_misses = m->cache.misses;
     out->prefetched = m->cache.prefetched;
+    out->bytes_opened = m->cache.bytes_opened;
     pthread_mutex_unlock(&m->lock);
 }
 

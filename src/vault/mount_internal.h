@@ -35,13 +35,22 @@
 #define MOUNT_PREFETCH_CHUNKS 6
 #define MOUNT_PREFETCH_BYTES (8u << 20)
 #define MOUNT_PREFETCH_QUEUE 64
+/* A read is a sequential reader's when it starts within this of where the
+ * furthest read so far ended (the kernel's readahead, 128 KiB a request,
+ * and FUSE's worker threads deliver such a reader's requests slightly out
+ * of order); any other is a random read. */
+#define MOUNT_SEQUENTIAL_SLACK (2u << 20)
 #define MOUNT_PREFETCH_THREADS_MAX 4
 /* Read buffers (sealed + scratch, about 8 MiB a pair) kept for reuse. */
 #define MOUNT_BUFFERS_KEPT 4
 /* Files whose damage is reported by name (then: no more names). */
 #define MOUNT_REPORTED_MAX 256
-/* A cached chunk's key: 'C' || chunk identity, or 'X' || pack id || offset. */
-#define MOUNT_KEY_BYTES 33
+/* A cached chunk's key: 'C' || chunk identity, 'S' || chunk identity ||
+ * segment (one STREAM segment of an uncompressed chunk, for a random
+ * read), or 'X' || pack id || offset. */
+#define MOUNT_KEY_BYTES 37
+/* A chunk read whole, not one segment of it. */
+#define MOUNT_WHOLE UINT32_MAX
 
 /* ---- trees (mount_tree.c) ---- */
 
@@ -117,6 +126,8 @@ struct mount_chunk {
     int queued;                  /* waiting for a prefetch thread */
     uint8_t *data;
     uint32_t len;
+    uint32_t segment;            /* MOUNT_WHOLE, or the segment it holds */
+    uint32_t base;               /* where ${data} starts in the chunk */
     struct mount_chunk *hnext;   /* in its hash bucket */
     struct mount_chunk *prev, *next;   /* least recently used last */
     /* What reading it takes (while LOADING). */
@@ -136,7 +147,7 @@ struct mount_cache {
     size_t nbuckets;             /* a power of 2 */
     struct mount_chunk *head, *tail;
     uint64_t bytes, budget;
-    uint64_t hits, misses, prefetched;
+    uint64_t hits, misses, prefetched, bytes_opened;
     struct mount_chunk *queue[MOUNT_PREFETCH_QUEUE];
     size_t qhead, qlen;
     pthread_t threads[MOUNT_PREFETCH_THREADS_MAX];
@@ -151,6 +162,7 @@ struct pqv_mount_file {
     struct pqv_mount *m;
     struct entry e;              /* a copy: chunks placed, file key in clear */
     uint64_t next_off;           /* where the last read ended (under m->lock) */
+    int read_before;             /* next_off says so (a first read is sequential only at 0) */
     struct pqv_mount_file *prev, *next;   /* m's open files */
 };
 

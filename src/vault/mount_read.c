@@ -134,14 +134,16 @@ cache_trim(struct mount_cache *c)
 /* ---- reading a chunk ---- */
 
 static void
-key_of(const struct entry *e, uint32_t index, uint8_t key[MOUNT_KEY_BYTES])
+key_of(const struct entry *e, uint32_t index, uint32_t segment, uint8_t key[MOUNT_KEY_BYTES])
 {
     const struct extent *x = &e->extents[index];
 
     memset(key, 0, MOUNT_KEY_BYTES);
     if (x->chunk) {
-        key[0] = 'C';
+        key[0] = segment == MOUNT_WHOLE ? 'C' : 'S';
         memcpy(key + 1, x->chunk_id, CHUNK_ID_BYTES);
+        if (segment != MOUNT_WHOLE)
+            util_store_be32(key + 1 + CHUNK_ID_BYTES, segment);
     } else {
         key[0] = 'X';
         memcpy(key + 1, x->pack_id, PACK_ID_BYTES);
@@ -151,9 +153,22 @@ key_of(const struct entry *e, uint32_t index, uint8_t key[MOUNT_KEY_BYTES])
     }
 }
 
-/* chunk_new(f, index, key): a LOADING chunk with what reading it takes. */
+/* segment_len(x, segment): the plaintext bytes of that segment of ${x}. */
+static uint32_t
+segment_len(const struct extent *x, uint32_t segment)
+{
+    uint64_t base = (uint64_t)segment * PQV_STREAM_SEGMENT_BYTES;
+
+    return base >= x->plain_len ? 0
+        : x->plain_len - base < PQV_STREAM_SEGMENT_BYTES ? (uint32_t)(x->plain_len - base)
+                                                         : PQV_STREAM_SEGMENT_BYTES;
+}
+
+/* chunk_new(f, index, segment, key): a LOADING chunk (or segment of one)
+ * with what reading it takes. */
 static struct mount_chunk *
-chunk_new(const struct pqv_mount_file *f, uint32_t index, const uint8_t key[MOUNT_KEY_BYTES])
+chunk_new(const struct pqv_mount_file *f, uint32_t index, uint32_t segment,
+    const uint8_t key[MOUNT_KEY_BYTES])
 {
     struct mount_chunk *ce = calloc(1, sizeof(*ce));
 
@@ -165,6 +180,8 @@ chunk_new(const struct pqv_mount_file *f, uint32_t index, const uint8_t key[MOUN
     ce->refs = 1;
     ce->suite = f->e.suite;
     ce->index = index;
+    ce->segment = segment;
+    ce->base = segment == MOUNT_WHOLE ? 0 : segment * PQV_STREAM_SEGMENT_BYTES;
     ce->x = f->e.extents[index];
     if (!ce->x.chunk)
         memcpy(ce->file_key, f->e.key, sizeof(ce->file_key));
@@ -229,8 +246,9 @@ static int
 chunk_fill(struct pqv_mount *m, struct mount_chunk *ce)
 {
     struct mount_buffers *b;
-    uint32_t len = ce->x.plain_len;
+    uint32_t len = ce->segment == MOUNT_WHOLE ? ce->x.plain_len : segment_len(&ce->x, ce->segment);
     uint8_t *data;
+    size_t got = 0;
     int rc;
 
     if (len == 0 || len > PQV_OBJECT_MAX_PLAIN)
@@ -244,11 +262,21 @@ chunk_fill(struct pqv_mount *m, struct mount_chunk *ce)
         free(data);
         return PQV_E_NOMEM;
     }
-    rc = pack_read_extent(m->v, ce->suite, ce->file_key, ce->index, &ce->x, data, b->sealed,
-        b->scratch);
-    /* The scratch held the compressed plaintext. */
-    util_wipe(b->scratch, ce->x.stored_len < pack_scratch_size() ? ce->x.stored_len
-                                                                  : pack_scratch_size());
+    if (ce->segment != MOUNT_WHOLE) {
+        rc = pack_read_chunk_segments(m->v, ce->index, &ce->x, ce->segment, 1, data, b->sealed,
+            &got);
+        if (rc == 0 && got != len) {
+            util_wipe(data, got);
+            rc = error_set(PQV_E_INTEGRITY, NULL, "chunk %u: segment %u has the wrong length",
+                ce->index, ce->segment);
+        }
+    } else {
+        rc = pack_read_extent(m->v, ce->suite, ce->file_key, ce->index, &ce->x, data, b->sealed,
+            b->scratch);
+        /* The scratch held the compressed plaintext. */
+        util_wipe(b->scratch, ce->x.stored_len < pack_scratch_size() ? ce->x.stored_len
+                                                                      : pack_scratch_size());
+    }
     util_wipe(ce->file_key, sizeof(ce->file_key));
     buffers_put(m, b);
     if (rc != 0) {
@@ -270,6 +298,7 @@ chunk_done(struct pqv_mount *m, struct mount_chunk *ce, int rc)
     if (rc == 0) {
         ce->state = CHUNK_READY;
         m->cache.bytes += ce->len;
+        m->cache.bytes_opened += ce->len;
         cache_trim(&m->cache);
     } else {
         ce->state = CHUNK_FAILED;
@@ -289,18 +318,25 @@ chunk_put(struct pqv_mount *m, struct mount_chunk *ce)
         chunk_free(ce);
 }
 
-/* chunk_get(f, index, out): extent ${index} of ${f}, decrypted,
- * referenced (chunk_put under m->lock). */
+/* chunk_get(f, index, segment, out): extent ${index} of ${f}, decrypted
+ * (whole, or only ${segment} of it unless it is cached whole), referenced
+ * (chunk_put under m->lock). */
 static int
-chunk_get(struct pqv_mount_file *f, uint32_t index, struct mount_chunk **out)
+chunk_get(struct pqv_mount_file *f, uint32_t index, uint32_t segment, struct mount_chunk **out)
 {
     struct pqv_mount *m = f->m;
     uint8_t key[MOUNT_KEY_BYTES];
     struct mount_chunk *ce;
     int rc, fill = 0;
 
-    key_of(&f->e, index, key);
     pthread_mutex_lock(&m->lock);
+    if (segment != MOUNT_WHOLE) {
+        key_of(&f->e, index, MOUNT_WHOLE, key);
+        ce = cache_find(&m->cache, key);
+        if (ce != NULL && ce->state == CHUNK_READY)
+            segment = MOUNT_WHOLE;
+    }
+    key_of(&f->e, index, segment, key);
     if ((ce = cache_find(&m->cache, key)) != NULL) {
         ce->refs++;
         if (ce->state == CHUNK_LOADING && ce->queued) {
@@ -315,7 +351,7 @@ chunk_get(struct pqv_mount_file *f, uint32_t index, struct mount_chunk **out)
             lru_front(&m->cache, ce);
         }
     } else {
-        if ((ce = chunk_new(f, index, key)) == NULL) {
+        if ((ce = chunk_new(f, index, segment, key)) == NULL) {
             pthread_mutex_unlock(&m->lock);
             return PQV_E_NOMEM;
         }
@@ -359,11 +395,11 @@ prefetch(struct pqv_mount_file *f, uint32_t from)
         uint8_t key[MOUNT_KEY_BYTES];
         struct mount_chunk *ce;
         bytes += f->e.extents[i].plain_len;
-        key_of(&f->e, i, key);
+        key_of(&f->e, i, MOUNT_WHOLE, key);
         if (cache_find(c, key) != NULL)
             continue;
         if (c->qlen == MOUNT_PREFETCH_QUEUE || c->nthreads == 0 ||
-            (ce = chunk_new(f, i, key)) == NULL)
+            (ce = chunk_new(f, i, MOUNT_WHOLE, key)) == NULL)
             return;
         ce->queued = 1;
         cache_insert(c, ce);
@@ -423,6 +459,15 @@ first_extent(const struct entry *e, uint64_t off)
     return lo;
 }
 
+/* in_parts(x): a chunk a random read opens only the segments of: stored
+ * uncompressed (a zstd frame opens only whole) and larger than one. */
+static int
+in_parts(const struct extent *x)
+{
+    return x->chunk && x->located && (x->flags & BLOB_ZSTD) == 0 &&
+        x->plain_len > PQV_STREAM_SEGMENT_BYTES;
+}
+
 int
 pqv_mount_read(struct pqv_mount_file *f, uint8_t *buf, size_t len, uint64_t off, size_t *got)
 {
@@ -443,6 +488,15 @@ pqv_mount_read(struct pqv_mount_file *f, uint8_t *buf, size_t len, uint64_t off,
         len = (size_t)(e->size - off);
     pos = off;
     end = off + len;
+    /* A reader going on from where it stopped (or starting) reads whole
+     * chunks, and the next ones are decrypted meanwhile; a random read
+     * opens only the 64 KiB segments it touches where the chunk allows.
+     * ("Where it stopped": within MOUNT_SEQUENTIAL_SLACK of the furthest
+     * read.) */
+    pthread_mutex_lock(&m->lock);
+    sequential = off == 0 || (f->read_before && off + MOUNT_SEQUENTIAL_SLACK >= f->next_off &&
+                                 off <= f->next_off + MOUNT_SEQUENTIAL_SLACK);
+    pthread_mutex_unlock(&m->lock);
     i = first_extent(e, off);
     while (pos < end) {
         const struct extent *x = i < e->nextents ? &e->extents[i] : NULL;
@@ -452,13 +506,16 @@ pqv_mount_read(struct pqv_mount_file *f, uint8_t *buf, size_t len, uint64_t off,
         }
         if (x != NULL && x->file_off <= pos) {
             struct mount_chunk *ce;
-            uint64_t xe = x->file_off + x->plain_len, take = (xe < end ? xe : end) - pos;
-            if ((rc = chunk_get(f, i, &ce)) != 0) {
+            uint64_t xe = x->file_off + x->plain_len, in = pos - x->file_off, take;
+            uint32_t segment = !sequential && in_parts(x)
+                ? (uint32_t)(in / PQV_STREAM_SEGMENT_BYTES) : MOUNT_WHOLE;
+            if ((rc = chunk_get(f, i, segment, &ce)) != 0) {
                 util_wipe(buf, (size_t)(pos - off));
                 mount_report(m, e->name);
                 return rc == PQV_E_NOMEM ? -ENOMEM : -EIO;
             }
-            if (ce->len != x->plain_len) {
+            if (ce->len != (ce->segment == MOUNT_WHOLE ? x->plain_len
+                                                       : segment_len(x, ce->segment))) {
                 /* A chunk cached for another entry of the same identity
                  * but another length (only a forged or damaged segment
                  * could say so): never read past what was decrypted. */
@@ -471,7 +528,10 @@ pqv_mount_read(struct pqv_mount_file *f, uint8_t *buf, size_t len, uint64_t off,
                 mount_report(m, e->name);
                 return -EIO;
             }
-            memcpy(buf + (pos - off), ce->data + (pos - x->file_off), (size_t)take);
+            take = (xe < end ? xe : end) - pos;
+            if (take > (uint64_t)ce->base + ce->len - in)
+                take = (uint64_t)ce->base + ce->len - in;
+            memcpy(buf + (pos - off), ce->data + (in - ce->base), (size_t)take);
             pthread_mutex_lock(&m->lock);
             chunk_put(m, ce);
             pthread_mutex_unlock(&m->lock);
@@ -485,16 +545,10 @@ pqv_mount_read(struct pqv_mount_file *f, uint8_t *buf, size_t len, uint64_t off,
             pos = to;
         }
     }
-    /* A reader going on from where it stopped (or starting) reads on:
-     * the next chunks are decrypted meanwhile. */
     pthread_mutex_lock(&m->lock);
-    /* (The kernel's readahead and FUSE's worker threads deliver a
-     * sequential reader's requests slightly out of order: "where it
-     * stopped" is within a prefetch window of the furthest read.) */
-    sequential = off == 0 ||
-        (off + MOUNT_PREFETCH_BYTES >= f->next_off && off <= f->next_off + MOUNT_PREFETCH_BYTES);
     if (end > f->next_off || !sequential)
         f->next_off = end;
+    f->read_before = 1;
     if (sequential)
         prefetch(f, first_extent(e, end));
     pthread_mutex_unlock(&m->lock);

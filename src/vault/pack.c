@@ -182,6 +182,39 @@ read_chunk(pqv_vault *v, uint32_t index, const struct extent *x, uint8_t *plain,
 }
 
 int
+pack_read_chunk_segments(pqv_vault *v, uint32_t index, const struct extent *x, uint64_t first,
+    uint32_t count, uint8_t *plain, uint8_t *sealed, size_t *got)
+{
+    char sname[STORAGE_NAME_MAX];
+    uint8_t salt[CHUNK_SALT_BYTES];
+    uint64_t from = CHUNK_SALT_BYTES + first * PQV_STREAM_SEGMENT_SEALED;
+    uint64_t to = CHUNK_SALT_BYTES + (first + count) * PQV_STREAM_SEGMENT_SEALED;
+    uint64_t at = (uint64_t)PACK_HEADER_BYTES + x->pack_off;
+    int rc;
+
+    if (!x->chunk || !x->located || (x->flags & BLOB_ZSTD) != 0 || count == 0)
+        return error_set(PQV_E_INTEGRITY, NULL, "chunk %u does not open in parts", index);
+    /* Uncompressed, the blob's size is fixed by the plaintext length. */
+    if (x->stored_len != CHUNK_SALT_BYTES + pqv_stream_sealed_size(x->plain_len))
+        return error_set(PQV_E_INTEGRITY, NULL, "chunk %u has the wrong size", index);
+    if (to > x->stored_len)
+        to = x->stored_len;
+    if (from >= to)
+        return error_set(PQV_E_INTEGRITY, NULL, "chunk %u: no such segment", index);
+    pack_name(x->pack_id, sname);
+    rc = v->storage->ops->get_range(v->storage, sname, at, salt, sizeof(salt));
+    if (rc == 0)
+        rc = v->storage->ops->get_range(v->storage, sname, at + from, sealed, (size_t)(to - from));
+    if (rc == PQV_E_NOTFOUND)
+        return error_set(rc, NULL, "chunk %u (%s) is missing", index, sname);
+    if (rc != 0)
+        return extent_error(rc, "chunk", index, sname);
+    rc = chunk_open_segments(v->chunk_data_key, x->chunk_id, x->flags, salt, sealed,
+        (size_t)(to - from), first, x->plain_len, plain, got);
+    return rc != 0 ? extent_error(rc, "chunk", index, sname) : 0;
+}
+
+int
 pack_read_extent(pqv_vault *v, int suite, const uint8_t file_key[PQV_FILE_KEY_BYTES],
     uint32_t index, const struct extent *x, uint8_t *plain, uint8_t *sealed, uint8_t *scratch)
 {

@@ -32,4 +32,12 @@ int pack_open_extent(int suite, const uint8_t file_key[PQV_FILE_KEY_BYTES], uint
 int pack_read_extent(pqv_vault *v, int suite, const uint8_t file_key[PQV_FILE_KEY_BYTES],
     uint32_t index, const struct extent *x, uint8_t *plain, uint8_t *sealed, uint8_t *scratch);
 
+/* pack_read_chunk_segments(v, index, x, first, count, plain, sealed, got):
+ * STREAM segments [first, first + count) of chunk ${index}'s blob (x->chunk,
+ * uncompressed; clipped to its end) read from its pack and opened into
+ * ${plain} (*${got} bytes); ${sealed} holds count * PQV_STREAM_SEGMENT_SEALED
+ * bytes. */
+int pack_read_chunk_segments(pqv_vault *v, uint32_t index, const struct extent *x, uint64_t first,
+    uint32_t count, uint8_t *plain, uint8_t *sealed, size_t *got);
+
 #endif

@@ -1,0 +1,381 @@
+/*
+ * test_mount.c: the mounted view at the library level (pqvault/mount.h),
+ * without FUSE: random reads that open only the 64 KiB STREAM segments
+ * they touch, byte-exact against the source, damage that stays within
+ * one segment for them and fails the whole chunk for a sequential reader,
+ * and lookups of hostile names (random bytes, "..", ".", slashes, names
+ * too long, names below files and links) that answer as a file system
+ * does and never crash.  tests/cli/mount.sh tests the FUSE glue.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "pqvault/aead.h"
+#include "pqvault/mount.h"
+#include "pqvault/recovery.h"
+#include "pqvault/vault.h"
+#include "util/util.h"
+#include "vault/chunk.h"
+#include "vault/entry.h"
+#include "vault/mount_internal.h"
+#include "vault/pack.h"
+#include "vault_fixture.h"
+
+/* Set-up that cannot go on (in functions returning a value). */
+#define SETUP(cond)                                                          \
+    do {                                                                     \
+        if (!(cond)) {                                                       \
+            fprintf(stderr, "  %s:%d: set-up failed: %s\n", __FILE__,        \
+                __LINE__, #cond);                                            \
+            exit(2);                                                         \
+        }                                                                    \
+    } while (0)
+
+static const struct pqv_kdf_params cheap = { 1, 256, 1 };
+static const char pass[] = "correct horse";
+
+#define BIG_BYTES (20u << 20)
+
+static char dir[64], src[96], vdir[96];
+static uint8_t *big;
+
+/* A deterministic generator (xorshift64*), so a failure replays. */
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+static uint64_t
+next_random(void)
+{
+    rng ^= rng >> 12;
+    rng ^= rng << 25;
+    rng ^= rng >> 27;
+    return rng * 2685821657736338717ull;
+}
+
+static void
+write_src(const char *name, const uint8_t *data, size_t len)
+{
+    char path[160];
+
+    snprintf(path, sizeof(path), "%s/%s", src, name);
+    vf_write_path(path, data, len);
+}
+
+/* The vault: src/big (20 MiB random, chunks of 64 KiB segments stored
+ * uncompressed), a small tree, a link, a file named with odd bytes. */
+static void
+make_vault(void)
+{
+    struct pqv_init_options opt = { "FrodoKEM-640-SHAKE", PQV_AEAD_AES256GCM, &cheap,
+        0, NULL, NULL, NULL, 0 };
+    char recovery[PQV_RECOVERY_CHARS], fp[PQV_FINGERPRINT_CHARS], path[160];
+    pqv_vault *v;
+
+    snprintf(dir, sizeof(dir), "/tmp/pqvmount.XXXXXX");
+    SETUP(mkdtemp(dir) != NULL);
+    snprintf(src, sizeof(src), "%s/src", dir);
+    snprintf(vdir, sizeof(vdir), "%s/v", dir);
+    SETUP(mkdir(src, 0700) == 0);
+    SETUP((big = malloc(BIG_BYTES)) != NULL);
+    SETUP(util_random(big, BIG_BYTES) == 0);
+    write_src("big", big, BIG_BYTES);
+    snprintf(path, sizeof(path), "%s/sub", src);
+    SETUP(mkdir(path, 0755) == 0);
+    snprintf(path, sizeof(path), "%s/sub/deeper", src);
+    SETUP(mkdir(path, 0755) == 0);
+    write_src("sub/a", (const uint8_t *)"alpha\n", 6);
+    write_src("sub/deeper/b", (const uint8_t *)"beta\n", 5);
+    write_src("sp ace\tand\x01odd", (const uint8_t *)"odd\n", 4);
+    snprintf(path, sizeof(path), "%s/link", src);
+    SETUP(symlink("sub/a", path) == 0);
+    SETUP(pqv_vault_create(vdir, NULL, (const uint8_t *)pass, strlen(pass), &opt, recovery,
+        fp) == 0);
+    SETUP(vf_open_vault(NULL, vdir, pass, &v, 1) == 0);
+    SETUP(pqv_vault_add_path(v, src, "t", NULL) == 0);
+    pqv_vault_close(v);
+}
+
+static void remove_vault(void);
+
+/* make_vault once, removed at exit. */
+static void
+ensure_vault(void)
+{
+    if (big != NULL)
+        return;
+    make_vault();
+    atexit(remove_vault);
+}
+
+static void
+remove_vault(void)
+{
+    char cmd[128];
+
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "  could not remove %s\n", dir);
+    free(big);
+}
+
+static pqv_vault *vault;
+
+static pqv_mount *
+open_view_cache(size_t cache_bytes)
+{
+    struct pqv_mount_options opt = { 0 };
+    pqv_mount *m = NULL;
+
+    opt.cache_bytes = cache_bytes;
+    ensure_vault();
+    SETUP(vf_open_vault(NULL, vdir, pass, &vault, 0) == 0);
+    SETUP(pqv_mount_open(vault, &opt, &m) == 0);
+    return m;
+}
+
+static pqv_mount *
+open_view(void)
+{
+    return open_view_cache(0);
+}
+
+static void
+close_view(pqv_mount *m)
+{
+    pqv_mount_close(m);
+    pqv_vault_close(vault);
+    vault = NULL;
+}
+
+static uint64_t
+lookup_path(pqv_mount *m, const char *path)
+{
+    char comp[256];
+    struct pqv_mount_attr a;
+    uint64_t ino = PQV_MOUNT_ROOT;
+
+    while (*path != 0) {
+        size_t n = strcspn(path, "/");
+        SETUP(n < sizeof(comp));
+        memcpy(comp, path, n);
+        comp[n] = 0;
+        if (pqv_mount_lookup(m, ino, comp, &a) != 0)
+            return 0;
+        ino = a.ino;
+        path += n + (path[n] == '/');
+    }
+    return ino;
+}
+
+/* 1,000 reads of 4 KiB (and some of up to 300 KiB, across chunk and
+ * segment boundaries) at random offsets, each far from the one before (in
+ * the other part of the file): byte-exact, and what they decrypt is the
+ * segments they touch, no more (whole chunks would be about 1 MiB a read);
+ * nothing prefetched.  Then the whole file in order, byte-exact. */
+static void
+test_random_reads(void)
+{
+    pqv_mount *m = open_view_cache(PQV_MOUNT_CACHE_MIN);
+    pqv_mount_file *f = NULL;
+    struct pqv_mount_stats st;
+    uint64_t ino = lookup_path(m, "t/big"), touched = 0;
+    uint8_t *buf = malloc(1 << 20);
+    size_t got;
+    int bad = 0;
+
+    REQUIRE(ino != 0 && buf != NULL);
+    REQUIRE(pqv_mount_file_open(m, ino, &f) == 0);
+    for (int i = 0; i < 1000 && bad < 5; i++) {
+        size_t len = i % 10 == 9 ? (size_t)(next_random() % (300u << 10)) + 1 : 4096;
+        /* (7 MiB wide, 5 MiB apart: the two halves of the file.) */
+        uint64_t off = 1 + next_random() % (7u << 20) + (i % 2 ? 12u << 20 : 0);
+        int rc = pqv_mount_read(f, buf, len, off, &got);
+        if (rc != 0 || got != len || memcmp(buf, big + off, len) != 0) {
+            fprintf(stderr, "  read %zu at %llu: rc %d, got %zu\n", len,
+                (unsigned long long)off, rc, got);
+            bad++;
+        }
+        /* Segments touched (chunk boundaries can only add one each). */
+        touched += (off + len - 1) / PQV_STREAM_SEGMENT_BYTES - off / PQV_STREAM_SEGMENT_BYTES + 2;
+    }
+    CHECK_EQ_INT(bad, 0);
+    pqv_mount_stats(m, &st);
+    CHECK(st.bytes_opened > 0 && st.bytes_opened <= touched * PQV_STREAM_SEGMENT_BYTES);
+    CHECK(st.bytes_opened < 1000ull * (256u << 10));
+    CHECK_EQ_INT(st.prefetched, 0);
+    /* Reads at the very end, past it, and one of the whole file in order. */
+    CHECK(pqv_mount_read(f, buf, 4096, BIG_BYTES - 100, &got) == 0 && got == 100 &&
+        memcmp(buf, big + BIG_BYTES - 100, 100) == 0);
+    CHECK(pqv_mount_read(f, buf, 4096, BIG_BYTES, &got) == 0 && got == 0);
+    pqv_mount_file_close(f);
+    REQUIRE(pqv_mount_file_open(m, ino, &f) == 0);
+    for (uint64_t off = 0; off < BIG_BYTES && bad < 5; off += 1 << 20) {
+        if (pqv_mount_read(f, buf, 1 << 20, off, &got) != 0 || got != 1 << 20 ||
+            memcmp(buf, big + off, 1 << 20) != 0)
+            bad++;
+    }
+    CHECK_EQ_INT(bad, 0);
+    pqv_mount_file_close(f);
+    free(buf);
+    close_view(m);
+}
+
+/* A byte flipped in segment 1 of a chunk beyond the first 8 MiB: random
+ * reads of its segments 0 and 2 still read (each authenticates alone),
+ * of segment 1 give EIO (again, not cached as good), and a sequential
+ * reader gets EIO at that chunk and never its plaintext. */
+static void
+test_damaged_segment(void)
+{
+    pqv_mount *m = open_view();
+    pqv_mount_file *f = NULL;
+    uint64_t ino = lookup_path(m, "t/big");
+    const struct extent *x = NULL;
+    char pname[STORAGE_NAME_MAX], path[300];
+    uint8_t buf[4096], byte;
+    size_t got;
+    int fd;
+
+    REQUIRE(ino != 0);
+    REQUIRE(pqv_mount_file_open(m, ino, &f) == 0);
+    for (uint32_t i = 0; i < f->e.nextents; i++) {
+        const struct extent *c = &f->e.extents[i];
+        if (c->file_off > (10u << 20) && c->plain_len > 3 * PQV_STREAM_SEGMENT_BYTES) {
+            x = c;
+            break;
+        }
+    }
+    REQUIRE(x != NULL);
+    CHECK(x->chunk && (x->flags & BLOB_ZSTD) == 0);
+    pack_name(x->pack_id, pname);
+    snprintf(path, sizeof(path), "%s/%s", vdir, pname);
+    uint64_t at = PACK_HEADER_BYTES + x->pack_off + CHUNK_SALT_BYTES +
+        PQV_STREAM_SEGMENT_SEALED + 1000;
+    REQUIRE((fd = open(path, O_RDWR)) >= 0);
+    REQUIRE(pread(fd, &byte, 1, (off_t)at) == 1);
+    byte ^= 0x40;
+    REQUIRE(pwrite(fd, &byte, 1, (off_t)at) == 1);
+    close(fd);
+
+    uint64_t c0 = x->file_off, seg = PQV_STREAM_SEGMENT_BYTES;
+    /* (Each read after one far away, so that none is a sequential one.) */
+#define FAR_READ(o, l) (pqv_mount_read(f, buf, sizeof(buf), 4096, &got) == 0 && \
+        memcmp(buf, big + 4096, sizeof(buf)) == 0 ? pqv_mount_read(f, buf, (l), (o), &got) : -999)
+    CHECK(FAR_READ(c0 + 100, sizeof(buf)) == 0 && got == sizeof(buf) &&
+        memcmp(buf, big + c0 + 100, sizeof(buf)) == 0);
+    CHECK_EQ_INT(FAR_READ(c0 + seg + 5000, sizeof(buf)), -EIO);
+    CHECK(FAR_READ(c0 + 2 * seg + 7, sizeof(buf)) == 0 &&
+        memcmp(buf, big + c0 + 2 * seg + 7, sizeof(buf)) == 0);
+    CHECK_EQ_INT(FAR_READ(c0 + seg, sizeof(buf)), -EIO);
+    /* A read spanning segments 0 and 1: EIO, nothing of it returned. */
+    CHECK(FAR_READ(1, 1) == 0);
+    memset(buf, 0, sizeof(buf));
+    CHECK_EQ_INT(pqv_mount_read(f, buf, sizeof(buf), c0 + seg - 2048, &got), -EIO);
+    CHECK(util_ct_is_zero(buf, sizeof(buf)));
+#undef FAR_READ
+    pqv_mount_file_close(f);
+
+    /* In order from the start: every chunk before reads, this one fails. */
+    REQUIRE(pqv_mount_file_open(m, ino, &f) == 0);
+    {
+        uint8_t *whole = malloc(1 << 20);
+        uint64_t off = 0;
+        int rc = 0;
+        REQUIRE(whole != NULL);
+        while (off < BIG_BYTES && (rc = pqv_mount_read(f, whole, 1 << 20, off, &got)) == 0) {
+            CHECK(memcmp(whole, big + off, got) == 0);
+            off += got;
+        }
+        CHECK_EQ_INT(rc, -EIO);
+        CHECK(off <= c0 && off + (1 << 20) > c0);
+        free(whole);
+    }
+    pqv_mount_file_close(f);
+    close_view(m);
+    /* Put the byte back for the tests after. */
+    REQUIRE((fd = open(path, O_RDWR)) >= 0);
+    REQUIRE(pread(fd, &byte, 1, (off_t)at) == 1);
+    byte ^= 0x40;
+    REQUIRE(pwrite(fd, &byte, 1, (off_t)at) == 1);
+    close(fd);
+}
+
+/* Lookups answer 0 or a negative errno, never crash; a name found has
+ * attributes; names that are not one component are never found. */
+struct seen {
+    uint64_t ino[64];
+    unsigned n;
+};
+
+static int
+note_entry(void *ctx, const char *name, const struct pqv_mount_attr *attr, uint64_t next)
+{
+    struct seen *s = ctx;
+
+    (void)name;
+    (void)next;
+    if (s->n < 64 && (attr->mode & S_IFMT) == S_IFDIR)
+        s->ino[s->n++] = attr->ino;
+    return 0;
+}
+
+static void
+test_lookup_hostile(void)
+{
+    static const char *fixed[] = { "", ".", "..", "/", "//", "t/", "t/big", "t/sub/a", "/t",
+        "t\n", "T", "t\x01", "snapshots", "versions", "snapshots/..", "..\x2f..", "\xff\xfe",
+        "big", "a", "sub" };
+    pqv_mount *m = open_view();
+    struct pqv_mount_attr a;
+    struct seen dirs = { { PQV_MOUNT_ROOT }, 1 };
+    char name[600];
+    uint64_t file = lookup_path(m, "t/big"), link = lookup_path(m, "t/link");
+    int rc, odd = 0;
+
+    REQUIRE(file != 0 && link != 0);
+    CHECK(lookup_path(m, "t/sp ace\tand\x01odd") != 0);
+    CHECK(lookup_path(m, "t/sub/deeper/b") != 0);
+    for (unsigned d = 0; d < dirs.n && d < 8; d++)
+        CHECK(pqv_mount_readdir(m, dirs.ino[d], 0, note_entry, &dirs) == 0);
+    CHECK(dirs.n >= 4);
+    for (unsigned d = 0; d < dirs.n; d++)
+        for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++) {
+            rc = pqv_mount_lookup(m, dirs.ino[d], fixed[i], &a);
+            if (strchr(fixed[i], '/') != NULL || fixed[i][0] == 0)
+                CHECK(rc == -ENOENT || rc == -EINVAL || rc == -ENAMETOOLONG);
+            if (rc == 0)
+                CHECK(pqv_mount_getattr(m, a.ino, &a) == 0);
+            else if (rc != -ENOENT && rc != -EINVAL && rc != -ENAMETOOLONG)
+                odd++;
+        }
+    /* Below a file and a link: ENOTDIR. */
+    CHECK_EQ_INT(pqv_mount_lookup(m, file, "x", &a), -ENOTDIR);
+    CHECK_EQ_INT(pqv_mount_lookup(m, link, "a", &a), -ENOTDIR);
+    CHECK(pqv_mount_lookup(m, 0, "t", &a) < 0);
+    CHECK(pqv_mount_lookup(m, UINT64_MAX, "t", &a) < 0);
+    CHECK(pqv_mount_lookup(m, ((uint64_t)77 << 32) | 1, "t", &a) < 0);
+    CHECK(pqv_mount_getattr(m, ((uint64_t)1 << 32) | 0xfffffff0u, &a) < 0);
+    /* Random names: bytes 1-255, lengths 0-599, from random directories
+     * (and numbers that are none). */
+    for (int i = 0; i < 20000; i++) {
+        size_t len = (size_t)(next_random() % (i % 50 == 0 ? 599 : 12));
+        uint64_t parent = i % 97 == 0 ? next_random() : dirs.ino[next_random() % dirs.n];
+        for (size_t k = 0; k < len; k++)
+            name[k] = (char)(1 + next_random() % 255);
+        name[len] = 0;
+        rc = pqv_mount_lookup(m, parent, name, &a);
+        if (rc == 0)
+            CHECK(pqv_mount_getattr(m, a.ino, &a) == 0);
+        else if (rc != -ENOENT && rc != -EINVAL && rc != -ENAMETOOLONG && rc != -ENOTDIR)
+            odd++;
+    }
+    CHECK_EQ_INT(odd, 0);
+    close_view(m);
+}
+
+TEST_MAIN(test_random_reads, test_damaged_segment, test_lookup_hostile)

@@ -1,7 +1,8 @@
 # tests/cli/s3_vault.sh: a vault in a bucket (Ceph RGW, tests/s3/rgw.sh):
 # init, info, add, list, get, rm, check, gc, passwd, recover on s3://;
 # a tree, a 64 MiB file and a pipe round trip; the key file in the bucket
-# or local (--keyfile); $PQVAULT_DIR; credentials from the environment or
+# or local (--keyfile); $PQVAULT_DIR; `mount` of the bucket's vault (root,
+# /dev/fuse: else SKIP); credentials from the environment or
 # ~/.aws/credentials; wrong credentials, a missing bucket, a prefix without
 # a vault, an unreachable endpoint; the storage operations one by one.
 # Skipped without Ceph.
@@ -272,6 +273,64 @@ check_ok "s3: write-only small file imported byte-exact" cmp -s "$T/wo-file.out"
 check_ok "s3: the batch object is gone" test "$(s3_status GET "/$B/$RUN/inbox/$batch.batch")" = 404
 expect_status 0 pqs check --read-data
 s3req DELETE "/$B?policy"
+
+# ---- mount (issue 22): the vault in the bucket as a read-only file system ----
+# The server in the foreground, in the background here; the mount seen in
+# /proc/mounts (polled, as wait_until does); every read goes to the RGW.
+M=$T/mnt
+mount_skip=""
+if [ "$(id -u)" -ne 0 ]; then
+    mount_skip="needs root (mounts through /dev/fuse)"
+elif [ ! -c /dev/fuse ]; then
+    mount_skip="/dev/fuse is missing"
+elif ! command -v fusermount3 >/dev/null 2>&1; then
+    mount_skip="fusermount3 is missing (Debian package fuse3)"
+elif "$PQV" mount --help 2>&1 | grep -q "built without FUSE"; then
+    mount_skip="$PQV was built without libfuse3"
+fi
+if [ -n "$mount_skip" ]; then
+    echo "# SKIP - s3 mount: $mount_skip"
+else
+    trap 'fusermount3 -u -z "$M" 2>/dev/null; s3_stop_all' EXIT
+    mkdir -p "$M" "$T/mget"
+    head -c 20000000 /dev/urandom >"$T/mbig"
+    expect_status 0 pqs add "$T/mbig" --name mbig
+    expect_status 0 pqs get tree piped -o "$T/mget"
+    pqs mount -f "$M" 2>"$T/mount.err" &
+    mpid=$!
+    wait_until "the S3 vault mounted" grep -q " $M fuse" /proc/mounts
+    check_ok "s3 mount: a 20 MB file byte-exact through the mount" cmp "$T/mbig" "$M/mbig"
+    check_ok "s3 mount: the tree byte-exact" diff -r "$T/mget/tree" "$M/tree"
+    check_ok "s3 mount: a piped file byte-exact" cmp "$T/mget/piped" "$M/piped"
+    check_ok "s3 mount: an imported write-only file" cmp "$T/wo-file" "$M/pqvwriter/wo-file"
+    check_ok "s3 mount: modes as stored" test "$(stat -c %a "$M/tree/one")" = 640
+    python3 - "$T/mbig" "$M/mbig" >"$T/mrand" 2>&1 <<'PYEOF'
+import os, random, sys
+a = open(sys.argv[1], 'rb').read()
+fd = os.open(sys.argv[2], os.O_RDONLY)
+r = random.Random(19)
+bad = 0
+for _ in range(200):
+    n = r.choice([1, 4096, 70000, 300000])
+    off = r.randrange(1, len(a) - n)
+    if os.pread(fd, n, off) != a[off:off + n]:
+        bad += 1
+os.close(fd)
+print("ok" if bad == 0 else "bad %d" % bad)
+PYEOF
+    check_ok "s3 mount: 200 random preads byte-exact ($(cat "$T/mrand"))" grep -qx ok "$T/mrand"
+    nsnap=$(find "$M/snapshots" -mindepth 1 -maxdepth 1 | wc -l)
+    check_ok "s3 mount: snapshots/ lists the kept snapshots and latest ($nsnap)" test "$nsnap" -ge 3
+    check_ok "s3 mount: versions/ holds mbig" test -d "$M/versions/mbig"
+    check_ok "s3 mount: read-only" sh -c "! touch '$M/new' 2>/dev/null"
+    fusermount3 -u "$M"
+    wait "$mpid"
+    mst=$?
+    check_ok "s3 mount: fusermount3 -u ends the server with 0 ($mst: $(tail -n 1 "$T/mount.err"))" \
+        test "$mst" -eq 0
+    check_ok "s3 mount: no mount left" sh -c "! grep -q ' $M fuse' /proc/mounts"
+    trap s3_stop_all EXIT
+fi
 
 expect_status 0 "$PQV" --help
 expect_stdout_contains "--s3-endpoint URL"

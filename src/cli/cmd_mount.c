@@ -105,6 +105,7 @@ struct mount_ctx {
     int ready_fd;                /* daemon: the parent waits on it; -1 once told */
     int daemon;
     volatile int detached;       /* stdio gone: reports go to syslog */
+    int no_opendir;              /* the kernel opens directories itself */
 };
 
 static struct mount_ctx g_mount;
@@ -165,6 +166,11 @@ op_init(void *userdata, struct fuse_conn_info *conn)
 #ifdef FUSE_CAP_CACHE_SYMLINKS
     if (conn->capable & FUSE_CAP_CACHE_SYMLINKS)
         conn->want |= FUSE_CAP_CACHE_SYMLINKS;
+#endif
+#ifdef FUSE_CAP_NO_OPENDIR_SUPPORT
+    /* No OPENDIR and RELEASEDIR round trips (two of a directory's four
+     * for `find`); the kernel then caches listings as op_opendir asks. */
+    c->no_opendir = (conn->capable & FUSE_CAP_NO_OPENDIR_SUPPORT) != 0;
 #endif
     (void)conn;
     /* The file system answers from now on: the waiting parent may go. */
@@ -280,6 +286,32 @@ readdir_common(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, int plus)
     else
         fuse_reply_buf(req, d.buf, d.used);
     free(d.buf);
+}
+
+/* op_opendir: nothing to hold per open directory (a listing is a pure
+ * function of the node and the position); the listings never change while
+ * mounted, so the kernel may cache them. */
+static void
+op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+    struct pqv_mount_attr a;
+    int rc = pqv_mount_getattr(g_mount.m, ino, &a);
+
+    if (rc != 0) {
+        fuse_reply_err(req, -rc);
+        return;
+    }
+    if ((a.mode & S_IFMT) != S_IFDIR) {
+        fuse_reply_err(req, ENOTDIR);
+        return;
+    }
+    if (g_mount.no_opendir) {
+        fuse_reply_err(req, ENOSYS);  /* (success, and never asked again) */
+        return;
+    }
+    fi->keep_cache = 1;
+    fi->cache_readdir = 1;
+    fuse_reply_open(req, fi);
 }
 
 static void
@@ -436,6 +468,7 @@ static const struct fuse_lowlevel_ops mount_ops = {
     .open = op_open,
     .read = op_read,
     .release = op_release,
+    .opendir = op_opendir,
     .readdir = op_readdir,
     .readdirplus = op_readdirplus,
     .statfs = op_statfs,

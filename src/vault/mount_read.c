@@ -188,42 +188,55 @@ chunk_new(const struct pqv_mount_file *f, uint32_t index, uint32_t segment,
     return ce;
 }
 
-/* buffers_get(m) / buffers_put(m, b): a sealed and a scratch buffer. */
-static struct mount_buffers *
-buffers_get(struct pqv_mount *m)
-{
-    struct mount_buffers *b;
-
-    pthread_mutex_lock(&m->lock);
-    if ((b = m->cache.free_buffers) != NULL) {
-        m->cache.free_buffers = b->next;
-        m->cache.nfree_buffers--;
-    }
-    pthread_mutex_unlock(&m->lock);
-    if (b != NULL)
-        return b;
-    if ((b = calloc(1, sizeof(*b))) == NULL)
-        return NULL;
-    b->sealed = malloc(pack_sealed_max());
-    b->scratch = malloc(pack_scratch_size());
-    if (b->sealed == NULL || b->scratch == NULL) {
-        free(b->sealed);
-        free(b->scratch);
-        free(b);
-        return NULL;
-    }
-    b->scratch[0] = 0;
-    util_pin_memory(b->scratch, pack_scratch_size());
-    return b;
-}
-
 static void
 buffers_free(struct mount_buffers *b)
 {
-    util_unpin_memory(b->scratch, pack_scratch_size());
+    if (b->scratch != NULL)
+        util_unpin_memory(b->scratch, pack_scratch_size());
     free(b->sealed);
     free(b->scratch);
     free(b);
+}
+
+/* buffers_get(m, scratch) / buffers_put(m, b): a sealed buffer, and a
+ * scratch one if ${scratch} (only a compressed chunk or an extent of
+ * format 1 or 2 needs one: it holds compressed plaintext, so it is locked
+ * in memory, all of it resident; a chunk stored uncompressed, the common
+ * case of large files, opens without). */
+static struct mount_buffers *
+buffers_get(struct pqv_mount *m, int scratch)
+{
+    struct mount_buffers *b, **p;
+
+    pthread_mutex_lock(&m->lock);
+    /* One with a scratch buffer first if that is wanted, else one without. */
+    for (p = &m->cache.free_buffers; *p != NULL; p = &(*p)->next)
+        if (((*p)->scratch != NULL) == (scratch != 0))
+            break;
+    if (*p == NULL)
+        p = &m->cache.free_buffers;
+    if ((b = *p) != NULL) {
+        *p = b->next;
+        m->cache.nfree_buffers--;
+    }
+    pthread_mutex_unlock(&m->lock);
+    if (b == NULL) {
+        if ((b = calloc(1, sizeof(*b))) == NULL)
+            return NULL;
+        if ((b->sealed = malloc(pack_sealed_max())) == NULL) {
+            free(b);
+            return NULL;
+        }
+    }
+    if (scratch && b->scratch == NULL) {
+        if ((b->scratch = malloc(pack_scratch_size())) == NULL) {
+            buffers_free(b);
+            return NULL;
+        }
+        b->scratch[0] = 0;
+        util_pin_memory(b->scratch, pack_scratch_size());
+    }
+    return b;
 }
 
 static void
@@ -257,7 +270,8 @@ chunk_fill(struct pqv_mount *m, struct mount_chunk *ce)
         return PQV_E_NOMEM;
     data[0] = 0; /* (pinned before anything is decrypted into it) */
     util_pin_memory(data, len);
-    if ((b = buffers_get(m)) == NULL) {
+    if ((b = buffers_get(m, ce->segment == MOUNT_WHOLE &&
+                                (!ce->x.chunk || (ce->x.flags & BLOB_ZSTD) != 0))) == NULL) {
         util_unpin_memory(data, len);
         free(data);
         return PQV_E_NOMEM;
@@ -274,8 +288,9 @@ chunk_fill(struct pqv_mount *m, struct mount_chunk *ce)
         rc = pack_read_extent(m->v, ce->suite, ce->file_key, ce->index, &ce->x, data, b->sealed,
             b->scratch);
         /* The scratch held the compressed plaintext. */
-        util_wipe(b->scratch, ce->x.stored_len < pack_scratch_size() ? ce->x.stored_len
-                                                                      : pack_scratch_size());
+        if (b->scratch != NULL)
+            util_wipe(b->scratch, ce->x.stored_len < pack_scratch_size() ? ce->x.stored_len
+                                                                          : pack_scratch_size());
     }
     util_wipe(ce->file_key, sizeof(ce->file_key));
     buffers_put(m, b);

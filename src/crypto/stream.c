@@ -78,33 +78,13 @@ pqv_stream_open(int suite, const uint8_t key[PQV_AEAD_KEY_BYTES],
     const uint8_t *ad, size_t adlen, const uint8_t *ct, size_t ctlen,
     uint8_t *out, size_t *ptlen)
 {
-    uint8_t nonce[PQV_AEAD_NONCE_BYTES];
-    uint64_t total;
-    uint8_t *start = out;
-    pqv_aead *a;
-    uint64_t counter = 0;
+    uint64_t total = 0;
     int rc;
 
+    /* The whole stream: the range of every segment, from the first. */
     if ((rc = pqv_stream_opened_size(ctlen, &total)) != 0)
         return rc;
-    if ((a = pqv_aead_new(suite, key)) == NULL)
-        return pqv_aead_name(suite) == NULL ? PQV_E_UNSUPPORTED : PQV_E_NOMEM;
-    do {
-        size_t n = ctlen > SEG_SEALED ? SEG_SEALED : ctlen;
-        int last = (ctlen == n);
-        segment_nonce(nonce, counter++, last);
-        if ((rc = pqv_aead_open(a, nonce, ad, adlen, ct, n, out)) != 0) {
-            util_wipe(start, (size_t)(out - start));
-            break;
-        }
-        ct += n;
-        ctlen -= n;
-        out += n - PQV_AEAD_TAG_BYTES;
-    } while (ctlen > 0);
-    pqv_aead_free(a);
-    if (rc == 0)
-        *ptlen = (size_t)total;
-    return rc;
+    return pqv_stream_open_range(suite, key, ad, adlen, ct, ctlen, 0, total, out, ptlen);
 }
 
 int

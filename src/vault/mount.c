@@ -1,7 +1,9 @@
 /*
  * mount.c: a vault's states as a read-only file-system view
  * (include/pqvault/mount.h; the layout of the work in
- * vault/mount_internal.h, the decisions in docs/DESIGN.md "Mount").
+ * vault/mount_internal.h, the decisions in docs/DESIGN.md "Mount"): node
+ * numbers, trees, opening files and the view's life; the node operations
+ * are mount_ops.c's, reads mount_read.c's.
  *
  * Node numbers are (tree << 32 | node): tree 0 holds the view's own nodes
  * (2: snapshots/, 3: snapshots/latest), tree 1 is the root's state (its
@@ -33,22 +35,20 @@
 #include "vault/state.h"
 #include "vault/vault_internal.h"
 
-enum { VNODE_SNAPSHOTS = 2, VNODE_LATEST = 3 };
-
 /* ---- numbers ---- */
 
-static uint64_t
-ino_of(uint32_t tree, uint32_t node)
+uint64_t
+mount_ino(uint32_t tree, uint32_t node)
 {
     if (tree == 1 && node == 0)
         return PQV_MOUNT_ROOT;
     return ((uint64_t)tree << 32) | node;
 }
 
-/* decode(m, ino, tree, node): 0, or -ENOENT for a number the view never
+/* mount_decode(m, ino, tree, node): 0, or -ENOENT for a number the view never
  * gave. */
-static int
-decode(const struct pqv_mount *m, uint64_t ino, uint32_t *tree, uint32_t *node)
+int
+mount_decode(const struct pqv_mount *m, uint64_t ino, uint32_t *tree, uint32_t *node)
 {
     if (ino == PQV_MOUNT_ROOT) {
         *tree = 1;
@@ -62,9 +62,9 @@ decode(const struct pqv_mount *m, uint64_t ino, uint32_t *tree, uint32_t *node)
     return *tree < m->ntrees && !(*tree == 1 && *node == 0) ? 0 : -ENOENT;
 }
 
-/* lib_errno(rc): a library failure as a file system's answer. */
-static int
-lib_errno(int rc)
+/* mount_errno(rc): a library failure as a file system's answer. */
+int
+mount_errno(int rc)
 {
     return rc == PQV_E_NOMEM ? -ENOMEM : rc == PQV_E_NOTFOUND ? -ENOENT : -EIO;
 }
@@ -151,9 +151,9 @@ evict(struct pqv_mount *m, const struct mount_tree *keep)
     }
 }
 
-/* tree_get(m, id, out): tree ${id}, loaded and referenced (tree_put). */
-static int
-tree_get(struct pqv_mount *m, uint32_t id, struct mount_tree **out)
+/* mount_get_tree(m, id, out): tree ${id}, loaded and referenced (mount_put_tree). */
+int
+mount_get_tree(struct pqv_mount *m, uint32_t id, struct mount_tree **out)
 {
     struct mount_tree *t = &m->trees[id];
     int rc = 0;
@@ -176,7 +176,7 @@ tree_get(struct pqv_mount *m, uint32_t id, struct mount_tree **out)
         pthread_cond_broadcast(&m->cond);
         if (rc != 0) {
             pthread_mutex_unlock(&m->lock);
-            return lib_errno(rc);
+            return mount_errno(rc);
         }
     }
     t->refs++;
@@ -187,443 +187,14 @@ tree_get(struct pqv_mount *m, uint32_t id, struct mount_tree **out)
     return 0;
 }
 
-static void
-tree_put(struct pqv_mount *m, struct mount_tree *t)
+void
+mount_put_tree(struct pqv_mount *m, struct mount_tree *t)
 {
     if (t == NULL)
         return;
     pthread_mutex_lock(&m->lock);
     t->refs--;
     pthread_mutex_unlock(&m->lock);
-}
-
-/* ---- attributes ---- */
-
-static void
-dir_attr(const struct pqv_mount *m, uint64_t ino, uint32_t nlink, uint32_t pages, int64_t t,
-    struct pqv_mount_attr *a)
-{
-    memset(a, 0, sizeof(*a));
-    a->ino = ino;
-    a->mode = S_IFDIR | 0555;
-    a->nlink = nlink;
-    a->uid = m->opt.uid;
-    a->gid = m->opt.gid;
-    a->size = (uint64_t)pages * 4096;
-    a->blocks = a->size / 512;
-    a->mtime_sec = a->ctime_sec = t;
-}
-
-/* node_attr(m, t, node, a): the attributes of a node of a tree. */
-static void
-node_attr(const struct pqv_mount *m, const struct mount_tree *t, uint32_t node,
-    struct pqv_mount_attr *a)
-{
-    const struct mount_node *nd = &t->nodes[t->nodes[node].inode];
-    const struct entry *e = mount_tree_entry(t, t->nodes[node].inode);
-    uint64_t data = 0;
-
-    if (e == NULL) {
-        /* The root (with snapshots/ and versions/ at the view's root) or
-         * a directory made up. */
-        uint32_t extra = t->id == 1 && node == 0 ? 2 : 0;
-        dir_attr(m, ino_of(t->id, node), nd->nlink + extra, nd->dir_pages, t->time, a);
-        return;
-    }
-    memset(a, 0, sizeof(*a));
-    a->ino = ino_of(t->id, t->nodes[node].inode);
-    a->nlink = nd->nlink;
-    a->uid = e->uid;
-    a->gid = e->gid;
-    if (e->epoch == 0 && t->keys != NULL && t->keys->format == 1) {
-        a->uid = m->opt.uid; /* format 1 kept no owner */
-        a->gid = m->opt.gid;
-    }
-    a->mtime_sec = e->mtime_sec;
-    a->mtime_nsec = e->mtime_nsec;
-    a->ctime_sec = e->ctime_sec;
-    a->ctime_nsec = e->ctime_nsec;
-    switch (e->kind) {
-    case KIND_FILE:
-        a->mode = S_IFREG | (e->perm & 07777);
-        a->size = e->size;
-        for (uint32_t i = 0; i < e->nextents; i++)
-            data += e->extents[i].plain_len;
-        a->blocks = ((data + 4095) / 4096) * 8;
-        break;
-    case KIND_SYMLINK:
-        a->mode = S_IFLNK | (e->perm & 07777);
-        a->size = e->target != NULL ? strlen(e->target) : 0;
-        break;
-    case KIND_FIFO:
-        a->mode = S_IFIFO | (e->perm & 07777);
-        break;
-    case KIND_CHARDEV:
-    case KIND_BLOCKDEV:
-        /* Shown as stored; the mount is nodev (its nodes open nothing). */
-        a->mode = (e->kind == KIND_CHARDEV ? S_IFCHR : S_IFBLK) | (e->perm & 07777);
-        a->rdev_major = e->rdev_major;
-        a->rdev_minor = e->rdev_minor;
-        break;
-    default:
-        a->mode = S_IFDIR | (e->perm & 07777);
-        a->size = (uint64_t)nd->dir_pages * 4096;
-        a->blocks = a->size / 512;
-        break;
-    }
-}
-
-/* snapshot_index(m, name): the kept snapshot whose directory is ${name},
- * or -1. */
-static long
-snapshot_index(const struct pqv_mount *m, const char *name)
-{
-    size_t lo = 0, hi = m->kept.n;
-    uint64_t epoch = 0;
-    const char *p = name;
-
-    for (; *p >= '0' && *p <= '9' && p - name < 20; p++)
-        epoch = epoch * 10 + (uint64_t)(*p - '0');
-    if (p == name || *p != '-')
-        return -1;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (m->kept.s[mid].epoch == epoch)
-            return strcmp(m->snap_names[mid], name) == 0 ? (long)mid : -1;
-        if (m->kept.s[mid].epoch < epoch)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return -1;
-}
-
-static void
-snapshots_dir_attr(const struct pqv_mount *m, struct pqv_mount_attr *a)
-{
-    dir_attr(m, VNODE_SNAPSHOTS, 2 + (uint32_t)m->kept.n,
-        (uint32_t)(m->kept.n * 48 / 4096 + 1), m->newest_time, a);
-}
-
-static void
-latest_attr(const struct pqv_mount *m, struct pqv_mount_attr *a)
-{
-    memset(a, 0, sizeof(*a));
-    a->ino = VNODE_LATEST;
-    a->mode = S_IFLNK | 0777;
-    a->nlink = 1;
-    a->uid = m->opt.uid;
-    a->gid = m->opt.gid;
-    a->size = strlen(m->snap_names[m->kept.n - 1]);
-    a->mtime_sec = a->ctime_sec = m->kept.s[m->kept.n - 1].time;
-}
-
-/* tree_root_attr(m, id, a): the root of tree ${id} (loading it). */
-static int
-tree_root_attr(struct pqv_mount *m, uint32_t id, struct pqv_mount_attr *a)
-{
-    struct mount_tree *t;
-    int rc;
-
-    if ((rc = tree_get(m, id, &t)) != 0)
-        return rc;
-    node_attr(m, t, 0, a);
-    tree_put(m, t);
-    return 0;
-}
-
-/* ---- the operations ---- */
-
-int
-pqv_mount_getattr(struct pqv_mount *m, uint64_t ino, struct pqv_mount_attr *out)
-{
-    struct mount_tree *t;
-    uint32_t tree, node;
-    int rc;
-
-    if (m == NULL || out == NULL)
-        return -EINVAL;
-    if ((rc = decode(m, ino, &tree, &node)) != 0)
-        return rc;
-    if (tree == 0) {
-        if (node == VNODE_SNAPSHOTS)
-            snapshots_dir_attr(m, out);
-        else
-            latest_attr(m, out);
-        return 0;
-    }
-    if ((rc = tree_get(m, tree, &t)) != 0)
-        return rc;
-    if (node >= t->nnodes || t->nodes[node].parent == MOUNT_NONE)
-        rc = -ENOENT;
-    else
-        node_attr(m, t, node, out);
-    tree_put(m, t);
-    return rc;
-}
-
-int
-pqv_mount_lookup(struct pqv_mount *m, uint64_t parent, const char *name,
-    struct pqv_mount_attr *out)
-{
-    struct mount_tree *t;
-    uint32_t tree, node, child;
-    long k;
-    int rc;
-
-    if (m == NULL || name == NULL || out == NULL)
-        return -EINVAL;
-    if ((rc = decode(m, parent, &tree, &node)) != 0)
-        return rc;
-    if (tree == 0) {
-        if (node != VNODE_SNAPSHOTS)
-            return -ENOTDIR;
-        if (strcmp(name, "latest") == 0 && m->kept.n > 0) {
-            latest_attr(m, out);
-            return 0;
-        }
-        if ((k = snapshot_index(m, name)) < 0)
-            return -ENOENT;
-        return tree_root_attr(m, 2 + (uint32_t)k, out);
-    }
-    if (tree == 1 && node == 0) {
-        if (strcmp(name, m->snap_dir) == 0) {
-            snapshots_dir_attr(m, out);
-            return 0;
-        }
-        if (strcmp(name, m->vers_dir) == 0)
-            return tree_root_attr(m, m->versions, out);
-    }
-    if ((rc = tree_get(m, tree, &t)) != 0)
-        return rc;
-    if (node >= t->nnodes || t->nodes[node].parent == MOUNT_NONE)
-        rc = -ENOENT;
-    else if (mount_tree_entry(t, node) != NULL && mount_tree_entry(t, node)->kind != KIND_DIR)
-        rc = -ENOTDIR;
-    else if ((child = mount_tree_child(t, node, name)) == MOUNT_NONE)
-        rc = -ENOENT;
-    else
-        node_attr(m, t, child, out);
-    tree_put(m, t);
-    return rc;
-}
-
-/* dots(m, fn, ctx, self, up, offset, stop): "." and ".." from ${offset}. */
-static int
-dots(const struct pqv_mount_attr *self, const struct pqv_mount_attr *up, uint64_t offset,
-    pqv_mount_dir_fn fn, void *ctx)
-{
-    if (offset == 0 && fn(ctx, ".", self, 1) != 0)
-        return 1;
-    if (offset <= 1 && fn(ctx, "..", up, 2) != 0)
-        return 1;
-    return 0;
-}
-
-/* readdir_snapshots(m, offset, fn, ctx): snapshots/: its snapshots, then
- * latest. */
-static int
-readdir_snapshots(struct pqv_mount *m, uint64_t offset, pqv_mount_dir_fn fn, void *ctx)
-{
-    struct pqv_mount_attr self, up, a;
-    int rc;
-
-    snapshots_dir_attr(m, &self);
-    dir_attr(m, PQV_MOUNT_ROOT, 2, 1, m->newest_time, &up);
-    if (dots(&self, &up, offset, fn, ctx))
-        return 0;
-    for (uint64_t i = offset < 2 ? 0 : offset - 2; i < m->kept.n; i++) {
-        if ((rc = tree_root_attr(m, 2 + (uint32_t)i, &a)) != 0)
-            return rc;
-        if (fn(ctx, m->snap_names[i], &a, i + 3) != 0)
-            return 0;
-    }
-    if (m->kept.n > 0 && offset <= 2 + m->kept.n) {
-        latest_attr(m, &a);
-        (void)fn(ctx, "latest", &a, m->kept.n + 3);
-    }
-    return 0;
-}
-
-int
-pqv_mount_readdir(struct pqv_mount *m, uint64_t ino, uint64_t offset, pqv_mount_dir_fn fn,
-    void *ctx)
-{
-    struct pqv_mount_attr self, up, a;
-    struct mount_tree *t;
-    const struct mount_node *d;
-    uint32_t tree, node;
-    uint64_t i;
-    int rc;
-
-    if (m == NULL || fn == NULL)
-        return -EINVAL;
-    if ((rc = decode(m, ino, &tree, &node)) != 0)
-        return rc;
-    if (tree == 0)
-        return node == VNODE_SNAPSHOTS ? readdir_snapshots(m, offset, fn, ctx) : -ENOTDIR;
-    if ((rc = tree_get(m, tree, &t)) != 0)
-        return rc;
-    if (node >= t->nnodes || t->nodes[node].parent == MOUNT_NONE) {
-        tree_put(m, t);
-        return -ENOENT;
-    }
-    if (mount_tree_entry(t, node) != NULL && mount_tree_entry(t, node)->kind != KIND_DIR) {
-        tree_put(m, t);
-        return -ENOTDIR;
-    }
-    d = &t->nodes[node];
-    node_attr(m, t, node, &self);
-    if (node != 0)
-        node_attr(m, t, d->parent, &up);
-    else
-        up = self; /* (the kernel answers ".." of a tree's root itself) */
-    if (dots(&self, &up, offset, fn, ctx))
-        goto done;
-    for (i = offset < 2 ? 0 : offset - 2; i < d->nkids; i++) {
-        node_attr(m, t, t->kids[d->kids + i], &a);
-        if (fn(ctx, t->nodes[t->kids[d->kids + i]].comp, &a, i + 3) != 0)
-            goto done;
-    }
-    if (tree == 1 && node == 0) {
-        /* The history directories after the root's own names. */
-        uint64_t nkids = d->nkids;
-        if (offset <= 2 + nkids) {
-            snapshots_dir_attr(m, &a);
-            if (fn(ctx, m->snap_dir, &a, nkids + 3) != 0)
-                goto done;
-        }
-        if (offset <= 3 + nkids) {
-            tree_put(m, t);
-            t = NULL;
-            if ((rc = tree_root_attr(m, m->versions, &a)) != 0)
-                return rc;
-            (void)fn(ctx, m->vers_dir, &a, nkids + 4);
-        }
-    }
-done:
-    tree_put(m, t);
-    return 0;
-}
-
-int
-pqv_mount_readlink(struct pqv_mount *m, uint64_t ino, char *buf, size_t len)
-{
-    struct mount_tree *t;
-    const struct entry *e;
-    uint32_t tree, node;
-    const char *target = NULL;
-    int rc;
-
-    if (m == NULL || buf == NULL)
-        return -EINVAL;
-    if ((rc = decode(m, ino, &tree, &node)) != 0)
-        return rc;
-    if (tree == 0) {
-        if (node != VNODE_LATEST)
-            return -EINVAL;
-        target = m->snap_names[m->kept.n - 1];
-        if (strlen(target) >= len)
-            return -ENAMETOOLONG;
-        memcpy(buf, target, strlen(target) + 1);
-        return 0;
-    }
-    if ((rc = tree_get(m, tree, &t)) != 0)
-        return rc;
-    e = node < t->nnodes ? mount_tree_entry(t, node) : NULL;
-    if (e == NULL || e->kind != KIND_SYMLINK || e->target == NULL)
-        rc = -EINVAL;
-    else if (strlen(e->target) >= len)
-        rc = -ENAMETOOLONG;
-    else
-        memcpy(buf, e->target, strlen(e->target) + 1);
-    tree_put(m, t);
-    return rc;
-}
-
-/* xattrs_of(m, ino, t, e): the entry whose attributes ${ino} has (NULL:
- * none), its tree referenced in *${t}. */
-static int
-xattrs_of(struct pqv_mount *m, uint64_t ino, struct mount_tree **t, const struct entry **e)
-{
-    uint32_t tree, node;
-    int rc;
-
-    *t = NULL;
-    *e = NULL;
-    if ((rc = decode(m, ino, &tree, &node)) != 0)
-        return rc;
-    if (tree == 0)
-        return 0;
-    if ((rc = tree_get(m, tree, t)) != 0)
-        return rc;
-    if (node >= (*t)->nnodes) {
-        tree_put(m, *t);
-        *t = NULL;
-        return -ENOENT;
-    }
-    *e = mount_tree_entry(*t, (*t)->nodes[node].inode);
-    return 0;
-}
-
-int
-pqv_mount_getxattr(struct pqv_mount *m, uint64_t ino, const char *name, void *buf, size_t len,
-    size_t *size)
-{
-    struct mount_tree *t;
-    const struct entry *e;
-    int rc;
-
-    if (m == NULL || name == NULL || size == NULL)
-        return -EINVAL;
-    if ((rc = xattrs_of(m, ino, &t, &e)) != 0)
-        return rc;
-    rc = -ENODATA;
-    for (size_t i = 0; e != NULL && i < e->nxattrs; i++) {
-        if (strcmp(e->xattrs[i].name, name) != 0)
-            continue;
-        *size = e->xattrs[i].len;
-        if (len == 0)
-            rc = 0;
-        else if (len < e->xattrs[i].len || buf == NULL)
-            rc = -ERANGE;
-        else {
-            memcpy(buf, e->xattrs[i].value, e->xattrs[i].len);
-            rc = 0;
-        }
-        break;
-    }
-    tree_put(m, t);
-    return rc;
-}
-
-int
-pqv_mount_listxattr(struct pqv_mount *m, uint64_t ino, char *buf, size_t len, size_t *size)
-{
-    struct mount_tree *t;
-    const struct entry *e;
-    size_t need = 0;
-    int rc;
-
-    if (m == NULL || size == NULL)
-        return -EINVAL;
-    if ((rc = xattrs_of(m, ino, &t, &e)) != 0)
-        return rc;
-    for (size_t i = 0; e != NULL && i < e->nxattrs; i++)
-        need += strlen(e->xattrs[i].name) + 1;
-    *size = need;
-    if (len > 0 && (len < need || buf == NULL)) {
-        rc = -ERANGE;
-    } else if (len > 0) {
-        size_t at = 0;
-        for (size_t i = 0; e != NULL && i < e->nxattrs; i++) {
-            size_t l = strlen(e->xattrs[i].name) + 1;
-            memcpy(buf + at, e->xattrs[i].name, l);
-            at += l;
-        }
-    }
-    tree_put(m, t);
-    return rc;
 }
 
 /* (Opening is here, where the trees are: the entry copied, its file key
@@ -640,11 +211,11 @@ pqv_mount_file_open(struct pqv_mount *m, uint64_t ino, struct pqv_mount_file **o
     if (m == NULL || out == NULL)
         return -EINVAL;
     *out = NULL;
-    if ((rc = decode(m, ino, &tree, &node)) != 0)
+    if ((rc = mount_decode(m, ino, &tree, &node)) != 0)
         return rc;
     if (tree == 0)
         return node == VNODE_SNAPSHOTS ? -EISDIR : -EINVAL;
-    if ((rc = tree_get(m, tree, &t)) != 0)
+    if ((rc = mount_get_tree(m, tree, &t)) != 0)
         return rc;
     e = node < t->nnodes ? mount_tree_entry(t, t->nodes[node].inode) : NULL;
     if (e == NULL || e->kind != KIND_FILE) {
@@ -672,7 +243,7 @@ pqv_mount_file_open(struct pqv_mount *m, uint64_t ino, struct pqv_mount_file **o
             entry_clear(&f->e);
             util_unpin_memory(f, sizeof(*f));
             free(f);
-            rc = lib_errno(rc);
+            rc = mount_errno(rc);
             goto done;
         }
         memcpy(f->e.key, key, sizeof(key));
@@ -687,7 +258,7 @@ pqv_mount_file_open(struct pqv_mount *m, uint64_t ino, struct pqv_mount_file **o
     pthread_mutex_unlock(&m->lock);
     *out = f;
 done:
-    tree_put(m, t);
+    mount_put_tree(m, t);
     return rc;
 }
 

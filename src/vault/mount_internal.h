@@ -2,8 +2,9 @@
  * vault/mount_internal.h: the read-only file-system view of a vault
  * (include/pqvault/mount.h), shared by mount*.c only:
  *   mount.c       the view's life, node numbers, trees loaded on demand and
- *                 unloaded when memory runs over, lookup, attributes,
- *                 directories, links, extended attributes
+ *                 unloaded when memory runs over, files opened
+ *   mount_ops.c   the node operations: attributes, lookup, directories,
+ *                 links, extended attributes
  *   mount_tree.c  a tree of nodes over sorted entries (parents, children in
  *                 name order, directories made up for parents no entry
  *                 names, hard-link groups), and the versions/ tree built
@@ -195,5 +196,20 @@ struct pqv_mount {
 
 /* mount_report(m, name): the thread's failure reported once for ${name}. */
 void mount_report(struct pqv_mount *m, const char *name);
+
+/* The view's own nodes, in tree 0. */
+enum { VNODE_SNAPSHOTS = 2, VNODE_LATEST = 3 };
+/* mount_ino(tree, node): a node's number (tree 1's node 0: the root, 1).
+ * mount_decode(m, ino, tree, node): back, 0, or -ENOENT for a number the
+ * view never gave.  mount_errno(rc): a library failure as a file system's
+ * answer. */
+uint64_t mount_ino(uint32_t tree, uint32_t node);
+int mount_decode(const struct pqv_mount *m, uint64_t ino, uint32_t *tree, uint32_t *node);
+int mount_errno(int rc);
+/* mount_get_tree(m, id, out): tree ${id} loaded (if it was not) and
+ * referenced; mount_put_tree(m, t): the reference given back (the tree may
+ * be unloaded from then on). */
+int mount_get_tree(struct pqv_mount *m, uint32_t id, struct mount_tree **out);
+void mount_put_tree(struct pqv_mount *m, struct mount_tree *t);
 
 #endif

@@ -12,16 +12,10 @@
  * name (util/durable.h); put_new links it instead (create-only).  The
  * directory that received the name is remembered as dirty and fsynced once
  * by the next barrier (once per directory per command, as the commit
- * protocol allows).  The writer lock is an flock on <dir>/lock, so a dead
- * holder never leaves it stale; the holder writes its pid there for the
- * error message of the next writer.
- *
- * The reserve (<dir>/reserve, docs/DESIGN.md "A full disk") is room kept
- * aside for rm, forget and gc on a full disk: allocated zeros, never listed
- * (like the lock), never read; made in place (a killed make leaves a short
- * one, topped up next time) and released by unlink (atomic: it is there or
- * not, at any point).  Whatever else is at its name (a link, a directory)
- * is neither followed nor touched.
+ * protocol allows).  The writer lock (storage_local_lock.c) is an flock on
+ * <dir>/lock; the reserve (storage_local_reserve.c) is room kept aside for
+ * a full disk; neither is ever listed.  The state all three share is in
+ * storage/storage_local_internal.h.
  */
 #include "pqvault/storage.h"
 
@@ -42,43 +36,7 @@
 #include "util/io.h"
 #include "util/util.h"
 
-#define NAME_MAX_LEN 1024
-#define RESERVE_NAME "reserve"
-#define MAX_DIRTY 1024
-/* Directory descriptors kept open for the session (a vault has a few
- * hundred directories); beyond this, opened and closed each time.  Never
- * evicted, so a descriptor another thread uses is never closed under it. */
-#define MAX_CACHED_DIRS 320
-#define MAX_CACHED_FILES 16
-
-struct local_storage {
-    pqv_storage base;
-    char *root;              /* the directory's path, for messages */
-    int rootfd;
-    pthread_mutex_t mutex;
-    char *dirty[MAX_DIRTY];  /* directories (relative) to fsync at the next barrier */
-    size_t ndirty;
-    char *seen[MAX_DIRTY];   /* directories whose entries were made durable */
-    size_t nseen;
-    pthread_mutex_t dirs_mutex;  /* guards dirs (taken alone, never with mutex) */
-    struct {
-        char *name;          /* relative to the root */
-        int fd;
-    } dirs[MAX_CACHED_DIRS];
-    size_t ndirs;
-    int lock_fd;
-    /* Packs open for ranged reads (a restore reads many chunks of few
-     * packs: one open each, not one a chunk).  A pack is never rewritten,
-     * only deleted; one deleted here is dropped from the cache. */
-    pthread_mutex_t files_mutex;
-    struct {
-        char *name;
-        int fd;
-        unsigned users;          /* reads in progress (never closed then) */
-        uint64_t used;           /* when last taken (LRU) */
-    } files[MAX_CACHED_FILES];
-    uint64_t files_clock;
-};
+#include "storage/storage_local_internal.h"
 
 /* split_name(name, dir, base): the directory part ("" at the top) and the
  * base name of the storage name ${name}, refusing anything that could step
@@ -103,10 +61,8 @@ split_name(const char *name, char dir[NAME_MAX_LEN], const char **base)
     return 0;
 }
 
-/* full_path(ls, name, out): "<root>/<name>", what messages (and the test
- * build's fault hooks) name. */
-static void
-full_path(struct local_storage *ls, const char *name, char out[2 * NAME_MAX_LEN + 4096])
+void
+storage_local_path(struct local_storage *ls, const char *name, char out[2 * NAME_MAX_LEN + 4096])
 {
     snprintf(out, 2 * NAME_MAX_LEN + 4096, "%s/%s", ls->root, name);
 }
@@ -249,7 +205,7 @@ put_as(pqv_storage *s, const char *name, const uint8_t *data, size_t len, int ho
         return rc;
     if ((rc = open_dir(ls, dir, 1, &dfd, &owned)) != 0)
         return rc;
-    full_path(ls, name, what);
+    storage_local_path(ls, name, what);
     /* Inbox files may be written by another user (a write-only writer)
      * and read by the vault's owner: readable by all (they are sealed);
      * a batch's directory lets the owner remove its packs without listing
@@ -541,7 +497,7 @@ local_del(pqv_storage *s, const char *name)
         return rc;
     if ((rc = dir_get(ls, dir, 0, &dfd, &owned)) != 0)
         return error_subject(rc, name);
-    full_path(ls, name, what);
+    storage_local_path(ls, name, what);
     file_drop(ls, name);
     rc = io_unlinkat(dfd, base, 0, what);
     dir_put(dfd, owned);
@@ -598,7 +554,7 @@ local_barrier(pqv_storage *s)
             rc = (fcntl(ls->rootfd, F_GETFL) & O_PATH) != 0 ? sync_fs(ls, ls->root)
                 : fsutil_fsync_dirfd(ls->rootfd, ls->root);
         } else if ((rc = dir_get(ls, ls->dirty[i], 0, &fd, &owned)) == 0) {
-            full_path(ls, ls->dirty[i], what);
+            storage_local_path(ls, ls->dirty[i], what);
             if ((fcntl(fd, F_GETFL) & O_PATH) != 0) {
                 /* A directory we may write but not read (a write-only
                  * writer's -wx inbox/): no descriptor to fsync it by;
@@ -619,115 +575,6 @@ local_barrier(pqv_storage *s)
     return rc;
 }
 
-static int
-local_lock(pqv_storage *s, int wait, char *holder, size_t holderlen)
-{
-    struct local_storage *ls = (struct local_storage *)s;
-    char buf[32];
-    struct stat st;
-    int fd, e;
-
-    if (ls->lock_fd >= 0)
-        return 0;
-    /* Never through a link (it would be truncated below), never a FIFO. */
-    if ((fd = io_openat(ls->rootfd, "lock", O_RDWR | O_CREAT | O_NONBLOCK, 0600, NULL)) < 0) {
-        e = errno;
-        if (e == ELOOP)
-            return error_set(PQV_E_INTEGRITY, "lock", "is a symbolic link (refusing to follow it)");
-        return error_errno("lock", "open", e);
-    }
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        close(fd);
-        return error_set(PQV_E_INTEGRITY, "lock", "not a regular file");
-    }
-    while (flock(fd, LOCK_EX | (wait ? 0 : LOCK_NB)) != 0) {
-        e = errno;
-        if (e == EINTR)
-            continue;
-        if (e == EWOULDBLOCK) {
-            ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
-            long pid = 0;
-            if (n > 0) {
-                buf[n] = '\0';
-                pid = strtol(buf, NULL, 10);
-            }
-            close(fd);
-            if (holder != NULL && holderlen > 0) {
-                if (pid > 0)
-                    snprintf(holder, holderlen, "pid %ld", pid);
-                else
-                    holder[0] = '\0';
-            }
-            if (pid > 0)
-                return error_set(PQV_E_LOCKED, NULL,
-                    "vault is locked by another writer (pid %ld)", pid);
-            return error_set(PQV_E_LOCKED, NULL, "vault is locked by another writer");
-        }
-        close(fd);
-        return error_errno("lock", "flock", e);
-    }
-    /* Record our pid for the next writer's message (best effort: the lock
-     * is the flock, not the contents). */
-    int n = snprintf(buf, sizeof(buf), "%ld\n", (long)getpid());
-    if (ftruncate(fd, 0) == 0 && pwrite(fd, buf, (size_t)n, 0) < 0) {
-        /* ignored: informational only */
-    }
-    ls->lock_fd = fd;
-    return 0;
-}
-
-/* The flock on "lock" is looked up in /proc/locks (flock locks cannot be
- * queried with fcntl), by the file's device and inode. */
-static int
-local_lock_probe(pqv_storage *s, char *holder, size_t holderlen)
-{
-    struct local_storage *ls = (struct local_storage *)s;
-    char line[256];
-    struct stat st;
-    FILE *f;
-    int fd, held = 0;
-
-    if ((fd = openat(ls->rootfd, "lock", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)) < 0)
-        return errno == ENOENT ? 0 : error_errno("lock", "open", errno);
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        close(fd);
-        return error_set(PQV_E_INTEGRITY, "lock", "not a regular file");
-    }
-    close(fd);
-    if ((f = fopen("/proc/locks", "re")) == NULL)
-        return error_errno("/proc/locks", "open", errno);
-    while (!held && fgets(line, sizeof(line), f) != NULL) {
-        unsigned maj, min;
-        unsigned long long ino;
-        long pid;
-        char type[16];
-        /* "1: FLOCK  ADVISORY  WRITE 1234 fe:00:5678 0 EOF" */
-        if (sscanf(line, "%*d: %15s %*s %*s %ld %x:%x:%llu", type, &pid, &maj, &min, &ino) == 5 &&
-            strcmp(type, "FLOCK") == 0 && ino == (unsigned long long)st.st_ino &&
-            makedev(maj, min) == st.st_dev && pid != (long)getpid()) {
-            held = 1;
-            if (holder != NULL && holderlen > 0)
-                snprintf(holder, holderlen, "pid %ld", pid);
-        }
-    }
-    fclose(f);
-    return held;
-}
-
-static void
-local_unlock(pqv_storage *s)
-{
-    struct local_storage *ls = (struct local_storage *)s;
-
-    if (ls->lock_fd >= 0) {
-        if (ftruncate(ls->lock_fd, 0) != 0) {
-            /* ignored: the flock is what matters */
-        }
-        close(ls->lock_fd);
-        ls->lock_fd = -1;
-    }
-}
-
 static void
 local_close(pqv_storage *s)
 {
@@ -735,7 +582,7 @@ local_close(pqv_storage *s)
 
     if (ls == NULL)
         return;
-    local_unlock(s);
+    storage_local_lock_release(s);
     for (size_t i = 0; i < ls->ndirty; i++)
         free(ls->dirty[i]);
     for (size_t i = 0; i < ls->nseen; i++)
@@ -758,107 +605,6 @@ local_close(pqv_storage *s)
     free(ls);
 }
 
-/* reserve_held(st): the bytes a reserve of status ${st} holds allocated
- * (a sparse one holds fewer than its length). */
-static uint64_t
-reserve_held(const struct stat *st)
-{
-    uint64_t blocks = (uint64_t)st->st_blocks * 512;
-
-    return blocks < (uint64_t)st->st_size ? blocks : (uint64_t)st->st_size;
-}
-
-static int
-reserve_stat(struct local_storage *ls, struct stat *st)
-{
-    if (fstatat(ls->rootfd, RESERVE_NAME, st, AT_SYMLINK_NOFOLLOW) != 0)
-        return errno == ENOENT ? PQV_E_NOTFOUND : error_errno(RESERVE_NAME, "stat", errno);
-    if (!S_ISREG(st->st_mode))
-        return error_set(PQV_E_INTEGRITY, RESERVE_NAME, "not a regular file (%s): ignored",
-            S_ISLNK(st->st_mode) ? "a symbolic link" : S_ISDIR(st->st_mode) ? "a directory"
-                                                                            : "a special file");
-    return 0;
-}
-
-/* reserve_fill(fd, bytes, what): ${bytes} allocated in ${fd}: fallocate,
- * else zeros written where the file system has no fallocate. */
-static int
-reserve_fill(int fd, uint64_t have, uint64_t bytes, const char *what)
-{
-    static const uint8_t zeros[65536];
-
-    if (io_fallocate(fd, bytes, what) == 0)
-        return 0;
-    if (errno != EOPNOTSUPP && errno != ENOSYS)
-        return error_errno(what, "fallocate", errno);
-    for (uint64_t off = have; off < bytes;) {
-        size_t n = bytes - off < sizeof(zeros) ? (size_t)(bytes - off) : sizeof(zeros);
-        ssize_t w = io_pwrite(fd, zeros, n, off, what);
-        if (w < 0)
-            return error_errno(what, "write", errno);
-        if (w == 0)
-            return error_set(PQV_E_NOSPACE, what, "no space left on device");
-        off += (uint64_t)w;
-    }
-    return 0;
-}
-
-static int
-local_reserve(pqv_storage *s, int op, uint64_t bytes, uint64_t *have)
-{
-    struct local_storage *ls = (struct local_storage *)s;
-    char what[2 * NAME_MAX_LEN + 4096];
-    struct stat st;
-    int rc, fd;
-
-    full_path(ls, RESERVE_NAME, what);
-    if ((fcntl(ls->rootfd, F_GETFL) & O_PATH) != 0)
-        return error_set(PQV_E_UNSUPPORTED, what, "not the vault owner's view (no reserve)");
-    if (op == PQV_RESERVE_STAT) {
-        if ((rc = reserve_stat(ls, &st)) == 0 && have != NULL)
-            *have = reserve_held(&st);
-        return rc;
-    }
-    if (op == PQV_RESERVE_RELEASE) {
-        if ((rc = reserve_stat(ls, &st)) != 0)
-            return rc;
-        if (io_unlinkat(ls->rootfd, RESERVE_NAME, 0, what) != 0)
-            return errno == ENOENT ? PQV_E_NOTFOUND : error_errno(what, "unlink", errno);
-        return fsutil_fsync_dirfd(ls->rootfd, ls->root);
-    }
-    if (op != PQV_RESERVE_MAKE)
-        return PQV_E_INVAL;
-    rc = reserve_stat(ls, &st);
-    if (rc == 0 && reserve_held(&st) >= bytes)
-        return 0; /* (one larger than asked is left as it is) */
-    if (rc != 0 && rc != PQV_E_NOTFOUND)
-        return rc;
-    /* Never through a link, never blocking on a FIFO put there meanwhile. */
-    if ((fd = io_openat(ls->rootfd, RESERVE_NAME, O_WRONLY | O_CREAT | O_NONBLOCK, 0600,
-             what)) < 0) {
-        int e = errno;
-        if (e == ELOOP || e == EISDIR || e == ENXIO)
-            return error_set(PQV_E_INTEGRITY, RESERVE_NAME, "not a regular file: ignored");
-        return error_errno(what, "create", e);
-    }
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        close(fd);
-        return error_set(PQV_E_INTEGRITY, RESERVE_NAME, "not a regular file: ignored");
-    }
-    if ((rc = reserve_fill(fd, reserve_held(&st), bytes, what)) == 0 && io_fsync(fd, what) != 0)
-        rc = error_errno(what, "fsync", errno);
-    close(fd);
-    if (rc != 0) {
-        /* Not the whole reserve: none (what was allocated is the user's). */
-        (void)io_unlinkat(ls->rootfd, RESERVE_NAME, 0, what);
-        (void)fsutil_fsync_dirfd(ls->rootfd, ls->root);
-        return rc;
-    }
-    if (have != NULL)
-        *have = bytes;
-    return fsutil_fsync_dirfd(ls->rootfd, ls->root);
-}
-
 static const struct pqv_storage_ops local_ops = {
     .version = PQV_STORAGE_OPS_VERSION,
     .put = local_put,
@@ -869,11 +615,11 @@ static const struct pqv_storage_ops local_ops = {
     .list = local_list,
     .del = local_del,
     .barrier = local_barrier,
-    .lock = local_lock,
-    .unlock = local_unlock,
-    .lock_probe = local_lock_probe,
+    .lock = storage_local_lock_take,
+    .unlock = storage_local_lock_release,
+    .lock_probe = storage_local_lock_probe,
     .close = local_close,
-    .reserve = local_reserve,
+    .reserve = storage_local_reserve,
 };
 
 int

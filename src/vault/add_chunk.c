@@ -35,8 +35,9 @@
 #define INFLIGHT_BYTES (12u << 20)
 /* The chunk buffers kept between chunks: above this, a retired job's
  * large buffers are freed (a ring of JOBS_MAX jobs would otherwise keep
- * three buffers of the largest chunk each). */
-#define BUFFER_BUDGET (24u << 20)
+ * two buffers of the largest chunk each: its plaintext and its blob; the
+ * compression scratch is each worker thread's own, chunk.c). */
+#define BUFFER_BUDGET (16u << 20)
 /* Files whose chunks are in flight. */
 #define PENDING_MAX 256
 /* The read buffer: room for a whole chunk and a large read after it. */
@@ -58,7 +59,7 @@ struct pending {
 struct chunk_job {
     struct pool_job job;
     struct chunk_pipe *p;
-    uint8_t *plain, *blob, *scratch;
+    uint8_t *plain, *blob;
     size_t cap, len, blob_len;
     uint64_t file_off;
     uint8_t id[CHUNK_ID_BYTES];
@@ -120,7 +121,7 @@ job_run(struct pool_job *pj)
     pthread_mutex_unlock(&p->mu);
     if (rc == 0 && j->fresh)
         rc = chunk_seal(p->a->v->config.aead, p->a->v->chunk_data_key, j->id, j->plain, j->len,
-            !p->a->opt->no_compress, j->scratch, j->blob, &j->blob_len, &j->flags);
+            !p->a->opt->no_compress, j->blob, &j->blob_len, &j->flags);
 out:
     util_wipe(j->plain, j->len);
     j->job.rc = rc;
@@ -190,7 +191,7 @@ complete(struct chunk_pipe *p)
 static size_t
 buffers_of(size_t cap)
 {
-    return cap == 0 ? 0 : cap + chunk_blob_max(cap) + chunk_scratch_size(cap);
+    return cap == 0 ? 0 : cap + chunk_blob_max(cap);
 }
 
 static void
@@ -199,10 +200,7 @@ job_buffers_free(struct chunk_pipe *p, struct chunk_job *j)
     p->buffers -= buffers_of(j->cap);
     free(j->plain);
     free(j->blob);
-    if (j->scratch != NULL)
-        util_wipe(j->scratch, chunk_scratch_size(j->cap));
-    free(j->scratch);
-    j->plain = j->blob = j->scratch = NULL;
+    j->plain = j->blob = NULL;
     j->cap = 0;
 }
 
@@ -278,14 +276,15 @@ submit(struct chunk_pipe *p, struct pending *pf, const uint8_t *data, size_t len
     if (j->cap < len) {
         size_t cap = len < (64u << 10) ? (64u << 10) : len;
         job_buffers_free(p, j);
-        if ((j->plain = malloc(cap)) == NULL || (j->blob = malloc(chunk_blob_max(cap))) == NULL ||
-            (j->scratch = malloc(chunk_scratch_size(cap))) == NULL)
+        if ((j->plain = malloc(cap)) == NULL || (j->blob = malloc(chunk_blob_max(cap))) == NULL)
             return PQV_E_NOMEM;
         j->cap = cap;
         p->buffers += buffers_of(cap);
     }
     if (pf->e.nextents == pf->cap) {
-        size_t cap = pf->cap ? 2 * pf->cap : 4;
+        /* (From one: most files are one chunk, and their entries, extents
+         * and all, stay in the transaction until it commits.) */
+        size_t cap = pf->cap ? 2 * pf->cap : 1;
         struct extent *grown = realloc(pf->e.extents, cap * sizeof(*grown));
         if (grown == NULL)
             return PQV_E_NOMEM;

@@ -48,7 +48,7 @@ static const char chunk_label[] = "pqvault/v3/chunk";
 
 /* zstd's contexts, one of each per thread, kept (a context per call costs
  * its allocation and the pages zeroed under it every time). */
-static pthread_key_t cctx_key, dctx_key;
+static pthread_key_t cctx_key, dctx_key, scratch_key;
 static pthread_once_t keys_once = PTHREAD_ONCE_INIT;
 
 static void
@@ -63,11 +63,55 @@ free_dctx(void *p)
     ZSTD_freeDCtx(p);
 }
 
+/* A thread's room for a compressed chunk, kept like its contexts (not one
+ * per chunk in flight: 64 of those held 13 MiB in a kernel tree's add);
+ * what a chunk put in it is wiped as soon as the chunk is sealed. */
+struct scratch {
+    uint8_t *p;
+    size_t cap;
+};
+
+static void
+free_scratch(void *p)
+{
+    struct scratch *sc = p;
+
+    free(sc->p);
+    free(sc);
+}
+
 static void
 make_keys(void)
 {
     (void)pthread_key_create(&cctx_key, free_cctx);
     (void)pthread_key_create(&dctx_key, free_dctx);
+    (void)pthread_key_create(&scratch_key, free_scratch);
+}
+
+/* thread_scratch(n): the thread's scratch, at least ${n} bytes, or NULL. */
+static uint8_t *
+thread_scratch(size_t n)
+{
+    struct scratch *sc;
+
+    pthread_once(&keys_once, make_keys);
+    if ((sc = pthread_getspecific(scratch_key)) == NULL) {
+        if ((sc = calloc(1, sizeof(*sc))) == NULL)
+            return NULL;
+        if (pthread_setspecific(scratch_key, sc) != 0) {
+            free(sc);
+            return NULL;
+        }
+    }
+    if (sc->cap < n) {
+        uint8_t *p = malloc(n);
+        if (p == NULL)
+            return NULL;
+        free(sc->p); /* (wiped after each use: nothing left in it) */
+        sc->p = p;
+        sc->cap = n;
+    }
+    return sc->p;
 }
 
 static ZSTD_CCtx *
@@ -140,15 +184,17 @@ blob_ad(uint8_t flags, uint64_t plain_len, uint8_t ad[10])
 
 int
 chunk_seal(int suite, const uint8_t data_key[32], const uint8_t id[CHUNK_ID_BYTES],
-    const uint8_t *plain, size_t len, int compress, uint8_t *scratch, uint8_t *out,
-    size_t *blob_len, uint8_t *flags)
+    const uint8_t *plain, size_t len, int compress, uint8_t *out, size_t *blob_len,
+    uint8_t *flags)
 {
     const uint8_t *stored = plain;
-    size_t stored_len = len;
-    uint8_t key[32], ad[10];
+    size_t stored_len = len, used = 0;
+    uint8_t key[32], ad[10], *scratch = NULL;
     int rc, zstd = 0;
 
     ZSTD_CCtx *cctx = compress && len >= 64 ? thread_cctx() : NULL;
+    if (cctx != NULL && (scratch = thread_scratch(chunk_scratch_size(len))) == NULL)
+        cctx = NULL; /* (no room: stored as it is) */
     if (cctx != NULL) {
         /* A fast probe of a large chunk's start first; only what pays is
          * compressed (at CHUNK_ZSTD_LEVEL), and kept only if it saves 1/64. */
@@ -156,9 +202,13 @@ chunk_seal(int suite, const uint8_t data_key[32], const uint8_t id[CHUNK_ID_BYTE
         size_t c = len < PROBE_FROM ? 0
                                     : ZSTD_compressCCtx(cctx, scratch, chunk_scratch_size(len),
                                           plain, probe, 1);
+        if (!ZSTD_isError(c))
+            used = c;
         if (!ZSTD_isError(c) && c < probe - probe / 64) {
             c = ZSTD_compressCCtx(cctx, scratch, chunk_scratch_size(len), plain, len,
                 CHUNK_ZSTD_LEVEL);
+            if (!ZSTD_isError(c) && c > used)
+                used = c;
             if (!ZSTD_isError(c) && c < len - len / 64) {
                 stored = scratch;
                 stored_len = c;
@@ -167,11 +217,13 @@ chunk_seal(int suite, const uint8_t data_key[32], const uint8_t id[CHUNK_ID_BYTE
         }
     }
     *flags = BLOB_FLAGS(zstd, suite);
-    if ((rc = util_random(out, CHUNK_SALT_BYTES)) != 0 || (rc = blob_key(data_key, out, id, key)) != 0)
-        return rc;
-    rc = pqv_stream_seal(suite, key, ad, blob_ad(*flags, len, ad), stored, stored_len,
-        out + CHUNK_SALT_BYTES);
+    if ((rc = util_random(out, CHUNK_SALT_BYTES)) == 0 && (rc = blob_key(data_key, out, id, key)) == 0)
+        rc = pqv_stream_seal(suite, key, ad, blob_ad(*flags, len, ad), stored, stored_len,
+            out + CHUNK_SALT_BYTES);
     util_wipe(key, sizeof(key));
+    /* (A failed compression may have written up to its bound.) */
+    if (scratch != NULL)
+        util_wipe(scratch, used > 0 ? used : chunk_scratch_size(len));
     if (rc == 0)
         *blob_len = CHUNK_SALT_BYTES + (size_t)pqv_stream_sealed_size(stored_len);
     return rc;

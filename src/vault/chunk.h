@@ -29,14 +29,14 @@ size_t chunk_blob_max(size_t plain_len);
  * scratch (a compressed copy). */
 size_t chunk_scratch_size(size_t plain_len);
 
-/* chunk_seal(suite, data_key, id, plain, len, compress, scratch, out,
- * blob_len, flags): the blob of a chunk: zstd-compressed if ${compress}
- * and that saves at least 1/64 (a fast probe first), a fresh salt, then
- * STREAM under K = HKDF(data_key, salt, "pqvault/v3/chunk" || id);
- * ${out} holds chunk_blob_max(len) bytes. */
+/* chunk_seal(suite, data_key, id, plain, len, compress, out, blob_len,
+ * flags): the blob of a chunk: zstd-compressed if ${compress} and that
+ * saves at least 1/64 (a fast probe first; into the calling thread's own
+ * scratch, wiped after), a fresh salt, then STREAM under K = HKDF(data_key,
+ * salt, "pqvault/v3/chunk" || id); ${out} holds chunk_blob_max(len) bytes. */
 int chunk_seal(int suite, const uint8_t data_key[32], const uint8_t id[CHUNK_ID_BYTES],
-    const uint8_t *plain, size_t len, int compress, uint8_t *scratch, uint8_t *out,
-    size_t *blob_len, uint8_t *flags);
+    const uint8_t *plain, size_t len, int compress, uint8_t *out, size_t *blob_len,
+    uint8_t *flags);
 
 /* chunk_open(data_key, id, flags, blob, blob_len, plain, plain_len,
  * scratch): verify and open a blob into exactly ${plain_len} bytes;

@@ -9,7 +9,7 @@
  * a file's entry is made when its last chunk retires, so that many small
  * files are in flight at once on every core.  A pack that an interrupted
  * command left (no segment names it) is adopted: its chunks are used
- * where they are, not stored again.
+ * where they are, not stored again (add_adopt.c finds them).
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -68,12 +68,6 @@ struct chunk_job {
     const struct chunk_rec *adopted; /* in a pack an interrupted command left */
     struct pending *pf;
     uint32_t index;
-};
-
-/* A pack left by an interrupted command, whose chunks may be used. */
-struct adoptable {
-    struct seg_pack sp;
-    int introduced;              /* into the transaction already */
 };
 
 struct chunk_pipe {
@@ -591,124 +585,6 @@ add_chunk_unused(struct adder *a)
     return written - used;
 }
 
-/* ---- adopting what an interrupted command left ---- */
-
-struct leftovers {
-    const struct state *st;
-    uint8_t (*ids)[PACK_ID_BYTES];
-    size_t n, cap;
-};
-
-static int
-compare_ids(const void *a, const void *b)
-{
-    return memcmp(a, b, PACK_ID_BYTES);
-}
-
-static int
-leftover_cb(void *ctx, const char *name, const uint8_t *id, uint64_t size)
-{
-    struct leftovers *l = ctx;
-
-    (void)name;
-    (void)size;
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? 2 * l->cap : 16;
-        void *grown = realloc(l->ids, cap * PACK_ID_BYTES);
-        if (grown == NULL)
-            return PQV_E_NOMEM;
-        l->ids = grown;
-        l->cap = cap;
-    }
-    memcpy(l->ids[l->n++], id, PACK_ID_BYTES);
-    return 0;
-}
-
-/* named(st, id): a segment of the chain names pack ${id}. */
-static int
-named(const struct state *st, const uint8_t id[PACK_ID_BYTES])
-{
-    for (size_t i = 0; i < st->nsegs; i++)
-        for (size_t k = 0; k < st->segs[i].t.npacks; k++)
-            if (memcmp(st->segs[i].t.packs[k].id, id, PACK_ID_BYTES) == 0)
-                return 1;
-    return 0;
-}
-
-/* adopt(p, st): the packs of format 3 no segment names (an interrupted
- * command's: the lock keeps any other writer out) read, and their chunks
- * offered for reuse.  A pack that is not sound is left to gc; so is each
- * chunk whose blob does not open (nothing else vouches for a blob of a
- * pack no segment names: used, a damaged one would be the only copy of
- * what this add stores). */
-static int
-adopt(struct chunk_pipe *p, const struct state *st)
-{
-    pqv_vault *v = p->a->v;
-    struct leftovers l = { st, NULL, 0, 0 };
-    uint8_t *plain = NULL, *scratch = NULL;
-    int rc;
-
-    if ((rc = names_walk(v->storage, "packs", PACK_ID_BYTES, NULL, leftover_cb, &l)) != 0) {
-        free(l.ids);
-        return rc == PQV_E_NOTFOUND ? 0 : rc;
-    }
-    for (size_t i = 0; i < l.n && rc == 0; i++) {
-        char sname[STORAGE_NAME_MAX];
-        struct chunk_rec *recs;
-        uint8_t *data;
-        size_t len, nrecs;
-        if (named(st, l.ids[i]))
-            continue;
-        pack_name(l.ids[i], sname);
-        if (v->storage->ops->get(v->storage, sname, &data, &len, (size_t)2 * PACK3_TARGET +
-                (64u << 20)) != 0) {
-            pqv_error_clear();
-            continue;
-        }
-        if (pack3_table(v, l.ids[i], data, len, &recs, &nrecs) == 0) {
-            struct adoptable *grown = realloc(p->packs, (p->npacks + 1) * sizeof(*grown));
-            if (grown == NULL) {
-                rc = PQV_E_NOMEM;
-            } else {
-                p->packs = grown;
-                memset(&grown[p->npacks], 0, sizeof(grown[p->npacks]));
-                memcpy(grown[p->npacks].sp.id, l.ids[i], PACK_ID_BYTES);
-                grown[p->npacks].sp.flags = PACK_INTRODUCED;
-                grown[p->npacks].sp.size = len;
-                rc = kdf_sha256(grown[p->npacks].sp.hash, data, len);
-                p->npacks++;
-            }
-            if (rc == 0 && plain == NULL && ((plain = malloc(CHUNK_MAX)) == NULL ||
-                    (scratch = malloc(chunk_scratch_size(CHUNK_MAX))) == NULL))
-                rc = PQV_E_NOMEM;
-            for (size_t k = 0; k < nrecs && rc == 0; k++) {
-                const struct chunk_rec *r = &recs[k];
-                if (chunks_find(p->known, r->id) != NULL)
-                    continue;
-                if (chunk_open(v->chunk_data_key, r->id, r->flags, data + PACK_HEADER_BYTES +
-                        r->pack_off, r->stored_len, plain, r->plain_len, scratch) != 0) {
-                    pqv_error_clear();
-                    continue;
-                }
-                util_wipe(plain, r->plain_len);
-                rc = chunks_put(&p->adopted, r);
-            }
-            free(recs);
-        } else {
-            pqv_error_clear();
-        }
-        free(data);
-    }
-    (void)compare_ids;
-    free(l.ids);
-    free(plain);
-    if (scratch != NULL)
-        util_wipe(scratch, chunk_scratch_size(CHUNK_MAX));
-    free(scratch);
-    return rc;
-}
-
 /* ---- set-up ---- */
 
 int
@@ -732,7 +608,7 @@ add_chunk_init(struct adder *a, struct state *st)
         (rc = chunker_new(&p->chunker, a->v->chunker_key)) != 0)
         return rc;
     p->known = &st->chunks;
-    return adopt(p, st);
+    return add_adopt(a->v, st, p->known, &p->adopted, &p->packs, &p->npacks);
 }
 
 void

@@ -8,6 +8,9 @@
  *   add_seal.c   the files read, sealed on the worker pool and appended to
  *                packs: holes, a file re-read when it changes, equal files
  *                stored once, checkpoints
+ *   add_chunk.c  format 3: the files cut into chunks, identified, sealed
+ *                on the pool and retired in order into packs
+ *   add_adopt.c  the packs an interrupted command left, adopted
  *   add.c        operands -> one transaction -> the result
  * Metadata (stat, owners, extended attributes) comes from fsmeta.c.
  */
@@ -231,6 +234,22 @@ int add_chunk_drain(struct adder *a);
  * its entries (a->kept and the transaction's) refers to: a file left out,
  * a file's reads before it changed.  Once, at the end (it marks them). */
 uint64_t add_chunk_unused(struct adder *a);
+
+/* ---- add_adopt.c ---- */
+
+/* A pack left by an interrupted command, whose chunks may be used. */
+struct adoptable {
+    struct seg_pack sp;
+    int introduced;              /* into the transaction already */
+};
+/* add_adopt(v, st, known, adopted, packs, npacks): the packs of format 3
+ * no segment of ${st} names, read: each sound one appended to *${packs}
+ * (with its size and hash, to be introduced by the segment that uses it),
+ * each of its chunks that ${known} lacks and whose blob opens put in
+ * ${adopted}. */
+struct chunk_index;
+int add_adopt(pqv_vault *v, const struct state *st, const struct chunk_index *known,
+    struct chunk_index *adopted, struct adoptable **packs, size_t *npacks);
 
 
 

@@ -42,6 +42,9 @@
  * of order); any other is a random read. */
 #define MOUNT_SEQUENTIAL_SLACK (2u << 20)
 #define MOUNT_PREFETCH_THREADS_MAX 4
+/* A chunk stored in at most this many bytes is read into buffers of its
+ * own size, not a pooled pair. */
+#define MOUNT_SMALL_READ (256u << 10)
 /* Read buffers (sealed + scratch, about 8 MiB a pair) kept for reuse. */
 #define MOUNT_BUFFERS_KEPT 4
 /* Files whose damage is reported by name (then: no more names). */

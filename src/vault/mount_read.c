@@ -258,8 +258,15 @@ buffers_put(struct pqv_mount *m, struct mount_buffers *b)
 static int
 chunk_fill(struct pqv_mount *m, struct mount_chunk *ce)
 {
-    struct mount_buffers *b;
+    struct mount_buffers own = { NULL, NULL, NULL }, *b;
     uint32_t len = ce->segment == MOUNT_WHOLE ? ce->x.plain_len : segment_len(&ce->x, ce->segment);
+    /* A segment, or a small chunk (a small file's), reads into buffers of
+     * its own size: a pooled pair is 8 MiB, its scratch locked and so all
+     * resident, which many FUSE workers reading small files at once would
+     * each hold. */
+    int small = ce->x.chunk && (ce->segment != MOUNT_WHOLE || ce->x.stored_len <= MOUNT_SMALL_READ);
+    int zstd = ce->segment == MOUNT_WHOLE && (!ce->x.chunk || (ce->x.flags & BLOB_ZSTD) != 0);
+    size_t scratch_len = 0;
     uint8_t *data;
     size_t got = 0;
     int rc;
@@ -270,8 +277,23 @@ chunk_fill(struct pqv_mount *m, struct mount_chunk *ce)
         return PQV_E_NOMEM;
     data[0] = 0; /* (pinned before anything is decrypted into it) */
     util_pin_memory(data, len);
-    if ((b = buffers_get(m, ce->segment == MOUNT_WHOLE &&
-                                (!ce->x.chunk || (ce->x.flags & BLOB_ZSTD) != 0))) == NULL) {
+    if (small) {
+        b = &own;
+        scratch_len = zstd ? chunk_scratch_size(len) : 0;
+        own.sealed = malloc(ce->segment != MOUNT_WHOLE ? PQV_STREAM_SEGMENT_SEALED
+                                                       : (size_t)ce->x.stored_len + 1);
+        if (own.sealed != NULL && zstd && (own.scratch = malloc(scratch_len)) != NULL) {
+            own.scratch[0] = 0;
+            util_pin_memory(own.scratch, scratch_len);
+        }
+        if (own.sealed == NULL || (zstd && own.scratch == NULL)) {
+            free(own.sealed);
+            b = NULL;
+        }
+    } else {
+        b = buffers_get(m, zstd);
+    }
+    if (b == NULL) {
         util_unpin_memory(data, len);
         free(data);
         return PQV_E_NOMEM;
@@ -288,12 +310,21 @@ chunk_fill(struct pqv_mount *m, struct mount_chunk *ce)
         rc = pack_read_extent(m->v, ce->suite, ce->file_key, ce->index, &ce->x, data, b->sealed,
             b->scratch);
         /* The scratch held the compressed plaintext. */
-        if (b->scratch != NULL)
+        if (b->scratch != NULL && !small)
             util_wipe(b->scratch, ce->x.stored_len < pack_scratch_size() ? ce->x.stored_len
                                                                           : pack_scratch_size());
     }
     util_wipe(ce->file_key, sizeof(ce->file_key));
-    buffers_put(m, b);
+    if (small) {
+        if (own.scratch != NULL) {
+            util_wipe(own.scratch, scratch_len);
+            util_unpin_memory(own.scratch, scratch_len);
+            free(own.scratch);
+        }
+        free(own.sealed);
+    } else {
+        buffers_put(m, b);
+    }
     if (rc != 0) {
         util_wipe(data, len);
         util_unpin_memory(data, len);

@@ -103,7 +103,7 @@ tree_load(struct pqv_mount *m, struct mount_tree *t)
     w.report_ctx = m->opt.report_ctx;
     w.damaged = &damaged;
     if (t->kind == TREE_VERSIONS) {
-        if ((rc = mount_tree_versions(m, &t->own, &t->n)) != 0)
+        if ((rc = mount_versions_build(m, &t->own, &t->n)) != 0)
             return rc;
         t->entries = t->own;
     } else if (t->sn == NULL) {

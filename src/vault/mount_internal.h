@@ -7,8 +7,9 @@
  *                 links, extended attributes
  *   mount_tree.c  a tree of nodes over sorted entries (parents, children in
  *                 name order, directories made up for parents no entry
- *                 names, hard-link groups), and the versions/ tree built
- *                 from every kept generation
+ *                 names, hard-link groups)
+ *   mount_versions.c  the versions/ tree's entries, from every kept
+ *                 generation
  *   mount_read.c  open files: reads from a bounded cache of decrypted
  *                 chunks, filled on demand and ahead of sequential readers
  *                 by prefetch threads; SEEK_DATA and SEEK_HOLE
@@ -107,15 +108,34 @@ uint32_t mount_tree_child(const struct mount_tree *t, uint32_t dir, const char *
 /* mount_tree_entry(t, node): its entry, or NULL (the root, one made up). */
 const struct entry *mount_tree_entry(const struct mount_tree *t, uint32_t node);
 
-/* mount_tree_versions(m, out, n): the entries of the versions/ tree, sorted:
+/* A table of names (not owned) to values: made-up directories, versions'
+ * names.  mount_tree_table_put(t, name, len, value): ${name} (${len}
+ * bytes, kept by the caller) recorded; mount_tree_table_get(t, name,
+ * len): its value, or MOUNT_NONE. */
+struct name_slot {
+    const char *name;
+    size_t len;
+    uint32_t value;
+};
+
+struct name_table {
+    struct name_slot *slots;
+    size_t cap, n;
+};
+int mount_tree_table_put(struct name_table *t, const char *name, size_t len, uint32_t value);
+uint32_t mount_tree_table_get(const struct name_table *t, const char *name, size_t len);
+
+/* ---- versions/ (mount_versions.c) ---- */
+
+/* mount_versions_build(m, out, n): the entries of the versions/ tree, sorted:
  * for each name a file or link in some kept snapshot, its distinct versions
  * as NAME/SNAPSHOT-NAME (file keys in clear, chunks placed), a directory
  * NAME over them unless NAME was a directory (then its newest entry). */
 struct pqv_mount;
-int mount_tree_versions(struct pqv_mount *m, struct entry **out, size_t *n);
-/* mount_tree_same(a, b): the same version of a file or link: kind, data,
+int mount_versions_build(struct pqv_mount *m, struct entry **out, size_t *n);
+/* mount_versions_same(a, b): the same version of a file or link: kind, data,
  * target, mode, owner, times, attributes. */
-int mount_tree_same(const struct entry *a, const struct entry *b);
+int mount_versions_same(const struct entry *a, const struct entry *b);
 
 /* ---- the cache and open files (mount_read.c) ---- */
 

@@ -418,7 +418,7 @@ pqv_mount_open(pqv_vault *v, const struct pqv_mount_options *opt, struct pqv_mou
     m->trees_bytes = m->trees[1].bytes;
     history_name(m, "snapshots", m->snap_dir);
     history_name(m, "versions", m->vers_dir);
-    if ((rc = mount_read_init(m)) != 0)
+    if ((rc = mount_cache_init(m)) != 0)
         goto fail;
     *out = m;
     return 0;
@@ -432,7 +432,7 @@ pqv_mount_close(struct pqv_mount *m)
 {
     if (m == NULL)
         return;
-    mount_read_free(m);
+    mount_cache_free(m);
     for (uint32_t i = 1; m->trees != NULL && i < m->ntrees; i++)
         tree_unload(&m->trees[i]);
     free(m->trees);

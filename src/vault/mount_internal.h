@@ -10,9 +10,11 @@
  *                 names, hard-link groups)
  *   mount_versions.c  the versions/ tree's entries, from every kept
  *                 generation
- *   mount_read.c  open files: reads from a bounded cache of decrypted
- *                 chunks, filled on demand and ahead of sequential readers
- *                 by prefetch threads; SEEK_DATA and SEEK_HOLE
+ *   mount_cache.c a bounded cache of decrypted chunks and segments, filled
+ *                 on demand and ahead of sequential readers by prefetch
+ *                 threads; the read buffers
+ *   mount_read.c  open files: reads through the cache; SEEK_DATA and
+ *                 SEEK_HOLE
  * docs/DESIGN.md "Mount" says why it is built so.
  */
 #ifndef PQV_VAULT_MOUNT_INTERNAL_H
@@ -137,7 +139,7 @@ int mount_versions_build(struct pqv_mount *m, struct entry **out, size_t *n);
  * target, mode, owner, times, attributes. */
 int mount_versions_same(const struct entry *a, const struct entry *b);
 
-/* ---- the cache and open files (mount_read.c) ---- */
+/* ---- the cache (mount_cache.c) and open files (mount_read.c) ---- */
 
 enum { CHUNK_LOADING = 1, CHUNK_READY, CHUNK_FAILED };
 
@@ -190,10 +192,22 @@ struct pqv_mount_file {
     struct pqv_mount_file *prev, *next;   /* m's open files */
 };
 
-/* mount_read_init(m) / mount_read_free(m): the cache and prefetch threads;
- * free wipes every chunk and closes every file still open. */
-int mount_read_init(struct pqv_mount *m);
-void mount_read_free(struct pqv_mount *m);
+/* mount_cache_init(m) / mount_cache_free(m): the cache and prefetch
+ * threads; free wipes every chunk and closes every file still open. */
+int mount_cache_init(struct pqv_mount *m);
+void mount_cache_free(struct pqv_mount *m);
+/* mount_cache_get(f, index, segment, out): extent ${index} of ${f},
+ * decrypted (whole, or only ${segment} of it unless it is cached whole),
+ * referenced; mount_cache_put(m, ce) gives the reference back (m->lock
+ * held).  mount_cache_prefetch(f, from): the extents from ${from} on
+ * queued for the prefetch threads, up to the limits (m->lock held).
+ * mount_cache_segment_len(x, segment): the plaintext bytes of that
+ * segment of ${x}. */
+int mount_cache_get(struct pqv_mount_file *f, uint32_t index, uint32_t segment,
+    struct mount_chunk **out);
+void mount_cache_put(struct pqv_mount *m, struct mount_chunk *ce);
+void mount_cache_prefetch(struct pqv_mount_file *f, uint32_t from);
+uint32_t mount_cache_segment_len(const struct extent *x, uint32_t segment);
 
 /* ---- the view (mount.c) ---- */
 

@@ -1,0 +1,555 @@
+/*
+ * mount_cache.c: the mounted view's cache of decrypted chunks
+ * (vault/mount_internal.h), its read buffers and its prefetch threads.
+ *
+ * A read decrypts only the chunks (format 3) or extents (formats 1 and 2)
+ * it touches, each verified whole, and keeps them in a cache of decrypted
+ * chunks bounded in bytes (least recently used out first, wiped as they
+ * go), keyed by what they are: a chunk by its identity, so that a chunk
+ * shared by files or snapshots is decrypted once, an extent by its pack
+ * and place.  The cache is also where readers meet: a chunk being read is
+ * in it, LOADING, and whoever else needs it waits for it.  A sequential
+ * reader has the next chunks queued for the prefetch threads (at most
+ * MOUNT_PREFETCH_CHUNKS and MOUNT_PREFETCH_BYTES ahead); a reader that
+ * needs a chunk still queued takes it over rather than wait behind the
+ * queue.  The cache's memory is locked where the system allows it:
+ * nothing decrypted is ever written to disk, swap included.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "util/util.h"
+#include "vault/chunk.h"
+#include "vault/mount_internal.h"
+#include "vault/pack.h"
+#include "vault/vault_internal.h"
+
+/* ---- the cache (m->lock held) ---- */
+
+static size_t
+bucket_of(const struct mount_cache *c, const uint8_t key[MOUNT_KEY_BYTES])
+{
+    uint64_t h = 1469598103934665603ull;
+
+    for (size_t i = 0; i < MOUNT_KEY_BYTES; i++)
+        h = (h ^ key[i]) * 1099511628211ull;
+    return (size_t)h & (c->nbuckets - 1);
+}
+
+static struct mount_chunk *
+cache_find(const struct mount_cache *c, const uint8_t key[MOUNT_KEY_BYTES])
+{
+    struct mount_chunk *ce = c->buckets[bucket_of(c, key)];
+
+    while (ce != NULL && memcmp(ce->key, key, MOUNT_KEY_BYTES) != 0)
+        ce = ce->hnext;
+    return ce;
+}
+
+static void
+lru_unlink(struct mount_cache *c, struct mount_chunk *ce)
+{
+    if (ce->prev != NULL)
+        ce->prev->next = ce->next;
+    else
+        c->head = ce->next;
+    if (ce->next != NULL)
+        ce->next->prev = ce->prev;
+    else
+        c->tail = ce->prev;
+    ce->prev = ce->next = NULL;
+}
+
+static void
+lru_front(struct mount_cache *c, struct mount_chunk *ce)
+{
+    ce->next = c->head;
+    ce->prev = NULL;
+    if (c->head != NULL)
+        c->head->prev = ce;
+    c->head = ce;
+    if (c->tail == NULL)
+        c->tail = ce;
+}
+
+static void
+cache_insert(struct mount_cache *c, struct mount_chunk *ce)
+{
+    size_t b = bucket_of(c, ce->key);
+
+    ce->hnext = c->buckets[b];
+    c->buckets[b] = ce;
+    lru_front(c, ce);
+}
+
+/* cache_remove(c, ce): out of the table and the list (it stays allocated). */
+static void
+cache_remove(struct mount_cache *c, struct mount_chunk *ce)
+{
+    struct mount_chunk **p = &c->buckets[bucket_of(c, ce->key)];
+
+    while (*p != NULL && *p != ce)
+        p = &(*p)->hnext;
+    if (*p == ce) {
+        *p = ce->hnext;
+        lru_unlink(c, ce);
+    }
+    ce->hnext = NULL;
+}
+
+static void
+chunk_free(struct mount_chunk *ce)
+{
+    if (ce == NULL)
+        return;
+    if (ce->data != NULL) {
+        util_wipe(ce->data, ce->len);
+        util_unpin_memory(ce->data, ce->len);
+        free(ce->data);
+    }
+    util_wipe(ce->file_key, sizeof(ce->file_key));
+    util_unpin_memory(ce, sizeof(*ce));
+    free(ce);
+}
+
+/* cache_trim(c): chunks nobody uses out, least recently used first, while
+ * the cache holds more than its budget. */
+static void
+cache_trim(struct mount_cache *c)
+{
+    struct mount_chunk *ce = c->tail;
+
+    while (c->bytes > c->budget && ce != NULL) {
+        struct mount_chunk *prev = ce->prev;
+        if (ce->refs == 0 && ce->state == CHUNK_READY) {
+            cache_remove(c, ce);
+            c->bytes -= ce->len;
+            chunk_free(ce);
+        }
+        ce = prev;
+    }
+}
+
+/* ---- reading a chunk ---- */
+
+static void
+key_of(const struct entry *e, uint32_t index, uint32_t segment, uint8_t key[MOUNT_KEY_BYTES])
+{
+    const struct extent *x = &e->extents[index];
+
+    memset(key, 0, MOUNT_KEY_BYTES);
+    if (x->chunk) {
+        key[0] = segment == MOUNT_WHOLE ? 'C' : 'S';
+        memcpy(key + 1, x->chunk_id, CHUNK_ID_BYTES);
+        if (segment != MOUNT_WHOLE)
+            util_store_be32(key + 1 + CHUNK_ID_BYTES, segment);
+    } else {
+        key[0] = 'X';
+        memcpy(key + 1, x->pack_id, PACK_ID_BYTES);
+        util_store_be32(key + 1 + PACK_ID_BYTES, x->pack_off);
+        util_store_be32(key + 5 + PACK_ID_BYTES, index);
+        key[9 + PACK_ID_BYTES] = x->pack_flags;
+    }
+}
+
+/* mount_cache_segment_len(x, segment): the plaintext bytes of that segment of ${x}. */
+uint32_t
+mount_cache_segment_len(const struct extent *x, uint32_t segment)
+{
+    uint64_t base = (uint64_t)segment * PQV_STREAM_SEGMENT_BYTES;
+
+    return base >= x->plain_len ? 0
+        : x->plain_len - base < PQV_STREAM_SEGMENT_BYTES ? (uint32_t)(x->plain_len - base)
+                                                         : PQV_STREAM_SEGMENT_BYTES;
+}
+
+/* chunk_new(f, index, segment, key): a LOADING chunk (or segment of one)
+ * with what reading it takes. */
+static struct mount_chunk *
+chunk_new(const struct pqv_mount_file *f, uint32_t index, uint32_t segment,
+    const uint8_t key[MOUNT_KEY_BYTES])
+{
+    struct mount_chunk *ce = calloc(1, sizeof(*ce));
+
+    if (ce == NULL)
+        return NULL;
+    util_pin_memory(ce, sizeof(*ce));
+    memcpy(ce->key, key, MOUNT_KEY_BYTES);
+    ce->state = CHUNK_LOADING;
+    ce->refs = 1;
+    ce->suite = f->e.suite;
+    ce->index = index;
+    ce->segment = segment;
+    ce->base = segment == MOUNT_WHOLE ? 0 : segment * PQV_STREAM_SEGMENT_BYTES;
+    ce->x = f->e.extents[index];
+    if (!ce->x.chunk)
+        memcpy(ce->file_key, f->e.key, sizeof(ce->file_key));
+    return ce;
+}
+
+static void
+buffers_free(struct mount_buffers *b)
+{
+    if (b->scratch != NULL)
+        util_unpin_memory(b->scratch, pack_scratch_size());
+    free(b->sealed);
+    free(b->scratch);
+    free(b);
+}
+
+/* buffers_get(m, scratch) / buffers_put(m, b): a sealed buffer, and a
+ * scratch one if ${scratch} (only a compressed chunk or an extent of
+ * format 1 or 2 needs one: it holds compressed plaintext, so it is locked
+ * in memory, all of it resident; a chunk stored uncompressed, the common
+ * case of large files, opens without). */
+static struct mount_buffers *
+buffers_get(struct pqv_mount *m, int scratch)
+{
+    struct mount_buffers *b, **p;
+
+    pthread_mutex_lock(&m->lock);
+    /* One with a scratch buffer first if that is wanted, else one without. */
+    for (p = &m->cache.free_buffers; *p != NULL; p = &(*p)->next)
+        if (((*p)->scratch != NULL) == (scratch != 0))
+            break;
+    if (*p == NULL)
+        p = &m->cache.free_buffers;
+    if ((b = *p) != NULL) {
+        *p = b->next;
+        m->cache.nfree_buffers--;
+    }
+    pthread_mutex_unlock(&m->lock);
+    if (b == NULL) {
+        if ((b = calloc(1, sizeof(*b))) == NULL)
+            return NULL;
+        if ((b->sealed = malloc(pack_sealed_max())) == NULL) {
+            free(b);
+            return NULL;
+        }
+    }
+    if (scratch && b->scratch == NULL) {
+        if ((b->scratch = malloc(pack_scratch_size())) == NULL) {
+            buffers_free(b);
+            return NULL;
+        }
+        b->scratch[0] = 0;
+        util_pin_memory(b->scratch, pack_scratch_size());
+    }
+    return b;
+}
+
+static void
+buffers_put(struct pqv_mount *m, struct mount_buffers *b)
+{
+    pthread_mutex_lock(&m->lock);
+    if (m->cache.nfree_buffers < MOUNT_BUFFERS_KEPT) {
+        b->next = m->cache.free_buffers;
+        m->cache.free_buffers = b;
+        m->cache.nfree_buffers++;
+        b = NULL;
+    }
+    pthread_mutex_unlock(&m->lock);
+    if (b != NULL)
+        buffers_free(b);
+}
+
+/* chunk_fill(m, ce): read and open ${ce} (m->lock not held). */
+static int
+chunk_fill(struct pqv_mount *m, struct mount_chunk *ce)
+{
+    struct mount_buffers own = { NULL, NULL, NULL }, *b;
+    uint32_t len = ce->segment == MOUNT_WHOLE ? ce->x.plain_len : mount_cache_segment_len(&ce->x, ce->segment);
+    /* A segment, or a small chunk (a small file's), reads into buffers of
+     * its own size: a pooled pair is 8 MiB, its scratch locked and so all
+     * resident, which many FUSE workers reading small files at once would
+     * each hold. */
+    int small = ce->x.chunk && (ce->segment != MOUNT_WHOLE || ce->x.stored_len <= MOUNT_SMALL_READ);
+    int zstd = ce->segment == MOUNT_WHOLE && (!ce->x.chunk || (ce->x.flags & BLOB_ZSTD) != 0);
+    size_t scratch_len = 0;
+    uint8_t *data;
+    size_t got = 0;
+    int rc;
+
+    if (len == 0 || len > PQV_OBJECT_MAX_PLAIN)
+        return error_set(PQV_E_INTEGRITY, NULL, "extent %u has an impossible length", ce->index);
+    if ((data = malloc(len)) == NULL)
+        return PQV_E_NOMEM;
+    data[0] = 0; /* (pinned before anything is decrypted into it) */
+    util_pin_memory(data, len);
+    if (small) {
+        b = &own;
+        scratch_len = zstd ? chunk_scratch_size(len) : 0;
+        own.sealed = malloc(ce->segment != MOUNT_WHOLE ? PQV_STREAM_SEGMENT_SEALED
+                                                       : (size_t)ce->x.stored_len + 1);
+        if (own.sealed != NULL && zstd && (own.scratch = malloc(scratch_len)) != NULL) {
+            own.scratch[0] = 0;
+            util_pin_memory(own.scratch, scratch_len);
+        }
+        if (own.sealed == NULL || (zstd && own.scratch == NULL)) {
+            free(own.sealed);
+            b = NULL;
+        }
+    } else {
+        b = buffers_get(m, zstd);
+    }
+    if (b == NULL) {
+        util_unpin_memory(data, len);
+        free(data);
+        return PQV_E_NOMEM;
+    }
+    if (ce->segment != MOUNT_WHOLE) {
+        rc = pack_read_chunk_segments(m->v, ce->index, &ce->x, ce->segment, 1, data, b->sealed,
+            &got);
+        if (rc == 0 && got != len) {
+            util_wipe(data, got);
+            rc = error_set(PQV_E_INTEGRITY, NULL, "chunk %u: segment %u has the wrong length",
+                ce->index, ce->segment);
+        }
+    } else {
+        rc = pack_read_extent(m->v, ce->suite, ce->file_key, ce->index, &ce->x, data, b->sealed,
+            b->scratch);
+        /* The scratch held the compressed plaintext. */
+        if (b->scratch != NULL && !small)
+            util_wipe(b->scratch, ce->x.stored_len < pack_scratch_size() ? ce->x.stored_len
+                                                                          : pack_scratch_size());
+    }
+    util_wipe(ce->file_key, sizeof(ce->file_key));
+    if (small) {
+        if (own.scratch != NULL) {
+            util_wipe(own.scratch, scratch_len);
+            util_unpin_memory(own.scratch, scratch_len);
+            free(own.scratch);
+        }
+        free(own.sealed);
+    } else {
+        buffers_put(m, b);
+    }
+    if (rc != 0) {
+        util_wipe(data, len);
+        util_unpin_memory(data, len);
+        free(data);
+        return rc;
+    }
+    ce->data = data;
+    ce->len = len;
+    return 0;
+}
+
+/* chunk_done(m, ce, rc): ${ce} read (m->lock held): ready, or failed and
+ * out of the cache (the next reader tries again). */
+static void
+chunk_done(struct pqv_mount *m, struct mount_chunk *ce, int rc)
+{
+    if (rc == 0) {
+        ce->state = CHUNK_READY;
+        m->cache.bytes += ce->len;
+        m->cache.bytes_opened += ce->len;
+        cache_trim(&m->cache);
+    } else {
+        ce->state = CHUNK_FAILED;
+        ce->rc = rc;
+        error_save(&ce->error);
+        cache_remove(&m->cache, ce);
+    }
+    pthread_cond_broadcast(&m->cond);
+}
+
+/* mount_cache_put(m, ce): a reference given back (m->lock held). */
+void
+mount_cache_put(struct pqv_mount *m, struct mount_chunk *ce)
+{
+    (void)m;
+    if (--ce->refs == 0 && ce->state == CHUNK_FAILED)
+        chunk_free(ce);
+}
+
+/* mount_cache_get(f, index, segment, out): extent ${index} of ${f}, decrypted
+ * (whole, or only ${segment} of it unless it is cached whole), referenced
+ * (chunk_put under m->lock). */
+int
+mount_cache_get(struct pqv_mount_file *f, uint32_t index, uint32_t segment, struct mount_chunk **out)
+{
+    struct pqv_mount *m = f->m;
+    uint8_t key[MOUNT_KEY_BYTES];
+    struct mount_chunk *ce;
+    int rc, fill = 0;
+
+    pthread_mutex_lock(&m->lock);
+    if (segment != MOUNT_WHOLE) {
+        key_of(&f->e, index, MOUNT_WHOLE, key);
+        ce = cache_find(&m->cache, key);
+        if (ce != NULL && ce->state == CHUNK_READY)
+            segment = MOUNT_WHOLE;
+    }
+    key_of(&f->e, index, segment, key);
+    if ((ce = cache_find(&m->cache, key)) != NULL) {
+        ce->refs++;
+        if (ce->state == CHUNK_LOADING && ce->queued) {
+            ce->queued = 0;      /* taken over from the prefetch queue */
+            fill = 1;
+        }
+        while (!fill && ce->state == CHUNK_LOADING)
+            pthread_cond_wait(&m->cond, &m->lock);
+        if (!fill && ce->state == CHUNK_READY) {
+            m->cache.hits++;
+            lru_unlink(&m->cache, ce);
+            lru_front(&m->cache, ce);
+        }
+    } else {
+        if ((ce = chunk_new(f, index, segment, key)) == NULL) {
+            pthread_mutex_unlock(&m->lock);
+            return PQV_E_NOMEM;
+        }
+        cache_insert(&m->cache, ce);
+        m->cache.misses++;
+        fill = 1;
+    }
+    pthread_mutex_unlock(&m->lock);
+    if (fill) {
+        rc = chunk_fill(m, ce);
+        pthread_mutex_lock(&m->lock);
+        chunk_done(m, ce, rc);
+        pthread_mutex_unlock(&m->lock);
+    }
+    pthread_mutex_lock(&m->lock);
+    if (ce->state != CHUNK_READY) {
+        struct error_saved e = ce->error;
+        rc = ce->rc;
+        mount_cache_put(m, ce);
+        pthread_mutex_unlock(&m->lock);
+        error_restore(&e);
+        return rc;
+    }
+    pthread_mutex_unlock(&m->lock);
+    *out = ce;
+    return 0;
+}
+
+/* mount_cache_prefetch(f, from, end): the extents from ${from} on, up to the limits,
+ * queued for the prefetch threads unless cached (m->lock held). */
+void
+mount_cache_prefetch(struct pqv_mount_file *f, uint32_t from)
+{
+    struct pqv_mount *m = f->m;
+    struct mount_cache *c = &m->cache;
+    uint64_t bytes = 0;
+
+    for (uint32_t i = from, k = 0;
+         i < f->e.nextents && k < MOUNT_PREFETCH_CHUNKS && bytes < MOUNT_PREFETCH_BYTES;
+         i++, k++) {
+        uint8_t key[MOUNT_KEY_BYTES];
+        struct mount_chunk *ce;
+        bytes += f->e.extents[i].plain_len;
+        key_of(&f->e, i, MOUNT_WHOLE, key);
+        if (cache_find(c, key) != NULL)
+            continue;
+        if (c->qlen == MOUNT_PREFETCH_QUEUE || c->nthreads == 0 ||
+            (ce = chunk_new(f, i, MOUNT_WHOLE, key)) == NULL)
+            return;
+        ce->queued = 1;
+        cache_insert(c, ce);
+        c->queue[(c->qhead + c->qlen++) % MOUNT_PREFETCH_QUEUE] = ce;
+        pthread_cond_signal(&c->work);
+    }
+}
+
+static void *
+prefetcher(void *arg)
+{
+    struct pqv_mount *m = arg;
+    struct mount_cache *c = &m->cache;
+
+    pthread_mutex_lock(&m->lock);
+    for (;;) {
+        struct mount_chunk *ce;
+        int rc;
+        while (!c->stop && c->qlen == 0)
+            pthread_cond_wait(&c->work, &m->lock);
+        if (c->stop)
+            break;
+        ce = c->queue[c->qhead];
+        c->qhead = (c->qhead + 1) % MOUNT_PREFETCH_QUEUE;
+        c->qlen--;
+        if (!ce->queued) {       /* a reader took it over */
+            mount_cache_put(m, ce);
+            continue;
+        }
+        ce->queued = 0;
+        pthread_mutex_unlock(&m->lock);
+        rc = chunk_fill(m, ce);
+        pthread_mutex_lock(&m->lock);
+        chunk_done(m, ce, rc);
+        c->prefetched++;
+        mount_cache_put(m, ce);
+    }
+    pthread_mutex_unlock(&m->lock);
+    return NULL;
+}
+
+/* ---- life ---- */
+
+int
+mount_cache_init(struct pqv_mount *m)
+{
+    struct mount_cache *c = &m->cache;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    unsigned want = cpus < 1 ? 1 : cpus > MOUNT_PREFETCH_THREADS_MAX ? MOUNT_PREFETCH_THREADS_MAX
+                                                                      : (unsigned)cpus;
+
+    c->budget = m->opt.cache_bytes;
+    c->nbuckets = 1024;
+    while (c->nbuckets < c->budget / (64u << 10) && c->nbuckets < (1u << 24))
+        c->nbuckets *= 2;
+    if ((c->buckets = calloc(c->nbuckets, sizeof(*c->buckets))) == NULL)
+        return PQV_E_NOMEM;
+    pthread_cond_init(&c->work, NULL);
+    for (c->nthreads = 0; c->nthreads < want; c->nthreads++)
+        if (pthread_create(&c->threads[c->nthreads], NULL, prefetcher, m) != 0)
+            break; /* fewer threads: prefetching is an optimisation */
+    return 0;
+}
+
+void
+mount_cache_free(struct pqv_mount *m)
+{
+    struct mount_cache *c = &m->cache;
+
+    if (c->buckets == NULL)
+        return;
+    pthread_mutex_lock(&m->lock);
+    c->stop = 1;
+    pthread_cond_broadcast(&c->work);
+    pthread_mutex_unlock(&m->lock);
+    for (unsigned i = 0; i < c->nthreads; i++)
+        pthread_join(c->threads[i], NULL);
+    c->nthreads = 0;
+    while (m->files != NULL)
+        pqv_mount_file_close(m->files);
+    /* Chunks still queued: those failed (out of the table) only the
+     * queue holds; the rest are in the table. */
+    for (; c->qlen > 0; c->qlen--) {
+        struct mount_chunk *ce = c->queue[c->qhead];
+        c->qhead = (c->qhead + 1) % MOUNT_PREFETCH_QUEUE;
+        if (--ce->refs == 0 && ce->state == CHUNK_FAILED)
+            chunk_free(ce);
+    }
+    for (size_t b = 0; b < c->nbuckets; b++) {
+        struct mount_chunk *ce = c->buckets[b];
+        while (ce != NULL) {
+            struct mount_chunk *next = ce->hnext;
+            chunk_free(ce);
+            ce = next;
+        }
+    }
+    free(c->buckets);
+    c->buckets = NULL;
+    while (c->free_buffers != NULL) {
+        struct mount_buffers *b = c->free_buffers;
+        c->free_buffers = b->next;
+        buffers_free(b);
+    }
+    pthread_cond_destroy(&c->work);
+    c->bytes = 0;
+}

@@ -71,6 +71,15 @@ mount_errno(int rc)
 
 /* ---- trees ---- */
 
+void
+mount_walk(const struct pqv_mount *m, struct names_walk *w, uint64_t *damaged)
+{
+    memset(w, 0, sizeof(*w));
+    w->report = m->opt.report;
+    w->report_ctx = m->opt.report_ctx;
+    w->damaged = damaged;
+}
+
 static void
 tree_unload(struct mount_tree *t)
 {
@@ -98,10 +107,7 @@ tree_load(struct pqv_mount *m, struct mount_tree *t)
     uint64_t damaged = 0;
     int rc;
 
-    memset(&w, 0, sizeof(w));
-    w.report = m->opt.report;
-    w.report_ctx = m->opt.report_ctx;
-    w.damaged = &damaged;
+    mount_walk(m, &w, &damaged);
     if (t->kind == TREE_VERSIONS) {
         if ((rc = mount_versions_build(m, &t->own, &t->n)) != 0)
             return rc;
@@ -351,10 +357,7 @@ pqv_mount_open(pqv_vault *v, const struct pqv_mount_options *opt, struct pqv_mou
     pthread_mutex_init(&m->lock, NULL);
     pthread_mutex_init(&m->load_lock, NULL);
     pthread_cond_init(&m->cond, NULL);
-    memset(&w, 0, sizeof(w));
-    w.report = m->opt.report;
-    w.report_ctx = m->opt.report_ctx;
-    w.damaged = &damaged;
+    mount_walk(m, &w, &damaged);
 
     /* The current state, verified as any reading command's, whatever
      * --at says: it is the chain every snapshot is checked against. */

@@ -231,6 +231,10 @@ struct pqv_mount {
     size_t nreported;
 };
 
+/* mount_walk(m, w, damaged): a names walk that reports damage through the
+ * view's report callback and counts it in *${damaged}. */
+struct names_walk;
+void mount_walk(const struct pqv_mount *m, struct names_walk *w, uint64_t *damaged);
 /* mount_report(m, name): the thread's failure reported once for ${name}. */
 void mount_report(struct pqv_mount *m, const char *name);
 

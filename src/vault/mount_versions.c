@@ -172,10 +172,7 @@ generation(struct pqv_mount *m, size_t k0, size_t k1, struct versions *vs)
     uint64_t damaged = 0;
     int rc;
 
-    memset(&w, 0, sizeof(w));
-    w.report = m->opt.report;
-    w.report_ctx = m->opt.report_ctx;
-    w.damaged = &damaged;
+    mount_walk(m, &w, &damaged);
     if ((rc = snapshots_state(m->v, &m->cur, &m->kept.s[k1 - 1], &gs)) != 0)
         return rc;
     /* The index is the current chain's: given back at once. */

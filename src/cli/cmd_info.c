@@ -36,13 +36,29 @@ default_cost(const struct pqv_kdf_params *p)
         p->lanes == pqv_kdf_default.lanes;
 }
 
+/* print_leftovers(r): "reclaimable:" and what check found to reclaim
+ * (the line goes on: the caller ends it). */
+static void
+print_leftovers(const struct pqv_check_result *r)
+{
+    char b[32];
+
+    format_bytes(b, sizeof(b), r->orphan_bytes);
+    printf("reclaimable:     %s in %llu leftover%s", b, (unsigned long long)r->orphans,
+        r->orphans == 1 ? "" : "s");
+    if (r->temporaries > 0)
+        printf(" and %llu temporar%s", (unsigned long long)r->temporaries,
+            r->temporaries == 1 ? "y" : "ies");
+    if (r->orphans + r->temporaries > 0)
+        printf(" ('pqvault gc' removes them)");
+}
+
 /* reclaimable_line(v, verified): what gc would free, when the catalogue
  * can be read (unlocked): check's structural pass, quietly. */
 static void
 reclaimable_line(pqv_vault *v, int verified)
 {
     struct pqv_check_result r;
-    char b[32];
     int rc;
 
     if (!verified) {
@@ -58,14 +74,7 @@ reclaimable_line(pqv_vault *v, int verified)
         printf("reclaimable:     not known (%s)\n", pqv_strerror(rc));
         return;
     }
-    format_bytes(b, sizeof(b), r.orphan_bytes);
-    printf("reclaimable:     %s in %llu leftover%s", b, (unsigned long long)r.orphans,
-        r.orphans == 1 ? "" : "s");
-    if (r.temporaries > 0)
-        printf(" and %llu temporar%s", (unsigned long long)r.temporaries,
-            r.temporaries == 1 ? "y" : "ies");
-    if (r.orphans + r.temporaries > 0)
-        printf(" ('pqvault gc' removes them)");
+    print_leftovers(&r);
     if (r.in_flight > 0)
         printf("; %llu being written by a running writer", (unsigned long long)r.in_flight);
     if (rc == PQV_E_INTEGRITY)
@@ -292,14 +301,7 @@ cmd_stats(struct args *a)
         n1, b1);
     printf("segments:        %llu, %s (the catalogue)\n", (unsigned long long)st.segments, b3);
     if (leftovers_known) {
-        format_bytes(b1, sizeof(b1), r.orphan_bytes);
-        printf("reclaimable:     %s in %llu leftover%s", b1, (unsigned long long)r.orphans,
-            r.orphans == 1 ? "" : "s");
-        if (r.temporaries > 0)
-            printf(" and %llu temporar%s", (unsigned long long)r.temporaries,
-                r.temporaries == 1 ? "y" : "ies");
-        if (r.orphans + r.temporaries > 0)
-            printf(" ('pqvault gc' removes them)");
+        print_leftovers(&r);
         if (crc == PQV_E_INTEGRITY)
             printf("; the vault is damaged: run 'pqvault check'");
         printf("\n");

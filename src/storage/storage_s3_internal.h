@@ -1,7 +1,7 @@
 /*
  * storage/storage_s3_internal.h: the S3 backend's state and helpers, shared
- * by storage_s3.c (the operations) and s3_lease.c (the writer lock, a
- * lease object renewed by a thread).
+ * by storage_s3.c (the operations), storage_s3_list.c (listing) and
+ * s3_lease.c (the writer lock, a lease object renewed by a thread).
  */
 #ifndef PQV_STORAGE_S3_INTERNAL_H
 #define PQV_STORAGE_S3_INTERNAL_H
@@ -74,6 +74,11 @@ int storage_s3_do_put(struct s3_storage *s, const char *name, const char *key,
     const uint8_t *data, size_t len, const struct s3_header *cond, struct s3_resp *r);
 /* storage_s3_do_get(s, key, maxlen, r): one GET of ${key}. */
 int storage_s3_do_get(struct s3_storage *s, const char *key, size_t maxlen, struct s3_resp *r);
+
+/* ---- storage_s3_list.c ---- */
+
+/* storage_s3_list(st, prefix, fn, ctx): the ops list of pqvault/storage.h. */
+int storage_s3_list(pqv_storage *st, const char *prefix, pqv_storage_list_fn fn, void *ctx);
 
 /* ---- s3_lease.c ---- */
 

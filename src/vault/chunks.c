@@ -8,6 +8,7 @@
 #include "vault/chunks.h"
 #include "vault/names.h"
 #include "vault/segment.h"
+#include "vault/segment_cache.h"
 #include "vault/state.h"
 #include "vault/vault_internal.h"
 
@@ -44,8 +45,10 @@ slot_of(const struct chunk_index *ix, const uint8_t id[CHUNK_ID_BYTES])
 static int
 resize(struct chunk_index *ix, size_t cap)
 {
-    struct chunk_index bigger = { NULL, cap, 0 };
+    struct chunk_index bigger = { NULL, cap, 0, 0 };
 
+    if (ix->borrowed)
+        return PQV_E_INVAL; /* shared: never changed */
     if ((bigger.slots = calloc(bigger.cap, sizeof(*bigger.slots))) == NULL)
         return PQV_E_NOMEM;
     for (size_t i = 0; i < ix->cap; i++)
@@ -82,6 +85,8 @@ chunks_put(struct chunk_index *ix, const struct chunk_rec *r)
     struct chunk_rec *s;
     int rc;
 
+    if (ix->borrowed)
+        return PQV_E_INVAL; /* shared: never changed */
     if (is_empty(r))
         return PQV_E_INTEGRITY; /* the one identity a table cannot hold */
     if (4 * (ix->n + 1) > 3 * ix->cap && (rc = grow(ix)) != 0)
@@ -118,7 +123,8 @@ chunks_get(struct chunk_index *ix, const uint8_t id[CHUNK_ID_BYTES])
 void
 chunks_free(struct chunk_index *ix)
 {
-    free(ix->slots);
+    if (!ix->borrowed)
+        free(ix->slots);
     memset(ix, 0, sizeof(*ix));
 }
 
@@ -166,6 +172,10 @@ chunks_of_state(pqv_vault *v, struct state *st, const struct names_walk *w)
         }
         return 0;
     }
+    if (segment_cache_chunks_find(v, st->epoch, st->chain, &st->chunks)) {
+        st->chunks_loaded = 1;
+        return 0;
+    }
     /* Sized once for every record the segments hold (their authenticated
      * counts, bounded by the bytes of their blocks), not grown by doubling
      * while 100,000 records go in. */
@@ -179,9 +189,11 @@ chunks_of_state(pqv_vault *v, struct state *st, const struct names_walk *w)
     if (records > 0 && records < (1u << 24) && chunks_reserve(&st->chunks, (size_t)records) != 0)
         return PQV_E_NOMEM;
     for (size_t i = 0; i < st->nsegs && rc == 0; i++) {
-        const struct segment *s = &st->segs[i];
+        struct segment *s = &st->segs[i];
         uint8_t last[CHUNK_ID_BYTES];
         int counted = 0, have_last = 0;
+        if ((rc = segment_fetch_part(v, s, SEGMENT_PART_CHUNKS)) != 0)
+            break;
         for (size_t b = 0; b < s->ncblocks && rc == 0; b++) {
             struct chunk_rec *recs;
             size_t n;
@@ -226,6 +238,8 @@ chunks_of_state(pqv_vault *v, struct state *st, const struct names_walk *w)
         return rc;
     }
     st->chunks_loaded = 1;
+    if (st->chunks_damaged == 0)
+        segment_cache_chunks_keep(v, st->epoch, st->chain, &st->chunks);
     if (!counting && st->chunks_damaged > 0) {
         error_restore(&st->chunks_error);
         return PQV_E_INTEGRITY;

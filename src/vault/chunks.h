@@ -32,6 +32,8 @@ struct chunk_rec {
 struct chunk_index {
     struct chunk_rec *slots;     /* id all zeros: empty */
     size_t cap, n;
+    int borrowed;                /* a copy of a cached index (segment_cache.h): read only,
+                                    chunks_free frees nothing */
 };
 
 /* chunks_put(ix, r): record ${r}, replacing an older record of its id

@@ -31,6 +31,7 @@
 #include "vault/chunks.h"
 #include "vault/mount_internal.h"
 #include "vault/names.h"
+#include "vault/segment_cache.h"
 #include "vault/snapshots.h"
 #include "vault/state.h"
 #include "vault/vault_internal.h"
@@ -359,6 +360,11 @@ pqv_mount_open(pqv_vault *v, const struct pqv_mount_options *opt, struct pqv_mou
     pthread_cond_init(&m->cond, NULL);
     mount_walk(m, &w, &damaged);
 
+    /* A mount lives long: it reads segments as they come, keeping only
+     * the states it shows (segment_cache.h); no state borrows from the
+     * cache of what this handle read before. */
+    segment_cache_free(v);
+    v->segcache_off = 1;
     /* The current state, verified as any reading command's, whatever
      * --at says: it is the chain every snapshot is checked against. */
     at = v->at_epoch;

@@ -181,6 +181,8 @@ generation(struct pqv_mount *m, size_t k0, size_t k1, struct versions *vs)
     memset(&gs.chunks, 0, sizeof(gs.chunks));
     gs.chunks_loaded = 0;
     for (size_t i = 0; i < gs.nsegs && rc == 0; i++) {
+        if ((rc = segment_fetch_part(m->v, &gs.segs[i], SEGMENT_PART_ENTRIES)) != 0)
+            break;
         for (size_t b = 0; b < gs.segs[i].nblocks && rc == 0; b++) {
             struct entry *es;
             size_t cnt;

@@ -5,6 +5,7 @@
  * each block of entries (building one: segment_build.c).  Everything read is checked before it is used:
  * lengths and counts are bounded by the head, which is authenticated first.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,7 @@
 #include "vault/entry.h"
 #include "vault/names.h"
 #include "vault/segment.h"
+#include "vault/segment_cache.h"
 #include "vault/segment_internal.h"
 #include "vault/vault_internal.h"
 
@@ -31,6 +33,15 @@ segment_free(struct segment *s)
 {
     if (s == NULL)
         return;
+    for (int i = 0; i < 2; i++)
+        if (!s->borrowed || (s->part_own & (1u << i)))
+            free(s->part[i]);
+    if (s->borrowed) {
+        util_wipe(s->cmd_key, sizeof(s->cmd_key));
+        util_wipe(s->key, sizeof(s->key));
+        memset(s, 0, sizeof(*s));
+        return;
+    }
     free(s->superseded);
     free(s->history);
     free(s->wrap);
@@ -417,6 +428,83 @@ segment_open(pqv_vault *v, uint64_t epoch, const uint8_t *blob, size_t len, stru
     return rc;
 }
 
+void
+segment_part_span(const struct segment *s, int part, uint64_t *lo, uint64_t *hi)
+{
+    uint64_t chunks_from = s->ncblocks > 0 ? s->cblocks[0].off : s->blocklen;
+
+    *lo = part == SEGMENT_PART_CHUNKS ? chunks_from : 0;
+    *hi = part == SEGMENT_PART_CHUNKS ? s->blocklen : chunks_from;
+}
+
+int
+segment_fetch_part(pqv_vault *v, struct segment *s, int part)
+{
+    char sname[STORAGE_NAME_MAX];
+    uint64_t lo, hi;
+    uint8_t *data;
+    int rc;
+
+    if (s->blockdata != NULL || s->part[part] != NULL)
+        return 0;
+    segment_part_span(s, part, &lo, &hi);
+    if (hi == lo)
+        return 0;
+    if (s->borrowed && (s->part[part] = segment_cache_part(v, s->epoch, part, NULL)) != NULL)
+        return 0;
+    if (hi - lo > SIZE_MAX || (data = malloc((size_t)(hi - lo))) == NULL)
+        return PQV_E_NOMEM;
+    segment_name(s->epoch, sname);
+    if ((rc = v->storage->ops->get_range(v->storage, sname, s->data_off + lo, data,
+             (size_t)(hi - lo))) != 0) {
+        free(data);
+        return error_subject(rc, sname);
+    }
+    /* The cache takes it (or gives the copy another thread read first). */
+    if (s->borrowed && (s->part[part] = segment_cache_part(v, s->epoch, part, data)) != NULL)
+        return 0;
+    s->part[part] = data;
+    if (s->borrowed)
+        s->part_own |= 1u << part;
+    return 0;
+}
+
+/* sealed_block(v, s, part, off, len, at, tmp): where the sealed block at
+ * ${off} of ${part} is: in what was read of the segment, or read alone now
+ * into *${tmp} (the caller frees it). */
+static int
+sealed_block(pqv_vault *v, const struct segment *s, int part, uint64_t off, uint64_t len,
+    const uint8_t **at, uint8_t **tmp)
+{
+    char sname[STORAGE_NAME_MAX];
+    uint64_t lo, hi;
+    int rc;
+
+    *tmp = NULL;
+    if (s->blockdata != NULL) {
+        *at = s->blockdata + off;
+        return 0;
+    }
+    segment_part_span(s, part, &lo, &hi);
+    if (off < lo || len > hi - off)
+        return error_set(PQV_E_INTEGRITY, NULL, "segment block outside its part");
+    if (s->part[part] != NULL) {
+        *at = s->part[part] + (off - lo);
+        return 0;
+    }
+    if ((*tmp = malloc((size_t)len)) == NULL)
+        return PQV_E_NOMEM;
+    segment_name(s->epoch, sname);
+    if ((rc = v->storage->ops->get_range(v->storage, sname, s->data_off + off, *tmp,
+             (size_t)len)) != 0) {
+        free(*tmp);
+        *tmp = NULL;
+        return error_subject(rc, sname);
+    }
+    *at = *tmp;
+    return 0;
+}
+
 int
 segment_block(pqv_vault *v, const struct segment *s, size_t i, struct entry **out, size_t *n)
 {
@@ -428,11 +516,19 @@ segment_block(pqv_vault *v, const struct segment *s, size_t i, struct entry **ou
     size_t plainlen = b->len - PQV_AEAD_TAG_BYTES, k = 0;
     int rc;
 
-    if ((plain = malloc(plainlen + 1)) == NULL)
+    const uint8_t *sealed;
+    uint8_t *tmp;
+
+    if ((rc = sealed_block(v, s, SEGMENT_PART_ENTRIES, b->off, b->len, &sealed, &tmp)) != 0)
+        return rc;
+    if ((plain = malloc(plainlen + 1)) == NULL) {
+        free(tmp);
         return PQV_E_NOMEM;
+    }
     segment_unit_nonce(i + 1, nonce);
-    rc = pqv_aead_open1(s->suite, s->key, nonce, s->header, SEGMENT_HEADER_BYTES,
-        s->blockdata + b->off, b->len, plain);
+    rc = pqv_aead_open1(s->suite, s->key, nonce, s->header, SEGMENT_HEADER_BYTES, sealed,
+        b->len, plain);
+    free(tmp);
     if (rc == PQV_E_INTEGRITY)
         rc = error_set(rc, NULL, "segment block %zu failed authentication", i);
     /* Each entry takes at least 3 bytes: bounds the count. */
@@ -482,14 +578,21 @@ segment_chunks(pqv_vault *v, const struct segment *s, size_t i, struct chunk_rec
     size_t plainlen = b->len - PQV_AEAD_TAG_BYTES;
     int rc;
 
-    (void)v;
+    const uint8_t *sealed;
+    uint8_t *tmp;
+
     *out = NULL;
     *n = 0;
-    if ((plain = malloc(plainlen + 1)) == NULL)
+    if ((rc = sealed_block(v, s, SEGMENT_PART_CHUNKS, b->off, b->len, &sealed, &tmp)) != 0)
+        return rc;
+    if ((plain = malloc(plainlen + 1)) == NULL) {
+        free(tmp);
         return PQV_E_NOMEM;
+    }
     segment_unit_nonce(s->nblocks + 1 + i, nonce);
-    rc = pqv_aead_open1(s->suite, s->key, nonce, s->header, SEGMENT_HEADER_BYTES,
-        s->blockdata + b->off, b->len, plain);
+    rc = pqv_aead_open1(s->suite, s->key, nonce, s->header, SEGMENT_HEADER_BYTES, sealed,
+        b->len, plain);
+    free(tmp);
     if (rc == PQV_E_INTEGRITY)
         rc = error_set(rc, NULL, "segment chunk block %zu failed authentication", i);
     if (rc == 0)

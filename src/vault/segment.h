@@ -21,6 +21,7 @@
  * million packs in one base, some 20 TiB of stored data). */
 #define MAX_SEGMENT_HEAD_BYTES (256u << 20)
 enum { SEGMENT_DELTA = 1, SEGMENT_BASE = 2 };
+enum { SEGMENT_PART_ENTRIES = 0, SEGMENT_PART_CHUNKS = 1 };
 
 struct seg_block {
     uint8_t first[TAG_BYTES];    /* tag of its first entry */
@@ -83,13 +84,22 @@ struct segment {
     struct seg_cblock *cblocks;      /* chunk records (format 3) */
     size_t ncblocks;
     uint64_t nchunks;
-    uint8_t *blockdata;              /* the sealed blocks */
+    uint8_t *blockdata;              /* the sealed blocks, read whole (NULL: read on demand) */
     uint64_t blocklen;
+    /* A large segment's blocks are read when needed (state_read_segment):
+     * one block alone for a lookup, or one part whole (the entry blocks,
+     * SEGMENT_PART_ENTRIES, or the chunk blocks, SEGMENT_PART_CHUNKS) for
+     * a walk of them (segment_fetch_part). */
+    uint64_t data_off;               /* where the blocks start in the segment's object */
+    uint8_t *part[2];                /* each part once read (NULL: not yet) */
+    unsigned part_own;               /* bit ${part}: a borrowed segment's own part */
     struct seg_ext *ext;             /* head extensions */
     size_t next;
     uint8_t key[32];                 /* K_seg */
     int cmd_key_known;
     uint8_t cmd_key[32];             /* unwrapped on first need */
+    int borrowed;                    /* a copy of a cached segment (segment_cache.h):
+                                        segment_free frees nothing it points to */
 };
 
 /* What segment_build writes. */
@@ -143,6 +153,13 @@ int segment_open_head(pqv_vault *v, uint64_t epoch, const uint8_t *bytes, size_t
 uint64_t segment_size(const struct segment *s);
 /* segment_open(v, epoch, blob, len, s): verify and parse segment ${epoch}. */
 int segment_open(pqv_vault *v, uint64_t epoch, const uint8_t *blob, size_t len, struct segment *s);
+/* segment_part_span(s, part, lo, hi): where ${part}'s blocks lie, from the
+ * first block's start. */
+void segment_part_span(const struct segment *s, int part, uint64_t *lo, uint64_t *hi);
+/* segment_fetch_part(v, s, part): ${part} of a segment read on demand read
+ * whole, in one request, before its blocks are walked (a no-op when it is
+ * already at hand).  A borrowed segment's part is the cache's. */
+int segment_fetch_part(pqv_vault *v, struct segment *s, int part);
 /* segment_block(v, s, i, out, n): the entries of block ${i}, verified. */
 int segment_block(pqv_vault *v, const struct segment *s, size_t i, struct entry **out, size_t *n);
 /* segment_chunks(v, s, i, out, n): the chunk records of chunk block ${i},

@@ -113,10 +113,12 @@ wanted(const struct walk *wk, uint64_t from, uint64_t to)
 /* each_in(wk, s): ${fn} on the entries of segment ${s} that a state to
  * give holds (the generation is walked newest first). */
 static int
-each_in(struct walk *wk, const struct segment *s)
+each_in(struct walk *wk, struct segment *s)
 {
-    int rc = 0;
+    int rc;
 
+    if ((rc = segment_fetch_part(wk->v, s, SEGMENT_PART_ENTRIES)) != 0)
+        return rc;
     for (size_t b = 0; b < s->nblocks && rc == 0; b++) {
         struct entry *es;
         size_t n;

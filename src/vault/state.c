@@ -24,6 +24,7 @@
 #include "vault/localstate.h"
 #include "vault/names.h"
 #include "vault/segment.h"
+#include "vault/segment_cache.h"
 #include "vault/snapshots.h"
 #include "vault/state.h"
 #include "vault/vault_internal.h"
@@ -157,6 +158,8 @@ state_read_segment(pqv_vault *v, uint64_t epoch, struct segment *s)
     size_t headlen;
     int rc;
 
+    if (segment_cache_find(v, epoch, s))
+        return 0;
     segment_name(epoch, sname);
     /* The header first: what it says bounds what is read next.  Then the
      * sealed head (bounded), authenticated, and only then the blocks whose
@@ -175,7 +178,10 @@ state_read_segment(pqv_vault *v, uint64_t epoch, struct segment *s)
             return rc;
         rc = segment_open(v, epoch, blob, len, s);
         free(blob);
-        return rc != 0 ? error_subject(rc, sname) : 0;
+        if (rc != 0)
+            return error_subject(rc, sname);
+        segment_cache_keep(v, s, size);
+        return 0;
     }
     if ((rc = v->storage->ops->get_range(v->storage, sname, 0, header, sizeof(header))) != 0)
         return rc;
@@ -192,24 +198,15 @@ state_read_segment(pqv_vault *v, uint64_t epoch, struct segment *s)
     free(head);
     if (rc != 0)
         return error_subject(rc, sname);
-    /* The blocks, and nothing after them. */
+    /* The blocks, and nothing after them; read when needed: a lookup
+     * reads one block, a walk one part whole (segment_fetch_part). */
     if ((total = segment_size(s)) != size) {
         segment_free(s);
         return error_set(PQV_E_INTEGRITY, sname, "segment has %llu bytes, its head says %llu",
             (unsigned long long)size, (unsigned long long)total);
     }
-    if (s->blocklen > 0) {
-        if ((s->blockdata = malloc(s->blocklen)) == NULL) {
-            segment_free(s);
-            return PQV_E_NOMEM;
-        }
-        rc = v->storage->ops->get_range(v->storage, sname, SEGMENT_HEADER_BYTES + headlen,
-            s->blockdata, s->blocklen);
-        if (rc != 0) {
-            segment_free(s);
-            return error_subject(rc, sname);
-        }
-    }
+    s->data_off = SEGMENT_HEADER_BYTES + headlen;
+    segment_cache_keep(v, s, size);
     return 0;
 }
 
@@ -471,7 +468,9 @@ state_load_reporting(pqv_vault *v, struct state *st, const struct names_walk *w)
     if (st->format == 1)
         return state_from_records(v, st, w);
     for (size_t i = 0; i < st->nsegs && rc == 0; i++) {
-        const struct segment *s = &st->segs[i];
+        struct segment *s = &st->segs[i];
+        if ((rc = segment_fetch_part(v, s, SEGMENT_PART_ENTRIES)) != 0)
+            break;
         for (size_t b = 0; b < s->nblocks && rc == 0; b++) {
             struct entry *es;
             size_t m;

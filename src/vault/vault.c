@@ -19,6 +19,7 @@
 #include "util/util.h"
 #include "vault/config.h"
 #include "vault/format1.h"
+#include "vault/segment_cache.h"
 #include "vault/state.h"
 #include "vault/txn.h"
 #include "vault/vault_internal.h"
@@ -579,6 +580,7 @@ pqv_vault_close(pqv_vault *v)
     if (v == NULL)
         return;
     pool_free(v->pool);
+    segment_cache_free(v);
     if (v->sink != NULL && v->sink->release != NULL)
         v->sink->release(v->sink_ctx);
     if (v->locked && v->storage != NULL)

@@ -1,0 +1,342 @@
+/*
+ * test_segment_cache.c: what a reading handle reads of the catalogue
+ * (src/vault/segment_cache.c, segment_fetch_part in src/vault/segment.c).
+ * A command that opens the state more than once (resolving --at, looking a
+ * name up, then reading it) reads each segment once; a large segment's
+ * blocks are read only as needed (one block for a lookup, one part whole
+ * for a walk); a writer holding the lock reads from the storage every
+ * time; and a segment a writer commits while a reader is open is seen by
+ * the reader's next lookup.  Bytes are counted by a storage that forwards
+ * to the local backend.
+ */
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "pqvault/aead.h"
+#include "pqvault/recovery.h"
+#include "pqvault/storage.h"
+#include "pqvault/vault.h"
+#include "vault_fixture.h"
+
+/* (Not a check: the set-up cannot go on.) */
+#define SETUP(cond)                                                          \
+    do {                                                                     \
+        if (!(cond)) {                                                       \
+            fprintf(stderr, "  %s:%d: set-up failed: %s\n", __FILE__,        \
+                __LINE__, #cond);                                            \
+            exit(2);                                                         \
+        }                                                                    \
+    } while (0)
+
+static const struct pqv_kdf_params cheap = { 1, 256, 1 };
+static const char pass[] = "correct horse";
+
+/* Enough entries for a segment well over the 1 MiB read whole. */
+#define FILES 12000
+
+static char dir[64], src[96], vdir[96];
+
+/* ---- a storage that counts what is read of the segments ---- */
+
+struct counting {
+    pqv_storage base;
+    pqv_storage *inner;
+    uint64_t seg_bytes, seg_reads;
+};
+static struct counting counted;
+
+static void
+count(const char *name, size_t len)
+{
+    if (strncmp(name, "segments/", 9) == 0) {
+        counted.seg_bytes += len;
+        counted.seg_reads++;
+    }
+}
+
+static int c_put(pqv_storage *s, const char *n, const uint8_t *d, size_t l)
+{ (void)s; return counted.inner->ops->put(counted.inner, n, d, l); }
+static int c_put_new(pqv_storage *s, const char *n, const uint8_t *d, size_t l)
+{ (void)s; return counted.inner->ops->put_new(counted.inner, n, d, l); }
+static int
+c_get(pqv_storage *s, const char *n, uint8_t **d, size_t *l, size_t m)
+{
+    int rc = counted.inner->ops->get(counted.inner, n, d, l, m);
+
+    (void)s;
+    if (rc == 0)
+        count(n, *l);
+    return rc;
+}
+static int
+c_get_range(pqv_storage *s, const char *n, uint64_t o, uint8_t *b, size_t l)
+{
+    int rc = counted.inner->ops->get_range(counted.inner, n, o, b, l);
+
+    (void)s;
+    if (rc == 0)
+        count(n, l);
+    return rc;
+}
+static int c_stat(pqv_storage *s, const char *n, uint64_t *z)
+{ (void)s; return counted.inner->ops->stat(counted.inner, n, z); }
+static int c_list(pqv_storage *s, const char *p, pqv_storage_list_fn f, void *c)
+{ (void)s; return counted.inner->ops->list(counted.inner, p, f, c); }
+static int c_del(pqv_storage *s, const char *n) { (void)s; return counted.inner->ops->del(counted.inner, n); }
+static int c_barrier(pqv_storage *s) { (void)s; return counted.inner->ops->barrier(counted.inner); }
+static int c_lock(pqv_storage *s, int w, char *h, size_t hl)
+{ (void)s; return counted.inner->ops->lock(counted.inner, w, h, hl); }
+static void c_unlock(pqv_storage *s) { (void)s; counted.inner->ops->unlock(counted.inner); }
+static void c_close(pqv_storage *s) { (void)s; }
+static const struct pqv_storage_ops counting_ops = {
+    .version = PQV_STORAGE_OPS_VERSION, .put = c_put, .put_new = c_put_new, .get = c_get,
+    .get_range = c_get_range, .stat = c_stat, .list = c_list, .del = c_del,
+    .barrier = c_barrier, .lock = c_lock, .unlock = c_unlock, .close = c_close,
+};
+
+/* ---- the vault ---- */
+
+static void
+write_src(const char *name, const char *text)
+{
+    char path[200];
+
+    snprintf(path, sizeof(path), "%s/%s", src, name);
+    vf_write_path(path, (const uint8_t *)text, strlen(text));
+}
+
+static void
+add_src(void)
+{
+    pqv_vault *w;
+
+    SETUP(vf_open_vault(NULL, vdir, pass, &w, 1) == 0);
+    SETUP(pqv_vault_add_path(w, src, "t", NULL) == 0);
+    pqv_vault_close(w);
+}
+
+/* file_name(i, out): the name of file ${i} under src (names that do not
+ * compress, so that the segment is large). */
+static void
+file_name(unsigned i, char *out, size_t n)
+{
+    uint64_t h = (i + 1) * 0x9e3779b97f4a7c15ull;
+
+    h ^= h >> 29;
+    snprintf(out, n, "d%02u/f%05u-%016llx", i % 60, i, (unsigned long long)h);
+}
+
+/* The vault: FILES small files, added; then "changing" added twice more,
+ * each time with other content (three snapshots). */
+static void
+make_vault(void)
+{
+    struct pqv_init_options opt = { "FrodoKEM-640-SHAKE", PQV_AEAD_AES256GCM, &cheap,
+        0, NULL, NULL, NULL, 0 };
+    char recovery[PQV_RECOVERY_CHARS], fp[PQV_FINGERPRINT_CHARS], path[200], name[64],
+        text[64];
+
+    snprintf(dir, sizeof(dir), "/tmp/pqvsegc.XXXXXX");
+    SETUP(mkdtemp(dir) != NULL);
+    snprintf(src, sizeof(src), "%s/src", dir);
+    snprintf(vdir, sizeof(vdir), "%s/v", dir);
+    SETUP(mkdir(src, 0700) == 0);
+    for (unsigned d = 0; d < 60; d++) {
+        snprintf(path, sizeof(path), "%s/d%02u", src, d);
+        SETUP(mkdir(path, 0755) == 0);
+    }
+    for (unsigned i = 0; i < FILES; i++) {
+        file_name(i, name, sizeof(name));
+        snprintf(text, sizeof(text), "file %u\n", i);
+        write_src(name, text);
+    }
+    write_src("changing", "version one\n");
+    SETUP(pqv_vault_create(vdir, NULL, (const uint8_t *)pass, strlen(pass), &opt, recovery,
+        fp) == 0);
+    add_src();
+    write_src("changing", "version two\n");
+    add_src();
+    write_src("changing", "version three\n");
+    add_src();
+}
+
+static void
+remove_vault(void)
+{
+    char cmd[128];
+
+    if (dir[0] != '\0' && getenv("PQV_KEEP") == NULL) {
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+        if (system(cmd) != 0)
+            fprintf(stderr, "cannot remove %s\n", dir);
+    }
+}
+
+/* largest_segment(): the size of the largest segment file. */
+static uint64_t
+largest_segment(void)
+{
+    char cmd[200];
+    unsigned long long size = 0;
+    FILE *f;
+
+    snprintf(cmd, sizeof(cmd), "find '%s/segments' -type f -printf '%%s\\n' | sort -n | tail -1",
+        vdir);
+    if ((f = popen(cmd, "r")) != NULL) {
+        if (fscanf(f, "%llu", &size) != 1)
+            size = 0;
+        pclose(f);
+    }
+    return size;
+}
+
+/* open_counted(out, lock): the vault over the counting storage. */
+static int
+open_counted(pqv_vault **out, int lock)
+{
+    if (counted.inner == NULL) {
+        if (pqv_storage_local_open(&counted.inner, vdir, 0) != 0)
+            return -1;
+        counted.base.ops = &counting_ops;
+    }
+    return vf_open_vault(&counted.base, NULL, pass, out, lock);
+}
+
+/* get_text(v, name, out, n): the file ${name} read through pqv_vault_get_fd. */
+static int
+get_text(pqv_vault *v, const char *name, char *out, size_t n)
+{
+    char path[128];
+    ssize_t got;
+    int fd, rc;
+
+    snprintf(path, sizeof(path), "%s/out", dir);
+    if ((fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600)) < 0)
+        return -1;
+    rc = pqv_vault_get_fd(v, name, fd, NULL);
+    got = pread(fd, out, n - 1, 0);
+    close(fd);
+    out[got > 0 ? got : 0] = '\0';
+    return rc;
+}
+
+static void
+ensure_vault(void)
+{
+    if (dir[0] != '\0')
+        return;
+    make_vault();
+    atexit(remove_vault);
+}
+
+/* A lookup, three more, and a get, over the newest state and over an
+ * older snapshot: each segment is read once, and of the large segment
+ * only its head and the blocks looked at. */
+static void
+test_lookups_read_little(void)
+{
+    struct pqv_entry e;
+    char name[80], text[64];
+    uint64_t large, epoch;
+    pqv_vault *v;
+
+    ensure_vault();
+    large = largest_segment();
+    REQUIRE(large > (3u << 19)); /* over 1.5 MiB */
+    REQUIRE(open_counted(&v, 0) == 0);
+    counted.seg_bytes = counted.seg_reads = 0;
+    for (unsigned i = 0; i < 4; i++) {
+        snprintf(name, sizeof(name), "t/");
+        file_name(i * 2999, name + 2, sizeof(name) - 2);
+        CHECK_EQ_INT(pqv_vault_lookup(v, name, &e), 0);
+        pqv_entry_clear(&e);
+    }
+    CHECK_EQ_INT(get_text(v, "t/changing", text, sizeof(text)), 0);
+    CHECK(strcmp(text, "version three\n") == 0);
+    /* (Before: the large segment read whole at each of the five.) */
+    if (counted.seg_bytes >= large / 2)
+        fprintf(stderr, "  read %llu bytes of segments, the largest has %llu\n",
+            (unsigned long long)counted.seg_bytes, (unsigned long long)large);
+    CHECK(counted.seg_bytes < large / 2);
+
+    /* An older snapshot (--at): the same, and its version. */
+    CHECK_EQ_INT(pqv_vault_resolve_snapshot(v, "latest~2", &epoch), 0);
+    pqv_vault_set_at(v, epoch);
+    counted.seg_bytes = 0;
+    CHECK_EQ_INT(get_text(v, "t/changing", text, sizeof(text)), 0);
+    CHECK(strcmp(text, "version one\n") == 0);
+    snprintf(name, sizeof(name), "t/");
+    file_name(FILES - 1, name + 2, sizeof(name) - 2);
+    CHECK_EQ_INT(pqv_vault_lookup(v, name, &e), 0);
+    pqv_entry_clear(&e);
+    CHECK(counted.seg_bytes < large / 2);
+    pqv_vault_close(v);
+}
+
+/* A list reads each part it walks once, and a second list nothing more. */
+static void
+test_walks_read_once(void)
+{
+    struct pqv_entry *es;
+    size_t n;
+    uint64_t large, first;
+    pqv_vault *v;
+
+    ensure_vault();
+    large = largest_segment();
+    REQUIRE(open_counted(&v, 0) == 0);
+    counted.seg_bytes = 0;
+    CHECK_EQ_INT(pqv_vault_list(v, NULL, NULL, &es, &n), 0);
+    CHECK_EQ_INT(n, FILES + 60 + 1 + 1); /* the files, their directories, changing, t */
+    pqv_entries_free(es, n);
+    first = counted.seg_bytes;
+    CHECK(first > large / 4);  /* the entry blocks were read ... */
+    CHECK(first < 2 * large);  /* ... once */
+    CHECK_EQ_INT(pqv_vault_list(v, "t/d07", NULL, &es, &n), 0);
+    CHECK_EQ_INT(n, FILES / 60 + 1);
+    pqv_entries_free(es, n);
+    CHECK_EQ_INT(counted.seg_bytes, first);
+    pqv_vault_close(v);
+}
+
+/* The writer lock reads from the storage each time; a reader sees what a
+ * writer committed after the reader read the state. */
+static void
+test_writer_and_fresh_segments(void)
+{
+    struct pqv_entry e;
+    char text[64];
+    uint64_t before;
+    pqv_vault *r, *w;
+
+    ensure_vault();
+    REQUIRE(open_counted(&w, 1) == 0);
+    CHECK_EQ_INT(pqv_vault_lookup(w, "t/changing", &e), 0);
+    pqv_entry_clear(&e);
+    before = counted.seg_bytes;
+    CHECK_EQ_INT(pqv_vault_lookup(w, "t/changing", &e), 0);
+    pqv_entry_clear(&e);
+    CHECK(counted.seg_bytes > before);
+    pqv_vault_close(w);
+
+    REQUIRE(open_counted(&r, 0) == 0);
+    CHECK_EQ_INT(get_text(r, "t/changing", text, sizeof(text)), 0);
+    CHECK(strcmp(text, "version three\n") == 0);
+    CHECK_EQ_INT(pqv_vault_lookup(r, "t/new", &e), PQV_E_NOTFOUND);
+    write_src("new", "a new file\n");
+    write_src("changing", "version four\n");
+    add_src();
+    CHECK_EQ_INT(get_text(r, "t/new", text, sizeof(text)), 0);
+    CHECK(strcmp(text, "a new file\n") == 0);
+    CHECK_EQ_INT(get_text(r, "t/changing", text, sizeof(text)), 0);
+    CHECK(strcmp(text, "version four\n") == 0);
+    pqv_vault_close(r);
+}
+
+TEST_MAIN(test_lookups_read_little, test_walks_read_once, test_writer_and_fresh_segments)

@@ -486,7 +486,7 @@ sealed_block(pqv_vault *v, const struct segment *s, int part, uint64_t off, uint
         return 0;
     }
     segment_part_span(s, part, &lo, &hi);
-    if (off < lo || len > hi - off)
+    if (off < lo || off > hi || len > hi - off)
         return error_set(PQV_E_INTEGRITY, NULL, "segment block outside its part");
     if (s->part[part] != NULL) {
         *at = s->part[part] + (off - lo);

@@ -502,7 +502,7 @@ pqv_vault_check(pqv_vault *v, const struct pqv_check_options *opt,
         return PQV_E_INVAL;
     if (opt == NULL)
         opt = &none;
-    if ((rc = state_check_format(v)) != 0) {
+    if ((rc = state_v1_check(v)) != 0) {
         /* A downgraded config: that is the finding. */
         if (rc != PQV_E_INTEGRITY)
             return rc;
@@ -597,7 +597,7 @@ gc(pqv_vault *v, const struct pqv_check_options *opt, struct pqv_check_result *r
         return rc;
     if (opt == NULL)
         opt = &none;
-    if ((rc = state_check_format(v)) != 0)
+    if ((rc = state_v1_check(v)) != 0)
         return rc;
     if (v->config.version == 1)
         return check_v1_gc(v, opt, result);

@@ -314,7 +314,7 @@ localstate_load(pqv_vault *v, struct localstate *seen)
 
     memset(seen, 0, sizeof(*seen));
     /* Read whatever the config says: a config of format 1 for a vault
-     * seen here as format 2 is a downgrade (state_check_format). */
+     * seen here as format 2 is a downgrade (state_v1_check). */
     if (v->state_dir == NULL || v->state_failed)
         return 0;
     if ((rc = state_file(v, path, sizeof(path))) != 0)

@@ -327,7 +327,7 @@ rm_many(pqv_vault *v, struct pqv_name_operand *ops, size_t n,
         return 0;
     /* A downgraded config is refused; a half-finished upgrade is finished
      * first (records removed beside its base would come back with it). */
-    if ((rc = state_check_format(v)) != 0 ||
+    if ((rc = state_v1_check(v)) != 0 ||
         (!opt->dry_run && (rc = upgrade_finish_interrupted(v, opt->report, opt->report_ctx)) != 0))
         return rc;
     /* Format 2 becomes 3 first, as with every writing command (its rm is

@@ -1,15 +1,11 @@
 /*
- * state.c: the catalogue's current state.  Format 2 (docs/FORMAT.md
- * section 11): the newest segment present, its chain verified back to its
- * base, each delta overriding the base's entries in epoch order.  Format 1:
- * every record, seen as entries whose extents are format-1 objects (so
- * every reader of the vault is written once, for format 2).
- *
+ * state.c: the catalogue's current state (docs/FORMAT.md section 11): the
+ * newest segment present, its chain verified back to its base, each delta
+ * overriding the base's entries in epoch order (format 1: state_v1.c).
  * A name is found without decrypting the whole catalogue (binary search of
- * each segment's block index, one block each); list and tree operations
- * load every entry (no KEM operation either way).  File keys are recovered
- * when data is read: one decapsulation per segment (its command key), or,
- * for a format-1 entry, its record's wrapped key.
+ * each segment's block index, one block read and opened each); list and
+ * tree operations load every entry (no KEM operation either way).  File
+ * keys are recovered when data is read: one decapsulation per segment.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -29,7 +25,6 @@
 #include "vault/state.h"
 #include "vault/vault_internal.h"
 
-/* No segment is larger (a million entries take about 100 MiB). */
 /* A segment up to this size is read whole before it is authenticated. */
 #define SEGMENT_READ_WHOLE (1u << 20)
 
@@ -59,75 +54,6 @@ compare_by_name_newest(const void *a, const void *b)
     return x->epoch > y->epoch ? -1 : x->epoch < y->epoch ? 1 : 0;
 }
 
-/* ---- format 1 as a state ---- */
-
-int
-state_entry_of_record(const struct record *r, struct entry *e)
-{
-    memset(e, 0, sizeof(*e));
-    if ((e->name = strdup(r->entry.name)) == NULL)
-        return PQV_E_NOMEM;
-    e->kind = r->entry.type == PQV_ENTRY_DIR ? KIND_DIR : KIND_FILE;
-    e->perm = r->entry.mode & 07777;
-    e->mtime_sec = r->entry.mtime_sec;
-    e->mtime_nsec = r->entry.mtime_nsec;
-    e->size = r->entry.size;
-    e->suite = r->entry.aead;
-    e->key_state = e->kind == KIND_FILE ? KEY_V1 : KEY_NONE;
-    if (r->entry.nobjects > 0 &&
-        (e->extents = calloc(r->entry.nobjects, sizeof(*e->extents))) == NULL) {
-        entry_clear(e);
-        return PQV_E_NOMEM;
-    }
-    for (uint32_t k = 0; k < r->entry.nobjects; k++, e->nextents++) {
-        struct extent *x = &e->extents[k];
-        x->file_off = (uint64_t)k * PQV_OBJECT_MAX_PLAIN;
-        x->plain_len = (uint32_t)object_plain_len(&r->entry, k);
-        x->stored_len = (uint32_t)object_sealed_size(x->plain_len);
-        memcpy(x->pack_id, r->object_ids[k], PACK_ID_BYTES);
-        x->pack_flags = PACK_V1_OBJECT;
-    }
-    return 0;
-}
-
-static int
-state_from_records(pqv_vault *v, struct state *st, const struct names_walk *w)
-{
-    struct catalogue cat;
-    int rc;
-
-    if ((rc = catalogue_load(v, &cat, w)) != 0)
-        return rc;
-    if (cat.n > 0 && (st->entries = calloc(cat.n, sizeof(*st->entries))) == NULL) {
-        catalogue_free(&cat);
-        return PQV_E_NOMEM;
-    }
-    for (size_t i = 0; i < cat.n && rc == 0; i++) {
-        if ((rc = state_entry_of_record(&cat.records[i], &st->entries[st->n])) == 0)
-            st->n++;
-    }
-    catalogue_free(&cat);
-    if (rc == 0) {
-        util_sort(st->entries, st->n, sizeof(*st->entries), compare_by_name_newest);
-        st->loaded = 1;
-    }
-    return rc;
-}
-
-/* entry_from_record(v, name, out): one format-1 record, by its name. */
-static int
-entry_from_record(pqv_vault *v, const char *name, struct entry *out)
-{
-    struct record r;
-    int rc;
-
-    if ((rc = record_read(v, name, &r)) != 0)
-        return rc;
-    rc = state_entry_of_record(&r, out);
-    record_clear(&r);
-    return rc;
-}
-
 /* ---- format 2 ---- */
 
 struct newest {
@@ -146,6 +72,20 @@ find_newest(void *ctx, const char *name, const uint8_t *id, uint64_t size)
     if (!nw->found || e > nw->epoch)
         nw->epoch = e;
     nw->found = 1;
+    return 0;
+}
+
+int
+state_newest_epoch(pqv_vault *v, const struct names_walk *w, uint64_t *epoch)
+{
+    struct newest nw = { 0, 0 };
+    int rc;
+
+    *epoch = 0;
+    if ((rc = names_walk(v->storage, "segments", 8, w, find_newest, &nw)) != 0)
+        return rc;
+    if (nw.found)
+        *epoch = nw.epoch;
     return 0;
 }
 
@@ -210,71 +150,6 @@ state_read_segment(pqv_vault *v, uint64_t epoch, struct segment *s)
     return 0;
 }
 
-/* ---- a config of format 1 beside format 2 ---- */
-
-int
-state_v1_segments(pqv_vault *v, uint64_t *newest, uint8_t chain[32])
-{
-    struct newest nw = { 0, 0 };
-    struct segment s;
-    char sname[STORAGE_NAME_MAX];
-    int rc;
-
-    *newest = 0;
-    if ((rc = names_walk(v->storage, "segments", 8, NULL, find_newest, &nw)) != 0)
-        return rc;
-    if (!nw.found)
-        return 0;
-    *newest = nw.epoch;
-    if (nw.epoch != 1)
-        return 0;
-    /* Half upgraded (FORMAT.md section 17) if segment 1 is the upgrade's
-     * base. */
-    if ((rc = state_read_segment(v, 1, &s)) != 0)
-        return rc;
-    segment_name(1, sname);
-    if (s.kind != SEGMENT_BASE)
-        rc = error_set(PQV_E_INTEGRITY, sname, "a format-1 vault holds a segment that is not an "
-            "upgrade's base");
-    memcpy(chain, s.chain, 32);
-    segment_free(&s);
-    return rc;
-}
-
-int
-state_check_format(pqv_vault *v)
-{
-    struct localstate seen;
-    uint64_t newest;
-    uint8_t chain[32];
-    int rc;
-
-    if (v->config.version >= 2 || v->identity == NULL)
-        return 0;
-    /* What this machine saw first, then the vault (as state_current). */
-    if ((rc = localstate_load(v, &seen)) != 0 || (rc = state_v1_segments(v, &newest, chain)) != 0)
-        return rc;
-    if (newest == 0 && !seen.known)
-        return 0; /* a format-1 vault */
-    if (newest == 1 && (!seen.known || (seen.epoch == 1 && util_ct_equal(seen.chain, chain, 32))))
-        return 0; /* half upgraded: the next writer finishes the upgrade */
-    /* Upgraded by another command since this one read the config? */
-    if ((rc = vault_reload_config(v)) != 0)
-        return rc < 0 ? rc : 0;
-    if (newest > 1)
-        return error_set(PQV_E_INTEGRITY, CONFIG_NAME, "downgrade: the config says format 1, "
-            "but the vault holds format-2 segments up to epoch %llu (a config from before its "
-            "upgrade has been put back)", (unsigned long long)newest);
-    if (newest == 1 && seen.epoch == 1)
-        return error_set(PQV_E_INTEGRITY, NULL, "fork: the vault's epoch 1 is not the one seen "
-            "here before (another upgrade of the vault is being served; if you put it back "
-            "yourself, accept it with pqvault accept)");
-    return error_set(PQV_E_INTEGRITY, CONFIG_NAME, "downgrade: the config says format 1, but "
-        "this vault was seen here as format %d at epoch %llu (a copy from before its upgrade "
-        "is being served; if you put it back yourself, accept it with pqvault accept)",
-        seen.format, (unsigned long long)seen.epoch);
-}
-
 /* check_chain(st): each delta continues the segment before it. */
 static int
 check_chain(struct state *st)
@@ -297,29 +172,28 @@ check_chain(struct state *st)
 int
 state_open(pqv_vault *v, struct state *st, const struct names_walk *w)
 {
-    struct newest nw = { 0, 0 };
-    uint64_t epoch;
+    uint64_t newest, epoch;
     int rc;
 
     memset(st, 0, sizeof(*st));
-    if ((rc = state_check_format(v)) != 0)
+    if ((rc = state_v1_check(v)) != 0)
         return rc;
     st->format = v->config.version;
     if (st->format == 1)
         return 0; /* records are read by name, or all by state_load */
-    if ((rc = names_walk(v->storage, "segments", 8, w, find_newest, &nw)) != 0)
+    if ((rc = state_newest_epoch(v, w, &newest)) != 0)
         return rc;
-    if (!nw.found)
+    if (newest == 0)
         return error_set(PQV_E_INTEGRITY, "segments", "no catalogue segment (deleted?)");
     /* From the newest back to its base. */
-    for (epoch = nw.epoch;; epoch--) {
+    for (epoch = newest;; epoch--) {
         struct segment s, *grown;
         if ((rc = state_read_segment(v, epoch, &s)) != 0) {
             if (rc == PQV_E_NOTFOUND) {
                 char sname[STORAGE_NAME_MAX];
                 segment_name(epoch, sname);
                 rc = error_set(PQV_E_INTEGRITY, sname, "is missing (epoch %llu needs it)",
-                    (unsigned long long)nw.epoch);
+                    (unsigned long long)newest);
             }
             goto fail;
         }
@@ -354,7 +228,7 @@ state_open(pqv_vault *v, struct state *st, const struct names_walk *w)
                 st->segs[i].version, st->segs[i - 1].version);
             goto fail;
         }
-    st->epoch = nw.epoch;
+    st->epoch = newest;
     st->base = st->segs[0].epoch;
     memcpy(st->chain, st->segs[st->nsegs - 1].chain, 32);
     return 0;
@@ -401,7 +275,7 @@ state_lookup(pqv_vault *v, struct state *st, const char *name, struct entry *out
         return entry_copy(out, e);
     }
     if (st->format == 1)
-        return entry_from_record(v, name, out);
+        return state_v1_lookup(v, name, out);
     if ((rc = segment_tag(v, name, tag)) != 0)
         return rc;
     for (size_t i = st->nsegs; i-- > 0;) {
@@ -465,8 +339,13 @@ state_load_reporting(pqv_vault *v, struct state *st, const struct names_walk *w)
 
     if (st->loaded)
         return 0;
-    if (st->format == 1)
-        return state_from_records(v, st, w);
+    if (st->format == 1) {
+        if ((rc = state_v1_load(v, st, w)) == 0) {
+            util_sort(st->entries, st->n, sizeof(*st->entries), compare_by_name_newest);
+            st->loaded = 1;
+        }
+        return rc;
+    }
     for (size_t i = 0; i < st->nsegs && rc == 0; i++) {
         struct segment *s = &st->segs[i];
         if ((rc = segment_fetch_part(v, s, SEGMENT_PART_ENTRIES)) != 0)

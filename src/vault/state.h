@@ -35,13 +35,21 @@ struct state {
 /* state_open(v, st, w): the current state (format 2: heads and chain
  * verified; format 1: every record loaded).  ${w} as for names_walk. */
 int state_open(pqv_vault *v, struct state *st, const struct names_walk *w);
-/* state_check_format(v): a config of format 1 is believed only for a
+/* state_v1_check(v): a config of format 1 is believed only for a
  * format-1 vault (no segment, not seen here as format 2) or a half-finished
  * upgrade (segment 1 alone, its base, verifying; if seen here, seen at epoch
  * 1 with its chain value); anything else is a downgrade (PQV_E_INTEGRITY).
  * v->config is replaced if the vault was upgraded meanwhile.  Unlocked
  * vaults only (a no-op otherwise, and for format 2). */
-int state_check_format(pqv_vault *v);
+int state_v1_check(pqv_vault *v);
+/* state_newest_epoch(v, w, epoch): the newest epoch of segments/ (0: no
+ * segment).  ${w} as for names_walk. */
+int state_newest_epoch(pqv_vault *v, const struct names_walk *w, uint64_t *epoch);
+/* state_v1_load(v, st, w): every record of a format-1 vault as an entry
+ * in ${st} (unsorted; state_load sorts them). */
+int state_v1_load(pqv_vault *v, struct state *st, const struct names_walk *w);
+/* state_v1_lookup(v, name, out): the format-1 record of ${name} as an entry. */
+int state_v1_lookup(pqv_vault *v, const char *name, struct entry *out);
 /* state_v1_segments(v, newest, chain): the segments beside a config of
  * format 1: *${newest} 0 (none) or the newest epoch; when it is 1, segment 1
  * is verified to be an upgrade's base and ${chain} is its chain value. */
@@ -73,9 +81,9 @@ size_t state_first_under(const struct state *st, const char *prefix);
 size_t state_next_under(const struct state *st, const char *prefix, size_t i);
 /* state_segment(st, epoch): the segment of ${epoch} in the chain, or NULL. */
 const struct segment *state_segment(const struct state *st, uint64_t epoch);
-/* state_entry_of_record(r, e): a format-1 record as an entry (its extents are
+/* state_v1_entry_of_record(r, e): a format-1 record as an entry (its extents are
  * its objects, KEY_V1: its key comes from its record when data is read). */
-int state_entry_of_record(const struct record *r, struct entry *e);
+int state_v1_entry_of_record(const struct record *r, struct entry *e);
 /* state_origin(st, name, out, outlen): where ${name} was added from (its
  * recorded origin, or its nearest ancestor's with the rest of the name);
  * 0, or -1 if unknown.  ${st} loaded. */

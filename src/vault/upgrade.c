@@ -72,7 +72,7 @@ entries_of_records(pqv_vault *v, const struct catalogue *cat, struct entry **out
     if (pool == NULL || (entries = calloc(cat->n + 1, sizeof(*entries))) == NULL)
         return PQV_E_NOMEM;
     for (size_t i = 0; i < cat->n && rc == 0; i++)
-        rc = state_entry_of_record(&cat->records[i], &entries[i]);
+        rc = state_v1_entry_of_record(&cat->records[i], &entries[i]);
     for (size_t first = 0; first < cat->n && rc == 0; first += UNWRAP_WINDOW) {
         size_t count = cat->n - first < UNWRAP_WINDOW ? cat->n - first : UNWRAP_WINDOW, k;
         for (k = 0; k < count; k++) {
@@ -260,7 +260,7 @@ upgrade_if_needed(pqv_vault *v, pqv_report_fn report, void *report_ctx)
     if (v->config.version != 1)
         return 0;
     /* A config put back from before an upgrade is not one to finish. */
-    if ((rc = state_check_format(v)) != 0 || v->config.version != 1)
+    if ((rc = state_v1_check(v)) != 0 || v->config.version != 1)
         return rc;
     segment_name(1, sname);
     rc = v->storage->ops->stat(v->storage, sname, NULL);

@@ -28,16 +28,6 @@
 #include "vault/pack.h"
 #include "vault_fixture.h"
 
-/* Set-up that cannot go on (in functions returning a value). */
-#define SETUP(cond)                                                          \
-    do {                                                                     \
-        if (!(cond)) {                                                       \
-            fprintf(stderr, "  %s:%d: set-up failed: %s\n", __FILE__,        \
-                __LINE__, #cond);                                            \
-            exit(2);                                                         \
-        }                                                                    \
-    } while (0)
-
 static const struct pqv_kdf_params cheap = { 1, 256, 1 };
 static const char pass[] = "correct horse";
 

@@ -21,6 +21,17 @@
 
 #include "pqvault/vault.h"
 
+/* SETUP(cond): set-up that cannot go on, not a check: exits 2 naming
+ * ${cond} (usable in functions returning a value). */
+#define SETUP(cond)                                                          \
+    do {                                                                     \
+        if (!(cond)) {                                                       \
+            fprintf(stderr, "  %s:%d: set-up failed: %s\n", __FILE__,        \
+                __LINE__, #cond);                                            \
+            exit(2);                                                         \
+        }                                                                    \
+    } while (0)
+
 /*
  * vf_open_vault(s, dir, pass, out, lock): open the vault over the storage
  * ${s} or, when ${s} is NULL, in the directory ${dir}; unlock with ${pass}

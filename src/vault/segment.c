@@ -505,34 +505,51 @@ sealed_block(pqv_vault *v, const struct segment *s, int part, uint64_t off, uint
     return 0;
 }
 
+/* open_block(v, s, part, off, len, unit, plain): the sealed block at
+ * ${off} of ${part}, unit ${unit} of the segment, opened into *${plain}
+ * (${len} - the tag's bytes, allocated one more; the caller wipes and
+ * frees it).  PQV_E_INTEGRITY, unexplained, if it fails authentication. */
+static int
+open_block(pqv_vault *v, const struct segment *s, int part, uint64_t off, uint64_t len,
+    uint64_t unit, uint8_t **plain)
+{
+    uint8_t nonce[PQV_AEAD_NONCE_BYTES], *tmp = NULL;
+    const uint8_t *sealed = NULL;
+    int rc;
+
+    if ((rc = sealed_block(v, s, part, off, len, &sealed, &tmp)) != 0)
+        return rc;
+    if ((*plain = malloc((size_t)(len - PQV_AEAD_TAG_BYTES) + 1)) == NULL) {
+        free(tmp);
+        return PQV_E_NOMEM;
+    }
+    segment_unit_nonce(unit, nonce);
+    rc = pqv_aead_open1(s->suite, s->key, nonce, s->header, SEGMENT_HEADER_BYTES, sealed,
+        (size_t)len, *plain);
+    free(tmp);
+    if (rc != 0) {
+        util_wipe(*plain, (size_t)(len - PQV_AEAD_TAG_BYTES));
+        free(*plain);
+        *plain = NULL;
+    }
+    return rc;
+}
+
 int
 segment_block(pqv_vault *v, const struct segment *s, size_t i, struct entry **out, size_t *n)
 {
     const struct seg_block *b = &s->blocks[i];
-    uint8_t nonce[PQV_AEAD_NONCE_BYTES], *plain;
-    uint8_t prev[TAG_BYTES];
+    uint8_t prev[TAG_BYTES], *plain;
     struct entry *es = NULL;
     struct cursor c;
     size_t plainlen = b->len - PQV_AEAD_TAG_BYTES, k = 0;
     int rc;
 
-    const uint8_t *sealed;
-    uint8_t *tmp;
-
-    if ((rc = sealed_block(v, s, SEGMENT_PART_ENTRIES, b->off, b->len, &sealed, &tmp)) != 0)
-        return rc;
-    if ((plain = malloc(plainlen + 1)) == NULL) {
-        free(tmp);
-        return PQV_E_NOMEM;
-    }
-    segment_unit_nonce(i + 1, nonce);
-    rc = pqv_aead_open1(s->suite, s->key, nonce, s->header, SEGMENT_HEADER_BYTES, sealed,
-        b->len, plain);
-    free(tmp);
-    if (rc == PQV_E_INTEGRITY)
-        rc = error_set(rc, NULL, "segment block %zu failed authentication", i);
+    if ((rc = open_block(v, s, SEGMENT_PART_ENTRIES, b->off, b->len, i + 1, &plain)) != 0)
+        return rc != PQV_E_INTEGRITY ? rc :
+            error_set(rc, NULL, "segment block %zu failed authentication", i);
     /* Each entry takes at least 3 bytes: bounds the count. */
-    if (rc == 0 && b->n > plainlen / 3)
+    if (b->n > plainlen / 3)
         rc = error_set(PQV_E_INTEGRITY, NULL, "segment block %zu is malformed", i);
     if (rc == 0 && (es = calloc(b->n, sizeof(*es))) == NULL)
         rc = PQV_E_NOMEM;
@@ -573,30 +590,18 @@ segment_chunks(pqv_vault *v, const struct segment *s, size_t i, struct chunk_rec
     size_t *n)
 {
     const struct seg_cblock *b = &s->cblocks[i];
-    uint8_t nonce[PQV_AEAD_NONCE_BYTES], *plain;
     struct chunk_rec *recs = NULL;
     size_t plainlen = b->len - PQV_AEAD_TAG_BYTES;
+    uint8_t *plain;
     int rc;
-
-    const uint8_t *sealed;
-    uint8_t *tmp;
 
     *out = NULL;
     *n = 0;
-    if ((rc = sealed_block(v, s, SEGMENT_PART_CHUNKS, b->off, b->len, &sealed, &tmp)) != 0)
-        return rc;
-    if ((plain = malloc(plainlen + 1)) == NULL) {
-        free(tmp);
-        return PQV_E_NOMEM;
-    }
-    segment_unit_nonce(s->nblocks + 1 + i, nonce);
-    rc = pqv_aead_open1(s->suite, s->key, nonce, s->header, SEGMENT_HEADER_BYTES, sealed,
-        b->len, plain);
-    free(tmp);
-    if (rc == PQV_E_INTEGRITY)
-        rc = error_set(rc, NULL, "segment chunk block %zu failed authentication", i);
-    if (rc == 0)
-        rc = segment_parse_chunks(s, i, plain, plainlen, b->n, &recs);
+    if ((rc = open_block(v, s, SEGMENT_PART_CHUNKS, b->off, b->len, s->nblocks + 1 + i,
+             &plain)) != 0)
+        return rc != PQV_E_INTEGRITY ? rc :
+            error_set(rc, NULL, "segment chunk block %zu failed authentication", i);
+    rc = segment_parse_chunks(s, i, plain, plainlen, b->n, &recs);
     util_wipe(plain, plainlen);
     free(plain);
     if (rc != 0)

@@ -332,6 +332,34 @@ PYEOF
     trap s3_stop_all EXIT
 fi
 
+# ---- a catalogue segment over 1 MiB: its blocks read in parts (ranged GETs) ----
+python3 - "$T/many" <<'PY'
+import os, sys
+root = sys.argv[1]
+for i in range(12000):
+    d = os.path.join(root, "d%02d" % (i % 60))
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "f%05d-%016x" % (i, (i + 1) * 0x9E3779B97F4A7C15 % 2**64)), "w") as f:
+        f.write("file %d\n" % i)
+PY
+printf 'first\n' >"$T/many/changing"
+expect_status 0 pqs add "$T/many" --name many
+printf 'second\n' >"$T/many/changing"
+expect_status 0 pqs add "$T/many" --name many
+expect_status 0 pqs list many
+check_ok "s3, a large segment: list gives every entry ($(wc -l <"$OUT"))" test "$(wc -l <"$OUT")" -eq 12062
+expect_status 0 pqs get many/changing -o -
+expect_stdout_contains "second"
+expect_status 0 pqs --at latest~1 get many/changing -o -
+expect_stdout_contains "first"
+expect_status 0 pqs get many/d07/f00007-f1bbcdcbfa53e0a8 -o -
+expect_stdout_contains "file 7"
+rm -rf "$T/many.out"
+expect_status 0 pqs --at latest~1 get many -o "$T/many.out"
+printf 'first\n' >"$T/many/changing"
+check_ok "s3, a large segment: the older snapshot's tree byte-exact" diff -r "$T/many" "$T/many.out/many"
+expect_status 0 pqs check
+
 expect_status 0 "$PQV" --help
 expect_stdout_contains "--s3-endpoint URL"
 expect_stdout_contains "--s3-ca-file FILE"

@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "storage/s3_config.h"
+#include "storage/s3_http_transfer.h"
 #include "util/util.h"
 
 #define EMPTY_SHA256 "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
@@ -245,165 +246,7 @@ put_handle(s3_http *h, CURL *c)
         curl_easy_cleanup(c);
 }
 
-/* ---- one attempt ---- */
-
-struct attempt {
-    const struct s3_req *req;
-    struct s3_resp *resp;
-    int head;
-    int keep;            /* the 2xx body is wanted */
-    size_t limit;        /* body limit (dest_len or max_body) */
-    size_t cap;          /* allocated for resp->body */
-    char *errbody;       /* error body, at most S3_ERROR_BODY_MAX */
-    size_t errlen;
-    size_t sent;         /* upload offset */
-};
-
-static int
-success(long status)
-{
-    return status >= 200 && status < 300;
-}
-
-static size_t
-on_header(char *buf, size_t size, size_t n, void *ud)
-{
-    struct attempt *a = ud;
-    struct s3_resp *r = a->resp;
-    size_t len = size * n, vlen;
-    const char *colon, *v;
-    char *field = NULL;
-    size_t cap = 0;
-
-    if (len >= 5 && memcmp(buf, "HTTP/", 5) == 0) {
-        /* A new status line: forget the headers of an interim reply. */
-        const char *sp = memchr(buf, ' ', len);
-        r->status = 0;
-        if (sp != NULL && (size_t)(sp - buf) + 4 <= len && sp[1] >= '1' && sp[1] <= '5')
-            r->status = strtol(sp + 1, NULL, 10);
-        r->etag[0] = r->date[0] = r->last_modified[0] = '\0';
-        r->have_length = 0;
-        return len;
-    }
-    if ((colon = memchr(buf, ':', len)) == NULL)
-        return len;
-    v = colon + 1;
-    vlen = len - (size_t)(v - buf);
-    while (vlen > 0 && (*v == ' ' || *v == '\t')) {
-        v++;
-        vlen--;
-    }
-    while (vlen > 0 && (v[vlen - 1] == '\r' || v[vlen - 1] == '\n' || v[vlen - 1] == ' '))
-        vlen--;
-#define IS(name) ((size_t)(colon - buf) == sizeof(name) - 1 && \
-    strncasecmp(buf, name, sizeof(name) - 1) == 0)
-    if (IS("ETag")) {
-        field = r->etag;
-        cap = sizeof(r->etag);
-    } else if (IS("Date")) {
-        field = r->date;
-        cap = sizeof(r->date);
-    } else if (IS("Last-Modified")) {
-        field = r->last_modified;
-        cap = sizeof(r->last_modified);
-    } else if (IS("Content-Length")) {
-        uint64_t cl = 0;
-        size_t i;
-        for (i = 0; i < vlen && v[i] >= '0' && v[i] <= '9' && cl < (UINT64_MAX / 10 - 10); i++)
-            cl = cl * 10 + (uint64_t)(v[i] - '0');
-        if (i == vlen && vlen > 0) {
-            r->content_length = cl;
-            r->have_length = 1;
-            /* Refuse an oversized body before anything is allocated. */
-            if (!a->head && a->keep && success(r->status) && cl > a->limit) {
-                r->too_large = 1;
-                return 0;
-            }
-        }
-    }
-#undef IS
-    if (field != NULL) {
-        if (vlen >= cap)
-            vlen = cap - 1;
-        memcpy(field, v, vlen);
-        field[vlen] = '\0';
-        for (size_t i = 0; i < vlen; i++)
-            if ((unsigned char)field[i] < 0x20 || field[i] == 0x7f)
-                field[i] = '?';
-    }
-    return len;
-}
-
-static size_t
-on_body(char *buf, size_t size, size_t n, void *ud)
-{
-    struct attempt *a = ud;
-    struct s3_resp *r = a->resp;
-    size_t len = size * n;
-
-    if (!success(r->status)) {
-        /* An error body: keep what fits, drop the rest. */
-        size_t room = S3_ERROR_BODY_MAX - a->errlen;
-        if (a->errbody == NULL && (a->errbody = malloc(S3_ERROR_BODY_MAX)) == NULL)
-            return 0;
-        if (len < room)
-            room = len;
-        memcpy(a->errbody + a->errlen, buf, room);
-        a->errlen += room;
-        return len;
-    }
-    if (!a->keep)
-        return len;
-    if (len > a->limit - r->body_len) {
-        r->too_large = 1;
-        return 0;
-    }
-    if (a->req->dest != NULL) {
-        memcpy(a->req->dest + r->body_len, buf, len);
-    } else {
-        if (r->body_len + len > a->cap) {
-            size_t cap = r->have_length && r->content_length <= a->limit
-                ? (size_t)r->content_length : (a->cap ? 2 * a->cap : 65536);
-            uint8_t *nb;
-            if (cap < r->body_len + len)
-                cap = r->body_len + len;
-            if (cap > a->limit)
-                cap = a->limit;
-            if ((nb = realloc(r->body, cap)) == NULL)
-                return 0;
-            r->body = nb;
-            a->cap = cap;
-        }
-        memcpy(r->body + r->body_len, buf, len);
-    }
-    r->body_len += len;
-    return len;
-}
-
-static size_t
-on_read(char *buf, size_t size, size_t n, void *ud)
-{
-    struct attempt *a = ud;
-    size_t len = size * n, left = a->req->body_len - a->sent;
-
-    if (len > left)
-        len = left;
-    if (len > 0)
-        memcpy(buf, a->req->body + a->sent, len);
-    a->sent += len;
-    return len;
-}
-
-static int
-on_seek(void *ud, curl_off_t offset, int origin)
-{
-    struct attempt *a = ud;
-
-    if (origin != SEEK_SET || offset < 0 || (uint64_t)offset > a->req->body_len)
-        return CURL_SEEKFUNC_FAIL;
-    a->sent = (size_t)offset;
-    return CURL_SEEKFUNC_OK;
-}
+/* ---- one attempt (its callbacks: s3_http_transfer.c) ---- */
 
 /* build_url(h, req, query, url): the request URL (path-style or virtual
  * host); the path also goes into ${path} for signing. */
@@ -539,7 +382,7 @@ attempt_once(s3_http *h, CURL *c, const struct s3_req *req, const char *payload_
     struct s3_sign_input in;
     struct s3_sign_output sig;
     struct curl_slist *list = NULL;
-    struct attempt a;
+    struct s3_http_attempt a;
     char amz_date[S3_AMZ_DATE_LEN], errbuf[CURL_ERROR_SIZE];
     size_t nh = 0, i;
     CURLcode code = CURLE_FAILED_INIT;
@@ -609,17 +452,17 @@ attempt_once(s3_http *h, CURL *c, const struct s3_req *req, const char *payload_
     curl_easy_setopt(c, CURLOPT_TCP_KEEPALIVE, 1L);
     curl_easy_setopt(c, CURLOPT_BUFFERSIZE, 256L * 1024);
     curl_easy_setopt(c, CURLOPT_UPLOAD_BUFFERSIZE, 512L * 1024);
-    curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, s3_http_transfer_header);
     curl_easy_setopt(c, CURLOPT_HEADERDATA, &a);
-    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, s3_http_transfer_body);
     curl_easy_setopt(c, CURLOPT_WRITEDATA, &a);
     if (h->ca_file != NULL)
         curl_easy_setopt(c, CURLOPT_CAINFO, h->ca_file);
     if (strcmp(req->method, "PUT") == 0) {
         curl_easy_setopt(c, CURLOPT_UPLOAD, 1L);
-        curl_easy_setopt(c, CURLOPT_READFUNCTION, on_read);
+        curl_easy_setopt(c, CURLOPT_READFUNCTION, s3_http_transfer_upload);
         curl_easy_setopt(c, CURLOPT_READDATA, &a);
-        curl_easy_setopt(c, CURLOPT_SEEKFUNCTION, on_seek);
+        curl_easy_setopt(c, CURLOPT_SEEKFUNCTION, s3_http_transfer_seek);
         curl_easy_setopt(c, CURLOPT_SEEKDATA, &a);
         curl_easy_setopt(c, CURLOPT_INFILESIZE_LARGE, (curl_off_t)req->body_len);
     } else if (a.head) {

@@ -173,12 +173,10 @@ open_dir_cached(struct dest *d, const char *dir, int *fd, uint64_t *gen)
 }
 
 int
-dest_open_file(struct dest_file *f, struct dest *d, const char *rel, const char *display,
-    int force, int allow_device)
+dest_prepare_file(struct dest_file *f, struct dest *d, const char *rel, const char *display)
 {
     char dir[4096];
     const char *base;
-    struct stat st;
     int rc;
 
     memset(f, 0, sizeof(*f));
@@ -189,20 +187,36 @@ dest_open_file(struct dest_file *f, struct dest *d, const char *rel, const char 
     f->tmp.slot = -1;
     if ((f->display = strdup(display)) == NULL)
         return PQV_E_NOMEM;
-    display = f->display; /* what the temporary borrows lives as long as it */
     if ((rc = split(rel, dir, sizeof(dir), &base)) != 0) {
         dest_close_file(f);
         return rc;
     }
     snprintf(f->base, sizeof(f->base), "%s", base);
-    if ((rc = open_dir_cached(d, dir, &f->dirfd, &f->dir_gen)) != 0)
-        goto fail;
-    if (fstatat(f->dirfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+    if ((rc = open_dir_cached(d, dir, &f->dirfd, &f->dir_gen)) != 0) {
+        dest_close_file(f);
+        return rc;
+    }
+    /* Before any temporary of ours is made there (by this thread or a
+     * worker): a live one of ours would be locked, but not yet between its
+     * creation and its flock. */
+    if (first_visit(d, dir))
+        clean_stale(f->dirfd);
+    return 0;
+}
+
+int
+dest_create_file(struct dest_file *f, int force, int allow_device)
+{
+    const char *display = f->display; /* what the temporary borrows lives as long as it */
+    struct stat st;
+    int rc = 0;
+
+    if (fstatat(f->dirfd, f->base, &st, AT_SYMLINK_NOFOLLOW) == 0) {
         if (S_ISDIR(st.st_mode)) {
             rc = error_set(PQV_E_EXISTS, display, "is a directory");
         } else if ((S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) && allow_device) {
             /* Written into, like cat > /dev/null; never replaced. */
-            if ((f->fd = io_openat(f->dirfd, base, O_WRONLY, 0, display)) < 0) {
+            if ((f->fd = io_openat(f->dirfd, f->base, O_WRONLY, 0, display)) < 0) {
                 rc = error_errno(display, "open", errno);
                 goto fail;
             }
@@ -220,9 +234,7 @@ dest_open_file(struct dest_file *f, struct dest *d, const char *rel, const char 
         rc = error_errno(display, "stat", errno);
         goto fail;
     }
-    if (first_visit(d, dir))
-        clean_stale(f->dirfd);
-    if ((rc = durable_begin(&f->tmp, f->dirfd, base, display, DURABLE_HIDDEN, 0600)) != 0) {
+    if ((rc = durable_begin(&f->tmp, f->dirfd, f->base, display, DURABLE_HIDDEN, 0600)) != 0) {
         error_subject(rc, display);
         goto fail;
     }
@@ -232,6 +244,15 @@ dest_open_file(struct dest_file *f, struct dest *d, const char *rel, const char 
 fail:
     dest_close_file(f);
     return rc;
+}
+
+int
+dest_open_file(struct dest_file *f, struct dest *d, const char *rel, const char *display,
+    int force, int allow_device)
+{
+    int rc = dest_prepare_file(f, d, rel, display);
+
+    return rc != 0 ? rc : dest_create_file(f, force, allow_device);
 }
 
 int
@@ -280,6 +301,24 @@ dest_sync_dirs(struct dest *d)
     d->ndirs = 0;
     d->noted_gen = 0;
     return rc;
+}
+
+void
+dest_keep_dirs(struct dest *d)
+{
+    size_t kept = 0;
+
+    for (size_t i = 0; i < d->ndirs; i++) {
+        int first_of_fs = 1;
+        for (size_t k = 0; k < kept && first_of_fs; k++)
+            first_of_fs = d->dirs[k].dev != d->dirs[i].dev;
+        if (first_of_fs)
+            d->dirs[kept++] = d->dirs[i];
+        else
+            close(d->dirs[i].fd);
+    }
+    d->ndirs = kept;
+    d->noted_gen = 0;
 }
 
 int

@@ -57,6 +57,14 @@ void dest_close(struct dest *d);
  * killed restore removed, a temporary begun; f->fd receives the plaintext. */
 int dest_open_file(struct dest_file *f, struct dest *d, const char *rel, const char *display,
     int force, int allow_device);
+/* dest_prepare_file(f, d, rel, display) then dest_create_file(f, force,
+ * allow_device): dest_open_file in two steps.  The first (the
+ * destination's own thread: it walks and caches directories, and cleans
+ * stale temporaries once per directory) leaves ${f} holding its directory;
+ * the second (any thread: it touches only ${f}) checks the existing target
+ * and makes the temporary.  Both close ${f} on failure. */
+int dest_prepare_file(struct dest_file *f, struct dest *d, const char *rel, const char *display);
+int dest_create_file(struct dest_file *f, int force, int allow_device);
 /* dest_commit_file(f, meta, force): mode and times, fsync, rename (over an
  * existing file only with ${force}), directory fsync; closes ${f}. */
 int dest_commit_file(struct dest_file *f, const struct durable_meta *meta, int force);
@@ -68,6 +76,12 @@ int dest_name_file(struct dest *d, struct dest_file *f, int force);
  * received names once. */
 int dest_note_dir(struct dest *d, int dirfd);
 int dest_sync_dirs(struct dest *d);
+/* dest_keep_dirs(d): between the batches of a batched restore, the
+ * directories that received names are left to the last dest_sync_dirs, one
+ * kept per file system (its syncfs covers the others).  Safe: every file
+ * was synced before it was named, so a name a crash loses was never
+ * reported durable, and a name that survives points at synced data. */
+void dest_keep_dirs(struct dest *d);
 /* dest_symlink(d, rel, display, target, force, meta): a symbolic link
  * (never followed), with its own owner and times. */
 int dest_symlink(struct dest *d, const char *rel, const char *display, const char *target,

@@ -14,11 +14,13 @@
 #ifndef PQV_VAULT_GET_INTERNAL_H
 #define PQV_VAULT_GET_INTERNAL_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "pqvault/vault.h"
 #include "util/error.h"
+#include "util/pool.h"
 #include "vault/dest.h"
 #include "vault/entry.h"
 #include "vault/state.h"
@@ -62,7 +64,35 @@ void get_stream_out_free(struct get_out *out);
 int get_stream_current(pqv_vault *v, struct state *st, const struct entry *e,
     struct get_out *out, struct entry *fresh, struct state *fresh_state);
 
+/* A worker's buffers for get_stream_inline: grown as a file needs them,
+ * reused from file to file, wiped after each. */
+struct get_bufs {
+    uint8_t *plain, *sealed, *scratch;
+    size_t plain_cap, sealed_cap, scratch_cap;
+    struct get_bufs *next;       /* (a restore's list of idle ones) */
+};
+
+/*
+ * get_stream_inline(v, e, file_key, out, b): the plaintext of ${e} to
+ * ${out} (a file of ours: written at offsets, holes left), its extents
+ * read and opened one after another on the calling thread, which may be a
+ * worker of the pool (it never waits on the pool).  ${file_key}: what
+ * state_file_key gave (asked on the thread that owns the state).
+ * PQV_E_NOTFOUND: data missing (a writer or gc raced: the caller retries
+ * with get_stream_current, which reads the catalogue again).
+ */
+int get_stream_inline(pqv_vault *v, const struct entry *e, const uint8_t *file_key,
+    struct get_out *out, struct get_bufs *b);
+/* get_stream_bufs_free(b): the buffers freed (they were wiped after use). */
+void get_stream_bufs_free(struct get_bufs *b);
+
 /* ---- get_restore.c ---- */
+
+/* A small file (at most RESTORE_ASYNC_MAX bytes, no extended attributes)
+ * of a tree is written on the worker pool: its temporary made, its data
+ * opened and written, its attributes set, while this thread walks on;
+ * a batch's files then go through flush together, in order. */
+#define RESTORE_ASYNC_MAX (4u << 20)
 
 struct pending {
     struct dest_file f;
@@ -70,6 +100,13 @@ struct pending {
     size_t idx;                  /* its index in the state (RESTORE_NO_ENTRY: none) */
     struct entry fresh;          /* if it changed while read */
     int done;                    /* nothing to name: only to report (in order) */
+    /* Written on the pool (async): the job, what it needs, its outcome. */
+    int async;
+    struct pool_job job;
+    struct restore *r;
+    uint8_t file_key[PQV_FILE_KEY_BYTES];
+    int rc;                      /* the job's failure (its error in job.error):
+                                    reported at flush, in order */
 };
 
 /* A name that was a hard link of a file restored earlier in this run. */
@@ -85,7 +122,12 @@ struct restore {
     struct dest d;
     const struct pqv_get_options *opt;
     struct get_out progress;
-    struct pending batch[RESTORE_BATCH_FILES];
+    struct pending *batch;       /* the batch being written: RESTORE_BATCH_FILES slots */
+    struct pending *syncing;     /* the one before, being synced on the pool */
+    struct pending *batches;     /* both, one allocation (made at first use) */
+    size_t nsyncing;
+    struct pool_job sync_job;    /* syncing's sync */
+    unsigned char synced[RESTORE_BATCH_FILES];  /* syncing[i] covered by a syncfs */
     size_t nbatch, batch_max;    /* batch_max: what the descriptor limit allows */
     uint64_t batch_bytes;
     struct hardlink *links;
@@ -103,6 +145,11 @@ struct restore {
      * restored (several operands: each is told its own); NULL: not wanted */
     void (*failed_cb)(void *ctx, size_t idx, int rc);
     void *failed_ctx;
+    /* The async files' buffers: idle ones, taken and given back by the
+     * workers under bufs_mu (made at the first async file). */
+    int bufs_ready;
+    pthread_mutex_t bufs_mu;
+    struct get_bufs *bufs;
 };
 
 /* restore.cur and pending.idx when no entry of the state is meant. */
@@ -119,7 +166,7 @@ const char *get_restore_strip(const char *name, unsigned n);
 /* get_restore_join(out, outlen, dir, name): "dir/name", one slash. */
 int get_restore_join(char *out, size_t outlen, const char *dir, const char *name);
 /* get_restore_batch_limit(): files per batch: RESTORE_BATCH_FILES, or fewer
- * if the descriptor limit (two per pending file, and room) is low. */
+ * if the descriptor limit (four per slot: two batches) is low. */
 size_t get_restore_batch_limit(void);
 /* get_restore_one(r, e, rel, display, allow_device): one entry of any kind
  * at ${rel} below the destination; a file is queued in the batch (1: a

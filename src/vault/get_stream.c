@@ -196,6 +196,70 @@ done:
     return rc;
 }
 
+/* grow(p, cap, need): ${*p} holds at least ${need} bytes. */
+static int
+grow(uint8_t **p, size_t *cap, size_t need)
+{
+    uint8_t *n;
+
+    if (*cap >= need)
+        return 0;
+    /* (What it held was wiped after its file: nothing to carry over.) */
+    free(*p);
+    *cap = 0;
+    if ((n = malloc(need)) == NULL) {
+        *p = NULL;
+        return PQV_E_NOMEM;
+    }
+    *p = n;
+    *cap = need;
+    return 0;
+}
+
+int
+get_stream_inline(pqv_vault *v, const struct entry *e, const uint8_t *file_key,
+    struct get_out *out, struct get_bufs *b)
+{
+    uint64_t pos = 0;
+    size_t plain_used = 0, scratch_used = 0;
+    int rc = 0;
+
+    for (uint32_t i = 0; rc == 0 && i < e->nextents; i++) {
+        const struct extent *x = &e->extents[i];
+        if (x->plain_len > PQV_OBJECT_MAX_PLAIN || x->stored_len > pack_sealed_max()) {
+            rc = error_set(PQV_E_INTEGRITY, e->name, "extent %u is too large", i);
+            break;
+        }
+        if ((rc = grow(&b->plain, &b->plain_cap, x->plain_len > 0 ? x->plain_len : 1)) != 0 ||
+            (rc = grow(&b->sealed, &b->sealed_cap, x->stored_len > 0 ? x->stored_len : 1)) != 0 ||
+            (rc = grow(&b->scratch, &b->scratch_cap, x->stored_len > 0 ? x->stored_len : 1)) != 0)
+            break;
+        if (x->plain_len > plain_used)
+            plain_used = x->plain_len;
+        if (x->stored_len > scratch_used)
+            scratch_used = x->stored_len;
+        rc = pack_read_extent(v, e->suite, file_key, i, x, b->plain, b->sealed, b->scratch);
+        if (rc == 0)
+            rc = put_extent(out, x, b->plain, &pos);
+    }
+    if (rc == 0 && pos < e->size && ftruncate(out->fd, (off_t)e->size) != 0)
+        rc = error_errno(out->name, "truncate", errno); /* a trailing hole */
+    if (b->plain != NULL)
+        util_wipe(b->plain, plain_used < b->plain_cap ? plain_used : b->plain_cap);
+    if (b->scratch != NULL)
+        util_wipe(b->scratch, scratch_used < b->scratch_cap ? scratch_used : b->scratch_cap);
+    return rc;
+}
+
+void
+get_stream_bufs_free(struct get_bufs *b)
+{
+    free(b->plain);
+    free(b->sealed);
+    free(b->scratch);
+    memset(b, 0, sizeof(*b));
+}
+
 /* same_data(a, b): whether two entries name the same data. */
 static int
 same_data(const struct entry *a, const struct entry *b)

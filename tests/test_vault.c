@@ -584,6 +584,29 @@ static const struct pqv_storage_ops hook_ops = {
     .barrier = h_barrier, .lock = h_lock, .unlock = h_unlock, .close = h_close,
 };
 
+/* hooked_reader(hook): the test vault opened and unlocked over the hooked
+ * storage, ${hook} to run at its first read of a pack; NULL on failure. */
+static pqv_vault *
+hooked_reader(void (*hook)(void))
+{
+    char dir[512];
+    pqv_vault *r = NULL;
+
+    path_of(dir, sizeof(dir), "vault");
+    if (pqv_storage_local_open(&hooked.inner, dir, 0) != 0)
+        return NULL;
+    hooked.base.ops = &hook_ops;
+    hooked.fired = 0;
+    hooked.hook = hook;
+    if (pqv_vault_open_storage(&r, &hooked.base, NULL, NULL) != 0)
+        return NULL;
+    if (pqv_vault_unlock(r, PASS) != 0) {
+        pqv_vault_close(r);
+        return NULL;
+    }
+    return r;
+}
+
 static void
 replace_racefile(void)
 {
@@ -620,7 +643,7 @@ remove_racefile(void)
 static void
 test_reader_races_writer(void)
 {
-    char dir[512], path[512], out[512];
+    char path[512], out[512];
     uint8_t *old = pattern(5000, 1), *new = pattern(7000, 2);
     pqv_vault *w, *r = NULL;
 
@@ -632,13 +655,7 @@ test_reader_races_writer(void)
     CHECK(pqv_vault_add_path(w, path, "race", NULL) == 0);
     pqv_vault_close(w);
 
-    path_of(dir, sizeof(dir), "vault");
-    REQUIRE(pqv_storage_local_open(&hooked.inner, dir, 0) == 0);
-    hooked.base.ops = &hook_ops;
-    hooked.fired = 0;
-    hooked.hook = replace_racefile;
-    REQUIRE(pqv_vault_open_storage(&r, &hooked.base, NULL, NULL) == 0);
-    REQUIRE(pqv_vault_unlock(r, PASS) == 0);
+    REQUIRE((r = hooked_reader(replace_racefile)) != NULL);
     path_of(out, sizeof(out), "race.got");
     CHECK(pqv_vault_get(r, "race", out, NULL) == 0);
     CHECK(hooked.fired);
@@ -718,13 +735,7 @@ test_tree_reader_races_writer(void)
     CHECK(pqv_vault_add_path(w, path, "rt/b", NULL) == 0);
     pqv_vault_close(w);
 
-    path_of(path, sizeof(path), "vault");
-    REQUIRE(pqv_storage_local_open(&hooked.inner, path, 0) == 0);
-    hooked.base.ops = &hook_ops;
-    hooked.fired = 0;
-    hooked.hook = replace_tree_file;
-    REQUIRE(pqv_vault_open_storage(&r, &hooked.base, NULL, NULL) == 0);
-    REQUIRE(pqv_vault_unlock(r, PASS) == 0);
+    REQUIRE((r = hooked_reader(replace_tree_file)) != NULL);
     path_of(out, sizeof(out), "rtree.got");
     CHECK(pqv_vault_get(r, "rt", out, NULL) == 0);
     CHECK(hooked.fired);

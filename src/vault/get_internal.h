@@ -4,8 +4,10 @@
  *                  bounded window ahead, to a file (at offsets, holes left)
  *                  or a stream (in order, holes as zeros), tolerating a
  *                  writer that replaces the file meanwhile
- *   get_restore.c  restoring entries into a destination: batches of files
- *                  written, verified, synced together and named; links,
+ *   get_batch.c    a restore's files in batches: written and verified
+ *                  (small ones on the pool), synced together while the
+ *                  next batch is written, named in order
+ *   get_restore.c  restoring entries into a destination: each kind, links,
  *                  hard links, directories' attributes deepest first
  *   get.c          the name looked up (a damaged block tolerated for a
  *                  tree), a single file or a tree -> the result
@@ -154,6 +156,24 @@ struct restore {
 
 /* restore.cur and pending.idx when no entry of the state is meant. */
 #define RESTORE_NO_ENTRY ((size_t)-1)
+
+/* ---- get_batch.c ---- */
+
+/* get_batch_next(r): the batch's next slot (both batches made at first
+ * use), or NULL. */
+struct pending *get_batch_next(struct restore *r);
+/* get_batch_file(r, e, rel, display, allow_device): write ${e} into a
+ * temporary at ${rel}, verified, with its attributes (on the pool when
+ * small), queued in the batch; a full batch is flushed. */
+int get_batch_file(struct restore *r, const struct entry *e, const char *rel,
+    const char *display, int allow_device);
+/* get_batch_flush(r, all): the batch's files written, then synced on the
+ * pool while the next batch is written, the one before named first;
+ * ${all} (or not batched): synced and named before returning. */
+int get_batch_flush(struct restore *r, int all);
+/* get_batch_free(r): both batches' files waited for and removed, the
+ * buffers freed. */
+void get_batch_free(struct restore *r);
 
 /* get_restore_said(r, e, name, what): an entry restored: said and counted. */
 void get_restore_said(struct restore *r, const struct entry *e, const char *name,

@@ -40,8 +40,9 @@
 #define BUFFER_BUDGET (16u << 20)
 /* Files whose chunks are in flight. */
 #define PENDING_MAX 256
-/* The read buffer: room for a whole chunk and a large read after it. */
-#define READ_BUF (2 * CHUNK_MAX)
+/* The read buffer: topped up when less than a largest chunk is left in
+ * it, by reads of at least three (cut_region). */
+#define READ_BUF (4 * CHUNK_MAX)
 
 /* A file whose chunks are in flight. */
 struct pending {
@@ -375,26 +376,33 @@ fill(const struct feed *in, uint8_t *buf, size_t want, uint64_t off, size_t *got
 
 /* cut_region(p, pf, in, off, len): the region [off, off + len) of the
  * input (len UINT64_MAX: a stream, to its end) cut into chunks and
- * submitted; the stream's length returned in pf->e.size. */
+ * submitted; the stream's length returned in pf->e.size.  The buffer holds
+ * [start, have): it is topped up only when less than a largest chunk is
+ * left (what is left moved to its front first), so that each byte is
+ * moved at most once in a while rather than after every chunk; what it
+ * held is wiped once, at the end. */
 static int
 cut_region(struct chunk_pipe *p, struct pending *pf, const struct feed *in, uint64_t off,
     uint64_t len)
 {
     uint8_t *buf = p->rbuf;
-    size_t have = 0;
+    size_t start = 0, have = 0, used = 0;
     uint64_t read_to = off, pos = off;
-    int eof = 0, rc;
+    int eof = 0, rc = 0;
 
     for (;;) {
-        /* Top up the buffer (the rest of the region, or a stream). */
-        if (!eof && have < READ_BUF) {
+        if (!eof && have - start <= CHUNK_MAX) {
             uint64_t left = len == UINT64_MAX ? READ_BUF : off + len - read_to;
-            size_t want = (size_t)(left < READ_BUF - have ? left : READ_BUF - have), got;
+            size_t want, got;
+            memmove(buf, buf + start, have - start);
+            have -= start;
+            start = 0;
+            want = (size_t)(left < READ_BUF - have ? left : READ_BUF - have);
             if (want > 0) {
-                if ((rc = fill(in, buf + have, want, read_to, &got)) != 0) {
-                    util_wipe(buf, have + want);
-                    return rc;
-                }
+                if (have + want > used)
+                    used = have + want;
+                if ((rc = fill(in, buf + have, want, read_to, &got)) != 0)
+                    break;
                 have += got;
                 read_to += got;
                 if (len == UINT64_MAX ? got < want : read_to == off + len)
@@ -403,27 +411,24 @@ cut_region(struct chunk_pipe *p, struct pending *pf, const struct feed *in, uint
                 eof = 1;
             }
         }
-        if (have == 0)
+        if (have == start)
             break;
-        size_t cut = have;
-        if (have > CHUNK_MIN || !eof) {
-            if ((rc = chunker_next(p->chunker, buf, have, eof, &cut)) != 0)
-                return rc;
+        size_t cut = have - start;
+        if (cut > CHUNK_MIN || !eof) {
+            if ((rc = chunker_next(p->chunker, buf + start, have - start, eof, &cut)) != 0)
+                break;
             if (cut == 0)
                 continue; /* more data decides */
         }
-        if ((rc = submit(p, pf, buf, cut, pos)) != 0) {
-            util_wipe(buf, have);
-            return rc;
-        }
-        util_wipe(buf, cut);
-        memmove(buf, buf + cut, have - cut);
-        have -= cut;
+        if ((rc = submit(p, pf, buf + start, cut, pos)) != 0)
+            break;
+        start += cut;
         pos += cut;
     }
-    if (len == UINT64_MAX)
+    util_wipe(buf, used);
+    if (rc == 0 && len == UINT64_MAX)
         pf->e.size = pos - off;
-    return 0;
+    return rc;
 }
 
 /* read_regions(p, pf, src, f): every data region of the file cut. */

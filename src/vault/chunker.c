@@ -43,6 +43,8 @@
 #define LANES 8
 #define LANE_RUN 512
 #define BATCH (LANES * LANE_RUN)
+/* Decisions tested at once (chunker_next). */
+#define GROUP 16
 /* Cut masks (FastCDC's normalised chunking, level 2): before the normal
  * size a cut needs 21 zero bits (one position in 2 Mi), after it 17 (one
  * in 128 Ki): most chunks end a little after CHUNK_NORMAL. */
@@ -207,10 +209,17 @@ static void
 fingerprints(struct chunker *c, const uint8_t *data, size_t base, size_t n)
 {
     if (n == BATCH) {
-        uint64_t f[LANES];
-        for (size_t j = 0; j < LANES; j++)
-            f[j] = fingerprint(c, data + base + j * LANE_RUN - CHUNK_WINDOW);
+        uint64_t f[LANES] = { 0 };
+        /* The lanes' first windows, interleaved too (one after another,
+         * each is a chain of 64 dependent steps). */
+        for (size_t i = 0; i < CHUNK_WINDOW; i++)
+#pragma GCC unroll 8
+            for (size_t j = 0; j < LANES; j++) {
+                uint8_t b = data[base + j * LANE_RUN - CHUNK_WINDOW + i];
+                f[j] = (f[j] << 8) ^ b ^ c->push[f[j] >> 56];
+            }
         for (size_t i = 0; i < LANE_RUN; i++)
+#pragma GCC unroll 8
             for (size_t j = 0; j < LANES; j++) {
                 size_t at = base + j * LANE_RUN + i;
                 uint8_t *b = c->blocks + 16 * (j * LANE_RUN + i);
@@ -257,13 +266,26 @@ chunker_next(struct chunker *c, const uint8_t *data, size_t len, int final, size
         if (EVP_EncryptUpdate(c->aes, c->out, &outl, c->blocks, (int)(16 * n)) != 1 ||
             outl != (int)(16 * n))
             return error_set(PQV_E_CRYPTO, NULL, "AES-128 for the chunker");
-        for (size_t i = 0; i < n; i++) {
-            size_t at = base + i;
-            uint64_t d = util_load_le64(c->out + 16 * i);
-            uint64_t mask = at < CHUNK_NORMAL ? MASK_STRICT : MASK_LOOSE;
-            if ((d & mask) == 0) {
-                *cut = at;
-                return 0;
+        for (size_t g = 0; g < n; g += GROUP) {
+            size_t m = n - g < GROUP ? n - g : GROUP;
+            /* A cut needs at least the loose mask's bits zero (the strict
+             * mask holds them all): one rare test for a group, without a
+             * branch per position. */
+            uint64_t any = 0;
+            /* (d & MASK_LOOSE) - 1 wraps to its top bit set iff it was
+             * zero.) */
+            for (size_t i = g; i < g + m; i++)
+                any |= (util_load_le64(c->out + 16 * i) & MASK_LOOSE) - 1;
+            if ((any >> 63) == 0)
+                continue;
+            for (size_t i = g; i < g + m; i++) {
+                size_t at = base + i;
+                uint64_t d = util_load_le64(c->out + 16 * i);
+                uint64_t mask = at < CHUNK_NORMAL ? MASK_STRICT : MASK_LOOSE;
+                if ((d & mask) == 0) {
+                    *cut = at;
+                    return 0;
+                }
             }
         }
         base -= BATCH - n; /* a partial batch advances by n */

@@ -42,15 +42,22 @@ struct pack_job {
     pqv_vault *v;
     struct buf data;
     uint8_t id[PACK_ID_BYTES];
+    uint8_t hash[32];            /* the pack's SHA-256, made by the job */
+    size_t introduced;           /* its place in t->introduced */
     int busy;
 };
 
+/* pack_job_run: on the pool, the pack's hash (the segment records it;
+ * wait_job copies it there) and its put: neither on the thread that
+ * fills the next pack. */
 static void
 pack_job_run(struct pool_job *pj)
 {
     struct pack_job *j = (struct pack_job *)pj;
     char sname[STORAGE_NAME_MAX];
 
+    if ((j->job.rc = kdf_sha256(j->hash, j->data.p, j->data.len)) != 0)
+        return;
     j->v->sink->pack_name(j->v, j->id, sname);
     j->job.rc = j->v->storage->ops->put(j->v->storage, sname, j->data.p, j->data.len);
 }
@@ -162,6 +169,8 @@ wait_job(struct txn *t, struct pack_job *j)
     rc = pool_wait(pool, &j->job);
     if (rc != 0 && t->rc == 0)
         t->rc = rc;
+    if (rc == 0)
+        memcpy(t->introduced[j->introduced].hash, j->hash, sizeof(j->hash));
     j->busy = 0;
     buf_wipe_free(&j->data);
 }
@@ -282,8 +291,9 @@ txn_flush_pack(struct txn *t)
     memcpy(sp.id, t->pack_id, PACK_ID_BYTES);
     sp.flags = PACK_INTRODUCED;
     sp.size = t->pack.len;
-    if ((rc = kdf_sha256(sp.hash, t->pack.p, t->pack.len)) != 0 ||
-        (rc = txn_introduce(t, &sp, 1)) != 0)
+    /* (sp.hash: filled in by wait_job, before any segment is built.) */
+    j->introduced = t->nintroduced;
+    if ((rc = txn_introduce(t, &sp, 1)) != 0)
         return rc;
     j->v = t->v;
     j->data = t->pack;

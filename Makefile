@@ -71,6 +71,7 @@ TEST_BIN = $(BUILD)/pqvault-test
 # selected at run time (the portable code is always built).
 $(BUILD)/obj/%_avx2.o: ALL_CFLAGS += -mavx2
 $(BUILD)/obj/%_avx512.o: ALL_CFLAGS += -mavx512f -mavx512bw -mavx512vl -mavx2
+$(BUILD)/obj/%_vaes.o: ALL_CFLAGS += -mavx512f -mvaes -maes
 
 .PHONY: all test check clang-build check-tests clean install static bench bench-compare bench-real bench-s3 bench-mount bench-import demo ct fuzz \
 	fuzz-build fuzz-ci symbols

@@ -15,10 +15,12 @@
 
 #include <openssl/evp.h>
 
+#include "crypto/cpu.h"
 #include "crypto/kdf.h"
 #include "harness.h"
 #include "util/util.h"
 #include "vault/chunker.h"
+#include "vault/chunker_vaes.h"
 
 /* xorshift64: reproducible test data. */
 static void
@@ -137,9 +139,10 @@ cuts(struct chunker *c, const uint8_t *d, size_t len, size_t *out, size_t max)
     return n;
 }
 
-/* Proves the fast chunker computes what the definition says. */
+/* Proves the fast chunker computes what the definition says, on the
+ * VAES path (where the CPU has it) and on the portable one. */
 static void
-test_reference(void)
+reference_on_path(void)
 {
     const size_t len = 3u << 20;
     uint8_t *d = malloc(len), key[32];
@@ -163,6 +166,56 @@ test_reference(void)
     EVP_CIPHER_CTX_free(r.aes);
     chunker_free(c);
     free(d);
+}
+
+static void
+test_reference(void)
+{
+    for (int portable = 0; portable <= 1; portable++) {
+        cpu_force_portable(portable);
+        reference_on_path();
+    }
+    cpu_force_portable(0);
+}
+
+/* Proves chunker_vaes_encrypt is AES-128 (OpenSSL's, block for block) for
+ * every count of blocks around its groups of sixteen, on several keys. */
+static void
+test_vaes_matches_openssl(void)
+{
+    enum { MAXB = 4096 + 33 };
+    uint8_t *in = malloc(16 * MAXB), *want = malloc(16 * MAXB), *got = malloc(16 * MAXB);
+    uint8_t key[16], rk[CHUNKER_VAES_KEYS_BYTES];
+
+    REQUIRE(in != NULL && want != NULL && got != NULL);
+    if (!cpu_has_vaes()) {
+        printf("# no VAES on this CPU: its path cannot run here (the portable path is "
+            "test_reference's)\n");
+        free(in);
+        free(want);
+        free(got);
+        return;
+    }
+    for (int k = 0; k < 4; k++) {
+        EVP_CIPHER_CTX *ctx = EVP_CIPHER_CTX_new();
+        int outl;
+        fill(key, sizeof(key), 100 + (uint64_t)k);
+        fill(in, 16 * MAXB, 200 + (uint64_t)k);
+        REQUIRE(ctx != NULL && EVP_EncryptInit_ex(ctx, EVP_aes_128_ecb(), NULL, key, NULL) == 1);
+        EVP_CIPHER_CTX_set_padding(ctx, 0);
+        REQUIRE(EVP_EncryptUpdate(ctx, want, &outl, in, 16 * MAXB) == 1);
+        chunker_vaes_expand(key, rk);
+        for (size_t n = 0; n <= MAXB; n = n < 40 ? n + 1 : n < 4090 ? 4090 : n + 1) {
+            memset(got, 0, 16 * MAXB);
+            chunker_vaes_encrypt(rk, in, got, n);
+            CHECK(memcmp(got, want, 16 * n) == 0);
+            CHECK(n == MAXB || got[16 * n] == 0); /* nothing past the n blocks */
+        }
+        EVP_CIPHER_CTX_free(ctx);
+    }
+    free(in);
+    free(want);
+    free(got);
 }
 
 /* ---- the polynomial, checked by a gcd ---- */
@@ -375,7 +428,7 @@ test_keys_differ(void)
 /* Proves the pinned vectors of docs/FORMAT.md section 21: key bytes
  * 0x00..0x1f, data the xorshift64 stream of fill(seed 1). */
 static void
-test_vectors(void)
+vectors_on_path(void)
 {
     static const size_t want[] = { 827876, 592349, 548052, 743226, 581203, 561796, 339802 };
     const size_t len = 4u << 20;
@@ -406,5 +459,15 @@ test_vectors(void)
     free(d);
 }
 
-TEST_MAIN(test_reference, test_irreducible, test_streaming, test_sizes, test_stability,
+static void
+test_vectors(void)
+{
+    for (int portable = 0; portable <= 1; portable++) {
+        cpu_force_portable(portable);
+        vectors_on_path();
+    }
+    cpu_force_portable(0);
+}
+
+TEST_MAIN(test_reference, test_vaes_matches_openssl, test_irreducible, test_streaming, test_sizes, test_stability,
     test_keys_differ, test_vectors)

@@ -55,7 +55,7 @@ os_saves_ymm(void)
 /* Hardware probes, cached: cpuid and xgetbv are slow under virtualisation
  * and the answers never change.  -1 means not probed yet; a race between
  * threads only repeats the same probe. */
-static int hw_avx2 = -1, hw_avx512 = -1;
+static int hw_avx2 = -1, hw_avx512 = -1, hw_vaes = -1;
 
 static int
 probe_avx2(void)
@@ -91,6 +91,24 @@ probe_avx512(void)
 #endif
 }
 
+static int
+probe_vaes(void)
+{
+#ifdef PQV_X86
+    unsigned int a, b, c, d;
+
+    if (!probe_avx512())
+        return 0;
+    if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & bit_AES))
+        return 0;
+    if (!__get_cpuid_count(7, 0, &a, &b, &c, &d))
+        return 0;
+    return (c & bit_VAES) != 0;
+#else
+    return 0;
+#endif
+}
+
 int
 cpu_has_avx2(void)
 {
@@ -109,6 +127,16 @@ cpu_has_avx512(void)
     if (hw_avx512 < 0)
         hw_avx512 = probe_avx512();
     return hw_avx512;
+}
+
+int
+cpu_has_vaes(void)
+{
+    if (portable_forced())
+        return 0;
+    if (hw_vaes < 0)
+        hw_vaes = probe_vaes();
+    return hw_vaes;
 }
 
 int

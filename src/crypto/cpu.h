@@ -14,6 +14,10 @@ int cpu_has_avx2(void);
 /* cpu_has_avx512(): 1 if AVX-512 F+BW+VL are usable and not disabled. */
 int cpu_has_avx512(void);
 
+/* cpu_has_vaes(): 1 if VAES on AVX-512 registers (with AES-NI) is usable
+ * and not disabled. */
+int cpu_has_vaes(void);
+
 /* cpu_has_aes_clmul(): 1 if AES-NI and PCLMULQDQ are present.  This
  * reflects the hardware only (it picks the AEAD suite and FrodoKEM variant
  * at init) and ignores PQVAULT_CPU. */

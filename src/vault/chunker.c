@@ -28,11 +28,13 @@
 
 #include <openssl/evp.h>
 
+#include "crypto/cpu.h"
 #include "crypto/kdf.h"
 #include "pqvault/common.h"
 #include "util/error.h"
 #include "util/util.h"
 #include "vault/chunker.h"
+#include "vault/chunker_vaes.h"
 
 #define CANDIDATES 768
 /* Positions decided at once: LANES independent runs of LANE_RUN positions,
@@ -54,7 +56,9 @@
 struct chunker {
     uint64_t p;                     /* P = x^64 + p */
     uint64_t push[256], pop[256];
-    EVP_CIPHER_CTX *aes;
+    EVP_CIPHER_CTX *aes;         /* the portable path: OpenSSL's AES */
+    int vaes;                    /* else chunker_vaes.c's, these keys: */
+    uint8_t round_keys[CHUNKER_VAES_KEYS_BYTES];
     uint8_t blocks[BATCH * 16], out[BATCH * 16];
 };
 
@@ -154,7 +158,10 @@ chunker_new(struct chunker **out, const uint8_t key[CHUNKER_KEY_BYTES])
         c->push[t] = gf2_mulmod((uint64_t)t, c->p, c->p);
         c->pop[t] = gf2_mulmod((uint64_t)t, x512, c->p);
     }
-    if ((c->aes = EVP_CIPHER_CTX_new()) == NULL ||
+    if (cpu_has_vaes()) {
+        c->vaes = 1;
+        chunker_vaes_expand(aes_key, c->round_keys);
+    } else if ((c->aes = EVP_CIPHER_CTX_new()) == NULL ||
         EVP_EncryptInit_ex(c->aes, EVP_aes_128_ecb(), NULL, aes_key, NULL) != 1 ||
         EVP_CIPHER_CTX_set_padding(c->aes, 0) != 1) {
         rc = error_set(PQV_E_CRYPTO, NULL, "AES-128 for the chunker");
@@ -263,7 +270,9 @@ chunker_next(struct chunker *c, const uint8_t *data, size_t len, int final, size
         else if (n > LANE_RUN)
             n = LANE_RUN; /* the tail one lane at a time */
         fingerprints(c, data, base, n);
-        if (EVP_EncryptUpdate(c->aes, c->out, &outl, c->blocks, (int)(16 * n)) != 1 ||
+        if (c->vaes)
+            chunker_vaes_encrypt(c->round_keys, c->blocks, c->out, n);
+        else if (EVP_EncryptUpdate(c->aes, c->out, &outl, c->blocks, (int)(16 * n)) != 1 ||
             outl != (int)(16 * n))
             return error_set(PQV_E_CRYPTO, NULL, "AES-128 for the chunker");
         for (size_t g = 0; g < n; g += GROUP) {

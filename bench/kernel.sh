@@ -26,6 +26,13 @@
 #                   directories (sorted: 1 Documentation, 8,869 files,
 #                   42 MB; 2 adds LICENSES); or names ("block crypto",
 #                   0.3k files, 5.5 MB) for quick development runs
+#   KERNEL_FRESH_FS yes: every repetition's repositories and restores on an
+#                   ext4 file system of their own, made anew (a sparse
+#                   image in the scratch directory, loop-mounted), so that
+#                   no repetition pays for the inodes another one freed
+#                   (ext4 skips recently freed inodes when it allocates);
+#                   no: in the scratch directory; auto (default): yes when
+#                   run as root with mkfs.ext4 and a loop device, else no
 #
 # Quick check: KERNEL_SUBSET="block crypto" RUNS=1 sh bench/kernel.sh
 set -eu
@@ -34,6 +41,28 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/real_lib.sh"
 need restic borg tar md5sum /usr/bin/time
 scratch
+KERNEL_FRESH_FS=${KERNEL_FRESH_FS:-auto}
+if [ "$KERNEL_FRESH_FS" = auto ]; then
+    KERNEL_FRESH_FS=no
+    if [ "$(id -u)" -eq 0 ] && command -v mkfs.ext4 >/dev/null && command -v losetup >/dev/null &&
+        losetup -f >/dev/null 2>&1; then
+        KERNEL_FRESH_FS=yes
+    fi
+fi
+# The file system of a repetition's repositories and restores (F).
+F=$W
+trap 'cd /; [ "$F" = "$W" ] || umount "$F"; rm -rf "$W"' EXIT
+fresh_fs() {
+    [ "$KERNEL_FRESH_FS" = yes ] || return 0
+    [ "$F" = "$W" ] || umount "$F"
+    F=$W
+    rm -f "$W/fs.img"
+    truncate -s 24G "$W/fs.img"
+    mkfs.ext4 -q -F "$W/fs.img" >/dev/null
+    mkdir -p "$W/fs"
+    mount -o loop "$W/fs.img" "$W/fs"
+    F=$W/fs
+}
 
 kernel_tree "$W/src/linux"
 tree_stats "$W/src/linux"
@@ -63,19 +92,19 @@ check_pq() { timed pq_check $PQ -v "$R/pq" check --read-data; }
 check_restic() { timed restic_check restic -q -r "$R/restic" check --read-data; }
 check_borg() { timed borg_check borg check --verify-data "$R/borg"; }
 get_pq() {
-    mkdir "$W/out.pq"
-    timed pq_get $PQ -v "$R/pq" get linux -o "$W/out.pq"
-    [ "$last" = no ] || verify pqvault "$W/tree.md5" "$W/out.pq" linux >>"$W/verify"
+    mkdir "$F/out.pq"
+    timed pq_get $PQ -v "$R/pq" get linux -o "$F/out.pq"
+    [ "$last" = no ] || verify pqvault "$W/tree.md5" "$F/out.pq" linux >>"$W/verify"
 }
 get_restic() {
-    mkdir "$W/out.restic"
-    timed restic_get restic -q -r "$R/restic" restore latest --target "$W/out.restic"
-    [ "$last" = no ] || verify restic "$W/tree.md5" "$W/out.restic" linux >>"$W/verify"
+    mkdir "$F/out.restic"
+    timed restic_get restic -q -r "$R/restic" restore latest --target "$F/out.restic"
+    [ "$last" = no ] || verify restic "$W/tree.md5" "$F/out.restic" linux >>"$W/verify"
 }
 get_borg() {
-    mkdir "$W/out.borg"
-    timed borg_get sh -c 'cd "$1" && borg extract "$2::a2"' sh "$W/out.borg" "$R/borg"
-    [ "$last" = no ] || verify borg "$W/tree.md5" "$W/out.borg" linux >>"$W/verify"
+    mkdir "$F/out.borg"
+    timed borg_get sh -c 'cd "$1" && borg extract "$2::a2"' sh "$F/out.borg" "$R/borg"
+    [ "$last" = no ] || verify borg "$W/tree.md5" "$F/out.borg" linux >>"$W/verify"
 }
 # in_turn STEP: the step for every tool, in this repetition's order.
 in_turn() {
@@ -90,7 +119,8 @@ in_turn() {
 r=0
 while [ "$r" -lt "$RUNS" ]; do
     r=$((r + 1))
-    R=$W/repo/r$r
+    fresh_fs
+    R=$F/repo/r$r
     mkdir -p "$R"
     last=no
     [ "$r" -eq "$RUNS" ] && last=yes
@@ -113,7 +143,7 @@ while [ "$r" -lt "$RUNS" ]; do
 
     in_turn check
     in_turn get
-    rm -rf "$R" "$W/out.pq" "$W/out.restic" "$W/out.borg"
+    rm -rf "$R" "$F/out.pq" "$F/out.restic" "$F/out.borg"
     sync
 done
 
@@ -124,6 +154,10 @@ footer
 echo
 what="$(basename "$KERNEL_TARBALL")"
 [ -z "$KERNEL_SUBSET" ] || what="$what, KERNEL_SUBSET=$KERNEL_SUBSET (top-level files and those directories only)"
+fs_note="in the scratch directory's file system"
+[ "$KERNEL_FRESH_FS" = no ] || fs_note="on a new ext4 file system for each repetition (KERNEL_FRESH_FS)"
+echo "Repositories and restores $fs_note."
+echo
 echo "### The tree: $what: $t_files files ($(mib "$t_bytes"), $t_bytes bytes), $t_links symbolic links, $t_dirs directories"
 echo
 echo "| step | pqvault | restic | borg | pqvault / restic |"

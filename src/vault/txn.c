@@ -363,8 +363,12 @@ txn_put_chunk(struct txn *t, const uint8_t *blob, struct chunk_rec *r)
 
     if (t->rc != 0)
         return t->rc;
-    if (t->pack.len > PACK_HEADER_BYTES && t->pack.len - PACK_HEADER_BYTES + r->stored_len >
-            PACK3_TARGET && (rc = txn_flush_pack(t)) != 0)
+    /* A pack is closed once its blobs reach the target: the blob that
+     * reaches it is its last.  (Closed before it, a pack would fall short
+     * of the target by half a chunk on average, and be padded as a
+     * partial one: up to 128 KiB of Padmé instead of 64 KiB of a full
+     * pack's alignment, pack3_padded.) */
+    if (t->pack.len >= PACK_HEADER_BYTES + PACK3_TARGET && (rc = txn_flush_pack(t)) != 0)
         return rc;
     if (t->pack.len == 0) {
         if ((rc = util_random(t->pack_id, PACK_ID_BYTES)) != 0)

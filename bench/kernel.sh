@@ -19,20 +19,13 @@
 # The repository sizes (du -sb, apparent bytes) are taken after step 2.
 #
 # Environment (and those of bench/real_lib.sh: RUNS, PQVAULT, BENCH_DIR,
-# PQ_KDF, BORG_ENCRYPTION, BENCH_PASSPHRASE, PQ_ADD_OPTS):
+# PQ_KDF, BORG_ENCRYPTION, BENCH_PASSPHRASE, PQ_ADD_OPTS, BENCH_FRESH_FS):
 #   KERNEL_TARBALL  the tarball (default /usr/src/linux-source-6.1.tar.xz),
 #                   unpacked once with tar -xf into the scratch directory
 #   KERNEL_SUBSET   N: only the top-level files and the first N top-level
 #                   directories (sorted: 1 Documentation, 8,869 files,
 #                   42 MB; 2 adds LICENSES); or names ("block crypto",
 #                   0.3k files, 5.5 MB) for quick development runs
-#   KERNEL_FRESH_FS yes: every repetition's repositories and restores on an
-#                   ext4 file system of their own, made anew (a sparse
-#                   image in the scratch directory, loop-mounted), so that
-#                   no repetition pays for the inodes another one freed
-#                   (ext4 skips recently freed inodes when it allocates);
-#                   no: in the scratch directory; auto (default): yes when
-#                   run as root with mkfs.ext4 and a loop device, else no
 #
 # Quick check: KERNEL_SUBSET="block crypto" RUNS=1 sh bench/kernel.sh
 set -eu
@@ -41,28 +34,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/real_lib.sh"
 need restic borg tar md5sum /usr/bin/time
 scratch
-KERNEL_FRESH_FS=${KERNEL_FRESH_FS:-auto}
-if [ "$KERNEL_FRESH_FS" = auto ]; then
-    KERNEL_FRESH_FS=no
-    if [ "$(id -u)" -eq 0 ] && command -v mkfs.ext4 >/dev/null && command -v losetup >/dev/null &&
-        losetup -f >/dev/null 2>&1; then
-        KERNEL_FRESH_FS=yes
-    fi
-fi
-# The file system of a repetition's repositories and restores (F).
-F=$W
-trap 'cd /; [ "$F" = "$W" ] || umount "$F"; rm -rf "$W"' EXIT
-fresh_fs() {
-    [ "$KERNEL_FRESH_FS" = yes ] || return 0
-    [ "$F" = "$W" ] || umount "$F"
-    F=$W
-    rm -f "$W/fs.img"
-    truncate -s 24G "$W/fs.img"
-    mkfs.ext4 -q -F "$W/fs.img" >/dev/null
-    mkdir -p "$W/fs"
-    mount -o loop "$W/fs.img" "$W/fs"
-    F=$W/fs
-}
+fresh_fs_init
 
 kernel_tree "$W/src/linux"
 tree_stats "$W/src/linux"
@@ -154,8 +126,6 @@ footer
 echo
 what="$(basename "$KERNEL_TARBALL")"
 [ -z "$KERNEL_SUBSET" ] || what="$what, KERNEL_SUBSET=$KERNEL_SUBSET (top-level files and those directories only)"
-fs_note="in the scratch directory's file system"
-[ "$KERNEL_FRESH_FS" = no ] || fs_note="on a new ext4 file system for each repetition (KERNEL_FRESH_FS)"
 echo "Repositories and restores $fs_note."
 echo
 echo "### The tree: $what: $t_files files ($(mib "$t_bytes"), $t_bytes bytes), $t_links symbolic links, $t_dirs directories"

@@ -16,6 +16,14 @@
 #              BORG_PASSPHRASE, when set, take precedence for their tool
 #   PQ_ADD_OPTS extra options of every `pqvault add` (default none: the
 #              tool's default, which keeps names gone from the source)
+#   BENCH_FRESH_FS  (kernel.sh, versions.sh) yes: every repetition's
+#              repositories and restores on an ext4 file system of their
+#              own, made anew (a sparse image in the scratch directory,
+#              loop-mounted), so that no repetition or tool pays for the
+#              inodes another one freed (ext4 skips recently freed inodes
+#              when it allocates, and discards them at commit); no: in the
+#              scratch directory; auto (default): yes when run as root with
+#              mkfs.ext4 and a free loop device, else no
 #
 # Each tool keeps its state and cache in the scratch directory: HOME,
 # XDG_*, RESTIC_CACHE_DIR, BORG_BASE_DIR.  Tools run with their defaults;
@@ -86,6 +94,36 @@ restic_init() { restic -q -r "$1" init >/dev/null; }
 borg_init() { borg init -e "$BORG_ENCRYPTION" "$1" >/dev/null 2>&1; }
 # timed_try STEP CMD...: timed, but a failure returns 1 (its stderr in
 # $W/.err) instead of stopping the script.
+# fresh_fs_init: after scratch, for fresh_fs: F (the file system of a
+# repetition's repositories and restores) is the scratch directory until
+# fresh_fs makes one; the exit trap unmounts it.
+fresh_fs_init() {
+    BENCH_FRESH_FS=${BENCH_FRESH_FS:-auto}
+    if [ "$BENCH_FRESH_FS" = auto ]; then
+        BENCH_FRESH_FS=no
+        if [ "$(id -u)" -eq 0 ] && command -v mkfs.ext4 >/dev/null &&
+            command -v losetup >/dev/null && losetup -f >/dev/null 2>&1; then
+            BENCH_FRESH_FS=yes
+        fi
+    fi
+    F=$W
+    trap 'cd /; [ "$F" = "$W" ] || umount "$F"; rm -rf "$W"' EXIT
+    fs_note="in the scratch directory's file system"
+    [ "$BENCH_FRESH_FS" = no ] ||
+        fs_note="on a new ext4 file system for each repetition (BENCH_FRESH_FS)"
+}
+# fresh_fs: a new, empty F for the repetition about to start (BENCH_FRESH_FS).
+fresh_fs() {
+    [ "$BENCH_FRESH_FS" = yes ] || return 0
+    [ "$F" = "$W" ] || umount "$F"
+    F=$W
+    rm -f "$W/fs.img"
+    truncate -s 24G "$W/fs.img"
+    mkfs.ext4 -q -F "$W/fs.img" >/dev/null
+    mkdir -p "$W/fs"
+    mount -o loop "$W/fs.img" "$W/fs"
+    F=$W/fs
+}
 timed_try() { (trap - EXIT; timed "$@"); }
 fresh_out() { rm -rf "$W/out"; mkdir "$W/out"; }
 # size_of DIR: its apparent bytes (du -sb); a pqvault vault's without its

@@ -14,12 +14,13 @@
 # an epoch; names gone from the source are kept, the tool's default),
 # restic `backup TREE` (its parent snapshot found by path), borg `create
 # REPO::vV TREE`.  Then the last version is restored by each tool into an
-# empty directory until durable (pqvault get -o DIR; restic restore latest +
-# sync; borg extract + sync) and checked against the source in the last
-# repetition.  Every repetition starts again from a fresh copy of version 1.
+# empty directory of its own (none deleted between the tools) until
+# durable (pqvault get -o DIR; restic restore latest + sync; borg extract +
+# sync) and checked against the source in the last repetition.  Every
+# repetition starts again from a fresh copy of version 1.
 #
 # Environment (and those of bench/real_lib.sh: RUNS, PQVAULT, BENCH_DIR,
-# PQ_KDF, BORG_ENCRYPTION, BENCH_PASSPHRASE, PQ_ADD_OPTS):
+# PQ_KDF, BORG_ENCRYPTION, BENCH_PASSPHRASE, PQ_ADD_OPTS, BENCH_FRESH_FS):
 #   TREE            version 1 (copied; default: the kernel tree)
 #   KERNEL_TARBALL, KERNEL_SUBSET   as bench/kernel.sh, without TREE
 #   SEED            version V is made with seed SEED+V (default 0)
@@ -33,6 +34,7 @@ TREE=${TREE:-}
 SEED=${SEED:-0}
 need restic borg tar python3 md5sum /usr/bin/time
 scratch
+fresh_fs_init
 
 mkdir -p "$W/v1"
 if [ -n "$TREE" ]; then
@@ -54,7 +56,8 @@ v1_files=$t_files v1_bytes=$t_bytes v1_links=$t_links v1_dirs=$t_dirs
 r=0
 while [ "$r" -lt "$RUNS" ]; do
     r=$((r + 1))
-    R=$W/repo/r$r
+    fresh_fs
+    R=$F/repo/r$r
     mkdir -p "$R"
     last=no
     [ "$r" -eq "$RUNS" ] && last=yes
@@ -86,24 +89,26 @@ while [ "$r" -lt "$RUNS" ]; do
         t_links_src=$t_links
         tree_sums . "$TN" >"$W/v4.md5"
     fi
-    fresh_out
-    timed pq_get $PQ -v "$R/pq" get "$TN" -o "$W/out"
-    [ "$last" = no ] || verify pqvault "$W/v4.md5" "$W/out" "$TN" >>"$W/verify"
-    fresh_out
-    timed restic_get restic -q -r "$R/restic" restore latest --target "$W/out"
-    [ "$last" = no ] || verify restic "$W/v4.md5" "$W/out" "$TN" >>"$W/verify"
-    fresh_out
-    timed borg_get sh -c 'cd "$1" && borg extract "$2::v4"' sh "$W/out" "$R/borg"
-    [ "$last" = no ] || verify borg "$W/v4.md5" "$W/out" "$TN" >>"$W/verify"
-    fresh_out
+    # Each tool restores into a directory of its own: none deleted
+    # between the tools (the deletions' cost would fall on the next one).
+    mkdir "$F/out.pq" "$F/out.restic" "$F/out.borg"
+    timed pq_get $PQ -v "$R/pq" get "$TN" -o "$F/out.pq"
+    [ "$last" = no ] || verify pqvault "$W/v4.md5" "$F/out.pq" "$TN" >>"$W/verify"
+    timed restic_get restic -q -r "$R/restic" restore latest --target "$F/out.restic"
+    [ "$last" = no ] || verify restic "$W/v4.md5" "$F/out.restic" "$TN" >>"$W/verify"
+    timed borg_get sh -c 'cd "$1" && borg extract "$2::v4"' sh "$F/out.borg" "$R/borg"
+    [ "$last" = no ] || verify borg "$W/v4.md5" "$F/out.borg" "$TN" >>"$W/verify"
     cd "$W"
-    rm -rf "$R"
+    rm -rf "$R" "$F/out.pq" "$F/out.restic" "$F/out.borg"
+    sync
 done
 
 # ---- Tables ------------------------------------------------------------------
 header "Version series (bench/versions.sh)"
 tools_line
 footer
+echo
+echo "Repositories and restores $fs_note."
 echo
 echo "### Four versions of $what"
 echo

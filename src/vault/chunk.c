@@ -22,15 +22,18 @@
 #include "util/util.h"
 #include "vault/chunk.h"
 
-/* zstd level 5: on the Linux 6.1 tree 241 MiB stored against 258 at level
- * 3 and 236 at level 7, the add 8.7 s against 7.6 and 10.3 (same run,
- * docs/BENCHMARKS.md); restic's "auto" (level 3) stores 264 MiB there.
- * Measured again (BENCHMARKS.md, "Compression level"): level 3 is as fast
- * as restic and 0.8% larger than its repository, 4 is 1.2% smaller and 8%
- * slower, 5 is 4.7% smaller and 13% slower.  Build with
+/* zstd level 4.  On the Linux 6.1 tree (docs/BENCHMARKS.md, "Compression
+ * level"): measured on 2026-12-01, level 3 was as fast as restic and 0.8%
+ * larger than its repository, 4 was 1.2% smaller and 8% slower than 3, 5
+ * was 4.7% smaller and 13% slower, and 5 was kept.  Once the rest of the
+ * add cost less (2026-12-03: the chunker with VAES, the packs' hashes on
+ * the pool), zstd was 48% of the first add's samples, and level 4 took
+ * 6.9-7.0 s against level 5's 8.2-8.8 (back to back, each on a fresh ext4)
+ * for 260.0 MB of packs against 250.1: still smaller than restic's
+ * repository (276.5 MB), 17% faster for 4% more.  Build with
  * -DCHUNK_ZSTD_LEVEL=N to measure another. */
 #ifndef CHUNK_ZSTD_LEVEL
-#define CHUNK_ZSTD_LEVEL 5
+#define CHUNK_ZSTD_LEVEL 4
 #endif
 
 static const char chunk_label[] = "pqvault/v3/chunk";

@@ -55,6 +55,14 @@ check_le "a 20 MiB file: at least its size stored" $((20 * MiB + 1000)) "$p0"
 check_le "a 20 MiB file: at most 4% more stored" "$p0" $((20 * MiB * 104 / 100 + 64 * 1024))
 n=$(chunks src/a/big)
 check_ok "20 MiB: 10 to 160 chunks of 128 KiB to 2 MiB ($n)" test "$n" -ge 10 -a "$n" -le 160
+# A pack is closed once its blobs reach 8 MiB, not before the blob that
+# would take it past: all packs but the last are full ones, longer than
+# 8 MiB (a pack closed short of 8 MiB is padded to at most 8 MiB, in the
+# Padmé buckets of a partial pack).
+npacks=$(packnames | wc -l)
+nfull=$(find "$V/packs" -type f ! -name '*.tmp*' -size +8192k | wc -l)
+check_ok "20 MiB: every pack but the last is over 8 MiB ($nfull of $npacks)" \
+    test "$nfull" -ge 1 -a "$nfull" -ge $((npacks - 1))
 
 # A chmod changes the entry, not the data.
 chmod 600 "$S/a/big"

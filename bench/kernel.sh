@@ -50,31 +50,36 @@ cd "$W/src"
 # (ext4 skips recently freed inodes when it allocates, and discards them
 # at commit) falls on each tool once, and the medians of three runs leave
 # it out.  Restores go into a directory of their own per tool; nothing is
-# deleted between the tools of a step.
-add1_pq() { timed pq_add1 $PQ -v "$R/pq" add $PQ_ADD_OPTS linux; }
-add1_restic() { timed restic_add1 restic -q -r "$R/restic" backup linux; }
-add1_borg() { timed borg_add1 borg create "$R/borg::a1" linux; }
-add2_pq() { timed pq_add2 $PQ -v "$R/pq" add $PQ_ADD_OPTS linux; }
-add2_restic() { timed restic_add2 restic -q -r "$R/restic" backup linux; }
-add2_borg() { timed borg_add2 borg create "$R/borg::a2" linux; }
+# deleted between the tools of a step.  Every step starts with what it
+# reads in the page cache (warm, bench/real_lib.sh: the tree before an
+# add, the tool's repository before a check or a restore).
+add1_pq() { warm linux; timed pq_add1 $PQ -v "$R/pq" add $PQ_ADD_OPTS linux; }
+add1_restic() { warm linux; timed restic_add1 restic -q -r "$R/restic" backup linux; }
+add1_borg() { warm linux; timed borg_add1 borg create "$R/borg::a1" linux; }
+add2_pq() { warm linux; timed pq_add2 $PQ -v "$R/pq" add $PQ_ADD_OPTS linux; }
+add2_restic() { warm linux; timed restic_add2 restic -q -r "$R/restic" backup linux; }
+add2_borg() { warm linux; timed borg_add2 borg create "$R/borg::a2" linux; }
 list_pq() { TIMED_STDOUT=$W/list.pq timed pq_list $PQ -v "$R/pq" list; }
 list_restic() { TIMED_STDOUT=$W/list.restic timed restic_list restic -q -r "$R/restic" ls latest; }
 list_borg() { TIMED_STDOUT=$W/list.borg timed borg_list borg list "$R/borg::a2"; }
-check_pq() { timed pq_check $PQ -v "$R/pq" check --read-data; }
-check_restic() { timed restic_check restic -q -r "$R/restic" check --read-data; }
-check_borg() { timed borg_check borg check --verify-data "$R/borg"; }
+check_pq() { warm "$R/pq"; timed pq_check $PQ -v "$R/pq" check --read-data; }
+check_restic() { warm "$R/restic"; timed restic_check restic -q -r "$R/restic" check --read-data; }
+check_borg() { warm "$R/borg"; timed borg_check borg check --verify-data "$R/borg"; }
 get_pq() {
     mkdir "$F/out.pq"
+    warm "$R/pq"
     timed pq_get $PQ -v "$R/pq" get linux -o "$F/out.pq"
     [ "$last" = no ] || verify pqvault "$W/tree.md5" "$F/out.pq" linux >>"$W/verify"
 }
 get_restic() {
     mkdir "$F/out.restic"
+    warm "$R/restic"
     timed restic_get restic -q -r "$R/restic" restore latest --target "$F/out.restic"
     [ "$last" = no ] || verify restic "$W/tree.md5" "$F/out.restic" linux >>"$W/verify"
 }
 get_borg() {
     mkdir "$F/out.borg"
+    warm "$R/borg"
     timed borg_get sh -c 'cd "$1" && borg extract "$2::a2"' sh "$F/out.borg" "$R/borg"
     [ "$last" = no ] || verify borg "$W/tree.md5" "$F/out.borg" linux >>"$W/verify"
 }
@@ -126,7 +131,7 @@ footer
 echo
 what="$(basename "$KERNEL_TARBALL")"
 [ -z "$KERNEL_SUBSET" ] || what="$what, KERNEL_SUBSET=$KERNEL_SUBSET (top-level files and those directories only)"
-echo "Repositories and restores $fs_note."
+echo "Repositories and restores $fs_note.  Every step starts with what it reads in the page cache (the tree, or the tool's repository: bench/real_lib.sh \`warm\`; borg drops the files it reads from the cache)."
 echo
 echo "### The tree: $what: $t_files files ($(mib "$t_bytes"), $t_bytes bytes), $t_links symbolic links, $t_dirs directories"
 echo

@@ -125,6 +125,13 @@ fresh_fs() {
     F=$W/fs
 }
 timed_try() { (trap - EXIT; timed "$@"); }
+# warm DIR...: every regular file under DIR read once (untimed), so that
+# each tool's add starts with its source in the page cache.  Without it the
+# tool after borg reads from the disk: borg drops what it read from the
+# page cache (posix_fadvise POSIX_FADV_DONTNEED on every file, seen with
+# strace), and this machine's kernel pages out page cache unused for a
+# minute (DAMON).  Which tool paid depended on the order of the turn.
+warm() { find "$@" -type f -exec cat {} + >/dev/null; }
 fresh_out() { rm -rf "$W/out"; mkdir "$W/out"; }
 # size_of DIR: its apparent bytes (du -sb); a pqvault vault's without its
 # reserve (DIR/reserve: 16 MiB of free space held so that rm and gc work on

@@ -75,8 +75,11 @@ while [ "$r" -lt "$RUNS" ]; do
             m=$(python3 "$HERE/mutate.py" --profile version --seed $((SEED + v)) "$TN")
             [ "$r" -gt 1 ] || echo "- version $v: \`$m\`" >>"$W/mutations"
         fi
+        warm "$TN"
         timed "pq_v$v" $PQ -v "$R/pq" add $PQ_ADD_OPTS "$TN"
+        warm "$TN"
         timed "restic_v$v" restic -q -r "$R/restic" backup "$TN"
+        warm "$TN"
         timed "borg_v$v" borg create "$R/borg::v$v" "$TN"
         if [ "$last" = yes ]; then
             echo "$v $(size_of "$R/pq") $(size_of "$R/restic") $(size_of "$R/borg")" >>"$W/sizes"
@@ -92,10 +95,13 @@ while [ "$r" -lt "$RUNS" ]; do
     # Each tool restores into a directory of its own: none deleted
     # between the tools (the deletions' cost would fall on the next one).
     mkdir "$F/out.pq" "$F/out.restic" "$F/out.borg"
+    warm "$R/pq"
     timed pq_get $PQ -v "$R/pq" get "$TN" -o "$F/out.pq"
     [ "$last" = no ] || verify pqvault "$W/v4.md5" "$F/out.pq" "$TN" >>"$W/verify"
+    warm "$R/restic"
     timed restic_get restic -q -r "$R/restic" restore latest --target "$F/out.restic"
     [ "$last" = no ] || verify restic "$W/v4.md5" "$F/out.restic" "$TN" >>"$W/verify"
+    warm "$R/borg"
     timed borg_get sh -c 'cd "$1" && borg extract "$2::v4"' sh "$F/out.borg" "$R/borg"
     [ "$last" = no ] || verify borg "$W/v4.md5" "$F/out.borg" "$TN" >>"$W/verify"
     cd "$W"
@@ -108,7 +114,7 @@ header "Version series (bench/versions.sh)"
 tools_line
 footer
 echo
-echo "Repositories and restores $fs_note."
+echo "Repositories and restores $fs_note.  Every step starts with what it reads in the page cache (the tree, or the tool's repository: bench/real_lib.sh \`warm\`; borg drops the files it reads from the cache)."
 echo
 echo "### Four versions of $what"
 echo

@@ -113,7 +113,9 @@ tree_load(struct pqv_mount *m, struct mount_tree *t)
         if ((rc = mount_versions_build(m, &t->own, &t->n)) != 0)
             return rc;
         t->entries = t->own;
-    } else if (t->sn == NULL) {
+    } else if (t->sn == NULL || t->sn->epoch == m->cur.epoch) {
+        /* The newest state, or the snapshot of its epoch (latest): the
+         * current state's entries, shared, not loaded a second time. */
         t->entries = m->cur.entries;
         t->n = m->cur.n;
         t->keys = &m->cur;
@@ -134,9 +136,13 @@ tree_load(struct pqv_mount *m, struct mount_tree *t)
         t->entries = t->st.entries;
         t->n = t->st.n;
     }
-    if ((rc = mount_tree_build(t)) != 0)
+    if ((rc = mount_tree_build(t)) != 0) {
         tree_unload(t);
-    return rc;
+        return rc;
+    }
+    if (t->entries == m->cur.entries && t != &m->trees[1])
+        t->bytes = mount_tree_node_bytes(t); /* the entries are the current state's */
+    return 0;
 }
 
 /* evict(m, keep): unload trees nobody uses while they hold too much. */

@@ -102,6 +102,9 @@ struct mount_tree {
  * missing.  Entries below a non-directory, and a second entry of a name,
  * are left out of the tree. */
 int mount_tree_build(struct mount_tree *t);
+/* mount_tree_node_bytes(t): the memory its nodes hold, about (without its
+ * entries'). */
+uint64_t mount_tree_node_bytes(const struct mount_tree *t);
 /* mount_tree_unbuild(t): the nodes freed (the entries stay). */
 void mount_tree_unbuild(struct mount_tree *t);
 /* mount_tree_child(t, dir, name): the child ${name} of node ${dir}, or

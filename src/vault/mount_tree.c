@@ -375,12 +375,17 @@ mount_tree_build(struct mount_tree *t)
         mount_tree_unbuild(t);
         return rc;
     }
-    t->bytes = (uint64_t)t->nnodes * (sizeof(struct mount_node) + sizeof(uint32_t)) +
-        t->nmade * 32;
+    t->bytes = mount_tree_node_bytes(t);
     for (size_t i = 0; i < t->n; i++)
         t->bytes += sizeof(struct entry) + strlen(t->entries[i].name) + 1 +
             t->entries[i].nextents * sizeof(struct extent) + t->entries[i].nxattrs * 64;
     return 0;
+}
+
+uint64_t
+mount_tree_node_bytes(const struct mount_tree *t)
+{
+    return (uint64_t)t->nnodes * (sizeof(struct mount_node) + sizeof(uint32_t)) + t->nmade * 32;
 }
 
 void

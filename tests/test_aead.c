@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "crypto/kdf.h"
 #include "harness.h"
 #include "pqvault/aead.h"
 #include "util/util.h"
@@ -348,5 +349,59 @@ test_aead_bad_args(void)
     pqv_stream_reader_free(NULL);
 }
 
-TEST_MAIN(test_names_and_auto, test_chacha_rfc8439, test_gcm_known,
+/* RFC 4231 test cases 1, 2, 4, 6 and 7 (HMAC-SHA-256): kdf_hmac_sha256 is
+ * RFC 2104 written over SHA-256, keys longer than a block hashed first. */
+static void
+test_hmac_rfc4231(void)
+{
+    static const struct {
+        const char *key_hex, *msg, *msg_hex, *mac_hex;
+        size_t key_repeat;       /* the key's byte, that many times (key_hex: one byte) */
+    } v[] = {
+        { "0b", "Hi There", NULL,
+          "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7", 20 },
+        { NULL, "what do ya want for nothing?", NULL,
+          "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843", 0 },
+        { NULL, NULL, "cdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcd",
+          "82558a389a443c0ea4cc819899f2083a85f0faa3e578f8077a2e3ff46729665b", 0 },
+        { "aa", "Test Using Larger Than Block-Size Key - Hash Key First", NULL,
+          "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54", 131 },
+        { "aa", "This is a test using a larger than block-size key and a larger than block-size "
+                "data. The key needs to be hashed before being used by the HMAC algorithm.", NULL,
+          "9b09ffa71b942fcb27635fbcd5b0e944bfdc63644f0713938a7f51535c3a35e2", 131 },
+    };
+    uint8_t key[131], msg[64], mac[32], want[32];
+
+    for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+        const uint8_t *m = (const uint8_t *)v[i].msg;
+        size_t keylen, msglen = v[i].msg != NULL ? strlen(v[i].msg) : 0;
+        if (i == 1) {
+            memcpy(key, "Jefe", 4);
+            keylen = 4;
+        } else if (i == 2) {
+            for (keylen = 0; keylen < 25; keylen++)
+                key[keylen] = (uint8_t)(keylen + 1);
+        } else {
+            uint8_t b;
+            REQUIRE(util_hex_decode(&b, 1, v[i].key_hex) == 0);
+            memset(key, b, v[i].key_repeat);
+            keylen = v[i].key_repeat;
+        }
+        if (v[i].msg_hex != NULL) {
+            msglen = strlen(v[i].msg_hex) / 2;
+            REQUIRE(util_hex_decode(msg, msglen, v[i].msg_hex) == 0);
+            m = msg;
+        }
+        REQUIRE(util_hex_decode(want, 32, v[i].mac_hex) == 0);
+        CHECK(kdf_hmac_sha256(mac, key, keylen, m, msglen) == 0);
+        CHECK_MEM(mac, want, 32);
+    }
+    /* An empty message. */
+    REQUIRE(util_hex_decode(want, 32,
+        "b613679a0814d9ec772f95d778c35fc5ff1697c493715653c6c712144292c5ad") == 0);
+    CHECK(kdf_hmac_sha256(mac, NULL, 0, NULL, 0) == 0);
+    CHECK_MEM(mac, want, 32);
+}
+
+TEST_MAIN(test_names_and_auto, test_hmac_rfc4231, test_chacha_rfc8439, test_gcm_known,
     test_stream_sizes, test_stream_matrix, test_streaming_api, test_aead_bad_args)

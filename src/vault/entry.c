@@ -109,6 +109,84 @@ nomem:
     return PQV_E_NOMEM;
 }
 
+/* A name's sort key and where its entry was. */
+struct sort_key {
+    const char *name;
+    uint64_t epoch;
+    size_t at;
+};
+
+static int
+compare_oldest(const void *a, const void *b)
+{
+    const struct sort_key *x = a, *y = b;
+    int c = strcmp(x->name, y->name);
+
+    if (c != 0)
+        return c;
+    if (x->epoch != y->epoch)
+        return x->epoch < y->epoch ? -1 : 1;
+    return x->at < y->at ? -1 : x->at > y->at;
+}
+
+static int
+compare_newest(const void *a, const void *b)
+{
+    const struct sort_key *x = a, *y = b;
+    int c = strcmp(x->name, y->name);
+
+    if (c != 0)
+        return c;
+    if (x->epoch != y->epoch)
+        return x->epoch > y->epoch ? -1 : 1;
+    return x->at < y->at ? -1 : x->at > y->at;
+}
+
+int
+entry_sort_by_name(struct entry *e, size_t n, int newest_first, uint32_t *along)
+{
+    struct sort_key *k;
+
+    if (n < 2)
+        return 0;
+    if ((k = calloc(n, sizeof(*k))) == NULL)
+        return PQV_E_NOMEM;
+    for (size_t i = 0; i < n; i++) {
+        k[i].name = e[i].name != NULL ? e[i].name : "";
+        k[i].epoch = e[i].epoch;
+        k[i].at = i;
+    }
+    qsort(k, n, sizeof(*k), newest_first ? compare_newest : compare_oldest);
+    /* Place i takes what was at k[i].at, along the permutation's cycles;
+     * a place done points at itself. */
+    for (size_t i = 0; i < n; i++) {
+        struct entry keep;
+        uint32_t keep_along = 0;
+        size_t j = i;
+        if (k[i].at == i)
+            continue;
+        keep = e[i];
+        if (along != NULL)
+            keep_along = along[i];
+        for (;;) {
+            size_t from = k[j].at;
+            k[j].at = j;
+            if (from == i) {
+                e[j] = keep;
+                if (along != NULL)
+                    along[j] = keep_along;
+                break;
+            }
+            e[j] = e[from];
+            if (along != NULL)
+                along[j] = along[from];
+            j = from;
+        }
+    }
+    free(k);
+    return 0;
+}
+
 /* ---- the string and pack tables of a segment ---- */
 
 void

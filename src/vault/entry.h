@@ -114,6 +114,13 @@ int entry_check_size(const char *name, uint64_t size);
 int entry_removed(struct entry *e, const char *name);
 /* entry_copy(dst, src): a deep copy. */
 int entry_copy(struct entry *dst, const struct entry *src);
+/* entry_sort_by_name(e, n, newest_first, along): the ${n} entries ${e}
+ * sorted by name, a name's entries by epoch (newest first if
+ * ${newest_first}, else oldest), ties in their order; ${along} (NULL, or
+ * ${n} values) permuted with them.  The keys are sorted and the entries
+ * then moved once each (an entry is large): 0 or PQV_E_NOMEM (nothing
+ * moved). */
+int entry_sort_by_name(struct entry *e, size_t n, int newest_first, uint32_t *along);
 /* entry_same_data(a, b): two files holding the same data: the same size
  * and extents, each the same chunk (format 3: a chunk is its identity) or
  * the same shared extent of a pack (format 2: equal files share one). */

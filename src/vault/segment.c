@@ -535,12 +535,21 @@ open_block(pqv_vault *v, const struct segment *s, int part, uint64_t off, uint64
     return rc;
 }
 
+size_t
+segment_block_room(const struct segment *s, size_t i)
+{
+    const struct seg_block *b = &s->blocks[i];
+    uint64_t most = b->len > PQV_AEAD_TAG_BYTES ? (b->len - PQV_AEAD_TAG_BYTES) / 3 : 0;
+
+    /* Each entry takes at least 3 bytes: bounds the count. */
+    return (size_t)(b->n < most ? b->n : most);
+}
+
 int
-segment_block(pqv_vault *v, const struct segment *s, size_t i, struct entry **out, size_t *n)
+segment_block_into(pqv_vault *v, const struct segment *s, size_t i, struct entry *es)
 {
     const struct seg_block *b = &s->blocks[i];
     uint8_t prev[TAG_BYTES], *plain;
-    struct entry *es = NULL;
     struct cursor c;
     size_t plainlen = b->len - PQV_AEAD_TAG_BYTES, k = 0;
     int rc;
@@ -548,11 +557,8 @@ segment_block(pqv_vault *v, const struct segment *s, size_t i, struct entry **ou
     if ((rc = open_block(v, s, SEGMENT_PART_ENTRIES, b->off, b->len, i + 1, &plain)) != 0)
         return rc != PQV_E_INTEGRITY ? rc :
             error_set(rc, NULL, "segment block %zu failed authentication", i);
-    /* Each entry takes at least 3 bytes: bounds the count. */
-    if (b->n > plainlen / 3)
+    if (b->n != segment_block_room(s, i))
         rc = error_set(PQV_E_INTEGRITY, NULL, "segment block %zu is malformed", i);
-    if (rc == 0 && (es = calloc(b->n, sizeof(*es))) == NULL)
-        rc = PQV_E_NOMEM;
     cursor_init(&c, plain, plainlen);
     for (; rc == 0 && k < b->n; k++) {
         uint8_t tag[TAG_BYTES];
@@ -574,14 +580,29 @@ segment_block(pqv_vault *v, const struct segment *s, size_t i, struct entry **ou
         rc = error_set(PQV_E_INTEGRITY, NULL, "segment block %zu has trailing bytes", i);
     util_wipe(plain, plainlen);
     free(plain);
-    if (rc != 0) {
-        for (size_t j = 0; j < k && es != NULL; j++)
+    if (rc != 0)
+        for (size_t j = 0; j < k; j++)
             entry_clear(&es[j]);
+    return rc;
+}
+
+int
+segment_block(pqv_vault *v, const struct segment *s, size_t i, struct entry **out, size_t *n)
+{
+    size_t room = segment_block_room(s, i);
+    struct entry *es;
+    int rc;
+
+    *out = NULL;
+    *n = 0;
+    if ((es = calloc(room + 1, sizeof(*es))) == NULL)
+        return PQV_E_NOMEM;
+    if ((rc = segment_block_into(v, s, i, es)) != 0) {
         free(es);
         return rc;
     }
     *out = es;
-    *n = k;
+    *n = room;
     return 0;
 }
 

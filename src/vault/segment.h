@@ -160,8 +160,14 @@ void segment_part_span(const struct segment *s, int part, uint64_t *lo, uint64_t
  * whole, in one request, before its blocks are walked (a no-op when it is
  * already at hand).  A borrowed segment's part is the cache's. */
 int segment_fetch_part(pqv_vault *v, struct segment *s, int part);
-/* segment_block(v, s, i, out, n): the entries of block ${i}, verified. */
+/* segment_block(v, s, i, out, n): the entries of block ${i}, verified.
+ * segment_block_into(v, s, i, es): the same into ${es}, zeroed, with room
+ * for segment_block_room(s, i) entries (the count the block's index says,
+ * bounded by its bytes: each entry takes 3 at least): all of them set, or
+ * none (cleared) on failure. */
 int segment_block(pqv_vault *v, const struct segment *s, size_t i, struct entry **out, size_t *n);
+size_t segment_block_room(const struct segment *s, size_t i);
+int segment_block_into(pqv_vault *v, const struct segment *s, size_t i, struct entry *es);
 /* segment_chunks(v, s, i, out, n): the chunk records of chunk block ${i},
  * verified (sorted by identity, each pack in the segment's pack table). */
 int segment_chunks(pqv_vault *v, const struct segment *s, size_t i, struct chunk_rec **out,

@@ -43,17 +43,6 @@ state_free(struct state *st)
     memset(st, 0, sizeof(*st));
 }
 
-static int
-compare_by_name_newest(const void *a, const void *b)
-{
-    const struct entry *x = a, *y = b;
-    int c = strcmp(x->name, y->name);
-
-    if (c != 0)
-        return c;
-    return x->epoch > y->epoch ? -1 : x->epoch < y->epoch ? 1 : 0;
-}
-
 /* ---- format 2 ---- */
 
 struct newest {
@@ -331,29 +320,28 @@ state_load(pqv_vault *v, struct state *st)
 }
 
 int
-state_load_reporting(pqv_vault *v, struct state *st, const struct names_walk *w)
+state_read_entries(pqv_vault *v, struct state *st, const struct names_walk *w,
+    struct entry **out, size_t *count)
 {
-    struct entry *all = NULL;
-    size_t n = 0, cap = 0, k = 0;
+    struct entry *all;
+    size_t room = 0, n = 0;
     int rc = 0;
 
-    if (st->loaded)
-        return 0;
-    if (st->format == 1) {
-        if ((rc = state_v1_load(v, st, w)) == 0) {
-            util_sort(st->entries, st->n, sizeof(*st->entries), compare_by_name_newest);
-            st->loaded = 1;
-        }
-        return rc;
-    }
+    *out = NULL;
+    *count = 0;
+    /* Sized once, from the blocks' authenticated counts (each bounded by
+     * its bytes), and decoded in place: no array grown and copied. */
+    for (size_t i = 0; i < st->nsegs; i++)
+        for (size_t b = 0; b < st->segs[i].nblocks; b++)
+            room += segment_block_room(&st->segs[i], b);
+    if ((all = calloc(room + 1, sizeof(*all))) == NULL)
+        return PQV_E_NOMEM;
     for (size_t i = 0; i < st->nsegs && rc == 0; i++) {
         struct segment *s = &st->segs[i];
         if ((rc = segment_fetch_part(v, s, SEGMENT_PART_ENTRIES)) != 0)
             break;
         for (size_t b = 0; b < s->nblocks && rc == 0; b++) {
-            struct entry *es;
-            size_t m;
-            if ((rc = segment_block(v, s, b, &es, &m)) != 0) {
+            if ((rc = segment_block_into(v, s, b, all + n)) != 0) {
                 char sname[STORAGE_NAME_MAX];
                 /* A damaged block: its entries are lost, the others are
                  * not (reported, when a caller counts damage). */
@@ -366,8 +354,7 @@ state_load_reporting(pqv_vault *v, struct state *st, const struct names_walk *w)
                 rc = 0;
                 continue;
             }
-            if ((rc = state_entries_append(&all, &n, &cap, es, m)) != 0)
-                break;
+            n += segment_block_room(s, b);
         }
     }
     if (rc != 0) {
@@ -376,8 +363,35 @@ state_load_reporting(pqv_vault *v, struct state *st, const struct names_walk *w)
         free(all);
         return rc;
     }
+    *out = all;
+    *count = n;
+    return 0;
+}
+
+int
+state_load_reporting(pqv_vault *v, struct state *st, const struct names_walk *w)
+{
+    struct entry *all = NULL;
+    size_t n = 0, k = 0;
+    int rc = 0;
+
+    if (st->loaded)
+        return 0;
+    if (st->format == 1) {
+        if ((rc = state_v1_load(v, st, w)) == 0 &&
+            (rc = entry_sort_by_name(st->entries, st->n, 1, NULL)) == 0)
+            st->loaded = 1;
+        return rc;
+    }
+    if ((rc = state_read_entries(v, st, w, &all, &n)) != 0)
+        return rc;
+    if ((rc = entry_sort_by_name(all, n, 1, NULL)) != 0) {
+        for (size_t i = 0; i < n; i++)
+            entry_clear(&all[i]);
+        free(all);
+        return rc;
+    }
     /* Each name's newest entry wins; a removed one hides the name. */
-    util_sort(all, n, sizeof(*all), compare_by_name_newest);
     for (size_t i = 0; i < n;) {
         size_t j = i + 1;
         while (j < n && strcmp(all[j].name, all[i].name) == 0)
@@ -537,29 +551,6 @@ check_keyfile(pqv_vault *v, const struct state *st)
     return 0;
 }
 
-int
-state_entries_append(struct entry **all, size_t *n, size_t *cap, struct entry *es, size_t m)
-{
-    if (*n + m > *cap) {
-        size_t ncap = *cap ? 2 * *cap : 1024;
-        struct entry *grown;
-        while (ncap < *n + m)
-            ncap *= 2;
-        if ((grown = realloc(*all, ncap * sizeof(*grown))) == NULL) {
-            for (size_t j = 0; j < m; j++)
-                entry_clear(&es[j]);
-            free(es);
-            return PQV_E_NOMEM;
-        }
-        *all = grown;
-        *cap = ncap;
-    }
-    if (m > 0)
-        memcpy(*all + *n, es, m * sizeof(*es));
-    *n += m;
-    free(es);
-    return 0;
-}
 
 /* state_origin(st, name, out, outlen): where ${name} was added from: its
  * own recorded origin, or its nearest ancestor's with the rest of the name

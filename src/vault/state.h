@@ -93,9 +93,11 @@ int state_file_key(pqv_vault *v, struct state *st, const struct entry *e,
     uint8_t key[PQV_FILE_KEY_BYTES]);
 void state_free(struct state *st);
 
-/* state_entries_append(all, n, cap, es, m): the ${m} entries ${es} (an
- * allocated array, taken: freed, its entries moved or on failure cleared)
- * appended to the growing array *${all} of *${n} of *${cap}. */
-int state_entries_append(struct entry **all, size_t *n, size_t *cap, struct entry *es, size_t m);
+/* state_read_entries(v, st, w, out, n): every entry of ${st}'s segments
+ * (a name once per segment that has it), in one array: a damaged block's
+ * entries left out and reported through ${w} when it counts damage (else
+ * the failure). */
+int state_read_entries(pqv_vault *v, struct state *st, const struct names_walk *w,
+    struct entry **out, size_t *n);
 
 #endif

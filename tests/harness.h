@@ -44,6 +44,16 @@ static int harness_failures;
         }                                                                    \
     } while (0)
 
+#define CHECK_STR(a, b)                                                      \
+    do {                                                                     \
+        const char *hsa_ = (a), *hsb_ = (b);                                 \
+        if (strcmp(hsa_, hsb_) != 0) {                                       \
+            harness_failures++;                                              \
+            fprintf(stderr, "  %s:%d: %s == %s failed: \"%s\" != \"%s\"\n",  \
+                __FILE__, __LINE__, #a, #b, hsa_, hsb_);                     \
+        }                                                                    \
+    } while (0)
+
 /* Stop the current test (after a failed precondition). */
 #define REQUIRE(cond)                                                        \
     do {                                                                     \

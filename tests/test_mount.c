@@ -368,4 +368,47 @@ test_lookup_hostile(void)
     close_view(m);
 }
 
-TEST_MAIN(test_random_reads, test_damaged_segment, test_lookup_hostile)
+/* The name of a version in versions/: STEM.SNAPSHOT.EXT, the extension as
+ * os.path.splitext finds it (a leading dot starts none), at most 255
+ * bytes, the stem cut at a character's start. */
+static void
+test_version_names(void)
+{
+    static const char *snap = "000123-2026-11-30T14:00:00Z";
+    static const struct {
+        const char *comp, *want;
+    } v[] = {
+        { "report.pdf", "report.000123-2026-11-30T14:00:00Z.pdf" },
+        { "archive.tar.gz", "archive.tar.000123-2026-11-30T14:00:00Z.gz" },
+        { "Makefile", "Makefile.000123-2026-11-30T14:00:00Z" },
+        { ".bashrc", ".bashrc.000123-2026-11-30T14:00:00Z" },
+        { "..x", "..x.000123-2026-11-30T14:00:00Z" },
+        { ".config.old", ".config.000123-2026-11-30T14:00:00Z.old" },
+        { "a.", "a..000123-2026-11-30T14:00:00Z" },
+        { "x.0123456789012345678901234567890123", /* an extension of 34 bytes: none */
+          "x.0123456789012345678901234567890123.000123-2026-11-30T14:00:00Z" },
+    };
+    char out[MOUNT_VERSION_NAME_MAX + 1], comp[256];
+    size_t len;
+
+    for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+        mount_versions_name(v[i].comp, snap, out);
+        CHECK_STR(out, v[i].want);
+    }
+    /* 250 bytes of two-byte characters and an extension: cut to 255. */
+    for (len = 0; len < 246; len += 2) {
+        comp[len] = (char)0xc3;
+        comp[len + 1] = (char)0xa9;
+    }
+    memcpy(comp + len, ".txt", 5);
+    mount_versions_name(comp, snap, out);
+    len = strlen(out);
+    CHECK(len <= 255 && len >= 253);
+    CHECK(strcmp(out + len - 4, ".txt") == 0);
+    CHECK(strncmp(out + len - 4 - 27, snap, 27) == 0);
+    CHECK(out[len - 4 - 28] == '.');
+    /* The stem ends on a whole character (an even count of bytes). */
+    CHECK((len - 4 - 28) % 2 == 0);
+}
+
+TEST_MAIN(test_random_reads, test_damaged_segment, test_lookup_hostile, test_version_names)

@@ -91,6 +91,8 @@ tree_unload(struct mount_tree *t)
         free(t->own);
         t->own = NULL;
     }
+    free(t->groups);
+    t->groups = NULL;
     if (t->keys == &t->st)
         state_free(&t->st);
     t->keys = NULL;
@@ -110,7 +112,7 @@ tree_load(struct pqv_mount *m, struct mount_tree *t)
 
     mount_walk(m, &w, &damaged);
     if (t->kind == TREE_VERSIONS) {
-        if ((rc = mount_versions_build(m, &t->own, &t->n)) != 0)
+        if ((rc = mount_versions_build(m, &t->own, &t->groups, &t->n)) != 0)
             return rc;
         t->entries = t->own;
     } else if (t->sn == NULL || t->sn->epoch == m->cur.epoch) {
@@ -136,7 +138,7 @@ tree_load(struct pqv_mount *m, struct mount_tree *t)
         t->entries = t->st.entries;
         t->n = t->st.n;
     }
-    if ((rc = mount_tree_build(t)) != 0) {
+    if ((rc = mount_tree_build(t)) != 0 || (rc = mount_tree_alias(m, t)) != 0) {
         tree_unload(t);
         return rc;
     }

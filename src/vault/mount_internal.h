@@ -69,6 +69,7 @@ struct mount_node {
     uint32_t inode;              /* the node whose number it has (a hard link: the first) */
     uint32_t nlink;
     uint32_t dir_pages;          /* a directory's size, in 4 KiB */
+    uint8_t hidden;              /* looked up, not listed (versions/: a name's own directory) */
 };
 
 enum { TREE_UNLOADED = 0, TREE_LOADING, TREE_LOADED };
@@ -88,6 +89,10 @@ struct mount_tree {
     struct entry *entries;       /* sorted by name */
     size_t n;
     struct entry *own;           /* TREE_VERSIONS: entries of its own */
+    uint32_t *groups;            /* TREE_VERSIONS: by entry, 0 or its name's group
+                                    (mount_versions_build) */
+    uint32_t *alias;             /* by node: the root tree's node whose number it
+                                    shows (the same inode), or MOUNT_NONE; NULL: none */
     struct mount_node *nodes;
     uint32_t nnodes;
     uint32_t *kids;
@@ -100,13 +105,19 @@ struct mount_tree {
 /* mount_tree_build(t): t->nodes over t->entries (sorted by name): node 0
  * the root, node i + 1 entry i, then directories made up for parents
  * missing.  Entries below a non-directory, and a second entry of a name,
- * are left out of the tree. */
+ * are left out of the tree.  With t->groups, a directory entry of a group
+ * is hidden (looked up, not listed) and its children are the group's
+ * other entries, wherever they are (unless entries are named below it:
+ * then it is an ordinary directory). */
 int mount_tree_build(struct mount_tree *t);
 /* mount_tree_node_bytes(t): the memory its nodes hold, about (without its
  * entries'). */
 uint64_t mount_tree_node_bytes(const struct mount_tree *t);
 /* mount_tree_unbuild(t): the nodes freed (the entries stay). */
 void mount_tree_unbuild(struct mount_tree *t);
+/* mount_tree_find(t, name): the node of the entry named ${name}, or
+ * MOUNT_NONE (a binary search of the entries). */
+uint32_t mount_tree_find(const struct mount_tree *t, const char *name);
 /* mount_tree_child(t, dir, name): the child ${name} of node ${dir}, or
  * MOUNT_NONE. */
 uint32_t mount_tree_child(const struct mount_tree *t, uint32_t dir, const char *name);
@@ -132,12 +143,23 @@ uint32_t mount_tree_table_get(const struct name_table *t, const char *name, size
 
 /* ---- versions/ (mount_versions.c) ---- */
 
-/* mount_versions_build(m, out, n): the entries of the versions/ tree, sorted:
- * for each name a file or link in some kept snapshot, its distinct versions
- * as NAME/SNAPSHOT-NAME (file keys in clear, chunks placed), a directory
- * NAME over them unless NAME was a directory (then its newest entry). */
+/* mount_versions_build(m, out, groups, n): the entries of the versions/
+ * tree, sorted, and their groups: every directory of the kept snapshots
+ * (its newest entry), and for each name a file or link in some kept
+ * snapshot its distinct versions, each named by mount_versions_name in
+ * the name's directory (file keys in clear, chunks placed), all of group
+ * 1 + k for the k-th such name, with a directory of the name itself (same
+ * group) unless the name was a directory. */
 struct pqv_mount;
-int mount_versions_build(struct pqv_mount *m, struct entry **out, size_t *n);
+int mount_versions_build(struct pqv_mount *m, struct entry **out, uint32_t **groups, size_t *n);
+/* mount_versions_name(comp, snap, out): the name in versions/ of the
+ * version of the name ${comp} (one component) first in snapshot ${snap}:
+ * STEM.SNAP.EXT (EXT: from the last dot on, as os.path.splitext, up to
+ * MOUNT_VERSION_EXT_MAX bytes; none for a leading dot), at most
+ * MOUNT_VERSION_NAME_MAX bytes (the stem cut at a character's start). */
+#define MOUNT_VERSION_NAME_MAX 255
+#define MOUNT_VERSION_EXT_MAX 32
+void mount_versions_name(const char *comp, const char *snap, char out[MOUNT_VERSION_NAME_MAX + 1]);
 /* mount_versions_same(a, b): the same version of a file or link: kind, data,
  * target, mode, owner, times, attributes. */
 int mount_versions_same(const struct entry *a, const struct entry *b);
@@ -250,6 +272,14 @@ enum { VNODE_SNAPSHOTS = 2, VNODE_LATEST = 3 };
 uint64_t mount_ino(uint32_t tree, uint32_t node);
 int mount_decode(const struct pqv_mount *m, uint64_t ino, uint32_t *tree, uint32_t *node);
 int mount_errno(int rc);
+/* mount_tree_alias(m, t): t->alias for a snapshot's tree or versions/:
+ * each file, link or special file that the root's tree holds under its
+ * name (a version: under the name it is a version of) with the same
+ * attributes, data, target and extended attributes, neither a hard link,
+ * shows the root's node's number: one inode wherever it shows.  The
+ * kernel then makes no inode of its own for it in a walk, and `diff -r`
+ * of two snapshots takes an unchanged file as the same file. */
+int mount_tree_alias(struct pqv_mount *m, struct mount_tree *t);
 /* mount_get_tree(m, id, out): tree ${id} loaded (if it was not) and
  * referenced; mount_put_tree(m, t): the reference given back (the tree may
  * be unloaded from then on). */

@@ -34,6 +34,17 @@ dir_attr(const struct pqv_mount *m, uint64_t ino, uint32_t nlink, uint32_t pages
     a->mtime_sec = a->ctime_sec = t;
 }
 
+/* history_root_attr(m, id, a): the root of a snapshot's tree or of
+ * versions/, known without loading the tree (listing snapshots/ loads
+ * none of them): link count 1, as file systems that do not count
+ * subdirectories say (find and fts then make no guess from it), one
+ * block of size. */
+static void
+history_root_attr(const struct pqv_mount *m, uint32_t id, struct pqv_mount_attr *a)
+{
+    dir_attr(m, mount_ino(id, 0), 1, 1, m->trees[id].time, a);
+}
+
 /* node_attr(m, t, node, a): the attributes of a node of a tree. */
 static void
 node_attr(const struct pqv_mount *m, const struct mount_tree *t, uint32_t node,
@@ -43,6 +54,10 @@ node_attr(const struct pqv_mount *m, const struct mount_tree *t, uint32_t node,
     const struct entry *e = mount_tree_entry(t, t->nodes[node].inode);
     uint64_t data = 0;
 
+    if (node == 0 && t->id >= 2) {
+        history_root_attr(m, t->id, a);
+        return;
+    }
     if (e == NULL) {
         /* The root (with snapshots/ and versions/ at the view's root) or
          * a directory made up. */
@@ -52,6 +67,8 @@ node_attr(const struct pqv_mount *m, const struct mount_tree *t, uint32_t node,
     }
     memset(a, 0, sizeof(*a));
     a->ino = mount_ino(t->id, t->nodes[node].inode);
+    if (t->alias != NULL && t->alias[t->nodes[node].inode] != MOUNT_NONE)
+        a->ino = mount_ino(1, t->alias[t->nodes[node].inode]);
     a->nlink = nd->nlink;
     a->uid = e->uid;
     a->gid = e->gid;
@@ -91,6 +108,85 @@ node_attr(const struct pqv_mount *m, const struct mount_tree *t, uint32_t node,
         a->blocks = a->size / 512;
         break;
     }
+}
+
+/* same_xattrs(a, b): the same extended attributes, in the same order. */
+static int
+same_xattrs(const struct entry *a, const struct entry *b)
+{
+    if (a->nxattrs != b->nxattrs)
+        return 0;
+    for (size_t i = 0; i < a->nxattrs; i++)
+        if (strcmp(a->xattrs[i].name, b->xattrs[i].name) != 0 ||
+            a->xattrs[i].len != b->xattrs[i].len ||
+            (a->xattrs[i].len > 0 && memcmp(a->xattrs[i].value, b->xattrs[i].value, a->xattrs[i].len) != 0))
+            return 0;
+    return 1;
+}
+
+/* same_inode(m, t, node, root, r): what the kernel would see of ${node}
+ * of ${t} and of ${r} of the root's tree is the same, but for the number. */
+static int
+same_inode(const struct pqv_mount *m, const struct mount_tree *t, uint32_t node,
+    const struct mount_tree *root, uint32_t r)
+{
+    const struct entry *e = mount_tree_entry(t, node), *re = mount_tree_entry(root, r);
+    struct pqv_mount_attr a, b;
+
+    if (e == NULL || re == NULL || e->kind == KIND_DIR || re->kind != e->kind ||
+        t->nodes[node].inode != node || t->nodes[node].nlink != 1 ||
+        root->nodes[r].parent == MOUNT_NONE || root->nodes[r].hidden ||
+        root->nodes[r].inode != r || root->nodes[r].nlink != 1)
+        return 0;
+    node_attr(m, t, node, &a);
+    node_attr(m, root, r, &b);
+    a.ino = b.ino = 0;
+    if (memcmp(&a, &b, sizeof(a)) != 0 || !same_xattrs(e, re))
+        return 0;
+    if (e->kind == KIND_FILE)
+        return entry_same_data(e, re);
+    if (e->kind == KIND_SYMLINK)
+        return e->target != NULL && re->target != NULL && strcmp(e->target, re->target) == 0;
+    return 1;
+}
+
+int
+mount_tree_alias(struct pqv_mount *m, struct mount_tree *t)
+{
+    const struct mount_tree *root = &m->trees[1];
+    const char **version_of = NULL;
+    uint32_t ngroups = 0;
+
+    if (t->id < 2 || root->status != TREE_LOADED || t->nnodes == 0)
+        return 0;
+    if ((t->alias = malloc((size_t)t->nnodes * sizeof(*t->alias))) == NULL)
+        return PQV_E_NOMEM;
+    for (uint32_t i = 0; i < t->nnodes; i++)
+        t->alias[i] = MOUNT_NONE;
+    if (t->groups != NULL) {
+        /* A version is one of the name its group's directory bears. */
+        for (size_t i = 0; i < t->n; i++)
+            if (t->groups[i] > ngroups)
+                ngroups = t->groups[i];
+        if ((version_of = calloc((size_t)ngroups + 1, sizeof(*version_of))) == NULL)
+            return PQV_E_NOMEM;
+        for (size_t i = 0; i < t->n; i++)
+            if (t->groups[i] != 0 && t->entries[i].kind == KIND_DIR)
+                version_of[t->groups[i]] = t->entries[i].name;
+    }
+    for (uint32_t node = 1; node <= t->n && node < t->nnodes; node++) {
+        const char *name = t->entries[node - 1].name;
+        uint32_t r;
+        if (t->nodes[node].parent == MOUNT_NONE || t->entries[node - 1].kind == KIND_DIR)
+            continue;
+        if (t->groups != NULL)
+            name = version_of[t->groups[node - 1]];
+        if (name != NULL && (r = mount_tree_find(root, name)) != MOUNT_NONE &&
+            same_inode(m, t, node, root, r))
+            t->alias[node] = r;
+    }
+    free(version_of);
+    return 0;
 }
 
 /* snapshot_index(m, name): the kept snapshot whose directory is ${name},
@@ -138,20 +234,6 @@ latest_attr(const struct pqv_mount *m, struct pqv_mount_attr *a)
     a->mtime_sec = a->ctime_sec = m->kept.s[m->kept.n - 1].time;
 }
 
-/* tree_root_attr(m, id, a): the root of tree ${id} (loading it). */
-static int
-tree_root_attr(struct pqv_mount *m, uint32_t id, struct pqv_mount_attr *a)
-{
-    struct mount_tree *t;
-    int rc;
-
-    if ((rc = mount_get_tree(m, id, &t)) != 0)
-        return rc;
-    node_attr(m, t, 0, a);
-    mount_put_tree(m, t);
-    return 0;
-}
-
 /* ---- the operations ---- */
 
 int
@@ -170,6 +252,10 @@ pqv_mount_getattr(struct pqv_mount *m, uint64_t ino, struct pqv_mount_attr *out)
             snapshots_dir_attr(m, out);
         else
             latest_attr(m, out);
+        return 0;
+    }
+    if (tree >= 2 && node == 0) {
+        history_root_attr(m, tree, out);
         return 0;
     }
     if ((rc = mount_get_tree(m, tree, &t)) != 0)
@@ -204,15 +290,18 @@ pqv_mount_lookup(struct pqv_mount *m, uint64_t parent, const char *name,
         }
         if ((k = snapshot_index(m, name)) < 0)
             return -ENOENT;
-        return tree_root_attr(m, 2 + (uint32_t)k, out);
+        history_root_attr(m, 2 + (uint32_t)k, out);
+        return 0;
     }
     if (tree == 1 && node == 0) {
         if (strcmp(name, m->snap_dir) == 0) {
             snapshots_dir_attr(m, out);
             return 0;
         }
-        if (strcmp(name, m->vers_dir) == 0)
-            return tree_root_attr(m, m->versions, out);
+        if (strcmp(name, m->vers_dir) == 0) {
+            history_root_attr(m, m->versions, out);
+            return 0;
+        }
     }
     if ((rc = mount_get_tree(m, tree, &t)) != 0)
         return rc;
@@ -246,15 +335,13 @@ static int
 readdir_snapshots(struct pqv_mount *m, uint64_t offset, pqv_mount_dir_fn fn, void *ctx)
 {
     struct pqv_mount_attr self, up, a;
-    int rc;
 
     snapshots_dir_attr(m, &self);
     dir_attr(m, PQV_MOUNT_ROOT, 2, 1, m->newest_time, &up);
     if (dots(&self, &up, offset, fn, ctx))
         return 0;
     for (uint64_t i = offset < 2 ? 0 : offset - 2; i < m->kept.n; i++) {
-        if ((rc = tree_root_attr(m, 2 + (uint32_t)i, &a)) != 0)
-            return rc;
+        history_root_attr(m, 2 + (uint32_t)i, &a);
         if (fn(ctx, m->snap_names[i], &a, i + 3) != 0)
             return 0;
     }
@@ -301,8 +388,11 @@ pqv_mount_readdir(struct pqv_mount *m, uint64_t ino, uint64_t offset, pqv_mount_
     if (dots(&self, &up, offset, fn, ctx))
         goto done;
     for (i = offset < 2 ? 0 : offset - 2; i < d->nkids; i++) {
-        node_attr(m, t, t->kids[d->kids + i], &a);
-        if (fn(ctx, t->nodes[t->kids[d->kids + i]].comp, &a, i + 3) != 0)
+        uint32_t kid = t->kids[d->kids + i];
+        if (t->nodes[kid].hidden)
+            continue; /* (its number stays taken: offsets do not move) */
+        node_attr(m, t, kid, &a);
+        if (fn(ctx, t->nodes[kid].comp, &a, i + 3) != 0)
             goto done;
     }
     if (tree == 1 && node == 0) {
@@ -314,10 +404,7 @@ pqv_mount_readdir(struct pqv_mount *m, uint64_t ino, uint64_t offset, pqv_mount_
                 goto done;
         }
         if (offset <= 3 + nkids) {
-            mount_put_tree(m, t);
-            t = NULL;
-            if ((rc = tree_root_attr(m, m->versions, &a)) != 0)
-                return rc;
+            history_root_attr(m, m->versions, &a);
             (void)fn(ctx, m->vers_dir, &a, nkids + 4);
         }
     }
@@ -373,8 +460,8 @@ xattrs_of(struct pqv_mount *m, uint64_t ino, struct mount_tree **t, const struct
     *e = NULL;
     if ((rc = mount_decode(m, ino, &tree, &node)) != 0)
         return rc;
-    if (tree == 0)
-        return 0;
+    if (tree == 0 || (tree >= 2 && node == 0))
+        return 0; /* (a history root: none, and its tree not loaded) */
     if ((rc = mount_get_tree(m, tree, t)) != 0)
         return rc;
     if (node >= (*t)->nnodes) {

@@ -11,7 +11,9 @@
  * as before.
  *
  * The versions/ tree is a tree of this kind too, over entries that
- * mount_versions.c makes.
+ * mount_versions.c makes, with groups: a group's directory is hidden from
+ * its parent's listing and lists the group's other entries (a name's
+ * versions, which its parent lists too).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -241,17 +243,53 @@ is_dir(const struct mount_tree *t, uint32_t node)
     return e == NULL || e->kind == KIND_DIR;
 }
 
-/* children(t): each directory's children, in name order. */
+/* sort_kids(t, at, n, k): t->kids[at .. at + n) in name order, through
+ * the scratch ${k}. */
+static void
+sort_kids(struct mount_tree *t, uint32_t at, uint32_t n, struct kid *k)
+{
+    for (uint32_t j = 0; j < n; j++) {
+        k[j].node = t->kids[at + j];
+        k[j].comp = t->nodes[k[j].node].comp;
+    }
+    util_sort(k, n, sizeof(*k), compare_kid);
+    for (uint32_t j = 0; j < n; j++)
+        t->kids[at + j] = k[j].node;
+}
+
+/* children(t): each directory's children, in name order, and a hidden
+ * directory's group (t->groups); then what stat shows of directories
+ * (their listed children: links, size). */
 static int
 children(struct mount_tree *t)
 {
-    uint32_t total = 0, *at = NULL;
+    uint32_t total = 0, *at = NULL, *dir_of = NULL, ngroups = 0;
     struct kid *k = NULL;
     int rc = 0;
 
     for (uint32_t i = 1; i < t->nnodes; i++)
         if (t->nodes[i].parent != MOUNT_NONE)
             t->nodes[t->nodes[i].parent].nkids++;
+    if (t->groups != NULL) {
+        /* A hidden directory with children by name is an ordinary one. */
+        for (uint32_t i = 1; i <= t->n; i++) {
+            struct mount_node *nd = &t->nodes[i];
+            if (nd->hidden && nd->nkids > 0)
+                nd->hidden = 0;
+            if (t->groups[i - 1] > ngroups)
+                ngroups = t->groups[i - 1];
+        }
+        if ((dir_of = calloc((size_t)ngroups + 1, sizeof(*dir_of))) == NULL)
+            return PQV_E_NOMEM;
+        for (uint32_t i = 1; i <= t->n; i++)
+            if (t->nodes[i].hidden && t->nodes[i].parent != MOUNT_NONE)
+                dir_of[t->groups[i - 1]] = i;
+        for (uint32_t i = 1; i <= t->n; i++) {
+            uint32_t g = t->groups[i - 1];
+            if (g != 0 && dir_of[g] != 0 && dir_of[g] != i && t->nodes[i].parent != MOUNT_NONE)
+                t->nodes[dir_of[g]].nkids++;
+        }
+    }
     for (uint32_t i = 0; i < t->nnodes; i++) {
         t->nodes[i].kids = total;
         total += t->nodes[i].nkids;
@@ -263,22 +301,27 @@ children(struct mount_tree *t)
         goto done;
     }
     for (uint32_t i = 1; i < t->nnodes; i++) {
-        uint32_t p = t->nodes[i].parent;
+        uint32_t p = t->nodes[i].parent, g;
         if (p == MOUNT_NONE)
             continue;
-        k[t->nodes[p].kids + at[p]].comp = t->nodes[i].comp;
-        k[t->nodes[p].kids + at[p]].node = i;
-        at[p]++;
+        t->kids[t->nodes[p].kids + at[p]++] = i;
+        if (dir_of != NULL && i <= t->n && (g = t->groups[i - 1]) != 0 && dir_of[g] != 0 &&
+            dir_of[g] != i) {
+            p = dir_of[g];
+            t->kids[t->nodes[p].kids + at[p]++] = i;
+        }
     }
     for (uint32_t i = 0; i < t->nnodes; i++) {
         struct mount_node *d = &t->nodes[i];
         uint64_t bytes = 0;
         uint32_t subdirs = 0;
-        util_sort(k + d->kids, d->nkids, sizeof(*k), compare_kid);
+        sort_kids(t, d->kids, d->nkids, k);
         for (uint32_t j = 0; j < d->nkids; j++) {
-            t->kids[d->kids + j] = k[d->kids + j].node;
-            bytes += (8 + strlen(k[d->kids + j].comp) + 7) & ~(uint64_t)7;
-            subdirs += is_dir(t, k[d->kids + j].node);
+            const struct mount_node *kid = &t->nodes[t->kids[d->kids + j]];
+            if (kid->hidden)
+                continue;
+            bytes += (8 + strlen(kid->comp) + 7) & ~(uint64_t)7;
+            subdirs += is_dir(t, t->kids[d->kids + j]);
         }
         if (is_dir(t, i)) {
             d->nlink = 2 + subdirs;
@@ -286,6 +329,7 @@ children(struct mount_tree *t)
         }
     }
 done:
+    free(dir_of);
     free(at);
     free(k);
     return rc;
@@ -357,6 +401,7 @@ mount_tree_build(struct mount_tree *t)
         nd->comp = slash != NULL ? slash + 1 : name;
         nd->entry = i;
         nd->parent = MOUNT_NONE;
+        nd->hidden = t->groups != NULL && t->groups[i] != 0 && t->entries[i].kind == KIND_DIR;
         /* A second entry of a name (none in a state), or a malformed name. */
         if ((i > 0 && strcmp(name, t->entries[i - 1].name) == 0) || nd->comp[0] == '\0')
             continue;
@@ -385,7 +430,7 @@ mount_tree_build(struct mount_tree *t)
 uint64_t
 mount_tree_node_bytes(const struct mount_tree *t)
 {
-    return (uint64_t)t->nnodes * (sizeof(struct mount_node) + sizeof(uint32_t)) + t->nmade * 32;
+    return (uint64_t)t->nnodes * (sizeof(struct mount_node) + 2 * sizeof(uint32_t)) + t->nmade * 32;
 }
 
 void
@@ -396,11 +441,21 @@ mount_tree_unbuild(struct mount_tree *t)
     free(t->made);
     free(t->nodes);
     free(t->kids);
+    free(t->alias);
+    t->alias = NULL;
     t->made = NULL;
     t->nmade = 0;
     t->nodes = NULL;
     t->kids = NULL;
     t->nnodes = 0;
+}
+
+uint32_t
+mount_tree_find(const struct mount_tree *t, const char *name)
+{
+    uint32_t i = find_entry(t, name, strlen(name));
+
+    return i == MOUNT_NONE ? MOUNT_NONE : i + 1;
 }
 
 uint32_t

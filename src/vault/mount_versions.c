@@ -3,8 +3,18 @@
  * (vault/mount_internal.h): every kept generation walked, each name's
  * distinct versions (by mount_versions_same, diff's comparison) named by
  * the first snapshot that has them, their file keys recovered and chunks
- * placed, for mount_tree_build to make a tree of: each distinct version
- * of a file or link named NAME/SNAPSHOT, with a directory NAME over them.
+ * placed, for mount_tree_build to make a tree of.
+ *
+ * The layout (docs/DESIGN.md "Mount", the versions/ layout): versions/
+ * has the directories of every kept snapshot, and in each directory every
+ * distinct version of each file or link of it, named STEM.SNAPSHOT.EXT
+ * (borg's naming: the extension stays last).  A directory of the name
+ * itself, DIR/NAME/, lists the versions of NAME alone; it is looked up
+ * but not listed (as ZFS's hidden .zfs), so that a walk of versions/ costs
+ * a directory per directory, not one per file.  Each version carries its
+ * name's group (1 + its track), and so does that hidden directory: the
+ * tree gives the directory those versions as its children.
+ *
  * It is built one generation at a time (a base and the deltas up to its
  * last kept snapshot, each verified as snapshots_state does), so that
  * memory holds one generation's entries and the versions, never all of
@@ -48,6 +58,7 @@ struct track {
 
 struct versions {
     struct entry *e;
+    uint32_t *group;             /* by entry: 0, or 1 + its name's track */
     size_t n, cap;
     struct track *tracks;        /* by the names' table values */
     size_t ntracks, captracks;
@@ -56,22 +67,72 @@ struct versions {
     size_t nowned;
 };
 
+/* reserve_entries(vs, more): room for ${more} entries more, at once (a
+ * large array grown by doubling is copied each time). */
 static int
-push_entry(struct versions *vs, struct entry *e)
+reserve_entries(struct versions *vs, size_t more)
 {
-    if (vs->n == vs->cap) {
-        size_t cap = vs->cap ? 2 * vs->cap : 256;
-        struct entry *grown;
-        if (cap >= UINT32_MAX / 2)
-            return error_set(PQV_E_LIMIT, NULL, "too many versions to mount");
-        if ((grown = realloc(vs->e, cap * sizeof(*grown))) == NULL)
-            return PQV_E_NOMEM;
-        vs->e = grown;
-        vs->cap = cap;
-    }
+    size_t cap = vs->n + more;
+    struct entry *grown;
+    uint32_t *groups;
+
+    if (cap <= vs->cap)
+        return 0;
+    if (cap >= UINT32_MAX / 2)
+        return error_set(PQV_E_LIMIT, NULL, "too many versions to mount");
+    if ((grown = realloc(vs->e, cap * sizeof(*grown))) == NULL)
+        return PQV_E_NOMEM;
+    vs->e = grown;
+    if ((groups = realloc(vs->group, cap * sizeof(*groups))) == NULL)
+        return PQV_E_NOMEM;
+    vs->group = groups;
+    vs->cap = cap;
+    return 0;
+}
+
+/* push_entry(vs, e, group): ${e} moved in (left cleared), of ${group}. */
+static int
+push_entry(struct versions *vs, struct entry *e, uint32_t group)
+{
+    int rc;
+
+    if (vs->n == vs->cap && (rc = reserve_entries(vs, vs->cap > 256 ? vs->cap : 256)) != 0)
+        return rc;
+    vs->group[vs->n] = group;
     vs->e[vs->n++] = *e;
     memset(e, 0, sizeof(*e));
     return 0;
+}
+
+void
+mount_versions_name(const char *comp, const char *snap, char out[MOUNT_VERSION_NAME_MAX + 1])
+{
+    size_t len = strlen(comp), slen = strlen(snap), stem = len, ext = 0, lead = 0;
+    const char *dot;
+
+    /* An extension as Python's os.path.splitext finds one: from the last
+     * dot on, unless that dot only leads the name (".profile"); a name
+     * ending in a dot has none here. */
+    while (comp[lead] == '.')
+        lead++;
+    dot = strrchr(comp + lead, '.');
+    if (dot != NULL && dot[1] != '\0' && (size_t)(len - (size_t)(dot - comp)) <= MOUNT_VERSION_EXT_MAX) {
+        stem = (size_t)(dot - comp);
+        ext = len - stem;
+    }
+    if (slen > MOUNT_VERSION_NAME_MAX / 4)
+        slen = MOUNT_VERSION_NAME_MAX / 4;
+    /* Cut to a name's limit: the stem shortened, at a character's start. */
+    if (stem + 1 + slen + ext > MOUNT_VERSION_NAME_MAX) {
+        stem = MOUNT_VERSION_NAME_MAX - 1 - slen - ext;
+        while (stem > 0 && ((unsigned char)comp[stem] & 0xC0) == 0x80)
+            stem--;
+    }
+    memcpy(out, comp, stem);
+    out[stem] = '.';
+    memcpy(out + stem + 1, snap, slen);
+    memcpy(out + stem + 1 + slen, comp + len - ext, ext);
+    out[stem + 1 + slen + ext] = '\0';
 }
 
 /* track_of(vs, name, out): the track of ${name}, made if new. */
@@ -109,53 +170,37 @@ track_of(struct versions *vs, const char *name, struct track **out)
     return 0;
 }
 
+/* version_of(m, gs, at, snap, out): ${at} moved into ${out} (${at} left
+ * cleared, its name NULL) as its version of snapshot ${snap}
+ * (mount_versions_name in its directory): its file key in clear, its
+ * chunks placed, no hard-link group. */
 static int
-compare_name_epoch(const void *a, const void *b)
-{
-    const struct entry *x = a, *y = b;
-    int c = strcmp(x->name, y->name);
-
-    if (c != 0)
-        return c;
-    return x->epoch < y->epoch ? -1 : x->epoch > y->epoch;
-}
-
-static int
-compare_name(const void *a, const void *b)
-{
-    return strcmp(((const struct entry *)a)->name, ((const struct entry *)b)->name);
-}
-
-/* version_of(m, gs, at, snap, out): a copy of ${at} as the version named
- * NAME/${snap}: its file key in clear, its chunks placed, no group. */
-static int
-version_of(struct pqv_mount *m, struct state *gs, const struct entry *at, const char *snap,
+version_of(struct pqv_mount *m, struct state *gs, struct entry *at, const char *snap,
     struct entry *out)
 {
-    size_t len = strlen(at->name) + 1 + strlen(snap) + 1;
-    char *name;
+    const char *slash = strrchr(at->name, '/');
+    size_t dir = slash != NULL ? (size_t)(slash + 1 - at->name) : 0;
+    char comp[MOUNT_VERSION_NAME_MAX + 1], *name;
     int rc;
 
-    if ((rc = entry_copy(out, at)) != 0)
-        return rc;
-    if ((name = malloc(len)) == NULL) {
-        entry_clear(out);
-        return PQV_E_NOMEM;
+    if (at->kind == KIND_FILE && !at->chunked && at->key_state != KEY_CLEAR) {
+        uint8_t key[PQV_FILE_KEY_BYTES];
+        if ((rc = state_file_key(m->v, gs, at, key)) != 0)
+            return rc;
+        memcpy(at->key, key, sizeof(key));
+        at->key_state = KEY_CLEAR;
+        util_wipe(key, sizeof(key));
     }
-    snprintf(name, len, "%s/%s", at->name, snap);
+    mount_versions_name(at->name + dir, snap, comp);
+    if ((name = malloc(dir + strlen(comp) + 1)) == NULL)
+        return PQV_E_NOMEM;
+    memcpy(name, at->name, dir);
+    memcpy(name + dir, comp, strlen(comp) + 1);
+    *out = *at;
+    memset(at, 0, sizeof(*at));
     free(out->name);
     out->name = name;
     out->hlgroup = 0;
-    if (out->kind == KIND_FILE && !out->chunked && out->key_state != KEY_CLEAR) {
-        uint8_t key[PQV_FILE_KEY_BYTES];
-        if ((rc = state_file_key(m->v, gs, at, key)) != 0) {
-            entry_clear(out);
-            return rc;
-        }
-        memcpy(out->key, key, sizeof(key));
-        out->key_state = KEY_CLEAR;
-        util_wipe(key, sizeof(key));
-    }
     chunks_locate(&m->cur.chunks, out);
     return 0;
 }
@@ -168,7 +213,7 @@ generation(struct pqv_mount *m, size_t k0, size_t k1, struct versions *vs)
     struct names_walk w;
     struct state gs;
     struct entry *all = NULL;
-    size_t n = 0, cap = 0;
+    size_t n = 0;
     uint64_t damaged = 0;
     int rc;
 
@@ -180,40 +225,23 @@ generation(struct pqv_mount *m, size_t k0, size_t k1, struct versions *vs)
     m->cur.chunks_loaded = 1;
     memset(&gs.chunks, 0, sizeof(gs.chunks));
     gs.chunks_loaded = 0;
-    for (size_t i = 0; i < gs.nsegs && rc == 0; i++) {
-        if ((rc = segment_fetch_part(m->v, &gs.segs[i], SEGMENT_PART_ENTRIES)) != 0)
-            break;
-        for (size_t b = 0; b < gs.segs[i].nblocks && rc == 0; b++) {
-            struct entry *es;
-            size_t cnt;
-            if ((rc = segment_block(m->v, &gs.segs[i], b, &es, &cnt)) != 0) {
-                char sname[STORAGE_NAME_MAX];
-                if (rc != PQV_E_INTEGRITY)
-                    break;
-                segment_name(gs.segs[i].epoch, sname);
-                vault_report(w.report, w.report_ctx, PQV_REPORT_ERROR, sname, "%s",
-                    pqv_error_last()->reason);
-                rc = 0;
-                continue;
-            }
-            if ((rc = state_entries_append(&all, &n, &cap, es, cnt)) != 0)
-                break;
-        }
-    }
-    util_sort(all, n, sizeof(*all), compare_name_epoch);
+    if ((rc = state_read_entries(m->v, &gs, &w, &all, &n)) == 0 &&
+        (rc = entry_sort_by_name(all, n, 0, NULL)) == 0)
+        rc = reserve_entries(vs, n);
     for (size_t i = 0; i < n && rc == 0;) {
         size_t j = i + 1, q = i;
+        struct entry *dir_at = NULL;
         struct track *tr;
+        size_t ti;
         int have = 0;
         while (j < n && strcmp(all[j].name, all[i].name) == 0)
             j++;
         if ((rc = track_of(vs, all[i].name, &tr)) != 0)
             break;
+        ti = (size_t)(tr - vs->tracks);
         for (size_t s = k0; s < k1 && rc == 0; s++) {
             uint64_t epoch = m->kept.s[s].epoch;
-            const struct entry *at;
-            struct entry copy;
-            size_t ti = (size_t)(tr - vs->tracks);
+            struct entry *at, version;
             /* The newest entry of the name at or before the snapshot. */
             while (q < j && all[q].epoch <= epoch) {
                 q++;
@@ -222,32 +250,41 @@ generation(struct pqv_mount *m, size_t k0, size_t k1, struct versions *vs)
             if (!have)
                 continue;
             at = &all[q - 1];
+            tr = &vs->tracks[ti];
+            if (at->name == NULL) {
+                /* Moved into the versions at an earlier snapshot: that
+                 * version still. */
+                tr->seen = s + 1;
+                continue;
+            }
             if (at->kind == KIND_REMOVED)
                 continue;
             if (at->kind == KIND_DIR) {
-                if ((rc = entry_copy(&copy, at)) != 0)
-                    break;
-                copy.hlgroup = 0;
-                if (tr->dir != MOUNT_NONE) {
-                    entry_clear(&vs->e[tr->dir]);
-                    vs->e[tr->dir] = copy;
-                } else {
-                    tr->dir = (uint32_t)vs->n;
-                    rc = push_entry(vs, &copy);
-                }
+                dir_at = at; /* the newest wins */
                 continue;
             }
             if (tr->last != MOUNT_NONE && tr->seen == s && mount_versions_same(&vs->e[tr->last], at)) {
                 tr->seen = s + 1;
                 continue;
             }
-            if ((rc = version_of(m, &gs, at, m->snap_names[s], &copy)) != 0)
+            if ((rc = version_of(m, &gs, at, m->snap_names[s], &version)) != 0)
                 break;
-            tr = &vs->tracks[ti];
             tr->last = (uint32_t)vs->n;
             tr->seen = s + 1;
-            if ((rc = push_entry(vs, &copy)) != 0)
-                entry_clear(&copy);
+            if ((rc = push_entry(vs, &version, (uint32_t)ti + 1)) != 0)
+                entry_clear(&version);
+        }
+        if (rc == 0 && dir_at != NULL) {
+            tr = &vs->tracks[ti];
+            dir_at->hlgroup = 0;
+            if (tr->dir != MOUNT_NONE) {
+                entry_clear(&vs->e[tr->dir]);
+                vs->e[tr->dir] = *dir_at;
+                memset(dir_at, 0, sizeof(*dir_at));
+            } else {
+                tr->dir = (uint32_t)vs->n;
+                rc = push_entry(vs, dir_at, 0);
+            }
         }
         i = j;
     }
@@ -259,13 +296,14 @@ generation(struct pqv_mount *m, size_t k0, size_t k1, struct versions *vs)
 }
 
 int
-mount_versions_build(struct pqv_mount *m, struct entry **out, size_t *n)
+mount_versions_build(struct pqv_mount *m, struct entry **out, uint32_t **groups, size_t *n)
 {
     struct versions vs;
     int rc = 0;
 
     memset(&vs, 0, sizeof(vs));
     *out = NULL;
+    *groups = NULL;
     *n = 0;
     for (size_t k = 0; k < m->kept.n && rc == 0;) {
         size_t end = k;
@@ -274,7 +312,8 @@ mount_versions_build(struct pqv_mount *m, struct entry **out, size_t *n)
         rc = generation(m, k, end, &vs);
         k = end;
     }
-    /* A directory over the versions of each name that was never one. */
+    /* The hidden directory of each name that was never a directory: its
+     * versions' group, the newest version's owner and time. */
     for (size_t i = 0; i < vs.ntracks && rc == 0; i++) {
         const struct track *tr = &vs.tracks[i];
         struct entry d;
@@ -289,7 +328,7 @@ mount_versions_build(struct pqv_mount *m, struct entry **out, size_t *n)
         d.mtime_nsec = d.ctime_nsec = vs.e[tr->last].mtime_nsec;
         if ((d.name = strdup(vs.owned[i])) == NULL)
             rc = PQV_E_NOMEM;
-        else if ((rc = push_entry(&vs, &d)) != 0)
+        else if ((rc = push_entry(&vs, &d, (uint32_t)i + 1)) != 0)
             entry_clear(&d);
     }
     for (size_t i = 0; i < vs.nowned; i++)
@@ -297,14 +336,17 @@ mount_versions_build(struct pqv_mount *m, struct entry **out, size_t *n)
     free(vs.owned);
     free(vs.tracks);
     free(vs.names.slots);
+    if (rc == 0)
+        rc = entry_sort_by_name(vs.e, vs.n, 0, vs.group);
     if (rc != 0) {
         for (size_t i = 0; i < vs.n; i++)
             entry_clear(&vs.e[i]);
         free(vs.e);
+        free(vs.group);
         return rc;
     }
-    util_sort(vs.e, vs.n, sizeof(*vs.e), compare_name);
     *out = vs.e;
+    *groups = vs.group;
     *n = vs.n;
     return 0;
 }

@@ -237,14 +237,47 @@ check_ok "the earlier snapshot's big file equals it" cmp "$S/big" "$M/snapshots/
 mkdir -p "$T/get1"
 pq -q --at "$E1" get "$S" -o "$T/get1" >/dev/null 2>&1
 check_ok "snapshot $s1 equals get --at $E1 (diff -r; the FIFO and device node by stat above)" diff -r --no-dereference -x fifo -x null-dev "$T/get1" "$M/snapshots/$s1"
+# versions/: every distinct version of each file beside its siblings,
+# STEM.SNAPSHOT.EXT; versions/NAME/ (looked up, not listed) holds NAME's.
+ls "$M/versions/$S" >"$T/versall"
+check_ok "versions/src lists changing's two versions and small's one ($(tr '\n' ' ' <"$T/versall"))" \
+    sh -c 'grep -qx "changing.$1" "$3" && grep -qx "changing.$2" "$3" && grep -qx "small.$1" "$3" &&
+        test "$(grep -c "^changing\." "$3")" -eq 2 && test "$(grep -c "^small\." "$3")" -eq 1' \
+    sh "$s1" "$s2" "$T/versall"
+check_ok "versions/src lists no directory of a file's own (dir, empty and sub only)" \
+    test "$(find "$M/versions/$S" -type d | sed "s|^$M/versions/||" | sort | tr '\n' ' ')" = \
+        "src src/dir src/dir/sub src/empty "
 ls "$M/versions/$S/changing" >"$T/vers"
-check_ok "versions/.../changing: two versions named by epoch ($(tr '\n' ' ' <"$T/vers"))" \
-    test "$(cat "$T/vers" | tr '\n' ' ')" = "$s1 $s2 "
+check_ok "versions/.../changing/: its two versions named by epoch ($(tr '\n' ' ' <"$T/vers"))" \
+    test "$(cat "$T/vers" | tr '\n' ' ')" = "changing.$s1 changing.$s2 "
 check_ok "versions: the first is version one" \
-    test "$(cat "$M/versions/$S/changing/$s1")" = "version one"
-check_ok "versions/.../small: one version" test "$(ls "$M/versions/$S/small" | wc -l)" -eq 1
+    test "$(cat "$M/versions/$S/changing/changing.$s1")" = "version one"
+check_ok "versions: the second is version two (beside its siblings)" \
+    test "$(cat "$M/versions/$S/changing.$s2")" = "version two, longer"
+check_ok "versions/.../small/: one version" test "$(ls "$M/versions/$S/small" | wc -l)" -eq 1
 check_ok "versions/.../small: its mtime in ns" \
-    test "$(stat -c %.9Y "$M/versions/$S/small/$s1")" = "$(stat -c %.9Y "$S/small")"
+    test "$(stat -c %.9Y "$M/versions/$S/small/small.$s1")" = "$(stat -c %.9Y "$S/small")"
+check_ok "versions/.../big: the extension after the snapshot (big has none: big.$s1)" \
+    cmp "$S/big" "$M/versions/$S/big.$s1"
+check_ok "versions/.../dir/h1 (a hard link) reads" cmp "$S/dir/h1" "$M/versions/$S/dir/h1.$s1"
+# An unchanged file is one inode wherever it shows (diff -r of snapshots
+# takes it as the same file); a changed one is not.
+i_root=$(stat -c %i "$R/big") i_s1=$(stat -c %i "$M/snapshots/$s1/$S/big")
+i_v=$(stat -c %i "$M/versions/$S/big.$s1")
+check_ok "big: one inode in the root, snapshot $s1 and versions/ ($i_root $i_s1 $i_v)" \
+    test "$i_root" = "$i_s1" -a "$i_s1" = "$i_v"
+check_ok "changing: snapshot $s1's is another inode than the root's" \
+    test "$(stat -c %i "$R/changing")" != "$(stat -c %i "$M/snapshots/$s1/$S/changing")"
+check_ok "changing: the root's and versions/...changing.$s2 are one inode" \
+    test "$(stat -c %i "$R/changing")" = "$(stat -c %i "$M/versions/$S/changing.$s2")"
+check_ok "hard links keep inodes of their own in a snapshot (h1, h2, h3: link count 3)" \
+    test "$(stat -c %h "$M/snapshots/$s1/$S/h3")" -eq 3 -a \
+        "$(stat -c %i "$M/snapshots/$s1/$S/h3")" != "$i1"
+diff -r --no-dereference -x fifo -x null-dev "$M/snapshots/$s1" "$M/snapshots/$s2" >"$T/sdiff" 2>&1
+check_ok "diff -r of the two snapshots: changing differs, nothing else ($(head -n 1 "$T/sdiff"))" \
+    test "$(grep -c '^diff ' "$T/sdiff")" -eq 1 -a "$(grep -c '^Only' "$T/sdiff")" -eq 0
+check_ok "ls -l of snapshots/ answers (link count 1 for the snapshots' roots)" \
+    test "$(stat -c %h "$M/snapshots/$s1")" -eq 1
 
 # ---- read-only ----
 python3 - "$M" "$R" >"$T/rofs" 2>&1 <<'EOF'

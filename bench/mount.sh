@@ -15,6 +15,16 @@
 #   seq        cat of the big file to /dev/null, MB/s (pqvault: beside
 #              `get -o -`)
 #   rss        the mount process's peak RSS (VmHWM) at the end
+# Then a vault of LARGE_N files (default 100000: LARGE_N / 100 directories
+# of 100 files of a few bytes), backed up twice by each tool (10 files
+# changed between), each row on a fresh mount (cold):
+#   find       find MOUNT | wc -l: the whole mount (pqvault: the root, both
+#              snapshots and versions/; restic: snapshots/, ids/, hosts/
+#              and tags/; borg: both archives), and the entries counted
+#   find tree  find of the newest backup's tree alone
+#   du         du -s of the newest backup's tree
+#   rss        the server's peak RSS after du
+# (LARGE_N=0 skips it; FIND_TIMEOUT, default 300 s, bounds each command.)
 # As root with /dev/fuse.  The repositories are in the page cache (all
 # three alike): the figures are the tools' own costs.  W: scratch directory.
 set -eu
@@ -147,9 +157,97 @@ if command -v borg >/dev/null 2>&1; then
         "borg mount $W/borg::a $MNT" "$MNT${DOC}" "$MNT$W/big.bin" >>"$ROWS"
 fi
 
+# ---- the large vault: find and du ----
+LARGE_N=${LARGE_N:-100000}
+FIND_TIMEOUT=${FIND_TIMEOUT:-300}
+LROWS=$W/lrows
+: >"$LROWS"
+# tmt SECS CMD...: seconds CMD takes, or "> SECS" when it ran longer.
+tmt() {
+    _lim=$1
+    shift
+    _a=$(now)
+    if timeout -k 5 "$_lim" "$@" >/dev/null 2>&1; then _b=$(now); el "$_a" "$_b"; else echo "> $_lim"; fi
+}
+# fresh START TREE: a new mount, answering.
+fresh() {
+    eval "$1"
+    until ls "$2" >/dev/null 2>&1; do sleep 0.01; done
+}
+# large TOOL START_CMD TREE: the rows of the large vault, each on a fresh
+# mount: find of the whole mount, its entries, find of the tree, du -s.
+large() {
+    tool=$1 start=$2 tree=$3
+    fresh "$start" "$tree"
+    count=$(timeout -k 5 "$FIND_TIMEOUT" find "$MNT" 2>/dev/null | wc -l)
+    unmount
+    fresh "$start" "$tree"
+    find_all=$(tmt "$FIND_TIMEOUT" sh -c "find '$MNT' | wc -l")
+    unmount
+    fresh "$start" "$tree"
+    find_tree=$(tmt "$FIND_TIMEOUT" sh -c "find '$tree' | wc -l")
+    unmount
+    fresh "$start" "$tree"
+    du_t=$(tmt "$FIND_TIMEOUT" du -s "$tree")
+    pid=$(server_pid)
+    rss=$(awk '/VmHWM/ {printf "%.0f", $2 / 1024}' "/proc/$pid/status" 2>/dev/null || echo -)
+    unmount
+    printf '| %s | %s | %s | %s | %s | %s MiB |\n' "$tool" "$find_all" "$count" "$find_tree" "$du_t" "$rss"
+}
+# The tree: LARGE_N / 100 directories of 100 files of a few bytes; change
+# makes the second backup's ten changed files, restore the first state.
+L=$W/large
+make_large() {
+    rm -rf "$L"
+    python3 -c 'import os, sys
+root, n = sys.argv[1], int(sys.argv[2])
+for d in range((n + 99) // 100):
+    p = os.path.join(root, "d%05d" % d)
+    os.makedirs(p)
+    for f in range(min(100, n - 100 * d)):
+        with open(os.path.join(p, "f%03d.txt" % f), "w") as fh:
+            fh.write("file %d %d\n" % (d, f))' "$L" "$LARGE_N"
+}
+change() { for d in 0 1 2 3 4 5 6 7 8 9; do echo changed >>"$L/d0000$d/f001.txt"; done; }
+if [ "$LARGE_N" -gt 0 ]; then
+    make_large
+    PQL="$PQVAULT -v $W/pqv-large --passphrase-file $W/pf"
+    $PQL -q init --kdf t=1,m=65536,p=1 >/dev/null 2>&1
+    $PQL -q add "$L"
+    change
+    $PQL -q add "$L"
+    large pqvault "$PQL mount $MNT" "$MNT/large" >>"$LROWS"
+    if command -v restic >/dev/null 2>&1; then
+        make_large
+        restic -q -r "$W/restic-large" init >/dev/null
+        restic -q -r "$W/restic-large" backup "$L" >/dev/null
+        change
+        restic -q -r "$W/restic-large" backup "$L" >/dev/null
+        large "restic $(restic version | awk '{print $2}')" \
+            "restic -q -r $W/restic-large mount $MNT >/dev/null 2>&1 &" "$MNT/snapshots/latest$L" >>"$LROWS"
+    fi
+    if command -v borg >/dev/null 2>&1; then
+        make_large
+        borg init -e repokey "$W/borg-large" >/dev/null 2>&1
+        borg create "$W/borg-large::a" "$L" >/dev/null 2>&1
+        change
+        borg create "$W/borg-large::b" "$L" >/dev/null 2>&1
+        large "borg $(borg --version | awk '{print $2}')" \
+            "borg mount $W/borg-large $MNT" "$MNT/b$L" >>"$LROWS"
+    fi
+fi
+
 echo
 echo "| tool | ready (s) | first access (s) | ls -lR (s) | find \\| wc -l (s) | du -s (s) | tar cf - \\| wc -c (s) | cp -a out (s) | 1,000 random 4 KiB (s) | cat 1 GiB (s) | peak RSS |"
 echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
 cat "$ROWS"
+if [ "$LARGE_N" -gt 0 ]; then
+    echo
+    echo "A vault of $LARGE_N files in $(( (LARGE_N + 99) / 100 )) directories, two backups (10 files changed), each column on a fresh mount:"
+    echo
+    echo "| tool | find MOUNT \\| wc -l (s) | entries | find of the tree (s) | du -s of the tree (s) | peak RSS |"
+    echo "| --- | --- | --- | --- | --- | --- |"
+    cat "$LROWS"
+fi
 echo
 echo "pqvault: unlock + list of one name $unlock s; get -o - of the big file $get_big s ($(mbps "$get_big") MB/s); get of the tree $get_tree s; the tree through the mount byte-exact (diff -r): $exact, metadata (stat: mode, owner, size, mtime ns): $meta"

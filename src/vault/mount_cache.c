@@ -255,6 +255,32 @@ buffers_put(struct pqv_mount *m, struct mount_buffers *b)
         buffers_free(b);
 }
 
+/* segbuf_get(m) / segbuf_put(m, p): a sealed buffer of one segment
+ * (ciphertext only: nothing to wipe). */
+static uint8_t *
+segbuf_get(struct pqv_mount *m)
+{
+    uint8_t *p = NULL;
+
+    pthread_mutex_lock(&m->lock);
+    if (m->cache.nfree_segbufs > 0)
+        p = m->cache.free_segbufs[--m->cache.nfree_segbufs];
+    pthread_mutex_unlock(&m->lock);
+    return p != NULL ? p : malloc(PQV_STREAM_SEGMENT_SEALED);
+}
+
+static void
+segbuf_put(struct pqv_mount *m, uint8_t *p)
+{
+    pthread_mutex_lock(&m->lock);
+    if (p != NULL && m->cache.nfree_segbufs < MOUNT_SEGBUFS_KEPT) {
+        m->cache.free_segbufs[m->cache.nfree_segbufs++] = p;
+        p = NULL;
+    }
+    pthread_mutex_unlock(&m->lock);
+    free(p);
+}
+
 /* chunk_fill(m, ce): read and open ${ce} (m->lock not held). */
 static int
 chunk_fill(struct pqv_mount *m, struct mount_chunk *ce)
@@ -281,8 +307,8 @@ chunk_fill(struct pqv_mount *m, struct mount_chunk *ce)
     if (small) {
         b = &own;
         scratch_len = zstd ? chunk_scratch_size(len) : 0;
-        own.sealed = malloc(ce->segment != MOUNT_WHOLE ? PQV_STREAM_SEGMENT_SEALED
-                                                       : (size_t)ce->x.stored_len + 1);
+        own.sealed = ce->segment != MOUNT_WHOLE ? segbuf_get(m)
+                                                : malloc((size_t)ce->x.stored_len + 1);
         if (own.sealed != NULL && zstd && (own.scratch = malloc(scratch_len)) != NULL) {
             own.scratch[0] = 0;
             util_pin_memory(own.scratch, scratch_len);
@@ -322,7 +348,10 @@ chunk_fill(struct pqv_mount *m, struct mount_chunk *ce)
             util_unpin_memory(own.scratch, scratch_len);
             free(own.scratch);
         }
-        free(own.sealed);
+        if (ce->segment != MOUNT_WHOLE)
+            segbuf_put(m, own.sealed);
+        else
+            free(own.sealed);
     } else {
         buffers_put(m, b);
     }
@@ -545,6 +574,8 @@ mount_cache_free(struct pqv_mount *m)
     }
     free(c->buckets);
     c->buckets = NULL;
+    while (c->nfree_segbufs > 0)
+        free(c->free_segbufs[--c->nfree_segbufs]);
     while (c->free_buffers != NULL) {
         struct mount_buffers *b = c->free_buffers;
         c->free_buffers = b->next;

@@ -50,6 +50,9 @@
 #define MOUNT_SMALL_READ (256u << 10)
 /* Read buffers (sealed + scratch, about 8 MiB a pair) kept for reuse. */
 #define MOUNT_BUFFERS_KEPT 4
+/* Sealed buffers of one STREAM segment (64 KiB + tag) kept for reuse: one
+ * made per random read faulted its pages in every time. */
+#define MOUNT_SEGBUFS_KEPT 16
 /* Files whose damage is reported by name (then: no more names). */
 #define MOUNT_REPORTED_MAX 256
 /* A cached chunk's key: 'C' || chunk identity, 'S' || chunk identity ||
@@ -207,6 +210,8 @@ struct mount_cache {
     pthread_cond_t work;         /* the queue has a chunk, or stop */
     struct mount_buffers *free_buffers;
     unsigned nfree_buffers;
+    uint8_t *free_segbufs[MOUNT_SEGBUFS_KEPT];
+    unsigned nfree_segbufs;
 };
 
 struct pqv_mount_file {

@@ -206,16 +206,20 @@ version_of(struct pqv_mount *m, struct state *gs, struct entry *at, const char *
 }
 
 /* generation(m, k0, k1, vs): the kept snapshots k0 .. k1 - 1, of one
- * generation, merged into ${vs}. */
+ * generation, merged into ${vs}.  Each name's entries are taken out of
+ * the generation's array into a small one of the name's own before its
+ * versions are made, so that the first generation's array can take the
+ * versions in place (their number is at most the entries': no second
+ * array of a state's size, nor its pages faulted in). */
 static int
 generation(struct pqv_mount *m, size_t k0, size_t k1, struct versions *vs)
 {
     struct names_walk w;
     struct state gs;
-    struct entry *all = NULL;
-    size_t n = 0;
+    struct entry *all = NULL, *run = NULL;
+    size_t n = 0, runcap = 0;
     uint64_t damaged = 0;
-    int rc;
+    int rc, in_place;
 
     mount_walk(m, &w, &damaged);
     if ((rc = snapshots_state(m->v, &m->cur, &m->kept.s[k1 - 1], &gs)) != 0)
@@ -225,31 +229,56 @@ generation(struct pqv_mount *m, size_t k0, size_t k1, struct versions *vs)
     m->cur.chunks_loaded = 1;
     memset(&gs.chunks, 0, sizeof(gs.chunks));
     gs.chunks_loaded = 0;
-    if ((rc = state_read_entries(m->v, &gs, &w, &all, &n)) == 0 &&
-        (rc = entry_sort_by_name(all, n, 0, NULL)) == 0)
+    if ((rc = state_read_entries(m->v, &gs, &w, &all, &n)) == 0)
+        rc = entry_sort_by_name(all, n, 0, NULL);
+    in_place = rc == 0 && vs->e == NULL;
+    if (in_place) {
+        if ((vs->group = calloc(n + 1, sizeof(*vs->group))) == NULL)
+            rc = PQV_E_NOMEM;
+        else {
+            vs->e = all;
+            vs->cap = n;
+        }
+    } else if (rc == 0) {
         rc = reserve_entries(vs, n);
+    }
     for (size_t i = 0; i < n && rc == 0;) {
-        size_t j = i + 1, q = i;
+        size_t j = i + 1, q = 0, len;
         struct entry *dir_at = NULL;
         struct track *tr;
         size_t ti;
         int have = 0;
         while (j < n && strcmp(all[j].name, all[i].name) == 0)
             j++;
-        if ((rc = track_of(vs, all[i].name, &tr)) != 0)
+        len = j - i;
+        if (len > runcap) {
+            struct entry *grown = realloc(run, len * sizeof(*run));
+            if (grown == NULL) {
+                rc = PQV_E_NOMEM;
+                break;
+            }
+            run = grown;
+            runcap = len;
+        }
+        memcpy(run, &all[i], len * sizeof(*run));
+        memset(&all[i], 0, len * sizeof(*run));
+        if ((rc = track_of(vs, run[0].name, &tr)) != 0) {
+            for (size_t k = 0; k < len; k++)
+                entry_clear(&run[k]);
             break;
+        }
         ti = (size_t)(tr - vs->tracks);
         for (size_t s = k0; s < k1 && rc == 0; s++) {
             uint64_t epoch = m->kept.s[s].epoch;
             struct entry *at, version;
             /* The newest entry of the name at or before the snapshot. */
-            while (q < j && all[q].epoch <= epoch) {
+            while (q < len && run[q].epoch <= epoch) {
                 q++;
                 have = 1;
             }
             if (!have)
                 continue;
-            at = &all[q - 1];
+            at = &run[q - 1];
             tr = &vs->tracks[ti];
             if (at->name == NULL) {
                 /* Moved into the versions at an earlier snapshot: that
@@ -286,11 +315,21 @@ generation(struct pqv_mount *m, size_t k0, size_t k1, struct versions *vs)
                 rc = push_entry(vs, dir_at, 0);
             }
         }
+        /* What was not taken: removed and superseded entries. */
+        for (size_t k = 0; k < len; k++)
+            entry_clear(&run[k]);
         i = j;
     }
-    for (size_t i = 0; i < n; i++)
-        entry_clear(&all[i]);
-    free(all);
+    free(run);
+    if (in_place) {
+        /* The array is the versions' now; its slots past them are empty. */
+        for (size_t i = vs->n; i < n; i++)
+            entry_clear(&all[i]);
+    } else {
+        for (size_t i = 0; i < n; i++)
+            entry_clear(&all[i]);
+        free(all);
+    }
     state_free(&gs);
     return rc;
 }
@@ -313,7 +352,14 @@ mount_versions_build(struct pqv_mount *m, struct entry **out, uint32_t **groups,
         k = end;
     }
     /* The hidden directory of each name that was never a directory: its
-     * versions' group, the newest version's owner and time. */
+     * versions' group, the newest version's owner and time (room made
+     * once: the array is large). */
+    if (rc == 0) {
+        size_t hidden = 0;
+        for (size_t i = 0; i < vs.ntracks; i++)
+            hidden += vs.tracks[i].dir == MOUNT_NONE && vs.tracks[i].last != MOUNT_NONE;
+        rc = reserve_entries(&vs, hidden);
+    }
     for (size_t i = 0; i < vs.ntracks && rc == 0; i++) {
         const struct track *tr = &vs.tracks[i];
         struct entry d;

@@ -283,7 +283,9 @@ protect_process(void)
  * whole huge pages would count in the RSS.  Where malloc is not glibc's
  * heap (valgrind, sanitizers), the heap does not move and nothing is
  * advised.  Not for mount: its server lives long, and there the RSS
- * counts more than the faults of loading a tree (docs/DESIGN.md). */
+ * counts more than the faults of loading a tree (docs/DESIGN.md).  The
+ * add's workers give back what they freed now and then (add_chunk.c,
+ * TRIM_KEEP: this reserve stays). */
 #define HEAP_RESERVE ((size_t)256 << 20)
 #define HUGE_PAGE ((uintptr_t)2 << 20)
 static void

@@ -12,6 +12,9 @@
  * where they are, not stored again (add_adopt.c finds them).
  */
 #include <pthread.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +43,14 @@
 #define BUFFER_BUDGET (16u << 20)
 /* Files whose chunks are in flight. */
 #define PENDING_MAX 256
+/* Every this many chunks retired, what the workers freed goes back to the
+ * system (malloc_trim), the main heap's top kept up to TRIM_KEEP (what
+ * the CLI reserves for it in huge pages, src/cli/main.c): with glibc's
+ * thresholds pinned there, each worker's arena would keep its own peak,
+ * and a kernel tree's first add peaked at 197-205 MiB instead of 185-187
+ * (docs/DESIGN.md, "The add's memory"). */
+#define TRIM_EVERY 1024
+#define TRIM_KEEP ((size_t)256 << 20)
 /* The read buffer: topped up when less than a largest chunk is left in
  * it, by reads of at least three (cut_region). */
 #define READ_BUF (4 * CHUNK_MAX)
@@ -83,6 +94,7 @@ struct chunk_pipe {
     struct chunk_job jobs[JOBS_MAX];
     size_t next, oldest, inflight, bytes_in_flight;
     size_t buffers;              /* bytes of the jobs' buffers */
+    size_t retired;              /* chunks retired, for TRIM_EVERY */
     struct pending *pend[PENDING_MAX];
     size_t phead, pn;
     uint8_t *rbuf;
@@ -210,6 +222,10 @@ retire(struct chunk_pipe *p)
 
     p->oldest = (p->oldest + 1) % JOBS_MAX;
     p->inflight--;
+#ifdef __GLIBC__
+    if (++p->retired % TRIM_EVERY == 0)
+        (void)malloc_trim(TRIM_KEEP);
+#endif
     p->bytes_in_flight -= j->len;
     pf->outstanding--;
     int release = p->buffers > BUFFER_BUDGET && j->cap > (256u << 10);

@@ -93,6 +93,11 @@ tree_unload(struct mount_tree *t)
     }
     free(t->groups);
     t->groups = NULL;
+    for (uint32_t g = 0; t->group_names != NULL && g <= t->ngroups; g++)
+        free(t->group_names[g]);
+    free(t->group_names);
+    t->group_names = NULL;
+    t->ngroups = 0;
     if (t->keys == &t->st)
         state_free(&t->st);
     t->keys = NULL;
@@ -112,7 +117,8 @@ tree_load(struct pqv_mount *m, struct mount_tree *t)
 
     mount_walk(m, &w, &damaged);
     if (t->kind == TREE_VERSIONS) {
-        if ((rc = mount_versions_build(m, &t->own, &t->groups, &t->n)) != 0)
+        if ((rc = mount_versions_build(m, &t->own, &t->groups, &t->n, &t->group_names,
+                 &t->ngroups)) != 0)
             return rc;
         t->entries = t->own;
     } else if (t->sn == NULL || t->sn->epoch == m->cur.epoch) {

@@ -94,6 +94,10 @@ struct mount_tree {
     struct entry *own;           /* TREE_VERSIONS: entries of its own */
     uint32_t *groups;            /* TREE_VERSIONS: by entry, 0 or its name's group
                                     (mount_versions_build) */
+    char **group_names;          /* TREE_VERSIONS: by group (from 1), the name of its
+                                    hidden directory, or NULL: none */
+    uint32_t ngroups;
+    uint32_t *group_dir;         /* by group: its directory's node, or MOUNT_NONE */
     uint32_t *alias;             /* by node: the root tree's node whose number it
                                     shows (the same inode), or MOUNT_NONE; NULL: none */
     struct mount_node *nodes;
@@ -108,10 +112,10 @@ struct mount_tree {
 /* mount_tree_build(t): t->nodes over t->entries (sorted by name): node 0
  * the root, node i + 1 entry i, then directories made up for parents
  * missing.  Entries below a non-directory, and a second entry of a name,
- * are left out of the tree.  With t->groups, a directory entry of a group
- * is hidden (looked up, not listed) and its children are the group's
- * other entries, wherever they are (unless entries are named below it:
- * then it is an ordinary directory). */
+ * are left out of the tree.  With t->group_names, each named group gets a
+ * directory of that name made up and hidden (looked up, not listed),
+ * whose children are the group's entries (t->groups), wherever they are;
+ * if that name is already a directory, the entries join it instead. */
 int mount_tree_build(struct mount_tree *t);
 /* mount_tree_node_bytes(t): the memory its nodes hold, about (without its
  * entries'). */
@@ -146,15 +150,15 @@ uint32_t mount_tree_table_get(const struct name_table *t, const char *name, size
 
 /* ---- versions/ (mount_versions.c) ---- */
 
-/* mount_versions_build(m, out, groups, n): the entries of the versions/
- * tree, sorted, and their groups: every directory of the kept snapshots
- * (its newest entry), and for each name a file or link in some kept
- * snapshot its distinct versions, each named by mount_versions_name in
- * the name's directory (file keys in clear, chunks placed), all of group
- * 1 + k for the k-th such name, with a directory of the name itself (same
- * group) unless the name was a directory. */
-struct pqv_mount;
-int mount_versions_build(struct pqv_mount *m, struct entry **out, uint32_t **groups, size_t *n);
+/* mount_versions_build(m, out, groups, n, names, ngroups): the entries of
+ * the versions/ tree, sorted, and their groups: every directory of the
+ * kept snapshots (its newest entry), and for each name a file or link in
+ * some kept snapshot its distinct versions, each named by
+ * mount_versions_name in the name's directory (file keys in clear, chunks
+ * placed), all of group k for the k-th such name; ${names}[k] that name
+ * if it was never a directory (it gets a hidden directory), else NULL. */
+int mount_versions_build(struct pqv_mount *m, struct entry **out, uint32_t **groups, size_t *n,
+    char ***names, uint32_t *ngroups);
 /* mount_versions_name(comp, snap, out): the name in versions/ of the
  * version of the name ${comp} (one component) first in snapshot ${snap}:
  * STEM.SNAP.EXT (EXT: from the last dot on, as os.path.splitext, up to

@@ -154,8 +154,6 @@ int
 mount_tree_alias(struct pqv_mount *m, struct mount_tree *t)
 {
     const struct mount_tree *root = &m->trees[1];
-    const char **version_of = NULL;
-    uint32_t ngroups = 0;
 
     if (t->id < 2 || root->status != TREE_LOADED || t->nnodes == 0)
         return 0;
@@ -163,29 +161,19 @@ mount_tree_alias(struct pqv_mount *m, struct mount_tree *t)
         return PQV_E_NOMEM;
     for (uint32_t i = 0; i < t->nnodes; i++)
         t->alias[i] = MOUNT_NONE;
-    if (t->groups != NULL) {
-        /* A version is one of the name its group's directory bears. */
-        for (size_t i = 0; i < t->n; i++)
-            if (t->groups[i] > ngroups)
-                ngroups = t->groups[i];
-        if ((version_of = calloc((size_t)ngroups + 1, sizeof(*version_of))) == NULL)
-            return PQV_E_NOMEM;
-        for (size_t i = 0; i < t->n; i++)
-            if (t->groups[i] != 0 && t->entries[i].kind == KIND_DIR)
-                version_of[t->groups[i]] = t->entries[i].name;
-    }
     for (uint32_t node = 1; node <= t->n && node < t->nnodes; node++) {
         const char *name = t->entries[node - 1].name;
         uint32_t r;
         if (t->nodes[node].parent == MOUNT_NONE || t->entries[node - 1].kind == KIND_DIR)
             continue;
+        /* A version is one of the name of its group. */
         if (t->groups != NULL)
-            name = version_of[t->groups[node - 1]];
+            name = t->groups[node - 1] != 0 && t->groups[node - 1] <= t->ngroups ?
+                t->group_names[t->groups[node - 1]] : NULL;
         if (name != NULL && (r = mount_tree_find(root, name)) != MOUNT_NONE &&
             same_inode(m, t, node, root, r))
             t->alias[node] = r;
     }
-    free(version_of);
     return 0;
 }
 

@@ -243,6 +243,67 @@ is_dir(const struct mount_tree *t, uint32_t node)
     return e == NULL || e->kind == KIND_DIR;
 }
 
+/* group_dir_of(t, node): the directory of the group of the entry of
+ * ${node} (1 .. t->n), or MOUNT_NONE. */
+static uint32_t
+group_dir_of(const struct mount_tree *t, uint32_t node)
+{
+    uint32_t g = t->groups[node - 1];
+
+    if (g == 0 || g > t->ngroups || t->nodes[node].parent == MOUNT_NONE ||
+        t->group_dir[g] == node)
+        return MOUNT_NONE;
+    return t->group_dir[g];
+}
+
+/* group_dirs(b): t->group_dir: for each named group, the directory of its
+ * name, made up and hidden unless a directory has that name already. */
+static int
+group_dirs(struct build *b)
+{
+    struct mount_tree *t = b->t;
+    int rc;
+
+    if ((t->group_dir = malloc(((size_t)t->ngroups + 1) * sizeof(*t->group_dir))) == NULL)
+        return PQV_E_NOMEM;
+    for (uint32_t g = 0; g <= t->ngroups; g++)
+        t->group_dir[g] = MOUNT_NONE;
+    for (uint32_t g = 1; g <= t->ngroups; g++) {
+        const char *name = t->group_names[g], *slash;
+        uint32_t i, parent;
+        size_t len;
+        if (name == NULL)
+            continue;
+        len = strlen(name);
+        if ((i = find_entry(t, name, len)) != MOUNT_NONE) {
+            /* (An entry of that name: a directory takes the group.) */
+            if (t->entries[i].kind == KIND_DIR && t->nodes[i + 1].parent != MOUNT_NONE)
+                t->group_dir[g] = i + 1;
+            continue;
+        }
+        if ((i = mount_tree_table_get(&b->made, name, len)) != MOUNT_NONE) {
+            t->group_dir[g] = i;
+            continue;
+        }
+        slash = strrchr(name, '/');
+        if ((rc = parent_of(b, name, slash != NULL ? (size_t)(slash - name) : 0, &parent)) != 0)
+            return rc;
+        if (parent == MOUNT_NONE || (rc = grow_nodes(b)) != 0) {
+            if (parent == MOUNT_NONE)
+                continue;
+            return rc;
+        }
+        i = t->nnodes++;
+        memset(&t->nodes[i], 0, sizeof(t->nodes[i]));
+        t->nodes[i].comp = slash != NULL ? slash + 1 : name;
+        t->nodes[i].entry = MOUNT_NONE;
+        t->nodes[i].parent = parent;
+        t->nodes[i].hidden = 1;
+        t->group_dir[g] = i;
+    }
+    return 0;
+}
+
 /* sort_kids(t, at, n, k): t->kids[at .. at + n) in name order, through
  * the scratch ${k}. */
 static void
@@ -257,38 +318,23 @@ sort_kids(struct mount_tree *t, uint32_t at, uint32_t n, struct kid *k)
         t->kids[at + j] = k[j].node;
 }
 
-/* children(t): each directory's children, in name order, and a hidden
- * directory's group (t->groups); then what stat shows of directories
- * (their listed children: links, size). */
+/* children(t): each directory's children, in name order, and a group's
+ * directory its group's entries (t->group_dir); then what stat shows of
+ * directories (their listed children: links, size). */
 static int
 children(struct mount_tree *t)
 {
-    uint32_t total = 0, *at = NULL, *dir_of = NULL, ngroups = 0;
+    uint32_t total = 0, *at = NULL;
     struct kid *k = NULL;
     int rc = 0;
 
     for (uint32_t i = 1; i < t->nnodes; i++)
         if (t->nodes[i].parent != MOUNT_NONE)
             t->nodes[t->nodes[i].parent].nkids++;
-    if (t->groups != NULL) {
-        /* A hidden directory with children by name is an ordinary one. */
-        for (uint32_t i = 1; i <= t->n; i++) {
-            struct mount_node *nd = &t->nodes[i];
-            if (nd->hidden && nd->nkids > 0)
-                nd->hidden = 0;
-            if (t->groups[i - 1] > ngroups)
-                ngroups = t->groups[i - 1];
-        }
-        if ((dir_of = calloc((size_t)ngroups + 1, sizeof(*dir_of))) == NULL)
-            return PQV_E_NOMEM;
-        for (uint32_t i = 1; i <= t->n; i++)
-            if (t->nodes[i].hidden && t->nodes[i].parent != MOUNT_NONE)
-                dir_of[t->groups[i - 1]] = i;
-        for (uint32_t i = 1; i <= t->n; i++) {
-            uint32_t g = t->groups[i - 1];
-            if (g != 0 && dir_of[g] != 0 && dir_of[g] != i && t->nodes[i].parent != MOUNT_NONE)
-                t->nodes[dir_of[g]].nkids++;
-        }
+    for (uint32_t i = 1; t->group_dir != NULL && i <= t->n; i++) {
+        uint32_t d = group_dir_of(t, i);
+        if (d != MOUNT_NONE)
+            t->nodes[d].nkids++;
     }
     for (uint32_t i = 0; i < t->nnodes; i++) {
         t->nodes[i].kids = total;
@@ -301,15 +347,12 @@ children(struct mount_tree *t)
         goto done;
     }
     for (uint32_t i = 1; i < t->nnodes; i++) {
-        uint32_t p = t->nodes[i].parent, g;
+        uint32_t p = t->nodes[i].parent;
         if (p == MOUNT_NONE)
             continue;
         t->kids[t->nodes[p].kids + at[p]++] = i;
-        if (dir_of != NULL && i <= t->n && (g = t->groups[i - 1]) != 0 && dir_of[g] != 0 &&
-            dir_of[g] != i) {
-            p = dir_of[g];
+        if (t->group_dir != NULL && i <= t->n && (p = group_dir_of(t, i)) != MOUNT_NONE)
             t->kids[t->nodes[p].kids + at[p]++] = i;
-        }
     }
     for (uint32_t i = 0; i < t->nnodes; i++) {
         struct mount_node *d = &t->nodes[i];
@@ -329,7 +372,6 @@ children(struct mount_tree *t)
         }
     }
 done:
-    free(dir_of);
     free(at);
     free(k);
     return rc;
@@ -401,7 +443,6 @@ mount_tree_build(struct mount_tree *t)
         nd->comp = slash != NULL ? slash + 1 : name;
         nd->entry = i;
         nd->parent = MOUNT_NONE;
-        nd->hidden = t->groups != NULL && t->groups[i] != 0 && t->entries[i].kind == KIND_DIR;
         /* A second entry of a name (none in a state), or a malformed name. */
         if ((i > 0 && strcmp(name, t->entries[i - 1].name) == 0) || nd->comp[0] == '\0')
             continue;
@@ -412,6 +453,8 @@ mount_tree_build(struct mount_tree *t)
             for (uint32_t k = 0; k < t->entries[i].nextents; k++)
                 t->data += t->entries[i].extents[k].plain_len;
     }
+    if (rc == 0 && t->groups != NULL && t->group_names != NULL)
+        rc = group_dirs(&b);
     if (rc == 0 && (rc = children(t)) == 0)
         rc = hard_links(t);
     t->nodes[0].inode = 0;
@@ -430,7 +473,8 @@ mount_tree_build(struct mount_tree *t)
 uint64_t
 mount_tree_node_bytes(const struct mount_tree *t)
 {
-    return (uint64_t)t->nnodes * (sizeof(struct mount_node) + 2 * sizeof(uint32_t)) + t->nmade * 32;
+    return (uint64_t)t->nnodes * (sizeof(struct mount_node) + 2 * sizeof(uint32_t)) + t->nmade * 32 +
+        (uint64_t)t->ngroups * (sizeof(uint32_t) + sizeof(char *) + 32);
 }
 
 void
@@ -443,6 +487,8 @@ mount_tree_unbuild(struct mount_tree *t)
     free(t->kids);
     free(t->alias);
     t->alias = NULL;
+    free(t->group_dir);
+    t->group_dir = NULL;
     t->made = NULL;
     t->nmade = 0;
     t->nodes = NULL;

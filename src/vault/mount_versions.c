@@ -335,15 +335,19 @@ generation(struct pqv_mount *m, size_t k0, size_t k1, struct versions *vs)
 }
 
 int
-mount_versions_build(struct pqv_mount *m, struct entry **out, uint32_t **groups, size_t *n)
+mount_versions_build(struct pqv_mount *m, struct entry **out, uint32_t **groups, size_t *n,
+    char ***names, uint32_t *ngroups)
 {
     struct versions vs;
+    char **byg = NULL;
     int rc = 0;
 
     memset(&vs, 0, sizeof(vs));
     *out = NULL;
     *groups = NULL;
     *n = 0;
+    *names = NULL;
+    *ngroups = 0;
     for (size_t k = 0; k < m->kept.n && rc == 0;) {
         size_t end = k;
         while (end < m->kept.n && m->kept.s[end].base == m->kept.s[k].base)
@@ -351,48 +355,36 @@ mount_versions_build(struct pqv_mount *m, struct entry **out, uint32_t **groups,
         rc = generation(m, k, end, &vs);
         k = end;
     }
-    /* The hidden directory of each name that was never a directory: its
-     * versions' group, the newest version's owner and time (room made
-     * once: the array is large). */
-    if (rc == 0) {
-        size_t hidden = 0;
-        for (size_t i = 0; i < vs.ntracks; i++)
-            hidden += vs.tracks[i].dir == MOUNT_NONE && vs.tracks[i].last != MOUNT_NONE;
-        rc = reserve_entries(&vs, hidden);
-    }
-    for (size_t i = 0; i < vs.ntracks && rc == 0; i++) {
-        const struct track *tr = &vs.tracks[i];
-        struct entry d;
-        if (tr->dir != MOUNT_NONE || tr->last == MOUNT_NONE)
-            continue;
-        memset(&d, 0, sizeof(d));
-        d.kind = KIND_DIR;
-        d.perm = 0555;
-        d.uid = vs.e[tr->last].uid;
-        d.gid = vs.e[tr->last].gid;
-        d.mtime_sec = d.ctime_sec = vs.e[tr->last].mtime_sec;
-        d.mtime_nsec = d.ctime_nsec = vs.e[tr->last].mtime_nsec;
-        if ((d.name = strdup(vs.owned[i])) == NULL)
-            rc = PQV_E_NOMEM;
-        else if ((rc = push_entry(&vs, &d, (uint32_t)i + 1)) != 0)
-            entry_clear(&d);
-    }
-    for (size_t i = 0; i < vs.nowned; i++)
-        free(vs.owned[i]);
-    free(vs.owned);
+    /* Each group's name, for its hidden directory: a name that was never
+     * a directory and has versions (the tree makes the directory). */
+    for (size_t i = 0; i < vs.ntracks; i++)
+        if (vs.tracks[i].dir != MOUNT_NONE || vs.tracks[i].last == MOUNT_NONE) {
+            free(vs.owned[i]);
+            vs.owned[i] = NULL;
+        }
     free(vs.tracks);
     free(vs.names.slots);
     if (rc == 0)
         rc = entry_sort_by_name(vs.e, vs.n, 0, vs.group);
+    /* By group: group g is track g - 1 (names[0] unused). */
+    if (rc == 0 && (byg = calloc(vs.nowned + 1, sizeof(*byg))) == NULL)
+        rc = PQV_E_NOMEM;
     if (rc != 0) {
+        for (size_t i = 0; i < vs.nowned; i++)
+            free(vs.owned[i]);
+        free(vs.owned);
         for (size_t i = 0; i < vs.n; i++)
             entry_clear(&vs.e[i]);
         free(vs.e);
         free(vs.group);
         return rc;
     }
+    memcpy(byg + 1, vs.owned, vs.nowned * sizeof(*byg));
+    free(vs.owned);
     *out = vs.e;
     *groups = vs.group;
     *n = vs.n;
+    *names = byg;
+    *ngroups = (uint32_t)vs.nowned;
     return 0;
 }

@@ -87,6 +87,7 @@ for o in offs:
 print("%.3f" % (time.monotonic() - t))
 EOF
 
+echo "# load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "# data: $DOC ($(find "$DOC" | wc -l) entries, $(du -sh "$DOC" | cut -f1)) and a $BIG_MB MiB random file"
 head -c $((BIG_MB * 1048576)) /dev/urandom >"$W/big.bin"
 DEEP=$(find "$DOC" -mindepth 2 -type f -size -64k | sort | head -n 1)
@@ -274,4 +275,5 @@ if [ "$LARGE_N" -gt 0 ]; then
     cat "$LROWS"
 fi
 echo
+echo "Load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "pqvault: unlock + list of one name $unlock s; get -o - of the big file $get_big s ($(mbps "$get_big") MB/s); get of the tree $get_tree s; the tree through the mount byte-exact (diff -r): $exact, metadata (stat: mode, owner, size, mtime ns): $meta"

@@ -86,7 +86,8 @@ kdf_hmac_sha256(uint8_t out[32], const uint8_t *key, size_t keylen,
     if (keylen > sizeof(k0))
         ok = EVP_Digest(key, keylen, k0, NULL, sha256, NULL) == 1;
     else {
-        memcpy(k0, key, keylen);
+        if (keylen > 0)
+            memcpy(k0, key, keylen);
         ok = 1;
     }
     for (size_t i = 0; i < sizeof(pad); i++)

@@ -98,9 +98,13 @@ if command -v setpriv >/dev/null 2>&1; then
     cp "$PF" "$NB/pass"
     chown 65534:65534 "$NB/pass"
     chmod -R a+rX "$V"
+    # A copy of the program nobody can run wherever the clone lives (a
+    # private directory included).
+    cp "$PQV" "$NB/pqvault"
+    chmod 0755 "$NB/pqvault"
     LAST="get as nobody"
     setpriv --reuid=65534 --regid=65534 --clear-groups env HOME=/nonexistent XDG_STATE_HOME="$NB/state" \
-        "$PQV" -v "$V" --passphrase-file "$NB/pass" get src -o "$NB/out" >"$OUT" 2>"$ERR"
+        "$NB/pqvault" -v "$V" --passphrase-file "$NB/pass" get src -o "$NB/out" >"$OUT" 2>"$ERR"
     st=$?
     check_ok "$LAST: exit 1 (a partial restore), got $st" [ "$st" -eq 1 ]
     expect_stderr_contains "dev/null: not restored: a character device needs root"

@@ -144,7 +144,7 @@ tree_load(struct pqv_mount *m, struct mount_tree *t)
         t->entries = t->st.entries;
         t->n = t->st.n;
     }
-    if ((rc = mount_tree_build(t)) != 0 || (rc = mount_tree_alias(m, t)) != 0) {
+    if ((rc = mount_tree_build(t)) != 0 || (rc = mount_ops_alias(m, t)) != 0) {
         tree_unload(t);
         return rc;
     }

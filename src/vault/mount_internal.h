@@ -281,14 +281,14 @@ enum { VNODE_SNAPSHOTS = 2, VNODE_LATEST = 3 };
 uint64_t mount_ino(uint32_t tree, uint32_t node);
 int mount_decode(const struct pqv_mount *m, uint64_t ino, uint32_t *tree, uint32_t *node);
 int mount_errno(int rc);
-/* mount_tree_alias(m, t): t->alias for a snapshot's tree or versions/:
+/* mount_ops_alias(m, t): t->alias for a snapshot's tree or versions/:
  * each file, link or special file that the root's tree holds under its
  * name (a version: under the name it is a version of) with the same
  * attributes, data, target and extended attributes, neither a hard link,
  * shows the root's node's number: one inode wherever it shows.  The
  * kernel then makes no inode of its own for it in a walk, and `diff -r`
  * of two snapshots takes an unchanged file as the same file. */
-int mount_tree_alias(struct pqv_mount *m, struct mount_tree *t);
+int mount_ops_alias(struct pqv_mount *m, struct mount_tree *t);
 /* mount_get_tree(m, id, out): tree ${id} loaded (if it was not) and
  * referenced; mount_put_tree(m, t): the reference given back (the tree may
  * be unloaded from then on). */

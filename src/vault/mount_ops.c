@@ -151,7 +151,7 @@ same_inode(const struct pqv_mount *m, const struct mount_tree *t, uint32_t node,
 }
 
 int
-mount_tree_alias(struct pqv_mount *m, struct mount_tree *t)
+mount_ops_alias(struct pqv_mount *m, struct mount_tree *t)
 {
     const struct mount_tree *root = &m->trees[1];
 

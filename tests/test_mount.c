@@ -411,4 +411,105 @@ test_version_names(void)
     CHECK((len - 4 - 28) % 2 == 0);
 }
 
-TEST_MAIN(test_random_reads, test_damaged_segment, test_lookup_hostile, test_version_names)
+static int
+count_entry(void *ctx, const char *name, const struct pqv_mount_attr *attr, uint64_t next)
+{
+    (void)name;
+    (void)attr;
+    (void)next;
+    (*(unsigned *)ctx)++;
+    return 0;
+}
+
+/* wait_ahead(m): until the trees' loading ahead has considered them all. */
+static void
+wait_ahead(pqv_mount *m)
+{
+    pthread_mutex_lock(&m->lock);
+    while (!m->ahead_done)
+        pthread_cond_wait(&m->cond, &m->lock);
+    pthread_mutex_unlock(&m->lock);
+}
+
+static int
+tree_status(pqv_mount *m, uint32_t id)
+{
+    int status;
+
+    pthread_mutex_lock(&m->lock);
+    status = m->trees[id].status;
+    pthread_mutex_unlock(&m->lock);
+    return status;
+}
+
+/* Loading ahead (mount_load_ahead): a listing of the root loads the
+ * history's trees on a thread of its own, once, as not used yet, while
+ * they fit in the budget; with no room, none is, and a tree asked for
+ * still loads, unloading what nobody uses before it loads (the memory's
+ * peak is not both); a view closed while it loads closes. */
+static void
+test_load_ahead(void)
+{
+    char path[160];
+    unsigned n = 0;
+    pqv_vault *v;
+    pqv_mount *m;
+    uint32_t vers;
+
+    ensure_vault();
+    write_src("second", (const uint8_t *)"two\n", 4);
+    SETUP(vf_open_vault(NULL, vdir, pass, &v, 1) == 0);
+    SETUP(pqv_vault_add_path(v, src, "t", NULL) == 0);
+    pqv_vault_close(v);
+
+    m = open_view();
+    REQUIRE(m->kept.n == 2 && m->ntrees == 5);
+    vers = m->versions;
+    for (uint32_t id = 2; id < m->ntrees; id++)
+        CHECK_EQ_INT(tree_status(m, id), TREE_UNLOADED);
+    /* Another directory's listing: nothing ahead. */
+    CHECK(pqv_mount_readdir(m, lookup_path(m, "t"), 0, count_entry, &n) == 0);
+    CHECK(n > 2 && !m->ahead_started);
+    /* The root's: every tree, once, not counted as used. */
+    n = 0;
+    CHECK(pqv_mount_readdir(m, PQV_MOUNT_ROOT, 0, count_entry, &n) == 0);
+    CHECK_EQ_INT(n, 5); /* ., .., t, snapshots, versions */
+    wait_ahead(m);
+    pthread_mutex_lock(&m->lock);
+    for (uint32_t id = 2; id < m->ntrees; id++)
+        CHECK(m->trees[id].status == TREE_LOADED && m->trees[id].used == 0 &&
+            m->trees[id].refs == 0);
+    CHECK(m->trees_bytes <= m->trees_budget);
+    pthread_mutex_unlock(&m->lock);
+    snprintf(path, sizeof(path), "%s/%s/t/second", m->snap_dir, m->snap_names[1]);
+    CHECK(lookup_path(m, path) != 0);
+    CHECK(m->trees[3].used != 0 && m->trees[2].used == 0);
+    snprintf(path, sizeof(path), "%s/%s/t/second", m->snap_dir, m->snap_names[0]);
+    CHECK(lookup_path(m, path) == 0);
+    close_view(m);
+
+    /* Room for the root's tree alone: nothing ahead; what is asked for
+     * loads, what nobody uses unloaded first. */
+    m = open_view();
+    m->trees_budget = m->trees_bytes + 1;
+    CHECK(pqv_mount_readdir(m, PQV_MOUNT_ROOT, 0, count_entry, &n) == 0);
+    wait_ahead(m);
+    for (uint32_t id = 2; id < m->ntrees; id++)
+        CHECK_EQ_INT(tree_status(m, id), TREE_UNLOADED);
+    snprintf(path, sizeof(path), "%s/%s/t/big", m->snap_dir, m->snap_names[0]);
+    CHECK(lookup_path(m, path) != 0);
+    CHECK_EQ_INT(tree_status(m, 2), TREE_LOADED);
+    snprintf(path, sizeof(path), "%s/t", m->vers_dir);
+    CHECK(lookup_path(m, path) != 0);
+    CHECK_EQ_INT(tree_status(m, vers), TREE_LOADED);
+    CHECK_EQ_INT(tree_status(m, 2), TREE_UNLOADED);
+    close_view(m);
+
+    /* Closed while the trees load ahead. */
+    m = open_view();
+    CHECK(pqv_mount_readdir(m, PQV_MOUNT_ROOT, 0, count_entry, &n) == 0);
+    close_view(m);
+}
+
+TEST_MAIN(test_random_reads, test_damaged_segment, test_lookup_hostile, test_version_names,
+    test_load_ahead)

@@ -9,16 +9,18 @@
  * (2: snapshots/, 3: snapshots/latest), tree 1 is the root's state (its
  * node 0 is number 1, FUSE's root), tree 2 + k the kept snapshot k, the
  * last tree versions/.  A tree is loaded when one of its nodes is first
- * asked for, and unloaded (least recently used first, never while in use)
- * when the trees loaded hold more than MOUNT_TREES_BUDGET; it is built the
- * same way each time, so a number stays valid whatever was unloaded.
+ * asked for (or ahead of a walk: mount_load_ahead), and unloaded (least
+ * recently used first, never while in use) when the trees loaded hold more
+ * than the budget, before a load makes room for it; it is built the same
+ * way each time, so a number stays valid whatever was unloaded.
  *
  * Locks: m->lock guards the trees' status and references, the cache and
  * the open files, and is never held while a tree loads or data is read;
  * m->load_lock lets one tree load at a time (a snapshot's state borrows
  * the current chain's chunk index) and guards the segments' command keys
  * while a file key is recovered.  load_lock is taken before lock, never
- * the other way.
+ * the other way.  The thread loading ahead takes them as a request does,
+ * and is joined when the view closes.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -153,11 +155,25 @@ tree_load(struct pqv_mount *m, struct mount_tree *t)
     return 0;
 }
 
-/* evict(m, keep): unload trees nobody uses while they hold too much. */
-static void
-evict(struct pqv_mount *m, const struct mount_tree *keep)
+/* load_estimate(m, t): the memory tree ${t} would hold, about: a
+ * snapshot of the current state's epoch shares its entries (nodes only);
+ * any other, as much as the root's tree. */
+static uint64_t
+load_estimate(const struct pqv_mount *m, const struct mount_tree *t)
 {
-    while (m->trees_bytes > MOUNT_TREES_BUDGET) {
+    if (t->kind == TREE_STATE && t->sn != NULL && t->sn->epoch == m->cur.epoch)
+        return mount_tree_node_bytes(&m->trees[1]);
+    return m->trees[1].bytes;
+}
+
+/* evict(m, keep, room): unload trees nobody uses (least recently used
+ * first, never ${keep}) while they hold more than the budget less ${room}:
+ * before a load, room for it, so that the memory's peak is not the old
+ * trees and the new one together. */
+static void
+evict(struct pqv_mount *m, const struct mount_tree *keep, uint64_t room)
+{
+    while (m->trees_bytes + room > m->trees_budget) {
         struct mount_tree *lru = NULL;
         for (uint32_t i = 1; i < m->ntrees; i++) {
             struct mount_tree *t = &m->trees[i];
@@ -170,6 +186,26 @@ evict(struct pqv_mount *m, const struct mount_tree *keep)
         m->trees_bytes -= lru->bytes < m->trees_bytes ? lru->bytes : m->trees_bytes;
         tree_unload(lru);
     }
+}
+
+/* load_held(m, t): tree ${t} loaded by this thread (m->lock held, and
+ * held again on return; t->status was TREE_UNLOADED). */
+static int
+load_held(struct pqv_mount *m, struct mount_tree *t)
+{
+    int rc;
+
+    t->status = TREE_LOADING;
+    pthread_mutex_unlock(&m->lock);
+    pthread_mutex_lock(&m->load_lock);
+    rc = tree_load(m, t);
+    pthread_mutex_unlock(&m->load_lock);
+    pthread_mutex_lock(&m->lock);
+    t->status = rc == 0 ? TREE_LOADED : TREE_UNLOADED;
+    if (rc == 0)
+        m->trees_bytes += t->bytes;
+    pthread_cond_broadcast(&m->cond);
+    return rc;
 }
 
 /* mount_get_tree(m, id, out): tree ${id}, loaded and referenced (mount_put_tree). */
@@ -185,16 +221,11 @@ mount_get_tree(struct pqv_mount *m, uint32_t id, struct mount_tree **out)
             pthread_cond_wait(&m->cond, &m->lock);
             continue;
         }
-        t->status = TREE_LOADING;
-        pthread_mutex_unlock(&m->lock);
-        pthread_mutex_lock(&m->load_lock);
-        rc = tree_load(m, t);
-        pthread_mutex_unlock(&m->load_lock);
-        pthread_mutex_lock(&m->lock);
-        t->status = rc == 0 ? TREE_LOADED : TREE_UNLOADED;
-        if (rc == 0)
-            m->trees_bytes += t->bytes;
-        pthread_cond_broadcast(&m->cond);
+        m->waiting_loads++;
+        evict(m, t, load_estimate(m, t));
+        rc = load_held(m, t);
+        m->waiting_loads--;
+        pthread_cond_broadcast(&m->cond); /* (the loader ahead may go on) */
         if (rc != 0) {
             pthread_mutex_unlock(&m->lock);
             return mount_errno(rc);
@@ -202,10 +233,49 @@ mount_get_tree(struct pqv_mount *m, uint32_t id, struct mount_tree **out)
     }
     t->refs++;
     t->used = ++m->tick;
-    evict(m, t);
+    evict(m, t, 0);
     pthread_mutex_unlock(&m->lock);
     *out = t;
     return 0;
+}
+
+static void *
+ahead_main(void *arg)
+{
+    struct pqv_mount *m = arg;
+
+    pthread_mutex_lock(&m->lock);
+    while (!m->ahead_stop && m->ahead_next < m->ntrees) {
+        struct mount_tree *t;
+        if (m->waiting_loads > 0) {
+            pthread_cond_wait(&m->cond, &m->lock);
+            continue;
+        }
+        t = &m->trees[m->ahead_next++];
+        if (t->status != TREE_UNLOADED ||
+            m->trees_bytes + load_estimate(m, t) > m->trees_budget)
+            continue;
+        /* Loaded, not used: the first to go if memory is short. */
+        if (load_held(m, t) == 0)
+            t->used = 0;
+    }
+    m->ahead_done = 1;
+    pthread_cond_broadcast(&m->cond);
+    pthread_mutex_unlock(&m->lock);
+    return NULL;
+}
+
+void
+mount_load_ahead(struct pqv_mount *m)
+{
+    pthread_mutex_lock(&m->lock);
+    if (!m->ahead_started) {
+        m->ahead_started = 1;
+        m->ahead_next = 2;
+        /* (a thread that cannot start: every tree loads when asked for) */
+        m->ahead_made = pthread_create(&m->ahead_thread, NULL, ahead_main, m) == 0;
+    }
+    pthread_mutex_unlock(&m->lock);
 }
 
 void
@@ -372,6 +442,7 @@ pqv_mount_open(pqv_vault *v, const struct pqv_mount_options *opt, struct pqv_mou
     pthread_mutex_init(&m->lock, NULL);
     pthread_mutex_init(&m->load_lock, NULL);
     pthread_cond_init(&m->cond, NULL);
+    m->trees_budget = MOUNT_TREES_BUDGET;
     mount_walk(m, &w, &damaged);
 
     /* A mount lives long: it reads segments as they come, keeping only
@@ -453,8 +524,17 @@ fail:
 void
 pqv_mount_close(struct pqv_mount *m)
 {
+    int joined;
+
     if (m == NULL)
         return;
+    pthread_mutex_lock(&m->lock);
+    m->ahead_stop = 1;
+    joined = m->ahead_made;
+    pthread_cond_broadcast(&m->cond);
+    pthread_mutex_unlock(&m->lock);
+    if (joined)
+        pthread_join(m->ahead_thread, NULL);
     mount_cache_free(m);
     for (uint32_t i = 1; m->trees != NULL && i < m->ntrees; i++)
         tree_unload(&m->trees[i]);

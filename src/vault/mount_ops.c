@@ -357,6 +357,8 @@ pqv_mount_readdir(struct pqv_mount *m, uint64_t ino, uint64_t offset, pqv_mount_
         return rc;
     if (tree == 0)
         return node == VNODE_SNAPSHOTS ? readdir_snapshots(m, offset, fn, ctx) : -ENOTDIR;
+    if (tree == 1 && node == 0 && offset == 0)
+        mount_load_ahead(m); /* a walk may follow: the history's trees, ahead */
     if ((rc = mount_get_tree(m, tree, &t)) != 0)
         return rc;
     if (node >= t->nnodes || t->nodes[node].parent == MOUNT_NONE) {

@@ -421,12 +421,13 @@ count_entry(void *ctx, const char *name, const struct pqv_mount_attr *attr, uint
     return 0;
 }
 
-/* wait_ahead(m): until the trees' loading ahead has considered them all. */
+/* wait_ahead(m): until the tree wanted ahead, if any, is loaded or given
+ * up. */
 static void
 wait_ahead(pqv_mount *m)
 {
     pthread_mutex_lock(&m->lock);
-    while (!m->ahead_done)
+    while (m->ahead_want != 0 || m->ahead_busy)
         pthread_cond_wait(&m->cond, &m->lock);
     pthread_mutex_unlock(&m->lock);
 }
@@ -442,11 +443,20 @@ tree_status(pqv_mount *m, uint32_t id)
     return status;
 }
 
-/* Loading ahead (mount_load_ahead): a listing of the root loads the
- * history's trees on a thread of its own, once, as not used yet, while
- * they fit in the budget; with no room, none is, and a tree asked for
- * still loads, unloading what nobody uses before it loads (the memory's
- * peak is not both); a view closed while it loads closes. */
+/* snap_path(m, k, rest, out): the path of ${rest} in kept snapshot k. */
+static const char *
+snap_path(pqv_mount *m, size_t k, const char *rest, char out[160])
+{
+    snprintf(out, 160, "%s/%s/%s", m->snap_dir, m->snap_names[k], rest);
+    return out;
+}
+
+/* Loading ahead (mount_load_ahead): from a listing of the root on, the
+ * tree after the one a walk is in loads on a thread of its own, as not
+ * used yet; room is made from what the walk left, never the tree it is
+ * in; with no room, nothing; a tree asked for still loads, unloading what
+ * nobody uses before it loads; a view closed while a tree loads ahead
+ * closes. */
 static void
 test_load_ahead(void)
 {
@@ -465,27 +475,34 @@ test_load_ahead(void)
     m = open_view();
     REQUIRE(m->kept.n == 2 && m->ntrees == 5);
     vers = m->versions;
-    for (uint32_t id = 2; id < m->ntrees; id++)
-        CHECK_EQ_INT(tree_status(m, id), TREE_UNLOADED);
-    /* Another directory's listing: nothing ahead. */
+    /* Before the root is listed: nothing ahead. */
     CHECK(pqv_mount_readdir(m, lookup_path(m, "t"), 0, count_entry, &n) == 0);
+    CHECK(lookup_path(m, snap_path(m, 1, "t/second", path)) != 0);
     CHECK(n > 2 && !m->ahead_started);
-    /* The root's: every tree, once, not counted as used. */
+    CHECK_EQ_INT(tree_status(m, 2), TREE_UNLOADED);
+    CHECK_EQ_INT(tree_status(m, vers), TREE_UNLOADED);
+    close_view(m);
+
+    m = open_view();
     n = 0;
     CHECK(pqv_mount_readdir(m, PQV_MOUNT_ROOT, 0, count_entry, &n) == 0);
     CHECK_EQ_INT(n, 5); /* ., .., t, snapshots, versions */
     wait_ahead(m);
-    pthread_mutex_lock(&m->lock);
-    for (uint32_t id = 2; id < m->ntrees; id++)
-        CHECK(m->trees[id].status == TREE_LOADED && m->trees[id].used == 0 &&
-            m->trees[id].refs == 0);
+    /* The first snapshot's tree, loaded ahead, not used; no other. */
+    CHECK_EQ_INT(tree_status(m, 2), TREE_LOADED);
+    CHECK(m->trees[2].used == 0);
+    CHECK_EQ_INT(tree_status(m, 3), TREE_UNLOADED);
+    CHECK_EQ_INT(tree_status(m, vers), TREE_UNLOADED);
+    /* In it: the next one (the oldest snapshot holds no "second"). */
+    CHECK(lookup_path(m, snap_path(m, 0, "t/second", path)) == 0);
+    CHECK(m->trees[2].used != 0);
+    wait_ahead(m);
+    CHECK_EQ_INT(tree_status(m, 3), TREE_LOADED);
+    CHECK(lookup_path(m, snap_path(m, 1, "t/second", path)) != 0);
+    wait_ahead(m);
+    CHECK_EQ_INT(tree_status(m, vers), TREE_LOADED);
+    CHECK(m->trees[vers].used == 0);
     CHECK(m->trees_bytes <= m->trees_budget);
-    pthread_mutex_unlock(&m->lock);
-    snprintf(path, sizeof(path), "%s/%s/t/second", m->snap_dir, m->snap_names[1]);
-    CHECK(lookup_path(m, path) != 0);
-    CHECK(m->trees[3].used != 0 && m->trees[2].used == 0);
-    snprintf(path, sizeof(path), "%s/%s/t/second", m->snap_dir, m->snap_names[0]);
-    CHECK(lookup_path(m, path) == 0);
     close_view(m);
 
     /* Room for the root's tree alone: nothing ahead; what is asked for
@@ -496,16 +513,29 @@ test_load_ahead(void)
     wait_ahead(m);
     for (uint32_t id = 2; id < m->ntrees; id++)
         CHECK_EQ_INT(tree_status(m, id), TREE_UNLOADED);
-    snprintf(path, sizeof(path), "%s/%s/t/big", m->snap_dir, m->snap_names[0]);
-    CHECK(lookup_path(m, path) != 0);
-    CHECK_EQ_INT(tree_status(m, 2), TREE_LOADED);
+    CHECK(lookup_path(m, snap_path(m, 0, "t/big", path)) != 0);
+    wait_ahead(m);
+    CHECK_EQ_INT(tree_status(m, 2), TREE_LOADED);  /* (the one in use stays) */
+    CHECK_EQ_INT(tree_status(m, 3), TREE_UNLOADED);
     snprintf(path, sizeof(path), "%s/t", m->vers_dir);
     CHECK(lookup_path(m, path) != 0);
     CHECK_EQ_INT(tree_status(m, vers), TREE_LOADED);
     CHECK_EQ_INT(tree_status(m, 2), TREE_UNLOADED);
     close_view(m);
 
-    /* Closed while the trees load ahead. */
+    /* Room for the root's tree and one more: walking the first snapshot,
+     * the next loads ahead in place of nothing the walk is in. */
+    m = open_view();
+    m->trees_budget = 2 * m->trees_bytes + (1u << 20);
+    CHECK(pqv_mount_readdir(m, PQV_MOUNT_ROOT, 0, count_entry, &n) == 0);
+    wait_ahead(m);
+    CHECK(lookup_path(m, snap_path(m, 0, "t/big", path)) != 0);
+    wait_ahead(m);
+    CHECK_EQ_INT(tree_status(m, 2), TREE_LOADED);
+    CHECK(m->trees_bytes <= m->trees_budget);
+    close_view(m);
+
+    /* Closed while a tree loads ahead. */
     m = open_view();
     CHECK(pqv_mount_readdir(m, PQV_MOUNT_ROOT, 0, count_entry, &n) == 0);
     close_view(m);

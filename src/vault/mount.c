@@ -208,6 +208,64 @@ load_held(struct pqv_mount *m, struct mount_tree *t)
     return rc;
 }
 
+/* most_recent(m): the loaded tree used last (the one being walked), or
+ * NULL. */
+static const struct mount_tree *
+most_recent(const struct pqv_mount *m)
+{
+    const struct mount_tree *r = NULL;
+
+    for (uint32_t i = 2; i < m->ntrees; i++)
+        if (m->trees[i].status == TREE_LOADED && m->trees[i].used != 0 &&
+            (r == NULL || m->trees[i].used > r->used))
+            r = &m->trees[i];
+    return r;
+}
+
+static void *
+ahead_main(void *arg)
+{
+    struct pqv_mount *m = arg;
+
+    pthread_mutex_lock(&m->lock);
+    for (;;) {
+        struct mount_tree *t;
+        while (!m->ahead_stop && (m->ahead_want == 0 || m->waiting_loads > 0))
+            pthread_cond_wait(&m->cond, &m->lock);
+        if (m->ahead_stop)
+            break;
+        t = &m->trees[m->ahead_want];
+        m->ahead_want = 0;
+        if (t->status == TREE_UNLOADED) {
+            /* Room made from what the walk has left (never the tree it
+             * is in); without room, nothing. */
+            evict(m, most_recent(m), load_estimate(m, t));
+            if (m->trees_bytes + load_estimate(m, t) <= m->trees_budget) {
+                m->ahead_busy = 1;
+                /* Loaded, not used: the first to go if memory is short. */
+                if (load_held(m, t) == 0)
+                    t->used = 0;
+                m->ahead_busy = 0;
+            }
+        }
+        pthread_cond_broadcast(&m->cond); /* (done with what was wanted) */
+    }
+    pthread_mutex_unlock(&m->lock);
+    return NULL;
+}
+
+/* ahead_from(m, id): tree ${id} is the one being walked: the next one
+ * wanted ahead (m->lock held). */
+static void
+ahead_from(struct pqv_mount *m, uint32_t id)
+{
+    if (!m->ahead_made || id == m->ahead_last || id + 1 >= m->ntrees)
+        return;
+    m->ahead_last = id;
+    m->ahead_want = id + 1;
+    pthread_cond_broadcast(&m->cond);
+}
+
 /* mount_get_tree(m, id, out): tree ${id}, loaded and referenced (mount_put_tree). */
 int
 mount_get_tree(struct pqv_mount *m, uint32_t id, struct mount_tree **out)
@@ -234,35 +292,10 @@ mount_get_tree(struct pqv_mount *m, uint32_t id, struct mount_tree **out)
     t->refs++;
     t->used = ++m->tick;
     evict(m, t, 0);
+    ahead_from(m, id);
     pthread_mutex_unlock(&m->lock);
     *out = t;
     return 0;
-}
-
-static void *
-ahead_main(void *arg)
-{
-    struct pqv_mount *m = arg;
-
-    pthread_mutex_lock(&m->lock);
-    while (!m->ahead_stop && m->ahead_next < m->ntrees) {
-        struct mount_tree *t;
-        if (m->waiting_loads > 0) {
-            pthread_cond_wait(&m->cond, &m->lock);
-            continue;
-        }
-        t = &m->trees[m->ahead_next++];
-        if (t->status != TREE_UNLOADED ||
-            m->trees_bytes + load_estimate(m, t) > m->trees_budget)
-            continue;
-        /* Loaded, not used: the first to go if memory is short. */
-        if (load_held(m, t) == 0)
-            t->used = 0;
-    }
-    m->ahead_done = 1;
-    pthread_cond_broadcast(&m->cond);
-    pthread_mutex_unlock(&m->lock);
-    return NULL;
 }
 
 void
@@ -271,10 +304,10 @@ mount_load_ahead(struct pqv_mount *m)
     pthread_mutex_lock(&m->lock);
     if (!m->ahead_started) {
         m->ahead_started = 1;
-        m->ahead_next = 2;
         /* (a thread that cannot start: every tree loads when asked for) */
         m->ahead_made = pthread_create(&m->ahead_thread, NULL, ahead_main, m) == 0;
     }
+    ahead_from(m, 1);
     pthread_mutex_unlock(&m->lock);
 }
 

@@ -259,12 +259,12 @@ struct pqv_mount {
     char snap_dir[32], vers_dir[32];   /* their names at the root */
     uint64_t tick, trees_bytes, trees_budget;   /* (the budget: MOUNT_TREES_BUDGET) */
     int64_t newest_time;
-    /* Loading ahead (mount_load_ahead): trees [ahead_next, ntrees) not
-     * yet considered (done: all were); loads a request waits for (which
-     * go first). */
+    /* Loading ahead (mount_load_ahead): the tree wanted next (0: none),
+     * the tree last walked, whether a load ahead runs; loads a request
+     * waits for (which go first). */
     pthread_t ahead_thread;
-    int ahead_started, ahead_made, ahead_stop, ahead_done;
-    uint32_t ahead_next;
+    int ahead_started, ahead_made, ahead_stop, ahead_busy;
+    uint32_t ahead_want, ahead_last;
     unsigned waiting_loads;
     struct mount_cache cache;
     struct pqv_mount_file *files;
@@ -296,12 +296,13 @@ int mount_errno(int rc);
  * kernel then makes no inode of its own for it in a walk, and `diff -r`
  * of two snapshots takes an unchanged file as the same file. */
 int mount_ops_alias(struct pqv_mount *m, struct mount_tree *t);
-/* mount_load_ahead(m): the history's trees loaded on a thread of their
- * own, in the order a listing of the root shows them (the snapshots
- * oldest first, then versions/), each while it fits in
- * MOUNT_TREES_BUDGET beside what is loaded (nothing is unloaded for it),
- * never while a request waits for a load; once per view.  A walk of the
- * whole view (`find`) then finds the next tree loaded on the other core. */
+/* mount_load_ahead(m): from now on (a listing of the root: a walk may
+ * follow), the tree after the one a walk is in (in the order a listing of
+ * the root shows them: the root's, the snapshots oldest first, versions/)
+ * is loaded on a thread of its own while the walk goes on, room made by
+ * unloading what the walk left (never the tree it is in), nothing if
+ * there is no room, never while a request waits for a load.  `find` of the
+ * whole view then finds the next tree loaded, on the other core. */
 void mount_load_ahead(struct pqv_mount *m);
 /* mount_get_tree(m, id, out): tree ${id} loaded (if it was not) and
  * referenced; mount_put_tree(m, t): the reference given back (the tree may

@@ -15,6 +15,9 @@
 #   seq        cat of the big file to /dev/null, MB/s (pqvault: beside
 #              `get -o -`)
 #   rss        the mount process's peak RSS (VmHWM) at the end
+# then pqvault's mount against its get, interleaved, medians of 3 (cat of
+# the big file against get -o -, cp -a of the tree against get of it,
+# each cat and cp -a on a fresh mount; issue 22's ratios).
 # Then a vault of LARGE_N files (default 100000: LARGE_N / 100 directories
 # of 100 files of a few bytes), backed up twice by each tool (10 files
 # changed between), each row on a fresh mount (cold):
@@ -155,6 +158,30 @@ awk '$2 !~ /^41/' "$W/st2" >"$W/st2f"
 if cmp -s "$W/st1f" "$W/st2f"; then meta=yes; else meta=NO; fi
 unmount
 
+# The mount against get, interleaved, medians of 3 (issue 22's ratios:
+# single runs of either move by 1.5x on this VM): each round a fresh
+# mount, cat of the big file, cp -a of the tree; then get -o - of the big
+# file and get of the tree; the repository warm before each.
+med3() { printf '%s\n' "$@" | sort -n | sed -n 2p; }
+cats="" gets="" cps="" gtrees=""
+for round in 1 2 3; do
+    warm "$W/pqv"
+    $PQ mount "$MNT"
+    cats="$cats $(tm cat "$MNT/big.bin")"
+    rm -rf "$W/cp"
+    warm "$W/pqv"
+    cps="$cps $(tm cp -a "$MNT/$(basename "$DOC")" "$W/cp")"
+    unmount
+    warm "$W/pqv"
+    gets="$gets $(tm sh -c "$PQ -q get big.bin -o - | cat >/dev/null")"
+    rm -rf "$W/get"
+    mkdir -p "$W/get"
+    warm "$W/pqv"
+    gtrees="$gtrees $(tm $PQ -q get "$(basename "$DOC")" -o "$W/get")"
+done
+rm -rf "$W/cp" "$W/get"
+cat_m=$(med3 $cats) get_m=$(med3 $gets) cp_m=$(med3 $cps) gtree_m=$(med3 $gtrees)
+
 # ---- restic ----
 if command -v restic >/dev/null 2>&1; then
     restic -q -r "$W/restic" init >/dev/null
@@ -277,3 +304,6 @@ fi
 echo
 echo "Load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "pqvault: unlock + list of one name $unlock s; get -o - of the big file $get_big s ($(mbps "$get_big") MB/s); get of the tree $get_tree s; the tree through the mount byte-exact (diff -r): $exact, metadata (stat: mode, owner, size, mtime ns): $meta"
+echo "pqvault, the mount against get, interleaved, medians of 3 (each cat and cp -a on a fresh mount):"
+echo "  cat of the big file $cat_m s ($(mbps "$cat_m") MB/s; runs:$cats) against get -o - $get_m s ($(mbps "$get_m") MB/s; runs:$gets): $(awk -v c="$cat_m" -v g="$get_m" 'BEGIN{printf "%.0f", 100 * g / c}')% of get's throughput"
+echo "  cp -a of the tree $cp_m s (runs:$cps) against get of the tree $gtree_m s (runs:$gtrees): $(awk -v c="$cp_m" -v g="$gtree_m" 'BEGIN{printf "%.2f", c / g}')x"

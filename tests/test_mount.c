@@ -443,6 +443,19 @@ tree_status(pqv_mount *m, uint32_t id)
     return status;
 }
 
+/* tree_used(m, id): whether tree ${id} was used since it loaded (read
+ * under the lock: the thread loading ahead may be running). */
+static int
+tree_used(pqv_mount *m, uint32_t id)
+{
+    int used;
+
+    pthread_mutex_lock(&m->lock);
+    used = m->trees[id].used != 0;
+    pthread_mutex_unlock(&m->lock);
+    return used;
+}
+
 /* snap_path(m, k, rest, out): the path of ${rest} in kept snapshot k. */
 static const char *
 snap_path(pqv_mount *m, size_t k, const char *rest, char out[160])
@@ -490,19 +503,21 @@ test_load_ahead(void)
     wait_ahead(m);
     /* The first snapshot's tree, loaded ahead, not used; no other. */
     CHECK_EQ_INT(tree_status(m, 2), TREE_LOADED);
-    CHECK(m->trees[2].used == 0);
+    CHECK(!tree_used(m, 2));
     CHECK_EQ_INT(tree_status(m, 3), TREE_UNLOADED);
     CHECK_EQ_INT(tree_status(m, vers), TREE_UNLOADED);
     /* In it: the next one (the oldest snapshot holds no "second"). */
     CHECK(lookup_path(m, snap_path(m, 0, "t/second", path)) == 0);
-    CHECK(m->trees[2].used != 0);
+    CHECK(tree_used(m, 2));
     wait_ahead(m);
     CHECK_EQ_INT(tree_status(m, 3), TREE_LOADED);
     CHECK(lookup_path(m, snap_path(m, 1, "t/second", path)) != 0);
     wait_ahead(m);
     CHECK_EQ_INT(tree_status(m, vers), TREE_LOADED);
-    CHECK(m->trees[vers].used == 0);
+    CHECK(!tree_used(m, vers));
+    pthread_mutex_lock(&m->lock);
     CHECK(m->trees_bytes <= m->trees_budget);
+    pthread_mutex_unlock(&m->lock);
     close_view(m);
 
     /* Room for the root's tree alone: nothing ahead; what is asked for
@@ -523,16 +538,25 @@ test_load_ahead(void)
     CHECK_EQ_INT(tree_status(m, 2), TREE_UNLOADED);
     close_view(m);
 
-    /* Room for the root's tree and one more: walking the first snapshot,
-     * the next loads ahead in place of nothing the walk is in. */
+    /* Walking the first snapshot, the newest loads ahead beside it; then
+     * with room for all but versions/'s estimate, walking the newest,
+     * versions/ loads ahead in place of the first snapshot's, never of
+     * the tree the walk is in. */
     m = open_view();
-    m->trees_budget = 2 * m->trees_bytes + (1u << 20);
     CHECK(pqv_mount_readdir(m, PQV_MOUNT_ROOT, 0, count_entry, &n) == 0);
     wait_ahead(m);
     CHECK(lookup_path(m, snap_path(m, 0, "t/big", path)) != 0);
     wait_ahead(m);
     CHECK_EQ_INT(tree_status(m, 2), TREE_LOADED);
-    CHECK(m->trees_bytes <= m->trees_budget);
+    CHECK_EQ_INT(tree_status(m, 3), TREE_LOADED);
+    pthread_mutex_lock(&m->lock);
+    m->trees_budget = m->trees_bytes + m->trees[1].bytes - 1;
+    pthread_mutex_unlock(&m->lock);
+    CHECK(lookup_path(m, snap_path(m, 1, "t/second", path)) != 0);
+    wait_ahead(m);
+    CHECK_EQ_INT(tree_status(m, 3), TREE_LOADED);
+    CHECK_EQ_INT(tree_status(m, vers), TREE_LOADED);
+    CHECK_EQ_INT(tree_status(m, 2), TREE_UNLOADED);
     close_view(m);
 
     /* Closed while a tree loads ahead. */

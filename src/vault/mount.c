@@ -237,10 +237,11 @@ ahead_main(void *arg)
         t = &m->trees[m->ahead_want];
         m->ahead_want = 0;
         if (t->status == TREE_UNLOADED) {
+            uint64_t room = load_estimate(m, t);
             /* Room made from what the walk has left (never the tree it
              * is in); without room, nothing. */
-            evict(m, most_recent(m), load_estimate(m, t));
-            if (m->trees_bytes + load_estimate(m, t) <= m->trees_budget) {
+            evict(m, most_recent(m), room);
+            if (m->trees_bytes + room <= m->trees_budget) {
                 m->ahead_busy = 1;
                 /* Loaded, not used: the first to go if memory is short. */
                 if (load_held(m, t) == 0)

@@ -43,7 +43,7 @@ TEST_SRCS = $(sort $(wildcard tests/test_*.c))
 BENCH_SRCS = $(sort $(wildcard bench/bench_*.c))
 # Modules with test hooks: built a second time with -DPQV_TEST_HOOKS.
 HOOK_SRCS = src/util/io.c src/crypto/cpu.c src/crypto/argon2id.c src/vault/inbox.c \
-	src/storage/storage_s3.c src/storage/storage_local.c
+	src/storage/storage_s3.c src/storage/storage_local.c src/vault/mount_file.c
 
 # libfuse3 for `pqvault mount` (src/cli/cmd_mount.c, the program only: the
 # library's view, include/pqvault/mount.h, needs none).  Without it

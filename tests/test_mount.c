@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +33,7 @@ static const struct pqv_kdf_params cheap = { 1, 256, 1 };
 static const char pass[] = "correct horse";
 
 #define BIG_BYTES (20u << 20)
+#define MANY (MOUNT_FILES_KEPT + 6)
 
 static char dir[64], src[96], vdir[96];
 static uint8_t *big;
@@ -83,6 +85,15 @@ make_vault(void)
     write_src("sp ace\tand\x01odd", (const uint8_t *)"odd\n", 4);
     snprintf(path, sizeof(path), "%s/link", src);
     SETUP(symlink("sub/a", path) == 0);
+    /* More small files than the view keeps open (MOUNT_FILES_KEPT). */
+    snprintf(path, sizeof(path), "%s/many", src);
+    SETUP(mkdir(path, 0755) == 0);
+    for (int i = 0; i < MANY; i++) {
+        char name[32], body[32];
+        snprintf(name, sizeof(name), "many/f%03d", i);
+        snprintf(body, sizeof(body), "file %d\n", i);
+        write_src(name, (const uint8_t *)body, strlen(body));
+    }
     SETUP(pqv_vault_create(vdir, NULL, (const uint8_t *)pass, strlen(pass), &opt, recovery,
         fp) == 0);
     SETUP(vf_open_vault(NULL, vdir, pass, &v, 1) == 0);
@@ -464,6 +475,177 @@ snap_path(pqv_mount *m, size_t k, const char *rest, char out[160])
     return out;
 }
 
+/* kept_has(m, ino): whether the view keeps file ${ino} open. */
+static int
+kept_has(pqv_mount *m, uint64_t ino)
+{
+    int has = 0;
+
+    pthread_mutex_lock(&m->lock);
+    for (pqv_mount_file *f = m->kept_files; f != NULL && !has; f = f->knext)
+        has = f->ino == ino;
+    pthread_mutex_unlock(&m->lock);
+    return has;
+}
+
+static unsigned
+kept_count(pqv_mount *m)
+{
+    unsigned n;
+
+    pthread_mutex_lock(&m->lock);
+    n = m->nkept;
+    pthread_mutex_unlock(&m->lock);
+    return n;
+}
+
+/* read_many(m, i): many/f${i} through the file the view keeps open,
+ * byte-exact; 1 if so. */
+static int
+read_many(pqv_mount *m, const uint64_t *inos, int i)
+{
+    char want[32], got_buf[64];
+    pqv_mount_file *f = NULL;
+    size_t got = 0;
+    int ok;
+
+    snprintf(want, sizeof(want), "file %d\n", i);
+    if (pqv_mount_file_get(m, inos[i], &f) != 0)
+        return 0;
+    ok = pqv_mount_read_as(f, (uint64_t)i, (uint8_t *)got_buf, sizeof(got_buf), 0, &got) == 0 &&
+        got == strlen(want) && memcmp(got_buf, want, got) == 0;
+    pqv_mount_file_put(f);
+    return ok;
+}
+
+struct kept_worker {
+    pqv_mount *m;
+    const uint64_t *inos;
+    uint64_t seed;
+    int bad;
+};
+
+static void *
+kept_worker_main(void *arg)
+{
+    struct kept_worker *w = arg;
+
+    for (int k = 0; k < 300; k++) {
+        w->seed = w->seed * 6364136223846793005ull + 1442695040888963407ull;
+        if (!read_many(w->m, w->inos, (int)((w->seed >> 33) % MANY)))
+            w->bad++;
+    }
+    return NULL;
+}
+
+/* Files the view keeps open (pqv_mount_file_get, for FUSE's zero-message
+ * opens): one per node, shared; each reader followed alone (two readers
+ * going through the big file in order both read sequentially, a third
+ * reading at random opens only the segments it touches); the least
+ * recently used nobody holds closed beyond MOUNT_FILES_KEPT, never one
+ * held; what is not a file refused as open refuses it; four threads
+ * reading at once, byte-exact. */
+static void
+test_kept_files(void)
+{
+    pqv_mount *m = open_view();
+    pqv_mount_file *f = NULL, *g = NULL, *h = NULL;
+    struct pqv_mount_stats st0, st1;
+    uint64_t big_ino = lookup_path(m, "t/big"), inos[MANY];
+    uint8_t *buf = malloc(1 << 20);
+    size_t got;
+    int bad = 0;
+    uint64_t touched = 0;
+
+    REQUIRE(big_ino != 0 && buf != NULL);
+    for (int i = 0; i < MANY; i++) {
+        char path[64];
+        snprintf(path, sizeof(path), "t/many/f%03d", i);
+        REQUIRE((inos[i] = lookup_path(m, path)) != 0);
+    }
+    /* One open file per node, shared. */
+    REQUIRE(pqv_mount_file_get(m, big_ino, &f) == 0);
+    REQUIRE(pqv_mount_file_get(m, big_ino, &g) == 0);
+    CHECK(f == g);
+    CHECK_EQ_INT(kept_count(m), 1);
+    pqv_mount_file_put(g);
+    /* A reader at random (each read far from its last): only the segments
+     * it touches, nothing prefetched. */
+    pqv_mount_stats(m, &st0);
+    for (int i = 0; i < 200 && bad < 3; i++) {
+        uint64_t off = 1 + next_random() % (3u << 20) + (i % 2 ? 16u << 20 : 0);
+        if (pqv_mount_read_as(f, 3, buf, 4096, off, &got) != 0 || got != 4096 ||
+            memcmp(buf, big + off, 4096) != 0)
+            bad++;
+        touched += (off + 4095) / PQV_STREAM_SEGMENT_BYTES - off / PQV_STREAM_SEGMENT_BYTES + 2;
+    }
+    CHECK_EQ_INT(bad, 0);
+    pqv_mount_stats(m, &st1);
+    CHECK(st1.bytes_opened - st0.bytes_opened <= touched * PQV_STREAM_SEGMENT_BYTES);
+    CHECK_EQ_INT(st1.prefetched, st0.prefetched);
+    /* Two readers in order through the two halves, interleaved. */
+    pqv_mount_stats(m, &st0);
+    for (uint64_t k = 0; k < 8 && bad < 3; k++) {
+        uint64_t a = k << 20, b = (10u << 20) + (k << 20);
+        if (pqv_mount_read_as(f, 1, buf, 1 << 20, a, &got) != 0 || got != 1u << 20 ||
+            memcmp(buf, big + a, got) != 0)
+            bad++;
+        if (pqv_mount_read_as(f, 2, buf, 1 << 20, b, &got) != 0 || got != 1u << 20 ||
+            memcmp(buf, big + b, got) != 0)
+            bad++;
+    }
+    CHECK_EQ_INT(bad, 0);
+    pqv_mount_stats(m, &st1);
+    CHECK(st1.prefetched > st0.prefetched);
+    pthread_mutex_lock(&m->lock);
+    CHECK_EQ_INT(f->nstreams, 3);
+    CHECK(f->streams[1].reader == 1 && f->streams[1].next == 8u << 20);
+    CHECK(f->streams[2].reader == 2 && f->streams[2].next == 18u << 20);
+    pthread_mutex_unlock(&m->lock);
+    /* Held: never closed to make room; closed least recently used first
+     * once nobody holds it. */
+    for (int i = 0; i < MANY; i++)
+        CHECK(read_many(m, inos, i));
+    CHECK(kept_has(m, big_ino));
+    CHECK_EQ_INT(kept_count(m), MOUNT_FILES_KEPT);
+    for (int i = 0; i < MANY; i++)
+        CHECK(kept_has(m, inos[i]) == (i >= MANY - MOUNT_FILES_KEPT + 1));
+    /* Given back, it is the least recently used: the next file opened
+     * closes it; then the oldest of the others. */
+    pqv_mount_file_put(f);
+    CHECK(kept_has(m, big_ino));
+    CHECK(read_many(m, inos, 0));
+    CHECK(!kept_has(m, big_ino) && kept_has(m, inos[0]));
+    CHECK(read_many(m, inos, 1));
+    CHECK(kept_has(m, inos[1]) && !kept_has(m, inos[MANY - MOUNT_FILES_KEPT + 1]));
+    CHECK_EQ_INT(kept_count(m), MOUNT_FILES_KEPT);
+    pthread_mutex_lock(&m->lock);
+    CHECK(m->nspare_files > 0 && m->nspare_files <= MOUNT_FILES_KEPT);
+    pthread_mutex_unlock(&m->lock);
+    /* Not files: the answers of open. */
+    CHECK_EQ_INT(pqv_mount_file_get(m, PQV_MOUNT_ROOT, &h), -EISDIR);
+    CHECK_EQ_INT(pqv_mount_file_get(m, lookup_path(m, "t/link"), &h), -EINVAL);
+    CHECK_EQ_INT(pqv_mount_file_get(m, (uint64_t)1000 << 32, &h), -ENOENT);
+    CHECK(h == NULL);
+    pqv_mount_file_put(NULL);
+    /* Four threads at once. */
+    {
+        pthread_t t[4];
+        struct kept_worker w[4];
+        for (int i = 0; i < 4; i++) {
+            w[i] = (struct kept_worker){ m, inos, (uint64_t)i + 1, 0 };
+            REQUIRE(pthread_create(&t[i], NULL, kept_worker_main, &w[i]) == 0);
+        }
+        for (int i = 0; i < 4; i++) {
+            pthread_join(t[i], NULL);
+            CHECK_EQ_INT(w[i].bad, 0);
+        }
+    }
+    CHECK(kept_count(m) <= MOUNT_FILES_KEPT);
+    free(buf);
+    close_view(m);
+}
+
 /* Loading ahead (mount_load_ahead): from a listing of the root on, the
  * tree after the one a walk is in loads on a thread of its own, as not
  * used yet; room is made from what the walk left, never the tree it is
@@ -566,4 +748,4 @@ test_load_ahead(void)
 }
 
 TEST_MAIN(test_random_reads, test_damaged_segment, test_lookup_hostile, test_version_names,
-    test_load_ahead)
+    test_kept_files, test_load_ahead)

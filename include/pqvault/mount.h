@@ -111,11 +111,31 @@ PQV_API int pqv_mount_file_open(pqv_mount *m, uint64_t ino, pqv_mount_file **out
  * through the view's report callback, naming it). */
 PQV_API int pqv_mount_read(pqv_mount_file *f, uint8_t *buf, size_t len, uint64_t off,
     size_t *got);
+/* pqv_mount_read_as(f, reader, buf, len, off, got): the same for one of
+ * the file's readers (any number naming it, a process's for FUSE): each
+ * reader's reads are followed alone (sequential or random), up to four
+ * readers of one file at a time.  pqv_mount_read is reader 0's. */
+PQV_API int pqv_mount_read_as(pqv_mount_file *f, uint64_t reader, uint8_t *buf, size_t len,
+    uint64_t off, size_t *got);
 /* pqv_mount_seek(f, off, whence, out): SEEK_DATA or SEEK_HOLE from the
  * file's extents (no decryption); -ENXIO past the data or the end. */
 PQV_API int pqv_mount_seek(pqv_mount_file *f, uint64_t off, int whence, uint64_t *out);
-/* pqv_mount_file_close(f): NULL is a no-op. */
+/* pqv_mount_file_close(f): NULL is a no-op (never for a file from
+ * pqv_mount_file_get). */
 PQV_API void pqv_mount_file_close(pqv_mount_file *f);
+/* pqv_mount_file_get(m, ino, out) / pqv_mount_file_put(f): file ${ino} as
+ * the view keeps it open, for readers that open nothing themselves (a
+ * kernel that sends no OPEN or RELEASE): one open file per node, shared by
+ * its readers (their streams of reads told apart), referenced from get to
+ * put; the least recently used that nobody holds closed beyond 64.  The
+ * same answers as pqv_mount_file_open.  put of NULL is a no-op. */
+PQV_API int pqv_mount_file_get(pqv_mount *m, uint64_t ino, pqv_mount_file **out);
+PQV_API void pqv_mount_file_put(pqv_mount_file *f);
+/* pqv_mount_wants_opens(): whether a FUSE layer should take the kernel's
+ * OPEN and RELEASE even where it can do without them (0; in the test
+ * build, 1 with PQVAULT_TEST_MOUNT_OPEN set, so that tests take both
+ * ways). */
+PQV_API int pqv_mount_wants_opens(void);
 
 /* What statfs(2) reports, and the view's counters. */
 struct pqv_mount_stats {

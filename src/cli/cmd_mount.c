@@ -107,6 +107,7 @@ struct mount_ctx {
     int daemon;
     volatile int detached;       /* stdio gone: reports go to syslog */
     int no_opendir;              /* the kernel opens directories itself */
+    int no_open;                 /* and files: the view keeps them open */
 };
 
 static struct mount_ctx g_mount;
@@ -172,6 +173,12 @@ op_init(void *userdata, struct fuse_conn_info *conn)
     /* No OPENDIR and RELEASEDIR round trips (two of a directory's four
      * for `find`); the kernel then caches listings as op_opendir asks. */
     c->no_opendir = (conn->capable & FUSE_CAP_NO_OPENDIR_SUPPORT) != 0;
+#endif
+#ifdef FUSE_CAP_NO_OPEN_SUPPORT
+    /* No OPEN and RELEASE round trips either (two of the three `cp` makes
+     * per small file, besides its xattr questions): the view keeps the
+     * files read open itself (pqv_mount_file_get). */
+    c->no_open = (conn->capable & FUSE_CAP_NO_OPEN_SUPPORT) != 0 && !pqv_mount_wants_opens();
 #endif
     (void)conn;
     /* The file system answers from now on: the waiting parent may go. */
@@ -339,6 +346,20 @@ op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
         fuse_reply_err(req, EROFS);
         return;
     }
+    if (g_mount.no_open) {
+        /* A file is opened when read (op_read); the kernel opens every
+         * file itself from now on ("ENOSYS": success, never asked again;
+         * the mount is read-only, so the VFS refuses an open for writing
+         * before it would reach us). */
+        struct pqv_mount_attr a;
+        if ((rc = pqv_mount_getattr(g_mount.m, ino, &a)) != 0)
+            fuse_reply_err(req, -rc);
+        else if ((a.mode & S_IFMT) != S_IFREG)
+            fuse_reply_err(req, (a.mode & S_IFMT) == S_IFDIR ? EISDIR : EINVAL);
+        else
+            fuse_reply_err(req, ENOSYS);
+        return;
+    }
     if ((rc = pqv_mount_file_open(g_mount.m, ino, &f)) != 0) {
         fuse_reply_err(req, -rc);
         return;
@@ -349,26 +370,52 @@ op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
         pqv_mount_file_close(f); /* the open was interrupted */
 }
 
+/* file_of(ino, fi, held): the open file a request is on: the one OPEN
+ * gave, or (zero-message opens: no handle) the one the view keeps open
+ * for ${ino}, to give back with pqv_mount_file_put(*held); 0 or an errno. */
+static int
+file_of(fuse_ino_t ino, const struct fuse_file_info *fi, pqv_mount_file **f,
+    pqv_mount_file **held)
+{
+    int rc;
+
+    *held = NULL;
+    if (fi->fh != 0) {
+        *f = (pqv_mount_file *)(uintptr_t)fi->fh;
+        return 0;
+    }
+    if ((rc = pqv_mount_file_get(g_mount.m, ino, held)) != 0)
+        return -rc;
+    *f = *held;
+    return 0;
+}
+
 static void
 op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
 {
-    pqv_mount_file *f = (pqv_mount_file *)(uintptr_t)fi->fh;
+    pqv_mount_file *f, *held;
     uint8_t *buf;
     size_t got = 0;
     int rc;
 
-    (void)ino;
     if (off < 0) {
         fuse_reply_err(req, EINVAL);
         return;
     }
     if (size > (16u << 20))
         size = 16u << 20;
+    if ((rc = file_of(ino, fi, &f, &held)) != 0) {
+        fuse_reply_err(req, rc);
+        return;
+    }
     if ((buf = malloc(size > 0 ? size : 1)) == NULL) {
+        pqv_mount_file_put(held);
         fuse_reply_err(req, ENOMEM);
         return;
     }
-    rc = pqv_mount_read(f, buf, size, (uint64_t)off, &got);
+    /* (Readers told apart by process: a file kept open is shared.) */
+    rc = pqv_mount_read_as(f, (uint64_t)fuse_req_ctx(req)->pid, buf, size, (uint64_t)off, &got);
+    pqv_mount_file_put(held);
     if (rc != 0)
         fuse_reply_err(req, -rc);
     else
@@ -381,22 +428,27 @@ static void
 op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
     (void)ino;
-    pqv_mount_file_close((pqv_mount_file *)(uintptr_t)fi->fh);
+    pqv_mount_file_close((pqv_mount_file *)(uintptr_t)fi->fh); /* (0: none) */
     fuse_reply_err(req, 0);
 }
 
 static void
 op_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence, struct fuse_file_info *fi)
 {
+    pqv_mount_file *f, *held;
     uint64_t to;
     int rc;
 
-    (void)ino;
     if (off < 0) {
         fuse_reply_err(req, ENXIO);
         return;
     }
-    rc = pqv_mount_seek((pqv_mount_file *)(uintptr_t)fi->fh, (uint64_t)off, whence, &to);
+    if ((rc = file_of(ino, fi, &f, &held)) != 0) {
+        fuse_reply_err(req, rc);
+        return;
+    }
+    rc = pqv_mount_seek(f, (uint64_t)off, whence, &to);
+    pqv_mount_file_put(held);
     if (rc != 0)
         fuse_reply_err(req, -rc);
     else

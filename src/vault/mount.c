@@ -322,71 +322,6 @@ mount_put_tree(struct pqv_mount *m, struct mount_tree *t)
     pthread_mutex_unlock(&m->lock);
 }
 
-/* (Opening is here, where the trees are: the entry copied, its file key
- * recovered once; reading is mount_read.c's.) */
-int
-pqv_mount_file_open(struct pqv_mount *m, uint64_t ino, struct pqv_mount_file **out)
-{
-    struct pqv_mount_file *f;
-    struct mount_tree *t;
-    const struct entry *e;
-    uint32_t tree, node;
-    int rc;
-
-    if (m == NULL || out == NULL)
-        return -EINVAL;
-    *out = NULL;
-    if ((rc = mount_decode(m, ino, &tree, &node)) != 0)
-        return rc;
-    if (tree == 0)
-        return node == VNODE_SNAPSHOTS ? -EISDIR : -EINVAL;
-    if ((rc = mount_get_tree(m, tree, &t)) != 0)
-        return rc;
-    e = node < t->nnodes ? mount_tree_entry(t, t->nodes[node].inode) : NULL;
-    if (e == NULL || e->kind != KIND_FILE) {
-        rc = e == NULL || e->kind == KIND_DIR ? -EISDIR : -EINVAL;
-        goto done;
-    }
-    if ((f = calloc(1, sizeof(*f))) == NULL) {
-        rc = -ENOMEM;
-        goto done;
-    }
-    util_pin_memory(f, sizeof(*f));
-    f->m = m;
-    if ((rc = entry_copy(&f->e, e)) != 0) {
-        free(f);
-        rc = -ENOMEM;
-        goto done;
-    }
-    if (!f->e.chunked && f->e.key_state != KEY_CLEAR && t->keys != NULL) {
-        uint8_t key[PQV_FILE_KEY_BYTES];
-        pthread_mutex_lock(&m->load_lock);
-        rc = state_file_key(m->v, t->keys, e, key);
-        pthread_mutex_unlock(&m->load_lock);
-        if (rc != 0) {
-            mount_report(m, e->name);
-            entry_clear(&f->e);
-            util_unpin_memory(f, sizeof(*f));
-            free(f);
-            rc = mount_errno(rc);
-            goto done;
-        }
-        memcpy(f->e.key, key, sizeof(key));
-        f->e.key_state = KEY_CLEAR;
-        util_wipe(key, sizeof(key));
-    }
-    pthread_mutex_lock(&m->lock);
-    f->next = m->files;
-    if (m->files != NULL)
-        m->files->prev = f;
-    m->files = f;
-    pthread_mutex_unlock(&m->lock);
-    *out = f;
-done:
-    mount_put_tree(m, t);
-    return rc;
-}
-
 void
 mount_report(struct pqv_mount *m, const char *name)
 {
@@ -570,6 +505,7 @@ pqv_mount_close(struct pqv_mount *m)
     if (joined)
         pthread_join(m->ahead_thread, NULL);
     mount_cache_free(m);
+    mount_file_spares_free(m);
     for (uint32_t i = 1; m->trees != NULL && i < m->ntrees; i++)
         tree_unload(&m->trees[i]);
     free(m->trees);

@@ -44,6 +44,14 @@
  * and FUSE's worker threads deliver such a reader's requests slightly out
  * of order); any other is a random read. */
 #define MOUNT_SEQUENTIAL_SLACK (2u << 20)
+/* Readers told apart in one open file (a file the view keeps open for a
+ * kernel that opens nothing is shared by all of its readers): their
+ * streams of reads followed, the least recently used replaced. */
+#define MOUNT_STREAMS 4
+/* Files the view keeps open for a kernel that sends no OPEN or RELEASE
+ * (pqv_mount_file_get), the least recently used closed beyond these; and
+ * closed files' locked memory kept for the next one opened. */
+#define MOUNT_FILES_KEPT 64
 #define MOUNT_PREFETCH_THREADS_MAX 4
 /* A chunk stored in at most this many bytes is read into buffers of its
  * own size, not a pooled pair. */
@@ -218,13 +226,33 @@ struct mount_cache {
     unsigned nfree_segbufs;
 };
 
+/* A reader's stream of reads in a file: who reads, where its furthest
+ * read ended, whether it read before (a first read is sequential only at
+ * 0), when it last read (the file's tick). */
+struct mount_stream {
+    uint64_t reader, next, used;
+    int read_before;
+};
+
 struct pqv_mount_file {
     struct pqv_mount *m;
     struct entry e;              /* a copy: chunks placed, file key in clear */
-    uint64_t next_off;           /* where the last read ended (under m->lock) */
-    int read_before;             /* next_off says so (a first read is sequential only at 0) */
+    /* Its readers' streams (under m->lock). */
+    struct mount_stream streams[MOUNT_STREAMS];
+    unsigned nstreams;
+    uint64_t tick;
     struct pqv_mount_file *prev, *next;   /* m's open files */
+    /* Kept open by the view (pqv_mount_file_get): its node, the readers
+     * holding it, its place in m->kept (most recently used first). */
+    uint64_t ino;
+    unsigned refs;
+    int kept;
+    struct pqv_mount_file *kprev, *knext;
 };
+
+/* mount_file_spares_free(m): the closed files' memory kept for reuse given
+ * back (every file closed first: mount_cache_free). */
+void mount_file_spares_free(struct pqv_mount *m);
 
 /* mount_cache_init(m) / mount_cache_free(m): the cache and prefetch
  * threads; free wipes every chunk and closes every file still open. */
@@ -268,6 +296,12 @@ struct pqv_mount {
     unsigned waiting_loads;
     struct mount_cache cache;
     struct pqv_mount_file *files;
+    /* Files kept open (pqv_mount_file_get), most recently used first; the
+     * locked memory of closed ones, wiped, for the next opened. */
+    struct pqv_mount_file *kept_files, *kept_last;
+    unsigned nkept;
+    struct pqv_mount_file *spare_files[MOUNT_FILES_KEPT];
+    unsigned nspare_files;
     char **reported;             /* names whose damage was reported */
     size_t nreported;
 };

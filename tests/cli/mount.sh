@@ -126,12 +126,17 @@ check_ok "ls right after mount returned: the root answers (src, snapshots, versi
 R=$M/$S
 
 # ---- contents ----
-for f in small big zero sparse dir/h1 dir/sub/h2 h3 changing; do
-    check_ok "cmp $f through the mount" cmp "$S/$f" "$R/$f"
-done
-check_ok "cat of the 5 MiB file piped equals it" sh -c "cat '$R/big' | cmp - '$S/big'"
-# Random offsets of the 5 MiB file (reads across chunk boundaries).
-python3 - "$S/big" "$R/big" >"$T/rand" 2>&1 <<'EOF'
+# contents_checks HOW: every file byte-exact, random preads, links, holes;
+# run with the zero-message opens this kernel offers (the view keeps each
+# file open itself) and again with FUSE's OPEN and RELEASE.
+contents_checks() {
+    how=$1
+    for f in small big zero sparse dir/h1 dir/sub/h2 h3 changing; do
+        check_ok "cmp $f through the mount ($how)" cmp "$S/$f" "$R/$f"
+    done
+    check_ok "cat of the 5 MiB file piped equals it ($how)" sh -c "cat '$R/big' | cmp - '$S/big'"
+    # Random offsets of the 5 MiB file (reads across chunk boundaries).
+    python3 - "$S/big" "$R/big" >"$T/rand" 2>&1 <<'EOF'
 import os, random, sys
 a = open(sys.argv[1], 'rb').read()
 fd = os.open(sys.argv[2], os.O_RDONLY)
@@ -145,13 +150,13 @@ for _ in range(300):
         sys.exit(1)
 print("ok")
 EOF
-check_ok "300 random preads of the 5 MiB file byte-exact" grep -qx ok "$T/rand"
-check_ok "readlink dir/sl" test "$(readlink "$R/dir/sl")" = "../small"
-check_ok "readlink dangling" test "$(readlink "$R/dangling")" = "nowhere/at all"
-check_ok "dir/sl followed" cmp "$S/small" "$R/dir/sl"
+    check_ok "300 random preads of the 5 MiB file byte-exact ($how)" grep -qx ok "$T/rand"
+    check_ok "readlink dir/sl ($how)" test "$(readlink "$R/dir/sl")" = "../small"
+    check_ok "readlink dangling ($how)" test "$(readlink "$R/dangling")" = "nowhere/at all"
+    check_ok "dir/sl followed ($how)" cmp "$S/small" "$R/dir/sl"
 
-# ---- holes ----
-python3 - "$R/sparse" >"$T/seek" 2>&1 <<'EOF'
+    # ---- holes ----
+    python3 - "$R/sparse" >"$T/seek" 2>&1 <<'EOF'
 import os, sys
 fd = os.open(sys.argv[1], os.O_RDONLY)
 MiB = 1048576
@@ -164,15 +169,25 @@ except OSError as e:
     res.append(e.errno == 6 and "ENXIO" or str(e))
 print(" ".join(str(x) for x in res))
 EOF
-# Extents have the vault's granularity (4 KiB blocks): the data at 4 MiB
-# starts there, ends at or after 4 MiB + 8 KiB; the next data is the tail.
-seek=$(cat "$T/seek")
-set -- $seek
-check_ok "SEEK_DATA from 0 = 4 MiB ($seek)" test "$1" -eq 4194304
-check_ok "SEEK_HOLE from 4 MiB >= 4 MiB + 8 KiB, below the tail" test "$2" -ge 4202496 -a "$2" -lt 16777116
-check_ok "SEEK_DATA after the first data: the tail's block" test "$3" -ge 16773120 -a "$3" -le 16777116
-check_ok "SEEK_HOLE from 0 = 0 (a hole first)" test "$4" -eq 0
-check_ok "SEEK_DATA at the end: ENXIO" test "$5" = ENXIO
+    # Extents have the vault's granularity (4 KiB blocks): the data at 4 MiB
+    # starts there, ends at or after 4 MiB + 8 KiB; the next data is the tail.
+    seek=$(cat "$T/seek")
+    set -- $seek
+    check_ok "SEEK_DATA from 0 = 4 MiB ($seek) ($how)" test "$1" -eq 4194304
+    check_ok "SEEK_HOLE from 4 MiB >= 4 MiB + 8 KiB, below the tail ($how)" test "$2" -ge 4202496 -a "$2" -lt 16777116
+    check_ok "SEEK_DATA after the first data: the tail's block ($how)" test "$3" -ge 16773120 -a "$3" -le 16777116
+    check_ok "SEEK_HOLE from 0 = 0 (a hole first) ($how)" test "$4" -eq 0
+    check_ok "SEEK_DATA at the end: ENXIO ($how)" test "$5" = ENXIO
+}
+contents_checks "zero-message opens"
+# The same through FUSE's OPEN and RELEASE (a kernel without zero-message
+# opens), then the default mount again.
+expect_status 0 fusermount3 -u "$M"
+PQVAULT_TEST_MOUNT_OPEN=1 expect_status 0 "$PQV_TEST" -v "$V" --passphrase-file "$PF" mount "$M"
+contents_checks "OPEN and RELEASE"
+expect_status 0 fusermount3 -u "$M"
+expect_status 0 pq mount "$M"
+
 bm=$(stat -c %b "$R/sparse")
 check_ok "sparse: st_blocks counts the data only ($bm blocks of 512)" test "$bm" -ge 16 -a "$bm" -le 64
 bb=$(stat -c %b "$R/big")

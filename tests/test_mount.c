@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -646,6 +647,58 @@ test_kept_files(void)
     close_view(m);
 }
 
+/* The cache's locked memory kept for reuse: the small files' chunks
+ * pushed out of a small cache by the big file come back to the pools
+ * wiped (every byte kept is zero, every record kept is zero), and are
+ * used again: the small files read again, byte-exact. */
+static void
+test_locked_pool(void)
+{
+    pqv_mount *m = open_view_cache(PQV_MOUNT_CACHE_MIN);
+    pqv_mount_file *f = NULL;
+    uint64_t inos[MANY], big_ino = lookup_path(m, "t/big");
+    uint8_t *buf = malloc(1 << 20);
+    size_t got, nonzero = 0, kept = 0, records = 0;
+    int bad = 0;
+
+    REQUIRE(buf != NULL && big_ino != 0);
+    for (int i = 0; i < MANY; i++) {
+        char path[64];
+        snprintf(path, sizeof(path), "t/many/f%03d", i);
+        REQUIRE((inos[i] = lookup_path(m, path)) != 0);
+        CHECK(read_many(m, inos, i));
+    }
+    REQUIRE(pqv_mount_file_open(m, big_ino, &f) == 0);
+    for (uint64_t off = 0; off < BIG_BYTES && bad < 3; off += 1 << 20)
+        if (pqv_mount_read(f, buf, 1 << 20, off, &got) != 0 || got != 1u << 20 ||
+            memcmp(buf, big + off, got) != 0)
+            bad++;
+    CHECK_EQ_INT(bad, 0);
+    pqv_mount_file_close(f);
+    pthread_mutex_lock(&m->lock);
+    for (int k = 0; k < MOUNT_POOL_CLASSES; k++)
+        for (unsigned j = 0; j < m->cache.npool[k]; j++) {
+            kept++;
+            for (size_t b = 0; b < (4u << 10); b++)
+                nonzero += m->cache.pool[k][j][b] != 0;
+        }
+    for (struct mount_chunk *ce = m->cache.spare_chunks; ce != NULL; ce = ce->hnext) {
+        const uint8_t *raw = (const uint8_t *)ce;
+        records++;
+        for (size_t b = 0; b < offsetof(struct mount_chunk, hnext); b++)
+            nonzero += raw[b] != 0;
+    }
+    CHECK(m->cache.pool_bytes <= MOUNT_POOL_BYTES);
+    pthread_mutex_unlock(&m->lock);
+    CHECK(kept > 0);
+    CHECK(records > 0);
+    CHECK_EQ_INT(nonzero, 0);
+    for (int i = 0; i < MANY; i++)
+        CHECK(read_many(m, inos, i));
+    free(buf);
+    close_view(m);
+}
+
 /* Loading ahead (mount_load_ahead): from a listing of the root on, the
  * tree after the one a walk is in loads on a thread of its own, as not
  * used yet; room is made from what the walk left, never the tree it is
@@ -748,4 +801,4 @@ test_load_ahead(void)
 }
 
 TEST_MAIN(test_random_reads, test_damaged_segment, test_lookup_hostile, test_version_names,
-    test_kept_files, test_load_ahead)
+    test_kept_files, test_locked_pool, test_load_ahead)

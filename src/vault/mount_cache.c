@@ -99,17 +99,114 @@ cache_remove(struct mount_cache *c, struct mount_chunk *ce)
     ce->hnext = NULL;
 }
 
+/* ---- locked memory, kept for reuse ---- */
+
+static const uint32_t pool_sizes[MOUNT_POOL_CLASSES] = {
+    4u << 10, 8u << 10, 12u << 10, 16u << 10, 24u << 10, 32u << 10,
+    48u << 10, 64u << 10, 96u << 10, 128u << 10, 192u << 10, 256u << 10,
+};
+
+/* pool_class(len): the smallest class holding ${len} bytes, or -1. */
+static int
+pool_class(size_t len)
+{
+    for (int k = 0; k < MOUNT_POOL_CLASSES; k++)
+        if (len <= pool_sizes[k])
+            return k;
+    return -1;
+}
+
+/* pool_take(c, len, cap): a kept locked buffer of ${len}'s class, its
+ * size in *${cap}; NULL if none (m->lock held).  locked_alloc(len, cap):
+ * a new one (of its class's size, if it has one). */
+static uint8_t *
+pool_take(struct mount_cache *c, size_t len, uint32_t *cap)
+{
+    int k = pool_class(len);
+
+    if (k >= 0 && c->npool[k] > 0) {
+        *cap = pool_sizes[k];
+        c->pool_bytes -= *cap;
+        return c->pool[k][--c->npool[k]];
+    }
+    return NULL;
+}
+
+static uint8_t *
+locked_alloc(size_t len, uint32_t *cap)
+{
+    int k = pool_class(len);
+    size_t size = k >= 0 ? pool_sizes[k] : len;
+    uint8_t *p = malloc(size);
+
+    if (p == NULL)
+        return NULL;
+    /* Zeroed whole (then locked: its pages are touched either way), so
+     * that all of a kept buffer is zero once the bytes used are wiped. */
+    memset(p, 0, size);
+    util_pin_memory(p, size);
+    *cap = (uint32_t)size;
+    return p;
+}
+
+/* pool_give(c, p, cap): ${p} (wiped by the caller) kept, or unlocked and
+ * freed (m->lock held). */
 static void
-chunk_free(struct mount_chunk *ce)
+pool_give(struct mount_cache *c, uint8_t *p, uint32_t cap)
+{
+    int k = pool_class(cap);
+
+    if (p == NULL)
+        return;
+    if (k >= 0 && pool_sizes[k] == cap && c->npool[k] < MOUNT_POOL_PER_CLASS &&
+        c->pool_bytes + cap <= MOUNT_POOL_BYTES) {
+        c->pool[k][c->npool[k]++] = p;
+        c->pool_bytes += cap;
+        return;
+    }
+    util_unpin_memory(p, cap);
+    free(p);
+}
+
+/* locked_get(m, len, cap) / locked_put(m, p, cap): the same, taking
+ * m->lock. */
+static uint8_t *
+locked_get(struct pqv_mount *m, size_t len, uint32_t *cap)
+{
+    uint8_t *p;
+
+    pthread_mutex_lock(&m->lock);
+    p = pool_take(&m->cache, len, cap);
+    pthread_mutex_unlock(&m->lock);
+    return p != NULL ? p : locked_alloc(len, cap);
+}
+
+static void
+locked_put(struct pqv_mount *m, uint8_t *p, uint32_t cap)
+{
+    pthread_mutex_lock(&m->lock);
+    pool_give(&m->cache, p, cap);
+    pthread_mutex_unlock(&m->lock);
+}
+
+/* chunk_free(c, ce): ${ce}'s plaintext and key wiped, its memory kept or
+ * given back (m->lock held). */
+static void
+chunk_free(struct mount_cache *c, struct mount_chunk *ce)
 {
     if (ce == NULL)
         return;
     if (ce->data != NULL) {
         util_wipe(ce->data, ce->len);
-        util_unpin_memory(ce->data, ce->len);
-        free(ce->data);
+        pool_give(c, ce->data, ce->cap);
     }
-    util_wipe(ce->file_key, sizeof(ce->file_key));
+    util_wipe(ce, sizeof(*ce));
+    if (c->nspare_chunks < MOUNT_SPARE_CHUNKS) {
+        ce->hnext = c->spare_chunks;
+        c->spare_chunks = ce;
+        c->nspare_chunks++;
+        return;
+    }
     util_unpin_memory(ce, sizeof(*ce));
     free(ce);
 }
@@ -125,8 +222,8 @@ cache_trim(struct mount_cache *c)
         struct mount_chunk *prev = ce->prev;
         if (ce->refs == 0 && ce->state == CHUNK_READY) {
             cache_remove(c, ce);
-            c->bytes -= ce->len;
-            chunk_free(ce);
+            c->bytes -= ce->cap;
+            chunk_free(c, ce);
         }
         ce = prev;
     }
@@ -165,17 +262,23 @@ mount_cache_segment_len(const struct extent *x, uint32_t segment)
                                                          : PQV_STREAM_SEGMENT_BYTES;
 }
 
-/* chunk_new(f, index, segment, key): a LOADING chunk (or segment of one)
- * with what reading it takes. */
+/* chunk_new(c, f, index, segment, key): a LOADING chunk (or segment of
+ * one) with what reading it takes (m->lock held). */
 static struct mount_chunk *
-chunk_new(const struct pqv_mount_file *f, uint32_t index, uint32_t segment,
-    const uint8_t key[MOUNT_KEY_BYTES])
+chunk_new(struct mount_cache *c, const struct pqv_mount_file *f, uint32_t index,
+    uint32_t segment, const uint8_t key[MOUNT_KEY_BYTES])
 {
-    struct mount_chunk *ce = calloc(1, sizeof(*ce));
+    struct mount_chunk *ce = c->spare_chunks;
 
-    if (ce == NULL)
+    if (ce != NULL) {
+        c->spare_chunks = ce->hnext;
+        c->nspare_chunks--;
+        ce->hnext = NULL;
+    } else if ((ce = calloc(1, sizeof(*ce))) != NULL) {
+        util_pin_memory(ce, sizeof(*ce));
+    } else {
         return NULL;
-    util_pin_memory(ce, sizeof(*ce));
+    }
     memcpy(ce->key, key, MOUNT_KEY_BYTES);
     ce->state = CHUNK_LOADING;
     ce->refs = 1;
@@ -294,25 +397,22 @@ chunk_fill(struct pqv_mount *m, struct mount_chunk *ce)
     int small = ce->x.chunk && (ce->segment != MOUNT_WHOLE || ce->x.stored_len <= MOUNT_SMALL_READ);
     int zstd = ce->segment == MOUNT_WHOLE && (!ce->x.chunk || (ce->x.flags & BLOB_ZSTD) != 0);
     size_t scratch_len = 0;
+    uint32_t cap = 0, scratch_cap = 0;
     uint8_t *data;
     size_t got = 0;
     int rc;
 
     if (len == 0 || len > PQV_OBJECT_MAX_PLAIN)
         return error_set(PQV_E_INTEGRITY, NULL, "extent %u has an impossible length", ce->index);
-    if ((data = malloc(len)) == NULL)
+    if ((data = locked_get(m, len, &cap)) == NULL)
         return PQV_E_NOMEM;
-    data[0] = 0; /* (pinned before anything is decrypted into it) */
-    util_pin_memory(data, len);
     if (small) {
         b = &own;
         scratch_len = zstd ? chunk_scratch_size(len) : 0;
         own.sealed = ce->segment != MOUNT_WHOLE ? segbuf_get(m)
                                                 : malloc((size_t)ce->x.stored_len + 1);
-        if (own.sealed != NULL && zstd && (own.scratch = malloc(scratch_len)) != NULL) {
-            own.scratch[0] = 0;
-            util_pin_memory(own.scratch, scratch_len);
-        }
+        if (own.sealed != NULL && zstd)
+            own.scratch = locked_get(m, scratch_len, &scratch_cap);
         if (own.sealed == NULL || (zstd && own.scratch == NULL)) {
             free(own.sealed);
             b = NULL;
@@ -321,8 +421,7 @@ chunk_fill(struct pqv_mount *m, struct mount_chunk *ce)
         b = buffers_get(m, zstd);
     }
     if (b == NULL) {
-        util_unpin_memory(data, len);
-        free(data);
+        locked_put(m, data, cap);
         return PQV_E_NOMEM;
     }
     if (ce->segment != MOUNT_WHOLE) {
@@ -345,8 +444,7 @@ chunk_fill(struct pqv_mount *m, struct mount_chunk *ce)
     if (small) {
         if (own.scratch != NULL) {
             util_wipe(own.scratch, scratch_len);
-            util_unpin_memory(own.scratch, scratch_len);
-            free(own.scratch);
+            locked_put(m, own.scratch, scratch_cap);
         }
         if (ce->segment != MOUNT_WHOLE)
             segbuf_put(m, own.sealed);
@@ -357,12 +455,12 @@ chunk_fill(struct pqv_mount *m, struct mount_chunk *ce)
     }
     if (rc != 0) {
         util_wipe(data, len);
-        util_unpin_memory(data, len);
-        free(data);
+        locked_put(m, data, cap);
         return rc;
     }
     ce->data = data;
     ce->len = len;
+    ce->cap = cap;
     return 0;
 }
 
@@ -373,7 +471,7 @@ chunk_done(struct pqv_mount *m, struct mount_chunk *ce, int rc)
 {
     if (rc == 0) {
         ce->state = CHUNK_READY;
-        m->cache.bytes += ce->len;
+        m->cache.bytes += ce->cap;
         m->cache.bytes_opened += ce->len;
         cache_trim(&m->cache);
     } else {
@@ -389,9 +487,8 @@ chunk_done(struct pqv_mount *m, struct mount_chunk *ce, int rc)
 void
 mount_cache_put(struct pqv_mount *m, struct mount_chunk *ce)
 {
-    (void)m;
     if (--ce->refs == 0 && ce->state == CHUNK_FAILED)
-        chunk_free(ce);
+        chunk_free(&m->cache, ce);
 }
 
 /* mount_cache_get(f, index, segment, out): extent ${index} of ${f}, decrypted
@@ -427,7 +524,7 @@ mount_cache_get(struct pqv_mount_file *f, uint32_t index, uint32_t segment, stru
             lru_front(&m->cache, ce);
         }
     } else {
-        if ((ce = chunk_new(f, index, segment, key)) == NULL) {
+        if ((ce = chunk_new(&m->cache, f, index, segment, key)) == NULL) {
             pthread_mutex_unlock(&m->lock);
             return PQV_E_NOMEM;
         }
@@ -475,7 +572,7 @@ mount_cache_prefetch(struct pqv_mount_file *f, uint32_t from)
         if (cache_find(c, key) != NULL)
             continue;
         if (c->qlen == MOUNT_PREFETCH_QUEUE || c->nthreads == 0 ||
-            (ce = chunk_new(f, i, MOUNT_WHOLE, key)) == NULL)
+            (ce = chunk_new(c, f, i, MOUNT_WHOLE, key)) == NULL)
             return;
         ce->queued = 1;
         cache_insert(c, ce);
@@ -562,18 +659,33 @@ mount_cache_free(struct pqv_mount *m)
         struct mount_chunk *ce = c->queue[c->qhead];
         c->qhead = (c->qhead + 1) % MOUNT_PREFETCH_QUEUE;
         if (--ce->refs == 0 && ce->state == CHUNK_FAILED)
-            chunk_free(ce);
+            chunk_free(c, ce);
     }
     for (size_t b = 0; b < c->nbuckets; b++) {
         struct mount_chunk *ce = c->buckets[b];
         while (ce != NULL) {
             struct mount_chunk *next = ce->hnext;
-            chunk_free(ce);
+            chunk_free(c, ce);
             ce = next;
         }
     }
     free(c->buckets);
     c->buckets = NULL;
+    /* (What the pools keep was wiped as it came back.) */
+    for (int k = 0; k < MOUNT_POOL_CLASSES; k++)
+        while (c->npool[k] > 0) {
+            uint8_t *p = c->pool[k][--c->npool[k]];
+            util_unpin_memory(p, pool_sizes[k]);
+            free(p);
+        }
+    c->pool_bytes = 0;
+    while (c->spare_chunks != NULL) {
+        struct mount_chunk *ce = c->spare_chunks;
+        c->spare_chunks = ce->hnext;
+        util_unpin_memory(ce, sizeof(*ce));
+        free(ce);
+    }
+    c->nspare_chunks = 0;
     while (c->nfree_segbufs > 0)
         free(c->free_segbufs[--c->nfree_segbufs]);
     while (c->free_buffers != NULL) {

@@ -61,6 +61,12 @@
 /* Sealed buffers of one STREAM segment (64 KiB + tag) kept for reuse: one
  * made per random read faulted its pages in every time. */
 #define MOUNT_SEGBUFS_KEPT 16
+/* Locked buffers of small chunks (by size class, up to 256 KiB) and chunk
+ * records kept for reuse, wiped, at most these many bytes and records. */
+#define MOUNT_POOL_CLASSES 12
+#define MOUNT_POOL_BYTES (4u << 20)
+#define MOUNT_POOL_PER_CLASS 256
+#define MOUNT_SPARE_CHUNKS 256
 /* Files whose damage is reported by name (then: no more names). */
 #define MOUNT_REPORTED_MAX 256
 /* A cached chunk's key: 'C' || chunk identity, 'S' || chunk identity ||
@@ -192,6 +198,7 @@ struct mount_chunk {
     int queued;                  /* waiting for a prefetch thread */
     uint8_t *data;
     uint32_t len;
+    uint32_t cap;                /* ${data}'s size (a pool's class: at least len) */
     uint32_t segment;            /* MOUNT_WHOLE, or the segment it holds */
     uint32_t base;               /* where ${data} starts in the chunk */
     struct mount_chunk *hnext;   /* in its hash bucket */
@@ -224,6 +231,14 @@ struct mount_cache {
     unsigned nfree_buffers;
     uint8_t *free_segbufs[MOUNT_SEGBUFS_KEPT];
     unsigned nfree_segbufs;
+    /* Locked buffers kept by size class, wiped; chunk records kept (through
+     * hnext), wiped: locking and unlocking each split and merged the
+     * heap's mappings, a seventh of the server's time reading small files. */
+    uint8_t *pool[MOUNT_POOL_CLASSES][MOUNT_POOL_PER_CLASS];
+    unsigned npool[MOUNT_POOL_CLASSES];
+    uint64_t pool_bytes;
+    struct mount_chunk *spare_chunks;
+    unsigned nspare_chunks;
 };
 
 /* A reader's stream of reads in a file: who reads, where its furthest

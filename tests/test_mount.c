@@ -699,6 +699,58 @@ test_locked_pool(void)
     close_view(m);
 }
 
+/* chunk_cached(m, ino): whether the first chunk of file ${ino} is in the
+ * cache (read, or queued or being read). */
+static int
+chunk_cached(pqv_mount *m, uint64_t ino)
+{
+    uint32_t tree, node;
+    const struct entry *e;
+    int found = 0;
+
+    if (mount_decode(m, ino, &tree, &node) != 0)
+        return -1;
+    pthread_mutex_lock(&m->lock);
+    e = mount_tree_entry(&m->trees[tree], node);
+    for (size_t b = 0; e != NULL && b < m->cache.nbuckets && !found; b++)
+        for (struct mount_chunk *ce = m->cache.buckets[b]; ce != NULL && !found; ce = ce->hnext)
+            found = ce->key[0] == 'C' &&
+                memcmp(ce->key + 1, e->extents[0].chunk_id, CHUNK_ID_BYTES) == 0;
+    pthread_mutex_unlock(&m->lock);
+    return found;
+}
+
+/* A walk (files read from their starts in the order of their nodes): the
+ * next files' first chunks are queued ahead, MOUNT_WALK_FILES of them,
+ * not more; a file read alone, or one far from the file read before it,
+ * queues nothing; what is read ahead reads byte-exact. */
+static void
+test_walk_ahead(void)
+{
+    pqv_mount *m = open_view();
+    uint64_t inos[MANY];
+
+    for (int i = 0; i < MANY; i++) {
+        char path[64];
+        snprintf(path, sizeof(path), "t/many/f%03d", i);
+        REQUIRE((inos[i] = lookup_path(m, path)) != 0);
+    }
+    CHECK(read_many(m, inos, 5));
+    CHECK_EQ_INT(chunk_cached(m, inos[6]), 0);
+    CHECK(read_many(m, inos, 40));
+    CHECK_EQ_INT(chunk_cached(m, inos[41]), 0);
+    CHECK(read_many(m, inos, 41));
+    for (int i = 42; i < 42 + MOUNT_WALK_FILES; i++)
+        CHECK_EQ_INT(chunk_cached(m, inos[i]), 1);
+    CHECK_EQ_INT(chunk_cached(m, inos[42 + MOUNT_WALK_FILES]), 0);
+    /* Back to the start: not a walk. */
+    CHECK(read_many(m, inos, 0));
+    CHECK_EQ_INT(chunk_cached(m, inos[1]), 0);
+    for (int i = 42; i < 42 + MOUNT_WALK_FILES; i++)
+        CHECK(read_many(m, inos, i));
+    close_view(m);
+}
+
 /* Loading ahead (mount_load_ahead): from a listing of the root on, the
  * tree after the one a walk is in loads on a thread of its own, as not
  * used yet; room is made from what the walk left, never the tree it is
@@ -801,4 +853,4 @@ test_load_ahead(void)
 }
 
 TEST_MAIN(test_random_reads, test_damaged_segment, test_lookup_hostile, test_version_names,
-    test_kept_files, test_locked_pool, test_load_ahead)
+    test_kept_files, test_locked_pool, test_walk_ahead, test_load_ahead)

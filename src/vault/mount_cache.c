@@ -262,10 +262,10 @@ mount_cache_segment_len(const struct extent *x, uint32_t segment)
                                                          : PQV_STREAM_SEGMENT_BYTES;
 }
 
-/* chunk_new(c, f, index, segment, key): a LOADING chunk (or segment of
- * one) with what reading it takes (m->lock held). */
+/* chunk_new(c, e, index, segment, key): a LOADING chunk (or segment of
+ * one) of ${e} with what reading it takes (m->lock held). */
 static struct mount_chunk *
-chunk_new(struct mount_cache *c, const struct pqv_mount_file *f, uint32_t index,
+chunk_new(struct mount_cache *c, const struct entry *e, uint32_t index,
     uint32_t segment, const uint8_t key[MOUNT_KEY_BYTES])
 {
     struct mount_chunk *ce = c->spare_chunks;
@@ -282,13 +282,13 @@ chunk_new(struct mount_cache *c, const struct pqv_mount_file *f, uint32_t index,
     memcpy(ce->key, key, MOUNT_KEY_BYTES);
     ce->state = CHUNK_LOADING;
     ce->refs = 1;
-    ce->suite = f->e.suite;
+    ce->suite = e->suite;
     ce->index = index;
     ce->segment = segment;
     ce->base = segment == MOUNT_WHOLE ? 0 : segment * PQV_STREAM_SEGMENT_BYTES;
-    ce->x = f->e.extents[index];
+    ce->x = e->extents[index];
     if (!ce->x.chunk)
-        memcpy(ce->file_key, f->e.key, sizeof(ce->file_key));
+        memcpy(ce->file_key, e->key, sizeof(ce->file_key));
     return ce;
 }
 
@@ -524,7 +524,7 @@ mount_cache_get(struct pqv_mount_file *f, uint32_t index, uint32_t segment, stru
             lru_front(&m->cache, ce);
         }
     } else {
-        if ((ce = chunk_new(&m->cache, f, index, segment, key)) == NULL) {
+        if ((ce = chunk_new(&m->cache, &f->e, index, segment, key)) == NULL) {
             pthread_mutex_unlock(&m->lock);
             return PQV_E_NOMEM;
         }
@@ -553,32 +553,35 @@ mount_cache_get(struct pqv_mount_file *f, uint32_t index, uint32_t segment, stru
     return 0;
 }
 
-/* mount_cache_prefetch(f, from, end): the extents from ${from} on, up to the limits,
- * queued for the prefetch threads unless cached (m->lock held). */
-void
-mount_cache_prefetch(struct pqv_mount_file *f, uint32_t from)
+int
+mount_cache_queue(struct pqv_mount *m, const struct entry *e, uint32_t from, unsigned chunks,
+    uint64_t max_bytes)
 {
-    struct pqv_mount *m = f->m;
     struct mount_cache *c = &m->cache;
     uint64_t bytes = 0;
 
-    for (uint32_t i = from, k = 0;
-         i < f->e.nextents && k < MOUNT_PREFETCH_CHUNKS && bytes < MOUNT_PREFETCH_BYTES;
-         i++, k++) {
+    for (uint32_t i = from, k = 0; i < e->nextents && k < chunks && bytes < max_bytes; i++, k++) {
         uint8_t key[MOUNT_KEY_BYTES];
         struct mount_chunk *ce;
-        bytes += f->e.extents[i].plain_len;
-        key_of(&f->e, i, MOUNT_WHOLE, key);
+        bytes += e->extents[i].plain_len;
+        key_of(e, i, MOUNT_WHOLE, key);
         if (cache_find(c, key) != NULL)
             continue;
         if (c->qlen == MOUNT_PREFETCH_QUEUE || c->nthreads == 0 ||
-            (ce = chunk_new(c, f, i, MOUNT_WHOLE, key)) == NULL)
-            return;
+            (ce = chunk_new(c, e, i, MOUNT_WHOLE, key)) == NULL)
+            return -1;
         ce->queued = 1;
         cache_insert(c, ce);
         c->queue[(c->qhead + c->qlen++) % MOUNT_PREFETCH_QUEUE] = ce;
         pthread_cond_signal(&c->work);
     }
+    return 0;
+}
+
+void
+mount_cache_prefetch(struct pqv_mount_file *f, uint32_t from)
+{
+    (void)mount_cache_queue(f->m, &f->e, from, MOUNT_PREFETCH_CHUNKS, MOUNT_PREFETCH_BYTES);
 }
 
 static void *

@@ -343,6 +343,46 @@ stream_of(struct pqv_mount_file *f, uint64_t reader)
     return st;
 }
 
+/* walk_ahead(f): ${f} is read from its start.  If the file read from its
+ * start before it was at most MOUNT_WALK_GAP nodes before it in its tree
+ * (a walk: cp -a, tar, rsync and grep -r read a tree's files depth first
+ * in listing or inode order, and a tree's nodes are numbered in the order
+ * of its entries' paths, which is that order but for names that sort
+ * before "/"), the first chunks of the next files of the tree (those that
+ * need no file key: format 3's), across directories, are queued for the
+ * prefetch threads, so that their reads find them decrypted.  Only a tree
+ * loaded is looked at (m->lock held throughout: a tree unloads under
+ * it). */
+static void
+walk_ahead(struct pqv_mount_file *f)
+{
+    struct pqv_mount *m = f->m;
+    const struct mount_tree *t;
+    uint32_t tree, node, files = 0;
+    uint64_t bytes = 0;
+    int walking;
+
+    if (mount_decode(m, f->ino, &tree, &node) != 0 || tree == 0)
+        return;
+    pthread_mutex_lock(&m->lock);
+    walking = m->walk_tree == tree && node > m->walk_node && node <= m->walk_node + MOUNT_WALK_GAP;
+    m->walk_tree = tree;
+    m->walk_node = node;
+    t = &m->trees[tree];
+    for (uint32_t k = node + 1; walking && t->status == TREE_LOADED && k < t->nnodes &&
+         k <= node + MOUNT_WALK_NODES && files < MOUNT_WALK_FILES && bytes < MOUNT_WALK_BYTES; k++) {
+        const struct entry *e = t->nodes[k].inode == k ? mount_tree_entry(t, k) : NULL;
+        if (e == NULL || e->kind != KIND_FILE || !e->chunked || e->nextents == 0 ||
+            !e->extents[0].chunk || !e->extents[0].located)
+            continue;
+        files++;
+        bytes += e->extents[0].plain_len;
+        if (mount_cache_queue(m, e, 0, 1, MOUNT_WALK_BYTES) != 0)
+            break;
+    }
+    pthread_mutex_unlock(&m->lock);
+}
+
 int
 pqv_mount_read(struct pqv_mount_file *f, uint8_t *buf, size_t len, uint64_t off, size_t *got)
 {
@@ -438,6 +478,8 @@ pqv_mount_read_as(struct pqv_mount_file *f, uint64_t reader, uint8_t *buf, size_
     if (sequential)
         mount_cache_prefetch(f, first_extent(e, end));
     pthread_mutex_unlock(&m->lock);
+    if (off == 0)
+        walk_ahead(f);
     *got = len;
     return 0;
 }

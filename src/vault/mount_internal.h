@@ -67,6 +67,14 @@
 #define MOUNT_POOL_BYTES (4u << 20)
 #define MOUNT_POOL_PER_CLASS 256
 #define MOUNT_SPARE_CHUNKS 256
+/* A walk (files read from their starts in the order of their nodes, each
+ * within this many nodes of the one before): the next files' first
+ * chunks are decrypted ahead, at most these many files and bytes, among
+ * at most this many nodes. */
+#define MOUNT_WALK_GAP 8
+#define MOUNT_WALK_FILES 8
+#define MOUNT_WALK_BYTES (1u << 20)
+#define MOUNT_WALK_NODES 64
 /* Files whose damage is reported by name (then: no more names). */
 #define MOUNT_REPORTED_MAX 256
 /* A cached chunk's key: 'C' || chunk identity, 'S' || chunk identity ||
@@ -284,6 +292,13 @@ int mount_cache_get(struct pqv_mount_file *f, uint32_t index, uint32_t segment,
     struct mount_chunk **out);
 void mount_cache_put(struct pqv_mount *m, struct mount_chunk *ce);
 void mount_cache_prefetch(struct pqv_mount_file *f, uint32_t from);
+/* mount_cache_queue(m, e, from, chunks, bytes): the extents of ${e} from
+ * ${from} on, at most ${chunks} of them and about ${bytes}, queued for the
+ * prefetch threads unless cached (chunks only where no file key is needed:
+ * the caller's part for extents of formats 1 and 2); -1 once the queue is
+ * full (m->lock held). */
+int mount_cache_queue(struct pqv_mount *m, const struct entry *e, uint32_t from, unsigned chunks,
+    uint64_t bytes);
 uint32_t mount_cache_segment_len(const struct extent *x, uint32_t segment);
 
 /* ---- the view (mount.c) ---- */
@@ -317,6 +332,9 @@ struct pqv_mount {
     unsigned nkept;
     struct pqv_mount_file *spare_files[MOUNT_FILES_KEPT];
     unsigned nspare_files;
+    /* The file last read from its start: its tree and node (a walk:
+     * mount_file.c's walk_ahead). */
+    uint32_t walk_tree, walk_node;
     char **reported;             /* names whose damage was reported */
     size_t nreported;
 };

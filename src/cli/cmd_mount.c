@@ -452,8 +452,8 @@ read_buf_get(size_t size)
             (void)munlock(b->p, b->cap);
             free(b->p);
         }
+        (void)mlock(p, cap); /* (first: it faults the pages in at once) */
         memset(p, 0, cap);
-        (void)mlock(p, cap);
         b->p = p;
         b->cap = cap;
     }

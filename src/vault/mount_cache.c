@@ -141,10 +141,13 @@ locked_alloc(size_t len, uint32_t *cap)
 
     if (p == NULL)
         return NULL;
-    /* Zeroed whole (then locked: its pages are touched either way), so
-     * that all of a kept buffer is zero once the bytes used are wiped. */
-    memset(p, 0, size);
+    /* Locked first (which faults its pages in, all in one call: a page
+     * fault costs about 15 us on this VM, and a memset of fresh memory
+     * took one per page, a quarter of the time of a random read), then
+     * zeroed whole, so that all of a kept buffer is zero once the bytes
+     * used are wiped. */
     util_pin_memory(p, size);
+    memset(p, 0, size);
     *cap = (uint32_t)size;
     return p;
 }

@@ -1,6 +1,7 @@
 /*
  * mount_cache.c: the mounted view's cache of decrypted chunks
- * (vault/mount_internal.h), its read buffers and its prefetch threads.
+ * (vault/mount_internal.h) and its prefetch threads (its locked memory
+ * and read buffers: mount_memory.c).
  *
  * A read decrypts only the chunks (format 3) or extents (formats 1 and 2)
  * it touches, each verified whole, and keeps them in a cache of decrypted
@@ -99,99 +100,6 @@ cache_remove(struct mount_cache *c, struct mount_chunk *ce)
     ce->hnext = NULL;
 }
 
-/* ---- locked memory, kept for reuse ---- */
-
-static const uint32_t pool_sizes[MOUNT_POOL_CLASSES] = {
-    4u << 10, 8u << 10, 12u << 10, 16u << 10, 24u << 10, 32u << 10,
-    48u << 10, 64u << 10, 96u << 10, 128u << 10, 192u << 10, 256u << 10,
-};
-
-/* pool_class(len): the smallest class holding ${len} bytes, or -1. */
-static int
-pool_class(size_t len)
-{
-    for (int k = 0; k < MOUNT_POOL_CLASSES; k++)
-        if (len <= pool_sizes[k])
-            return k;
-    return -1;
-}
-
-/* pool_take(c, len, cap): a kept locked buffer of ${len}'s class, its
- * size in *${cap}; NULL if none (m->lock held).  locked_alloc(len, cap):
- * a new one (of its class's size, if it has one). */
-static uint8_t *
-pool_take(struct mount_cache *c, size_t len, uint32_t *cap)
-{
-    int k = pool_class(len);
-
-    if (k >= 0 && c->npool[k] > 0) {
-        *cap = pool_sizes[k];
-        c->pool_bytes -= *cap;
-        return c->pool[k][--c->npool[k]];
-    }
-    return NULL;
-}
-
-static uint8_t *
-locked_alloc(size_t len, uint32_t *cap)
-{
-    int k = pool_class(len);
-    size_t size = k >= 0 ? pool_sizes[k] : len;
-    uint8_t *p = malloc(size);
-
-    if (p == NULL)
-        return NULL;
-    /* Locked first (which faults its pages in, all in one call: a page
-     * fault costs about 15 us on this VM, and a memset of fresh memory
-     * took one per page, a quarter of the time of a random read), then
-     * zeroed whole, so that all of a kept buffer is zero once the bytes
-     * used are wiped. */
-    util_pin_memory(p, size);
-    memset(p, 0, size);
-    *cap = (uint32_t)size;
-    return p;
-}
-
-/* pool_give(c, p, cap): ${p} (wiped by the caller) kept, or unlocked and
- * freed (m->lock held). */
-static void
-pool_give(struct mount_cache *c, uint8_t *p, uint32_t cap)
-{
-    int k = pool_class(cap);
-
-    if (p == NULL)
-        return;
-    if (k >= 0 && pool_sizes[k] == cap && c->npool[k] < MOUNT_POOL_PER_CLASS &&
-        c->pool_bytes + cap <= MOUNT_POOL_BYTES) {
-        c->pool[k][c->npool[k]++] = p;
-        c->pool_bytes += cap;
-        return;
-    }
-    util_unpin_memory(p, cap);
-    free(p);
-}
-
-/* locked_get(m, len, cap) / locked_put(m, p, cap): the same, taking
- * m->lock. */
-static uint8_t *
-locked_get(struct pqv_mount *m, size_t len, uint32_t *cap)
-{
-    uint8_t *p;
-
-    pthread_mutex_lock(&m->lock);
-    p = pool_take(&m->cache, len, cap);
-    pthread_mutex_unlock(&m->lock);
-    return p != NULL ? p : locked_alloc(len, cap);
-}
-
-static void
-locked_put(struct pqv_mount *m, uint8_t *p, uint32_t cap)
-{
-    pthread_mutex_lock(&m->lock);
-    pool_give(&m->cache, p, cap);
-    pthread_mutex_unlock(&m->lock);
-}
-
 /* chunk_free(c, ce): ${ce}'s plaintext and key wiped, its memory kept or
  * given back (m->lock held). */
 static void
@@ -201,7 +109,7 @@ chunk_free(struct mount_cache *c, struct mount_chunk *ce)
         return;
     if (ce->data != NULL) {
         util_wipe(ce->data, ce->len);
-        pool_give(c, ce->data, ce->cap);
+        mount_memory_give(c, ce->data, ce->cap);
     }
     util_wipe(ce, sizeof(*ce));
     if (c->nspare_chunks < MOUNT_SPARE_CHUNKS) {
@@ -295,98 +203,6 @@ chunk_new(struct mount_cache *c, const struct entry *e, uint32_t index,
     return ce;
 }
 
-static void
-buffers_free(struct mount_buffers *b)
-{
-    if (b->scratch != NULL)
-        util_unpin_memory(b->scratch, pack_scratch_size());
-    free(b->sealed);
-    free(b->scratch);
-    free(b);
-}
-
-/* buffers_get(m, scratch) / buffers_put(m, b): a sealed buffer, and a
- * scratch one if ${scratch} (only a compressed chunk or an extent of
- * format 1 or 2 needs one: it holds compressed plaintext, so it is locked
- * in memory, all of it resident; a chunk stored uncompressed, the common
- * case of large files, opens without). */
-static struct mount_buffers *
-buffers_get(struct pqv_mount *m, int scratch)
-{
-    struct mount_buffers *b, **p;
-
-    pthread_mutex_lock(&m->lock);
-    /* One with a scratch buffer first if that is wanted, else one without. */
-    for (p = &m->cache.free_buffers; *p != NULL; p = &(*p)->next)
-        if (((*p)->scratch != NULL) == (scratch != 0))
-            break;
-    if (*p == NULL)
-        p = &m->cache.free_buffers;
-    if ((b = *p) != NULL) {
-        *p = b->next;
-        m->cache.nfree_buffers--;
-    }
-    pthread_mutex_unlock(&m->lock);
-    if (b == NULL) {
-        if ((b = calloc(1, sizeof(*b))) == NULL)
-            return NULL;
-        if ((b->sealed = malloc(pack_sealed_max())) == NULL) {
-            free(b);
-            return NULL;
-        }
-    }
-    if (scratch && b->scratch == NULL) {
-        if ((b->scratch = malloc(pack_scratch_size())) == NULL) {
-            buffers_free(b);
-            return NULL;
-        }
-        b->scratch[0] = 0;
-        util_pin_memory(b->scratch, pack_scratch_size());
-    }
-    return b;
-}
-
-static void
-buffers_put(struct pqv_mount *m, struct mount_buffers *b)
-{
-    pthread_mutex_lock(&m->lock);
-    if (m->cache.nfree_buffers < MOUNT_BUFFERS_KEPT) {
-        b->next = m->cache.free_buffers;
-        m->cache.free_buffers = b;
-        m->cache.nfree_buffers++;
-        b = NULL;
-    }
-    pthread_mutex_unlock(&m->lock);
-    if (b != NULL)
-        buffers_free(b);
-}
-
-/* segbuf_get(m) / segbuf_put(m, p): a sealed buffer of one segment
- * (ciphertext only: nothing to wipe). */
-static uint8_t *
-segbuf_get(struct pqv_mount *m)
-{
-    uint8_t *p = NULL;
-
-    pthread_mutex_lock(&m->lock);
-    if (m->cache.nfree_segbufs > 0)
-        p = m->cache.free_segbufs[--m->cache.nfree_segbufs];
-    pthread_mutex_unlock(&m->lock);
-    return p != NULL ? p : malloc(PQV_STREAM_SEGMENT_SEALED);
-}
-
-static void
-segbuf_put(struct pqv_mount *m, uint8_t *p)
-{
-    pthread_mutex_lock(&m->lock);
-    if (p != NULL && m->cache.nfree_segbufs < MOUNT_SEGBUFS_KEPT) {
-        m->cache.free_segbufs[m->cache.nfree_segbufs++] = p;
-        p = NULL;
-    }
-    pthread_mutex_unlock(&m->lock);
-    free(p);
-}
-
 /* chunk_fill(m, ce): read and open ${ce} (m->lock not held). */
 static int
 chunk_fill(struct pqv_mount *m, struct mount_chunk *ce)
@@ -407,24 +223,24 @@ chunk_fill(struct pqv_mount *m, struct mount_chunk *ce)
 
     if (len == 0 || len > PQV_OBJECT_MAX_PLAIN)
         return error_set(PQV_E_INTEGRITY, NULL, "extent %u has an impossible length", ce->index);
-    if ((data = locked_get(m, len, &cap)) == NULL)
+    if ((data = mount_memory_get(m, len, &cap)) == NULL)
         return PQV_E_NOMEM;
     if (small) {
         b = &own;
         scratch_len = zstd ? chunk_scratch_size(len) : 0;
-        own.sealed = ce->segment != MOUNT_WHOLE ? segbuf_get(m)
+        own.sealed = ce->segment != MOUNT_WHOLE ? mount_memory_segbuf_get(m)
                                                 : malloc((size_t)ce->x.stored_len + 1);
         if (own.sealed != NULL && zstd)
-            own.scratch = locked_get(m, scratch_len, &scratch_cap);
+            own.scratch = mount_memory_get(m, scratch_len, &scratch_cap);
         if (own.sealed == NULL || (zstd && own.scratch == NULL)) {
             free(own.sealed);
             b = NULL;
         }
     } else {
-        b = buffers_get(m, zstd);
+        b = mount_memory_buffers_get(m, zstd);
     }
     if (b == NULL) {
-        locked_put(m, data, cap);
+        mount_memory_put(m, data, cap);
         return PQV_E_NOMEM;
     }
     if (ce->segment != MOUNT_WHOLE) {
@@ -447,18 +263,18 @@ chunk_fill(struct pqv_mount *m, struct mount_chunk *ce)
     if (small) {
         if (own.scratch != NULL) {
             util_wipe(own.scratch, scratch_len);
-            locked_put(m, own.scratch, scratch_cap);
+            mount_memory_put(m, own.scratch, scratch_cap);
         }
         if (ce->segment != MOUNT_WHOLE)
-            segbuf_put(m, own.sealed);
+            mount_memory_segbuf_put(m, own.sealed);
         else
             free(own.sealed);
     } else {
-        buffers_put(m, b);
+        mount_memory_buffers_put(m, b);
     }
     if (rc != 0) {
         util_wipe(data, len);
-        locked_put(m, data, cap);
+        mount_memory_put(m, data, cap);
         return rc;
     }
     ce->data = data;
@@ -677,14 +493,6 @@ mount_cache_free(struct pqv_mount *m)
     }
     free(c->buckets);
     c->buckets = NULL;
-    /* (What the pools keep was wiped as it came back.) */
-    for (int k = 0; k < MOUNT_POOL_CLASSES; k++)
-        while (c->npool[k] > 0) {
-            uint8_t *p = c->pool[k][--c->npool[k]];
-            util_unpin_memory(p, pool_sizes[k]);
-            free(p);
-        }
-    c->pool_bytes = 0;
     while (c->spare_chunks != NULL) {
         struct mount_chunk *ce = c->spare_chunks;
         c->spare_chunks = ce->hnext;
@@ -692,13 +500,7 @@ mount_cache_free(struct pqv_mount *m)
         free(ce);
     }
     c->nspare_chunks = 0;
-    while (c->nfree_segbufs > 0)
-        free(c->free_segbufs[--c->nfree_segbufs]);
-    while (c->free_buffers != NULL) {
-        struct mount_buffers *b = c->free_buffers;
-        c->free_buffers = b->next;
-        buffers_free(b);
-    }
+    mount_memory_free(c);
     pthread_cond_destroy(&c->work);
     c->bytes = 0;
 }

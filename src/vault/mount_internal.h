@@ -277,6 +277,25 @@ struct pqv_mount_file {
  * back (every file closed first: mount_cache_free). */
 void mount_file_spares_free(struct pqv_mount *m);
 
+/* The cache's memory (mount_memory.c).  mount_memory_get(m, len, cap): a
+ * locked buffer of at least ${len} bytes, zero (a kept one of its size
+ * class if any), its size in *${cap}; NULL if out of memory.
+ * mount_memory_put(m, p, cap): ${p}, wiped by the caller, kept or given
+ * back; mount_memory_give(c, p, cap) the same with m->lock held.
+ * mount_memory_buffers_get(m, scratch) / _put(m, b): a pair of read
+ * buffers, the scratch one (locked) only if ${scratch}.
+ * mount_memory_segbuf_get(m) / _put(m, p): a sealed buffer of one STREAM
+ * segment.  mount_memory_free(c): all that is kept given back (the
+ * view closing). */
+uint8_t *mount_memory_get(struct pqv_mount *m, size_t len, uint32_t *cap);
+void mount_memory_put(struct pqv_mount *m, uint8_t *p, uint32_t cap);
+void mount_memory_give(struct mount_cache *c, uint8_t *p, uint32_t cap);
+struct mount_buffers *mount_memory_buffers_get(struct pqv_mount *m, int scratch);
+void mount_memory_buffers_put(struct pqv_mount *m, struct mount_buffers *b);
+uint8_t *mount_memory_segbuf_get(struct pqv_mount *m);
+void mount_memory_segbuf_put(struct pqv_mount *m, uint8_t *p);
+void mount_memory_free(struct mount_cache *c);
+
 /* mount_cache_init(m) / mount_cache_free(m): the cache and prefetch
  * threads; free wipes every chunk and closes every file still open. */
 int mount_cache_init(struct pqv_mount *m);

@@ -1,0 +1,32 @@
+/*
+ * src/cli/mount_fuse.h: between cmd_mount.c (the command: options, the
+ * daemon, the session's life) and mount_fuse.c (the FUSE operations).
+ */
+#ifndef PQV_CLI_MOUNT_FUSE_H
+#define PQV_CLI_MOUNT_FUSE_H
+
+#ifdef PQV_HAVE_FUSE
+#define FUSE_USE_VERSION 312
+#include <fuse_lowlevel.h>
+
+#include "pqvault/mount.h"
+
+/* The one view served, and what the session learnt at INIT. */
+struct mount_ctx {
+    pqv_mount *m;
+    int ready_fd;                /* daemon: the parent waits on it; -1 once told */
+    int daemon;
+    volatile int detached;       /* stdio gone: reports go to syslog */
+    int no_opendir;              /* the kernel opens directories itself */
+    int no_open;                 /* and files: the view keeps them open */
+};
+
+extern struct mount_ctx mount_fuse_ctx;
+/* The operations (their init tells the waiting parent the mount answers). */
+extern const struct fuse_lowlevel_ops mount_fuse_ops;
+/* mount_fuse_report: the view's report callback: damage met while
+ * serving, each file named once (to syslog once detached). */
+void mount_fuse_report(void *ctx, int level, const char *subject, const char *message);
+#endif
+
+#endif

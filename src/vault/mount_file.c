@@ -11,7 +11,8 @@
  * A file kept open (pqv_mount_file_get) is shared by every reader of it:
  * FUSE's zero-message opens (a kernel told ENOSYS by the first OPEN sends
  * no OPEN or RELEASE again) save two of the three round trips `cp` makes
- * per small file.  Its readers are told apart by their streams of reads.
+ * per small file.  Its readers are told apart by who reads
+ * (pqv_mount_read_as: FUSE gives the process), each followed alone.
  */
 #include <errno.h>
 #include <pthread.h>

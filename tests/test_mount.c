@@ -747,6 +747,57 @@ test_locked_pool(void)
     close_view(m);
 }
 
+/* A chunk a read took whole leaves the cache once nobody holds it (the
+ * kernel's page cache holds it then): small files read one after
+ * another, backwards (not a walk: nothing queued ahead), leave the cache
+ * empty and their locked buffers in the pools, and read again byte-exact
+ * (decrypted again); a chunk a read took part of stays for the rest. */
+static void
+test_read_once(void)
+{
+    pqv_mount *m = open_view();
+    pqv_mount_file *f = NULL;
+    struct pqv_mount_stats st0, st1;
+    uint64_t inos[MANY], big_ino = lookup_path(m, "t/big");
+    uint8_t *buf = malloc(1 << 20);
+    size_t got = 0, half;
+
+    REQUIRE(buf != NULL && big_ino != 0);
+    for (int i = 0; i < MANY; i++) {
+        char path[64];
+        snprintf(path, sizeof(path), "t/many/f%03d", i);
+        REQUIRE((inos[i] = lookup_path(m, path)) != 0);
+    }
+    for (int i = MANY - 1; i >= 0; i--)
+        CHECK(read_many(m, inos, i));
+    for (int i = 0; i < MANY; i++)
+        CHECK_EQ_INT(chunk_cached(m, inos[i]), 0);
+    pthread_mutex_lock(&m->lock);
+    CHECK_EQ_INT(m->cache.bytes, 0);
+    CHECK(m->cache.pool_bytes > 0);
+    pthread_mutex_unlock(&m->lock);
+    pqv_mount_stats(m, &st0);
+    CHECK(read_many(m, inos, 3));
+    pqv_mount_stats(m, &st1);
+    CHECK_EQ_INT(st1.cache_misses - st0.cache_misses, 1);
+    CHECK_EQ_INT(st1.cache_bytes, 0);
+    /* The big file's first chunk, half of it, then the rest: kept between. */
+    REQUIRE(pqv_mount_file_open(m, big_ino, &f) == 0);
+    half = f->e.extents[0].plain_len / 2;
+    REQUIRE(half > 0 && half < (1u << 20));
+    CHECK(pqv_mount_read(f, buf, half, 0, &got) == 0 && got == half && memcmp(buf, big, half) == 0);
+    CHECK_EQ_INT(extent_cached(m, big_ino, 0), 1);
+    pqv_mount_stats(m, &st0);
+    CHECK(pqv_mount_read(f, buf, half, half, &got) == 0 && got == half &&
+        memcmp(buf, big + half, half) == 0);
+    pqv_mount_stats(m, &st1);
+    CHECK_EQ_INT(st1.cache_hits - st0.cache_hits, 1);
+    CHECK_EQ_INT(extent_cached(m, big_ino, 0), 1);
+    pqv_mount_file_close(f);
+    free(buf);
+    close_view(m);
+}
+
 /* A walk (files read from their starts in the order of their nodes): the
  * next files' first chunks are queued ahead, MOUNT_WALK_FILES of them,
  * not more; a file read alone, or one far from the file read before it,
@@ -880,4 +931,4 @@ test_load_ahead(void)
 }
 
 TEST_MAIN(test_random_reads, test_damaged_segment, test_lookup_hostile, test_version_names,
-    test_kept_files, test_locked_pool, test_walk_ahead, test_load_ahead)
+    test_kept_files, test_locked_pool, test_read_once, test_walk_ahead, test_load_ahead)

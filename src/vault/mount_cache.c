@@ -306,8 +306,29 @@ chunk_done(struct pqv_mount *m, struct mount_chunk *ce, int rc)
 void
 mount_cache_put(struct pqv_mount *m, struct mount_chunk *ce)
 {
-    if (--ce->refs == 0 && ce->state == CHUNK_FAILED)
+    if (--ce->refs > 0)
+        return;
+    if (ce->state == CHUNK_FAILED) {
         chunk_free(&m->cache, ce);
+    } else if (ce->state == CHUNK_READY && ce->read_whole) {
+        cache_remove(&m->cache, ce);
+        m->cache.bytes -= ce->cap;
+        chunk_free(&m->cache, ce);
+    }
+}
+
+/* mount_cache_put_read(m, ce): a reference given back by a read that took
+ * all of ${ce} (m->lock held): the chunk leaves the cache as soon as
+ * nobody holds it (nor the prefetch queue).  The kernel's page cache
+ * holds those bytes now and asks for them again only if it drops them;
+ * kept here, a walk of many small files (cp -a, tar) filled the cache
+ * with chunks read once, each in fresh memory locked and zeroed for it,
+ * none of it back in the pools until the budget was reached. */
+void
+mount_cache_put_read(struct pqv_mount *m, struct mount_chunk *ce)
+{
+    ce->read_whole = 1;
+    mount_cache_put(m, ce);
 }
 
 /* mount_cache_get(f, index, segment, out): extent ${index} of ${f}, decrypted
@@ -331,6 +352,7 @@ mount_cache_get(struct pqv_mount_file *f, uint32_t index, uint32_t segment, stru
     key_of(&f->e, index, segment, key);
     if ((ce = cache_find(&m->cache, key)) != NULL) {
         ce->refs++;
+        ce->read_whole = 0;      /* another reader wants it: kept again */
         if (ce->state == CHUNK_LOADING && ce->queued) {
             ce->queued = 0;      /* taken over from the prefetch queue */
             fill = 1;

@@ -747,11 +747,13 @@ test_locked_pool(void)
     close_view(m);
 }
 
-/* A chunk a read took whole leaves the cache once nobody holds it (the
- * kernel's page cache holds it then): small files read one after
+/* A chunk reads have taken all of leaves the cache once nobody holds it
+ * (the kernel's page cache holds it then): small files read one after
  * another, backwards (not a walk: nothing queued ahead), leave the cache
  * empty and their locked buffers in the pools, and read again byte-exact
- * (decrypted again); a chunk a read took part of stays for the rest. */
+ * (decrypted again); a chunk read in two halves stays for the second and
+ * leaves after it; one asked for again while held after all of it was
+ * read stays. */
 static void
 test_read_once(void)
 {
@@ -760,7 +762,7 @@ test_read_once(void)
     struct pqv_mount_stats st0, st1;
     uint64_t inos[MANY], big_ino = lookup_path(m, "t/big");
     uint8_t *buf = malloc(1 << 20);
-    size_t got = 0, half;
+    size_t got = 0, half, whole;
 
     REQUIRE(buf != NULL && big_ino != 0);
     for (int i = 0; i < MANY; i++) {
@@ -784,16 +786,33 @@ test_read_once(void)
     CHECK_EQ_INT(st1.cache_bytes, 0);
     /* The big file's first chunk, half of it, then the rest: kept between. */
     REQUIRE(pqv_mount_file_open(m, big_ino, &f) == 0);
-    half = f->e.extents[0].plain_len / 2;
+    whole = f->e.extents[0].plain_len;
+    half = whole / 2;
     REQUIRE(half > 0 && half < (1u << 20));
     CHECK(pqv_mount_read(f, buf, half, 0, &got) == 0 && got == half && memcmp(buf, big, half) == 0);
     CHECK_EQ_INT(extent_cached(m, big_ino, 0), 1);
     pqv_mount_stats(m, &st0);
-    CHECK(pqv_mount_read(f, buf, half, half, &got) == 0 && got == half &&
-        memcmp(buf, big + half, half) == 0);
+    CHECK(pqv_mount_read(f, buf, whole - half, half, &got) == 0 && got == whole - half &&
+        memcmp(buf, big + half, got) == 0);
     pqv_mount_stats(m, &st1);
     CHECK_EQ_INT(st1.cache_hits - st0.cache_hits, 1);
-    CHECK_EQ_INT(extent_cached(m, big_ino, 0), 1);
+    CHECK_EQ_INT(extent_cached(m, big_ino, 0), 0);
+    /* Held (as a prefetch thread or another read would), read whole, then
+     * read again while still held: kept from then on. */
+    {
+        struct mount_chunk *ce = NULL;
+        REQUIRE(mount_cache_get(f, 0, MOUNT_WHOLE, &ce) == 0);
+        CHECK(pqv_mount_read(f, buf, whole, 0, &got) == 0 && got == whole &&
+            memcmp(buf, big, got) == 0);
+        CHECK(pqv_mount_read(f, buf, 100, 7, &got) == 0 && got == 100 &&
+            memcmp(buf, big + 7, got) == 0);
+        pthread_mutex_lock(&m->lock);
+        mount_cache_put(m, ce);
+        pthread_mutex_unlock(&m->lock);
+        CHECK(pqv_mount_read(f, buf, whole, 0, &got) == 0 && got == whole &&
+            memcmp(buf, big, got) == 0);
+        CHECK_EQ_INT(extent_cached(m, big_ino, 0), 1);
+    }
     pqv_mount_file_close(f);
     free(buf);
     close_view(m);

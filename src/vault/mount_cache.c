@@ -317,17 +317,22 @@ mount_cache_put(struct pqv_mount *m, struct mount_chunk *ce)
     }
 }
 
-/* mount_cache_put_read(m, ce): a reference given back by a read that took
- * all of ${ce} (m->lock held): the chunk leaves the cache as soon as
- * nobody holds it (nor the prefetch queue).  The kernel's page cache
- * holds those bytes now and asks for them again only if it drops them;
- * kept here, a walk of many small files (cp -a, tar) filled the cache
- * with chunks read once, each in fresh memory locked and zeroed for it,
- * none of it back in the pools until the budget was reached. */
+/* mount_cache_put_served(m, ce, n): a reference given back by a read that
+ * took ${n} bytes of ${ce} (whole; m->lock held).  Once reads have taken
+ * as many bytes as it holds (all of it, unless one read a part twice),
+ * it leaves the cache as soon as nobody holds it (nor the prefetch
+ * queue): the kernel's page cache holds those bytes now and asks for
+ * them again only if it drops them.  Kept here, a walk of many small
+ * files (cp -a, tar) filled the cache with chunks read once, each in
+ * fresh memory locked and zeroed for it, none of it back in the pools
+ * until the budget was reached.  A chunk asked for again after that
+ * (another file of the same data, a read again) is kept as any other. */
 void
-mount_cache_put_read(struct pqv_mount *m, struct mount_chunk *ce)
+mount_cache_put_served(struct pqv_mount *m, struct mount_chunk *ce, uint64_t n)
 {
-    ce->read_whole = 1;
+    ce->served = n >= ce->len - ce->served ? ce->len : ce->served + (uint32_t)n;
+    if (ce->served == ce->len && !ce->wanted_again)
+        ce->read_whole = 1;
     mount_cache_put(m, ce);
 }
 
@@ -352,7 +357,10 @@ mount_cache_get(struct pqv_mount_file *f, uint32_t index, uint32_t segment, stru
     key_of(&f->e, index, segment, key);
     if ((ce = cache_find(&m->cache, key)) != NULL) {
         ce->refs++;
-        ce->read_whole = 0;      /* another reader wants it: kept again */
+        if (ce->read_whole) {    /* wanted again after all of it was read */
+            ce->read_whole = 0;
+            ce->wanted_again = 1;
+        }
         if (ce->state == CHUNK_LOADING && ce->queued) {
             ce->queued = 0;      /* taken over from the prefetch queue */
             fill = 1;

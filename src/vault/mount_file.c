@@ -458,8 +458,8 @@ pqv_mount_read_as(struct pqv_mount_file *f, uint64_t reader, uint8_t *buf, size_
                 take = (uint64_t)ce->base + ce->len - in;
             memcpy(buf + (pos - off), ce->data + (in - ce->base), (size_t)take);
             pthread_mutex_lock(&m->lock);
-            if (ce->segment == MOUNT_WHOLE && in == 0 && take == x->plain_len)
-                mount_cache_put_read(m, ce);
+            if (ce->segment == MOUNT_WHOLE)
+                mount_cache_put_served(m, ce, take);
             else
                 mount_cache_put(m, ce);
             pthread_mutex_unlock(&m->lock);

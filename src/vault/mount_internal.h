@@ -204,7 +204,9 @@ struct mount_chunk {
     struct error_saved error;
     unsigned refs;
     int queued;                  /* waiting for a prefetch thread */
-    int read_whole;              /* a read took all of it: out once unused */
+    uint32_t served;             /* bytes reads took of it (whole), at most len */
+    int read_whole;              /* reads took all of it: out once unused */
+    int wanted_again;            /* asked for after that: kept */
     uint8_t *data;
     uint32_t len;
     uint32_t cap;                /* ${data}'s size (a pool's class: at least len) */
@@ -311,10 +313,11 @@ void mount_cache_free(struct pqv_mount *m);
 int mount_cache_get(struct pqv_mount_file *f, uint32_t index, uint32_t segment,
     struct mount_chunk **out);
 void mount_cache_put(struct pqv_mount *m, struct mount_chunk *ce);
-/* mount_cache_put_read(m, ce): the same, by a read that took all of ${ce}:
- * it leaves the cache once nobody holds it (the kernel's page cache holds
- * it now). */
-void mount_cache_put_read(struct pqv_mount *m, struct mount_chunk *ce);
+/* mount_cache_put_served(m, ce, n): the same, by a read that took ${n}
+ * bytes of ${ce} (whole): once reads have taken all of it, it leaves the
+ * cache as soon as nobody holds it (the kernel's page cache holds it),
+ * unless it was asked for again after that. */
+void mount_cache_put_served(struct pqv_mount *m, struct mount_chunk *ce, uint64_t n);
 void mount_cache_prefetch(struct pqv_mount_file *f, uint32_t from);
 /* mount_cache_queue(m, e, from, chunks, bytes): the extents of ${e} from
  * ${from} on, at most ${chunks} of them and about ${bytes}, queued for the

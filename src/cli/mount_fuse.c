@@ -100,6 +100,12 @@ op_init(void *userdata, struct fuse_conn_info *conn)
      * files read open itself (pqv_mount_file_get). */
     c->no_open = (conn->capable & FUSE_CAP_NO_OPEN_SUPPORT) != 0 && !pqv_mount_wants_opens();
 #endif
+#ifdef FUSE_CAP_READDIRPLUS_AUTO
+    /* Every listing with its attributes, not only its first reply (the
+     * kernel's "auto" mode lists the rest of a directory bare, then looks
+     * each name up: 1,064 LOOKUPs per cp -a of /usr/share/doc). */
+    conn->want &= ~FUSE_CAP_READDIRPLUS_AUTO;
+#endif
     (void)conn;
     /* The file system answers from now on: the waiting parent may go. */
     if (c->ready_fd >= 0) {

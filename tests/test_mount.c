@@ -849,6 +849,157 @@ test_walk_ahead(void)
     close_view(m);
 }
 
+/* What the offer callback was given (as the kernel's page cache would
+ * be), and whether it takes it: the kernel knows a file's inode only once
+ * its directory is listed. */
+struct offers {
+    pthread_mutex_t lock;
+    int listed;
+    unsigned n, refused;
+    uint64_t ino[MANY];
+    char data[MANY][16];
+    size_t len[MANY];
+};
+static struct offers offers = { PTHREAD_MUTEX_INITIALIZER, 0, 0, 0, { 0 }, { { 0 } }, { 0 } };
+
+static int
+offer_cb(void *ctx, uint64_t ino, const void *data, size_t len)
+{
+    struct offers *o = ctx;
+    int rc = -ENOENT;
+
+    pthread_mutex_lock(&o->lock);
+    if (!o->listed) {
+        o->refused++;
+    } else if (o->n < MANY && len < sizeof(o->data[0])) {
+        o->ino[o->n] = ino;
+        memcpy(o->data[o->n], data, len);
+        o->len[o->n++] = len;
+        rc = 0;
+    }
+    pthread_mutex_unlock(&o->lock);
+    return rc;
+}
+
+/* wait_offered(m, n): until the view counts ${n} offers taken.
+ * wait_pending(m, ino): until file ${ino}'s first chunk is read and waits
+ * for an offer (not being offered).  (Each is told by m->cond; a test
+ * that fails hangs until the runner's timeout.) */
+static void
+wait_offered(pqv_mount *m, uint64_t n)
+{
+    pthread_mutex_lock(&m->lock);
+    while (m->cache.offered < n)
+        pthread_cond_wait(&m->cond, &m->lock);
+    pthread_mutex_unlock(&m->lock);
+}
+
+static void
+wait_pending(pqv_mount *m, uint64_t ino)
+{
+    uint32_t tree, node;
+    const struct entry *e;
+    int state = 0;
+
+    SETUP(mount_decode(m, ino, &tree, &node) == 0);
+    pthread_mutex_lock(&m->lock);
+    e = mount_tree_entry(&m->trees[tree], node);
+    while (e != NULL && state != CHUNK_READY) {
+        state = 0;
+        for (size_t b = 0; b < m->cache.nbuckets && state == 0; b++)
+            for (struct mount_chunk *ce = m->cache.buckets[b]; ce != NULL && state == 0; ce = ce->hnext)
+                if (ce->key[0] == 'C' && memcmp(ce->key + 1, e->extents[0].chunk_id, CHUNK_ID_BYTES) == 0)
+                    state = ce->offer_len != 0 ? ce->state : -1;
+        if (state != CHUNK_READY)
+            pthread_cond_wait(&m->cond, &m->lock);
+    }
+    pthread_mutex_unlock(&m->lock);
+}
+
+static int
+count_dirent(void *ctx, const char *name, const struct pqv_mount_attr *a, uint64_t next)
+{
+    (void)name, (void)a, (void)next;
+    ++*(unsigned *)ctx;
+    return 0;
+}
+
+/* Offers (opt.offer): the next files of a walk, read ahead, are given to
+ * the kernel's page cache, byte-exact, as the files the view shows (their
+ * numbers), whole pages or whole files, and leave the view's cache once
+ * taken; refused for want of an inode (the directory not listed yet),
+ * they stay, and are given when the listing goes on, before its answer. */
+static void
+test_offers(void)
+{
+    struct pqv_mount_options opt = { 0 };
+    uint64_t inos[MANY], dir_ino;
+    unsigned listed = 0;
+    pqv_mount *m = NULL;
+
+    opt.offer = offer_cb;
+    opt.offer_ctx = &offers;
+    ensure_vault();
+    SETUP(vf_open_vault(NULL, vdir, pass, &vault, 0) == 0);
+    SETUP(pqv_mount_open(vault, &opt, &m) == 0);
+    REQUIRE((dir_ino = lookup_path(m, "t/many")) != 0);
+    for (int i = 0; i < MANY; i++) {
+        char path[64];
+        snprintf(path, sizeof(path), "t/many/f%03d", i);
+        REQUIRE((inos[i] = lookup_path(m, path)) != 0);
+    }
+    /* Taken at once (the reader's own directory). */
+    offers.listed = 1;
+    CHECK(read_many(m, inos, 10));
+    CHECK(read_many(m, inos, 11));
+    wait_offered(m, MOUNT_WALK_FILES);
+    pthread_mutex_lock(&offers.lock);
+    CHECK_EQ_INT(offers.n, MOUNT_WALK_FILES);
+    for (unsigned k = 0; k < offers.n; k++) {
+        char want[16];
+        int i = -1;
+        for (int j = 0; j < MANY; j++)
+            if (inos[j] == offers.ino[k])
+                i = j;
+        CHECK(i >= 12 && i < 12 + MOUNT_WALK_FILES);
+        snprintf(want, sizeof(want), "file %d\n", i & 0xffff);
+        CHECK(offers.len[k] == strlen(want) && memcmp(offers.data[k], want, offers.len[k]) == 0);
+    }
+    pthread_mutex_unlock(&offers.lock);
+    for (int i = 12; i < 12 + MOUNT_WALK_FILES; i++)
+        CHECK_EQ_INT(chunk_cached(m, inos[i]), 0);
+    /* Refused (no inode yet): kept, then given as the listing goes on. */
+    pthread_mutex_lock(&offers.lock);
+    offers.listed = 0;
+    offers.n = 0;
+    pthread_mutex_unlock(&offers.lock);
+    CHECK(read_many(m, inos, 40));
+    CHECK(read_many(m, inos, 41));
+    for (int i = 42; i < 42 + MOUNT_WALK_FILES; i++)
+        wait_pending(m, inos[i]);
+    pthread_mutex_lock(&m->lock);
+    CHECK_EQ_INT(m->cache.pending_offers, MOUNT_WALK_FILES);
+    pthread_mutex_unlock(&m->lock);
+    for (int i = 42; i < 42 + MOUNT_WALK_FILES; i++)
+        CHECK_EQ_INT(chunk_cached(m, inos[i]), 1);
+    pthread_mutex_lock(&offers.lock);
+    CHECK(offers.refused >= 1);
+    offers.listed = 1;
+    pthread_mutex_unlock(&offers.lock);
+    CHECK(pqv_mount_readdir(m, dir_ino, 0, count_dirent, &listed) == 0);
+    CHECK_EQ_INT(offers.n, 0);                 /* (a listing's start: not yet) */
+    CHECK(pqv_mount_readdir(m, dir_ino, 2 + MANY, count_dirent, &listed) == 0);
+    CHECK_EQ_INT(offers.n, MOUNT_WALK_FILES);
+    CHECK_EQ_INT(m->cache.offered, 2 * MOUNT_WALK_FILES);
+    CHECK_EQ_INT(m->cache.pending_offers, 0);
+    for (int i = 42; i < 42 + MOUNT_WALK_FILES; i++)
+        CHECK_EQ_INT(chunk_cached(m, inos[i]), 0);
+    /* Read anyway (the kernel dropped the pages): byte-exact. */
+    for (int i = 42; i < 42 + MOUNT_WALK_FILES; i++)
+        CHECK(read_many(m, inos, i));
+    close_view(m);
+}
+
 /* Loading ahead (mount_load_ahead): from a listing of the root on, the
  * tree after the one a walk is in loads on a thread of its own, as not
  * used yet; room is made from what the walk left, never the tree it is
@@ -951,4 +1102,4 @@ test_load_ahead(void)
 }
 
 TEST_MAIN(test_random_reads, test_damaged_segment, test_lookup_hostile, test_version_names,
-    test_kept_files, test_locked_pool, test_read_once, test_walk_ahead, test_load_ahead)
+    test_kept_files, test_locked_pool, test_read_once, test_walk_ahead, test_offers, test_load_ahead)

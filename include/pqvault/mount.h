@@ -50,6 +50,15 @@ struct pqv_mount_options {
     uint32_t uid, gid;         /* owner of the directories the view makes (root, snapshots/) */
     pqv_report_fn report;      /* damage met while reading, each file named once (may be NULL) */
     void *report_ctx;
+    /* offer(ctx, ino, data, len): bytes [0, len) of file ${ino} (the number
+     * the view shows), decrypted ahead of its reads: the next files of a
+     * walk (cp -a, tar), for the kernel's page cache, so that reading them
+     * needs no request; 0 if taken.  May be NULL.  Called from the view's
+     * prefetch threads, never while the view holds a lock or a request
+     * waits on that call; ${len} is a whole number of pages unless it is
+     * the whole file. */
+    int (*offer)(void *ctx, uint64_t ino, const void *data, size_t len);
+    void *offer_ctx;
 };
 
 /* A node's metadata, as stat(2) gives it. */
@@ -143,6 +152,7 @@ struct pqv_mount_stats {
     uint64_t bytes;            /* data of the root's files (holes not counted) */
     uint64_t snapshots;        /* kept snapshots */
     uint64_t cache_bytes, cache_hits, cache_misses, prefetched;
+    uint64_t offered;          /* files' first bytes taken by opt.offer */
     uint64_t bytes_opened;     /* plaintext decrypted so far (random reads open
                                   only the 64 KiB segments they touch) */
 };

@@ -127,6 +127,7 @@ serve(const struct mount_args *ma, const char *mnt)
     mo.uid = (uint32_t)getuid();
     mo.gid = (uint32_t)getgid();
     mo.report = mount_fuse_report;
+    mo.offer = mount_fuse_offer;
     pqv_error_clear();
     if ((rc = pqv_mount_open(v, &mo, &mount_fuse_ctx.m)) != 0) {
         status = lib_error(NULL, rc);
@@ -168,7 +169,9 @@ serve(const struct mount_args *ma, const char *mnt)
         rc = -ENOMEM;
     } else {
         fuse_loop_cfg_set_max_threads(cfg, 16);
+        mount_fuse_offers(se);
         rc = fuse_session_loop_mt(se, cfg);
+        mount_fuse_offers(NULL);
         fuse_loop_cfg_destroy(cfg);
     }
     fuse_session_unmount(se);

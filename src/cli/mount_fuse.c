@@ -44,6 +44,36 @@ mount_fuse_report(void *ctx, int level, const char *subject, const char *message
         report_cb(NULL, level, subject, message);
 }
 
+/* The session the view's offers go to, while it serves (the view's
+ * prefetch threads outlive the session by a little). */
+static pthread_rwlock_t offer_lock = PTHREAD_RWLOCK_INITIALIZER;
+static struct fuse_session *offer_session;
+
+void
+mount_fuse_offers(struct fuse_session *se)
+{
+    pthread_rwlock_wrlock(&offer_lock);
+    offer_session = se;
+    pthread_rwlock_unlock(&offer_lock);
+}
+
+int
+mount_fuse_offer(void *ctx, uint64_t ino, const void *data, size_t len)
+{
+    struct fuse_bufvec bv = FUSE_BUFVEC_INIT(len);
+    int rc = -1;
+
+    (void)ctx;
+    bv.buf[0].mem = (void *)data;
+    pthread_rwlock_rdlock(&offer_lock);
+    /* (-ENOENT: the kernel has no inode of that number yet, a directory
+     * not listed; the file's READ then reads it from the view's cache.) */
+    if (offer_session != NULL)
+        rc = fuse_lowlevel_notify_store(offer_session, (fuse_ino_t)ino, 0, &bv, 0);
+    pthread_rwlock_unlock(&offer_lock);
+    return rc;
+}
+
 static void
 to_stat(const struct pqv_mount_attr *a, struct stat *st)
 {

@@ -27,6 +27,12 @@ extern const struct fuse_lowlevel_ops mount_fuse_ops;
 /* mount_fuse_report: the view's report callback: damage met while
  * serving, each file named once (to syslog once detached). */
 void mount_fuse_report(void *ctx, int level, const char *subject, const char *message);
+/* mount_fuse_offer: the view's offer callback: file data decrypted ahead
+ * of a walk's reads stored in the kernel's page cache (FUSE's
+ * NOTIFY_STORE), while mount_fuse_offers(se) has a session (NULL: none
+ * from then on, before the session goes). */
+int mount_fuse_offer(void *ctx, uint64_t ino, const void *data, size_t len);
+void mount_fuse_offers(struct fuse_session *se);
 #endif
 
 #endif

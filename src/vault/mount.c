@@ -28,6 +28,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "util/util.h"
 #include "vault/chunks.h"
@@ -365,6 +366,7 @@ pqv_mount_stats(struct pqv_mount *m, struct pqv_mount_stats *out)
     out->cache_hits = m->cache.hits;
     out->cache_misses = m->cache.misses;
     out->prefetched = m->cache.prefetched;
+    out->offered = m->cache.offered;
     out->bytes_opened = m->cache.bytes_opened;
     pthread_mutex_unlock(&m->lock);
 }
@@ -412,6 +414,10 @@ pqv_mount_open(pqv_vault *v, const struct pqv_mount_options *opt, struct pqv_mou
     pthread_mutex_init(&m->load_lock, NULL);
     pthread_cond_init(&m->cond, NULL);
     m->trees_budget = MOUNT_TREES_BUDGET;
+    {
+        long page = sysconf(_SC_PAGESIZE);
+        m->page_size = page > 0 ? (size_t)page : 4096;
+    }
     mount_walk(m, &w, &damaged);
 
     /* A mount lives long: it reads segments as they come, keeping only

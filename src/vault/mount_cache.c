@@ -107,6 +107,8 @@ chunk_free(struct mount_cache *c, struct mount_chunk *ce)
 {
     if (ce == NULL)
         return;
+    if (ce->offer_len != 0)
+        c->pending_offers--;
     if (ce->data != NULL) {
         util_wipe(ce->data, ce->len);
         mount_memory_give(c, ce->data, ce->cap);
@@ -317,6 +319,17 @@ mount_cache_put(struct pqv_mount *m, struct mount_chunk *ce)
     }
 }
 
+/* served(ce, n): ${n} more bytes of ${ce} read (or in the kernel's page
+ * cache); all of it: it leaves the cache once unused, unless it was asked
+ * for again (m->lock held). */
+static void
+served(struct mount_chunk *ce, uint64_t n)
+{
+    ce->served = n >= ce->len - ce->served ? ce->len : ce->served + (uint32_t)n;
+    if (ce->served == ce->len && !ce->wanted_again)
+        ce->read_whole = 1;
+}
+
 /* mount_cache_put_served(m, ce, n): a reference given back by a read that
  * took ${n} bytes of ${ce} (whole; m->lock held).  Once reads have taken
  * as many bytes as it holds (all of it, unless one read a part twice),
@@ -330,9 +343,7 @@ mount_cache_put(struct pqv_mount *m, struct mount_chunk *ce)
 void
 mount_cache_put_served(struct pqv_mount *m, struct mount_chunk *ce, uint64_t n)
 {
-    ce->served = n >= ce->len - ce->served ? ce->len : ce->served + (uint32_t)n;
-    if (ce->served == ce->len && !ce->wanted_again)
-        ce->read_whole = 1;
+    served(ce, n);
     mount_cache_put(m, ce);
 }
 
@@ -427,6 +438,84 @@ mount_cache_queue(struct pqv_mount *m, const struct entry *e, uint32_t from, uns
     return 0;
 }
 
+int
+mount_cache_queue_offer(struct pqv_mount *m, const struct entry *e, uint64_t ino, uint32_t len,
+    int now)
+{
+    struct mount_cache *c = &m->cache;
+    uint8_t key[MOUNT_KEY_BYTES];
+    struct mount_chunk *ce;
+    size_t at;
+
+    if (len == 0 || m->opt.offer == NULL)
+        return mount_cache_queue(m, e, 0, 1, e->extents[0].plain_len);
+    key_of(e, 0, MOUNT_WHOLE, key);
+    if (cache_find(c, key) != NULL)
+        return 0;
+    if (mount_cache_queue(m, e, 0, 1, e->extents[0].plain_len) != 0)
+        return -1;
+    /* (Just queued: the last in the queue.) */
+    at = (c->qhead + c->qlen - 1) % MOUNT_PREFETCH_QUEUE;
+    ce = c->queue[at];
+    ce->offer_ino = ino;
+    ce->offer_len = len;
+    ce->offer_now = now;
+    c->pending_offers++;
+    return 0;
+}
+
+/* offer(m, ce): ${ce}, read for a walk, offered to the kernel's page
+ * cache as its file's first bytes (m->lock held, let go meanwhile; the
+ * caller's reference keeps ${ce}).  Taken, those bytes count as read: the
+ * chunk leaves the cache once the rest of it, if any, is read too.  Not
+ * yet (the kernel has no inode of that number: its directory is not
+ * listed yet), it stays to offer when it is (mount_cache_offer_listed). */
+static void
+offer(struct pqv_mount *m, struct mount_chunk *ce)
+{
+    uint64_t ino = ce->offer_ino;
+    uint32_t len = ce->offer_len;
+    int rc;
+
+    if (ce->state != CHUNK_READY || len == 0 || len > ce->len)
+        return;
+    ce->offer_len = 0;           /* (one offer at a time) */
+    pthread_mutex_unlock(&m->lock);
+    rc = m->opt.offer(m->opt.offer_ctx, ino, ce->data, len);
+    pthread_mutex_lock(&m->lock);
+    if (rc == -ENOENT) {
+        ce->offer_len = len;
+    } else {
+        m->cache.pending_offers--;
+        if (rc == 0) {
+            m->cache.offered++;
+            served(ce, len);
+        }
+    }
+    pthread_cond_broadcast(&m->cond); /* (tests wait for offers) */
+}
+
+void
+mount_cache_offer_listed(struct pqv_mount *m, const struct entry *e)
+{
+    uint8_t key[MOUNT_KEY_BYTES];
+    struct mount_chunk *ce;
+
+    if (m->cache.pending_offers == 0 || e->kind != KIND_FILE || !e->chunked || e->nextents == 0 ||
+        !e->extents[0].chunk)
+        return;
+    key_of(e, 0, MOUNT_WHOLE, key);
+    if ((ce = cache_find(&m->cache, key)) == NULL || ce->offer_len == 0)
+        return;
+    if (ce->state != CHUNK_READY) {
+        ce->offer_now = 1;       /* (offered as soon as it is read) */
+        return;
+    }
+    ce->refs++;
+    offer(m, ce);
+    mount_cache_put(m, ce);
+}
+
 void
 mount_cache_prefetch(struct pqv_mount_file *f, uint32_t from)
 {
@@ -460,6 +549,8 @@ prefetcher(void *arg)
         pthread_mutex_lock(&m->lock);
         chunk_done(m, ce, rc);
         c->prefetched++;
+        if (ce->offer_len != 0 && ce->offer_now)
+            offer(m, ce);
         mount_cache_put(m, ce);
     }
     pthread_mutex_unlock(&m->lock);

@@ -344,41 +344,73 @@ stream_of(struct pqv_mount_file *f, uint64_t reader)
     return st;
 }
 
-/* walk_ahead(f): ${f} is read from its start.  If the file read from its
- * start before it was at most MOUNT_WALK_GAP nodes before it in its tree
- * (a walk: cp -a, tar, rsync and grep -r read a tree's files depth first
- * in listing or inode order, and a tree's nodes are numbered in the order
- * of its entries' paths, which is that order but for names that sort
- * before "/"), the first chunks of the next files of the tree (those that
- * need no file key: format 3's), across directories, are queued for the
- * prefetch threads, so that their reads find them decrypted.  Only a tree
- * loaded is looked at (m->lock held throughout: a tree unloads under
- * it). */
+/* offer_len(m, e): how much of ${e}'s first chunk the view offers the
+ * kernel's page cache ahead of its reads (opt.offer): all of it if it is
+ * the whole file, else its whole pages (a page the kernel is given is
+ * whole, or ends the file); 0: none (no first chunk at the file's start,
+ * or one that needs a file key). */
+static uint32_t
+offer_len(const struct pqv_mount *m, const struct entry *e)
+{
+    const struct extent *x;
+
+    if (e->kind != KIND_FILE || !e->chunked || e->nextents == 0)
+        return 0;
+    x = &e->extents[0];
+    if (!x->chunk || !x->located || x->file_off != 0)
+        return 0;
+    if (x->plain_len == e->size)
+        return x->plain_len;
+    return (uint32_t)(x->plain_len - x->plain_len % m->page_size);
+}
+
+/* walk_ahead(f): ${f} is read from its start (or from where what was
+ * offered of it ends).  If the file read so before it was at most
+ * MOUNT_WALK_GAP nodes before it in its tree, or before the last one
+ * looked at ahead (a walk: cp -a, tar, rsync and grep -r read a tree's
+ * files depth first in listing or inode order, and a tree's nodes are
+ * numbered in the order of its entries' paths, which is that order but
+ * for names that sort before "/"), the first chunks of the next files of
+ * the tree not looked at yet (those that need no file key: format 3's),
+ * across directories, are queued for the prefetch threads, so that their
+ * reads find them decrypted, or, offered to the kernel's page cache
+ * (opt.offer), need no request at all.  Only a tree loaded is looked at
+ * (m->lock held throughout: a tree unloads under it). */
 static void
 walk_ahead(struct pqv_mount_file *f)
 {
     struct pqv_mount *m = f->m;
     const struct mount_tree *t;
-    uint32_t tree, node, files = 0;
+    uint32_t tree, node, files = 0, from;
     uint64_t bytes = 0;
     int walking;
 
     if (mount_decode(m, f->ino, &tree, &node) != 0 || tree == 0)
         return;
     pthread_mutex_lock(&m->lock);
-    walking = m->walk_tree == tree && node > m->walk_node && node <= m->walk_node + MOUNT_WALK_GAP;
+    walking = m->walk_tree == tree && node > m->walk_node &&
+        node <= (m->walk_end > m->walk_node ? m->walk_end : m->walk_node) + MOUNT_WALK_GAP;
+    from = walking && m->walk_end > node ? m->walk_end + 1 : node + 1;
     m->walk_tree = tree;
     m->walk_node = node;
+    m->walk_end = from - 1;
     t = &m->trees[tree];
-    for (uint32_t k = node + 1; walking && t->status == TREE_LOADED && k < t->nnodes &&
+    for (uint32_t k = from; walking && t->status == TREE_LOADED && k < t->nnodes &&
          k <= node + MOUNT_WALK_NODES && files < MOUNT_WALK_FILES && bytes < MOUNT_WALK_BYTES; k++) {
         const struct entry *e = t->nodes[k].inode == k ? mount_tree_entry(t, k) : NULL;
+        uint32_t len = e != NULL ? offer_len(m, e) : 0;
+        uint64_t ino;
+        m->walk_end = k;
         if (e == NULL || e->kind != KIND_FILE || !e->chunked || e->nextents == 0 ||
             !e->extents[0].chunk || !e->extents[0].located)
             continue;
         files++;
         bytes += e->extents[0].plain_len;
-        if (mount_cache_queue(m, e, 0, 1, MOUNT_WALK_BYTES) != 0)
+        ino = t->alias != NULL && t->alias[k] != MOUNT_NONE ? mount_ino(1, t->alias[k])
+                                                            : mount_ino(tree, k);
+        /* (A file of the reader's directory now; one of a directory
+         * not listed yet, once it is: the kernel has no inode before.) */
+        if (mount_cache_queue_offer(m, e, ino, len, t->nodes[k].parent == t->nodes[node].parent) != 0)
             break;
     }
     pthread_mutex_unlock(&m->lock);
@@ -399,7 +431,7 @@ pqv_mount_read_as(struct pqv_mount_file *f, uint64_t reader, uint8_t *buf, size_
     uint64_t pos, end;
     uint32_t i;
     struct mount_stream *st;
-    int rc, sequential;
+    int rc, sequential, from_start;
 
     if (f == NULL || got == NULL || (buf == NULL && len > 0))
         return -EINVAL;
@@ -421,6 +453,10 @@ pqv_mount_read_as(struct pqv_mount_file *f, uint64_t reader, uint8_t *buf, size_
     st = stream_of(f, reader);
     sequential = off == 0 || (st->read_before && off + MOUNT_SEQUENTIAL_SLACK >= st->next &&
                                  off <= st->next + MOUNT_SEQUENTIAL_SLACK);
+    /* A file's first read where what may have been offered of it ends (the
+     * kernel had the pages before) is its start, for a walk. */
+    from_start = off == 0 || (!st->read_before && m->opt.offer != NULL && off == offer_len(m, e));
+    sequential = sequential || from_start;
     pthread_mutex_unlock(&m->lock);
     i = first_extent(e, off);
     while (pos < end) {
@@ -482,7 +518,7 @@ pqv_mount_read_as(struct pqv_mount_file *f, uint64_t reader, uint8_t *buf, size_
     if (sequential)
         mount_cache_prefetch(f, first_extent(e, end));
     pthread_mutex_unlock(&m->lock);
-    if (off == 0)
+    if (from_start)
         walk_ahead(f);
     *got = len;
     return 0;

@@ -11,10 +11,12 @@
  *   mount_versions.c  the versions/ tree's entries, from every kept
  *                 generation
  *   mount_cache.c a bounded cache of decrypted chunks and segments, filled
- *                 on demand and ahead of sequential readers by prefetch
- *                 threads; the read buffers
- *   mount_read.c  open files: reads through the cache; SEEK_DATA and
- *                 SEEK_HOLE
+ *                 on demand and ahead of sequential readers and walks by
+ *                 prefetch threads; a walk's next files offered to the
+ *                 kernel's page cache
+ *   mount_memory.c  locked buffers by size class, the read buffers
+ *   mount_file.c  open files (kept open for a kernel that opens none):
+ *                 reads through the cache, walks; SEEK_DATA and SEEK_HOLE
  * docs/DESIGN.md "Mount" says why it is built so.
  */
 #ifndef PQV_VAULT_MOUNT_INTERNAL_H
@@ -193,7 +195,7 @@ void mount_versions_name(const char *comp, const char *snap, char out[MOUNT_VERS
  * target, mode, owner, times, attributes. */
 int mount_versions_same(const struct entry *a, const struct entry *b);
 
-/* ---- the cache (mount_cache.c) and open files (mount_read.c) ---- */
+/* ---- the cache (mount_cache.c) and open files (mount_file.c) ---- */
 
 enum { CHUNK_LOADING = 1, CHUNK_READY, CHUNK_FAILED };
 
@@ -207,6 +209,9 @@ struct mount_chunk {
     uint32_t served;             /* bytes reads took of it (whole), at most len */
     int read_whole;              /* reads took all of it: out once unused */
     int wanted_again;            /* asked for after that: kept */
+    uint64_t offer_ino;          /* once read: offered (opt.offer) as that file's, */
+    uint32_t offer_len;          /* these bytes of it (0: not offered) */
+    int offer_now;               /* as soon as it is read (else: once listed) */
     uint8_t *data;
     uint32_t len;
     uint32_t cap;                /* ${data}'s size (a pool's class: at least len) */
@@ -231,7 +236,8 @@ struct mount_cache {
     size_t nbuckets;             /* a power of 2 */
     struct mount_chunk *head, *tail;
     uint64_t bytes, budget;
-    uint64_t hits, misses, prefetched, bytes_opened;
+    uint64_t hits, misses, prefetched, offered, bytes_opened;
+    uint64_t pending_offers;     /* chunks whose offer waits for a listing */
     struct mount_chunk *queue[MOUNT_PREFETCH_QUEUE];
     size_t qhead, qlen;
     pthread_t threads[MOUNT_PREFETCH_THREADS_MAX];
@@ -323,9 +329,20 @@ void mount_cache_prefetch(struct pqv_mount_file *f, uint32_t from);
  * ${from} on, at most ${chunks} of them and about ${bytes}, queued for the
  * prefetch threads unless cached (chunks only where no file key is needed:
  * the caller's part for extents of formats 1 and 2); -1 once the queue is
- * full (m->lock held). */
+ * full (m->lock held).  mount_cache_queue_offer(m, e, ino, len, now):
+ * ${e}'s first chunk queued so, to be offered (opt.offer: ${len} bytes,
+ * as file ${ino}'s) as soon as it is read if ${now} (its directory is
+ * listed), else once its directory's listing goes on
+ * (mount_cache_offer_listed). */
 int mount_cache_queue(struct pqv_mount *m, const struct entry *e, uint32_t from, unsigned chunks,
     uint64_t bytes);
+int mount_cache_queue_offer(struct pqv_mount *m, const struct entry *e, uint64_t ino,
+    uint32_t len, int now);
+/* mount_cache_offer_listed(m, e): ${e} is listed (its directory's listing
+ * goes on: the kernel has its inode): its first chunk, if read for a walk
+ * and not offered yet for want of that inode, offered now (m->lock held,
+ * let go meanwhile). */
+void mount_cache_offer_listed(struct pqv_mount *m, const struct entry *e);
 uint32_t mount_cache_segment_len(const struct extent *x, uint32_t segment);
 
 /* ---- the view (mount.c) ---- */
@@ -362,6 +379,8 @@ struct pqv_mount {
     /* The file last read from its start: its tree and node (a walk:
      * mount_file.c's walk_ahead). */
     uint32_t walk_tree, walk_node;
+    uint32_t walk_end;           /* the last node of walk_tree looked at ahead */
+    size_t page_size;
     char **reported;             /* names whose damage was reported */
     size_t nreported;
 };

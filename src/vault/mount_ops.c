@@ -375,6 +375,21 @@ pqv_mount_readdir(struct pqv_mount *m, uint64_t ino, uint64_t offset, pqv_mount_
         node_attr(m, t, d->parent, &up);
     else
         up = self; /* (the kernel answers ".." of a tree's root itself) */
+    if (offset > 2 && m->opt.offer != NULL) {
+        /* The listing goes on (cp -a's next getdents, the one that finds
+         * its end): the kernel has the inodes of the names it was given,
+         * and the walk reads those files next.  What was read ahead of
+         * them waiting for that is offered now, before this answer, so
+         * that their reads need no request. */
+        pthread_mutex_lock(&m->lock);
+        for (i = 0; i < offset - 2 && i < d->nkids && m->cache.pending_offers > 0; i++) {
+            uint32_t kid = t->kids[d->kids + i];
+            const struct entry *e = t->nodes[kid].inode == kid ? mount_tree_entry(t, kid) : NULL;
+            if (e != NULL)
+                mount_cache_offer_listed(m, e);
+        }
+        pthread_mutex_unlock(&m->lock);
+    }
     if (dots(&self, &up, offset, fn, ctx))
         goto done;
     for (i = offset < 2 ? 0 : offset - 2; i < d->nkids; i++) {

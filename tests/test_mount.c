@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -1000,6 +1001,105 @@ test_offers(void)
     close_view(m);
 }
 
+/* xattr_vault(name, old, now): a vault under the test directory whose
+ * file x/f had the extended attribute user.old in its first snapshot if
+ * ${old}, and has user.now in the current state if ${now}; gc then makes
+ * the first snapshot's generation an older one.  Its path in ${out}. */
+static void
+xattr_vault(const char *name, int old, int now, char *out, size_t outlen)
+{
+    struct pqv_init_options opt = { "FrodoKEM-640-SHAKE", PQV_AEAD_AES256GCM, &cheap,
+        0, NULL, NULL, NULL, 0 };
+    char recovery[PQV_RECOVERY_CHARS], fp[PQV_FINGERPRINT_CHARS], xsrc[160], file[192];
+    struct pqv_check_result res;
+    pqv_vault *v;
+
+    ensure_vault();
+    snprintf(xsrc, sizeof(xsrc), "%s/%s-src", dir, name);
+    snprintf(out, outlen, "%s/%s-v", dir, name);
+    snprintf(file, sizeof(file), "%s/f", xsrc);
+    SETUP(mkdir(xsrc, 0700) == 0);
+    vf_write_path(file, (const uint8_t *)"one\n", 4);
+    if (old)
+        SETUP(setxattr(file, "user.old", "1", 1, 0) == 0);
+    SETUP(pqv_vault_create(out, NULL, (const uint8_t *)pass, strlen(pass), &opt, recovery,
+        fp) == 0);
+    SETUP(vf_open_vault(NULL, out, pass, &v, 1) == 0);
+    SETUP(pqv_vault_add_path(v, xsrc, "x", NULL) == 0);
+    if (old)
+        SETUP(removexattr(file, "user.old") == 0);
+    vf_write_path(file, (const uint8_t *)"two\n", 4);
+    if (now)
+        SETUP(setxattr(file, "user.now", "2", 1, 0) == 0);
+    SETUP(pqv_vault_add_path(v, xsrc, "x", NULL) == 0);
+    SETUP(pqv_vault_gc(v, NULL, &res) == 0);
+    pqv_vault_close(v);
+}
+
+/* xattrs_known(m): pqv_mount_xattrs_none once the view knows (the
+ * thread reading older generations done: told by m->cond). */
+static int
+xattrs_known(pqv_mount *m)
+{
+    (void)pqv_mount_xattrs_none(m);
+    pthread_mutex_lock(&m->lock);
+    while (m->xattrs == MOUNT_XATTRS_UNKNOWN)
+        pthread_cond_wait(&m->cond, &m->lock);
+    pthread_mutex_unlock(&m->lock);
+    return pqv_mount_xattrs_none(m);
+}
+
+/* Whether any state shown has extended attributes: none anywhere (known
+ * at once in one generation; after reading the older ones otherwise);
+ * one only in an older generation's snapshot; one in the current state.
+ * The file's own answers stay exact either way. */
+static void
+test_xattrs_anywhere(void)
+{
+    char path[160];
+    pqv_vault *v;
+    pqv_mount *m;
+    char buf[64];
+    size_t len = 0;
+
+    /* The main test vault: one generation, no extended attribute. */
+    m = open_view();
+    CHECK_EQ_INT(m->xattrs, MOUNT_XATTRS_NONE);
+    CHECK_EQ_INT(pqv_mount_xattrs_none(m), 1);
+    CHECK(!m->xattrs_started);
+    close_view(m);
+    for (int k = 0; k < 3; k++) {
+        static const char *names[] = { "xnone", "xold", "xnow" };
+        xattr_vault(names[k], k == 1, k == 2, path, sizeof(path));
+        SETUP(vf_open_vault(NULL, path, pass, &v, 0) == 0);
+        SETUP(pqv_mount_open(v, NULL, &m) == 0);
+        REQUIRE(m->kept.n == 2 && m->kept.s[0].base != m->cur.base);
+        if (k == 2) {
+            /* In the current state: known at once, nothing read. */
+            CHECK_EQ_INT(m->xattrs, MOUNT_XATTRS_SOME);
+            CHECK_EQ_INT(pqv_mount_xattrs_none(m), 0);
+            CHECK(!m->xattrs_started);
+            CHECK(pqv_mount_getxattr(m, lookup_path(m, "x/f"), "user.now", buf, sizeof(buf),
+                &len) == 0 && len == 1 && buf[0] == '2');
+        } else {
+            CHECK_EQ_INT(m->xattrs, MOUNT_XATTRS_UNKNOWN);
+            CHECK_EQ_INT(xattrs_known(m), k == 0);
+            CHECK(m->xattrs_started);
+            CHECK_EQ_INT(pqv_mount_listxattr(m, lookup_path(m, "x/f"), buf, sizeof(buf), &len), 0);
+            CHECK_EQ_INT(len, 0);
+        }
+        pqv_mount_close(m);
+        pqv_vault_close(v);
+    }
+    /* A view closed while it reads the older generations closes. */
+    SETUP(vf_open_vault(NULL, path, pass, &v, 0) == 0);
+    SETUP(pqv_mount_open(v, NULL, &m) == 0);
+    m->xattrs = MOUNT_XATTRS_UNKNOWN;
+    CHECK_EQ_INT(pqv_mount_xattrs_none(m), 0);
+    pqv_mount_close(m);
+    pqv_vault_close(v);
+}
+
 /* Loading ahead (mount_load_ahead): from a listing of the root on, the
  * tree after the one a walk is in loads on a thread of its own, as not
  * used yet; room is made from what the walk left, never the tree it is
@@ -1102,4 +1202,4 @@ test_load_ahead(void)
 }
 
 TEST_MAIN(test_random_reads, test_damaged_segment, test_lookup_hostile, test_version_names,
-    test_kept_files, test_locked_pool, test_read_once, test_walk_ahead, test_offers, test_load_ahead)
+    test_kept_files, test_locked_pool, test_read_once, test_walk_ahead, test_offers, test_xattrs_anywhere, test_load_ahead)

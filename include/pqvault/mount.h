@@ -103,6 +103,13 @@ PQV_API int pqv_mount_readdir(pqv_mount *m, uint64_t ino, uint64_t offset, pqv_m
 /* pqv_mount_readlink(m, ino, buf, len): the target, NUL-terminated
  * (-ENAMETOOLONG if ${len} is too small, -EINVAL if not a link). */
 PQV_API int pqv_mount_readlink(pqv_mount *m, uint64_t ino, char *buf, size_t len);
+/* pqv_mount_xattrs_none(m): 1 if no file of any state the view shows has
+ * an extended attribute (known at once when every kept snapshot is of the
+ * current generation; else older generations' segments are read on a
+ * thread of the view's, started by the first call: 0 until then).  A
+ * file system may then say it has none (FUSE: ENOSYS, which the kernel
+ * remembers, asking no more). */
+PQV_API int pqv_mount_xattrs_none(pqv_mount *m);
 /* pqv_mount_getxattr(m, ino, name, buf, len, size): the extended
  * attribute ${name} (*${size} its length; with ${len} 0, only that).
  * pqv_mount_listxattr(m, ino, buf, len, size): their names, each

@@ -437,6 +437,7 @@ pqv_mount_open(pqv_vault *v, const struct pqv_mount_options *opt, struct pqv_mou
         (m->cur.format >= 2 && (rc = chunks_of_state(v, &m->cur, &w)) != 0) ||
         (rc = snapshots_load(&m->cur, &m->kept)) != 0)
         goto fail;
+    mount_xattrs_init(m);
     m->newest_time = m->cur.nsegs > 0 ? m->cur.segs[m->cur.nsegs - 1].time : (int64_t)time(NULL);
     if ((m->snap_names = calloc(m->kept.n + 1, sizeof(*m->snap_names))) == NULL) {
         rc = PQV_E_NOMEM;
@@ -510,6 +511,7 @@ pqv_mount_close(struct pqv_mount *m)
     pthread_mutex_unlock(&m->lock);
     if (joined)
         pthread_join(m->ahead_thread, NULL);
+    mount_xattrs_stop(m);
     mount_cache_free(m);
     mount_file_spares_free(m);
     for (uint32_t i = 1; m->trees != NULL && i < m->ntrees; i++)

@@ -10,6 +10,7 @@
  *                 names, hard-link groups)
  *   mount_versions.c  the versions/ tree's entries, from every kept
  *                 generation
+ *   mount_xattrs.c  whether any state shown has extended attributes
  *   mount_cache.c a bounded cache of decrypted chunks and segments, filled
  *                 on demand and ahead of sequential readers and walks by
  *                 prefetch threads; a walk's next files offered to the
@@ -383,7 +384,22 @@ struct pqv_mount {
     size_t page_size;
     char **reported;             /* names whose damage was reported */
     size_t nreported;
+    /* Whether any state shown has extended attributes (mount_xattrs.c):
+     * MOUNT_XATTRS_*, the thread reading older generations to know. */
+    int xattrs;
+    int xattrs_started, xattrs_made, xattrs_stop;
+    pthread_t xattrs_thread;
 };
+
+/* ---- extended attributes anywhere (mount_xattrs.c) ---- */
+
+enum { MOUNT_XATTRS_UNKNOWN = 0, MOUNT_XATTRS_NONE, MOUNT_XATTRS_SOME };
+/* mount_xattrs_init(m): m->xattrs from the current state loaded (and
+ * unknown if kept snapshots of older generations must be read to know).
+ * mount_xattrs_stop(m): the thread reading them stopped and joined (the
+ * view closing). */
+void mount_xattrs_init(struct pqv_mount *m);
+void mount_xattrs_stop(struct pqv_mount *m);
 
 /* mount_walk(m, w, damaged): a names walk that reports damage through the
  * view's report callback and counts it in *${damaged}. */

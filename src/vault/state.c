@@ -381,10 +381,16 @@ state_load_reporting(pqv_vault *v, struct state *st, const struct names_walk *w)
         if ((rc = state_v1_load(v, st, w)) == 0 &&
             (rc = entry_sort_by_name(st->entries, st->n, 1, NULL)) == 0)
             st->loaded = 1;
+        st->xattr_entries = 0;
+        for (size_t i = 0; rc == 0 && i < st->n; i++)
+            st->xattr_entries += st->entries[i].nxattrs > 0;
         return rc;
     }
     if ((rc = state_read_entries(v, st, w, &all, &n)) != 0)
         return rc;
+    st->xattr_entries = 0;
+    for (size_t i = 0; i < n; i++)
+        st->xattr_entries += all[i].nxattrs > 0;
     if ((rc = entry_sort_by_name(all, n, 1, NULL)) != 0) {
         for (size_t i = 0; i < n; i++)
             entry_clear(&all[i]);

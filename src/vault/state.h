@@ -27,6 +27,8 @@ struct state {
     struct entry *entries;       /* every entry, sorted by name, once loaded */
     size_t n;
     int loaded;
+    uint64_t xattr_entries;      /* once loaded: entries with extended attributes in
+                                    its segments, the superseded ones included */
     struct chunk_index chunks;   /* format 3: every chunk record of the chain */
     int chunks_loaded;
     uint64_t chunks_damaged;     /* chunk blocks that did not open: their records unknown */

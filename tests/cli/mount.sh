@@ -11,7 +11,9 @@
 # file reads; fusermount3 -u, SIGTERM and SIGINT end the server with exit
 # 0 and no mount left; the daemon exits 0 after fusermount3 -u (waited for
 # as a subreaper: no sleep); a vault written while mounted (the mount
-# keeps its state until remounted); a rolled-back vault refused.  A trap unmounts whatever is left.
+# keeps its state until remounted); a rolled-back vault refused; a vault
+# with no extended attribute anywhere says it supports none.  A trap
+# unmounts whatever is left.
 . "$(dirname "$0")/lib.sh"
 
 if [ "$(id -u)" -ne 0 ]; then
@@ -395,6 +397,27 @@ flip_byte "$badpack" 100000
 start_fg "$M2"
 R2=$M2
 check_ok "damaged pack: the other file reads fine" cmp "d2/good" "$R2/good"
+# A vault with no extended attribute anywhere says it has none: the kernel
+# stops asking (EOPNOTSUPP, alias ENOTSUP, from then on); cp -a copies as ever.
+python3 - "$R2/good" "$R2" >"$T/noxattr" 2>&1 <<'EOF'
+import errno, os, sys
+out = []
+for p in sys.argv[1:] + sys.argv[1:2]:
+    try:
+        out.append("list:" + ",".join(os.listxattr(p)))
+    except OSError as e:
+        out.append(errno.errorcode.get(e.errno, str(e)))
+try:
+    os.getxattr(sys.argv[1], "user.x")
+    out.append("get")
+except OSError as e:
+    out.append(errno.errorcode.get(e.errno, str(e)))
+print(" ".join(out))
+EOF
+check_ok "no extended attribute anywhere: not supported ($(cat "$T/noxattr"))" \
+    test "$(cat "$T/noxattr")" = "ENOTSUP ENOTSUP ENOTSUP ENOTSUP"
+check_ok "no extended attribute anywhere: cp -a copies" cp -a "$R2/good" "$T/good-copy"
+check_ok "no extended attribute anywhere: the copy is byte-exact" cmp "d2/good" "$T/good-copy"
 python3 - "$R2/bad" >"$T/eio" 2>&1 <<'EOF'
 import errno, os, sys
 out = []

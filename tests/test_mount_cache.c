@@ -1,0 +1,528 @@
+/*
+ * test_mount_cache.c: the mounted view's cache and open files, at the
+ * library level (pqvault/mount.h, vault/mount_internal.h), without FUSE:
+ * files kept open for a kernel that opens none, shared by readers told
+ * apart by who reads; the locked pools; chunks read whole leaving the
+ * cache; a walk's next files read ahead and offered to the kernel's page
+ * cache.  test_mount.c tests the view; tests/cli/mount.sh the FUSE glue.
+ */
+#include "mount_fixture.h"
+
+/* extent_cached(m, ino, x): whether chunk ${x} of file ${ino} is in the
+ * cache whole (read, or queued or being read); chunk_cached: its first. */
+static int
+extent_cached(pqv_mount *m, uint64_t ino, uint32_t x)
+{
+    uint32_t tree, node;
+    const struct entry *e;
+    int found = 0;
+
+    if (mount_decode(m, ino, &tree, &node) != 0)
+        return -1;
+    pthread_mutex_lock(&m->lock);
+    e = mount_tree_entry(&m->trees[tree], node);
+    if (e != NULL && x >= e->nextents)
+        e = NULL;
+    for (size_t b = 0; e != NULL && b < m->cache.nbuckets && !found; b++)
+        for (struct mount_chunk *ce = m->cache.buckets[b]; ce != NULL && !found; ce = ce->hnext)
+            found = ce->key[0] == 'C' &&
+                memcmp(ce->key + 1, e->extents[x].chunk_id, CHUNK_ID_BYTES) == 0;
+    pthread_mutex_unlock(&m->lock);
+    return found;
+}
+
+static int
+chunk_cached(pqv_mount *m, uint64_t ino)
+{
+    return extent_cached(m, ino, 0);
+}
+
+/* extent_at(m, ino, off): the index of the extent of file ${ino} holding
+ * byte ${off}. */
+static uint32_t
+extent_at(pqv_mount *m, uint64_t ino, uint64_t off)
+{
+    uint32_t tree, node, i = 0;
+    const struct entry *e;
+
+    SETUP(mount_decode(m, ino, &tree, &node) == 0);
+    pthread_mutex_lock(&m->lock);
+    e = mount_tree_entry(&m->trees[tree], node);
+    while (e != NULL && i < e->nextents && e->extents[i].file_off + e->extents[i].plain_len <= off)
+        i++;
+    pthread_mutex_unlock(&m->lock);
+    return i;
+}
+
+/* kept_has(m, ino): whether the view keeps file ${ino} open. */
+static int
+kept_has(pqv_mount *m, uint64_t ino)
+{
+    int has = 0;
+
+    pthread_mutex_lock(&m->lock);
+    for (pqv_mount_file *f = m->kept_files; f != NULL && !has; f = f->knext)
+        has = f->ino == ino;
+    pthread_mutex_unlock(&m->lock);
+    return has;
+}
+
+static unsigned
+kept_count(pqv_mount *m)
+{
+    unsigned n;
+
+    pthread_mutex_lock(&m->lock);
+    n = m->nkept;
+    pthread_mutex_unlock(&m->lock);
+    return n;
+}
+
+/* read_many(m, i): many/f${i} through the file the view keeps open,
+ * byte-exact; 1 if so. */
+static int
+read_many(pqv_mount *m, const uint64_t *inos, int i)
+{
+    char want[32], got_buf[64];
+    pqv_mount_file *f = NULL;
+    size_t got = 0;
+    int ok;
+
+    snprintf(want, sizeof(want), "file %d\n", i);
+    if (pqv_mount_file_get(m, inos[i], &f) != 0)
+        return 0;
+    ok = pqv_mount_read_as(f, (uint64_t)i, (uint8_t *)got_buf, sizeof(got_buf), 0, &got) == 0 &&
+        got == strlen(want) && memcmp(got_buf, want, got) == 0;
+    pqv_mount_file_put(f);
+    return ok;
+}
+
+struct kept_worker {
+    pqv_mount *m;
+    const uint64_t *inos;
+    uint64_t seed;
+    int bad;
+};
+
+static void *
+kept_worker_main(void *arg)
+{
+    struct kept_worker *w = arg;
+
+    for (int k = 0; k < 300; k++) {
+        w->seed = w->seed * 6364136223846793005ull + 1442695040888963407ull;
+        if (!read_many(w->m, w->inos, (int)((w->seed >> 33) % MANY)))
+            w->bad++;
+    }
+    return NULL;
+}
+
+/* Files the view keeps open (pqv_mount_file_get, for FUSE's zero-message
+ * opens): one per node, shared; each reader followed alone (two readers
+ * going through the big file in order both read sequentially, a third
+ * reading at random opens only the segments it touches); the least
+ * recently used nobody holds closed beyond MOUNT_FILES_KEPT, never one
+ * held; what is not a file refused as open refuses it; four threads
+ * reading at once, byte-exact. */
+static void
+test_kept_files(void)
+{
+    pqv_mount *m = open_view();
+    pqv_mount_file *f = NULL, *g = NULL, *h = NULL;
+    struct pqv_mount_stats st0, st1;
+    uint64_t big_ino = lookup_path(m, "t/big"), inos[MANY];
+    uint8_t *buf = malloc(1 << 20);
+    size_t got;
+    int bad = 0;
+    uint64_t touched = 0;
+
+    REQUIRE(big_ino != 0 && buf != NULL);
+    for (int i = 0; i < MANY; i++) {
+        char path[64];
+        snprintf(path, sizeof(path), "t/many/f%03d", i);
+        REQUIRE((inos[i] = lookup_path(m, path)) != 0);
+    }
+    /* One open file per node, shared. */
+    REQUIRE(pqv_mount_file_get(m, big_ino, &f) == 0);
+    REQUIRE(pqv_mount_file_get(m, big_ino, &g) == 0);
+    CHECK(f == g);
+    CHECK_EQ_INT(kept_count(m), 1);
+    pqv_mount_file_put(g);
+    /* A reader at random (each read far from its last): only the segments
+     * it touches, nothing prefetched. */
+    pqv_mount_stats(m, &st0);
+    for (int i = 0; i < 200 && bad < 3; i++) {
+        uint64_t off = 1 + next_random() % (3u << 20) + (i % 2 ? 16u << 20 : 0);
+        if (pqv_mount_read_as(f, 3, buf, 4096, off, &got) != 0 || got != 4096 ||
+            memcmp(buf, big + off, 4096) != 0)
+            bad++;
+        touched += (off + 4095) / PQV_STREAM_SEGMENT_BYTES - off / PQV_STREAM_SEGMENT_BYTES + 2;
+    }
+    CHECK_EQ_INT(bad, 0);
+    pqv_mount_stats(m, &st1);
+    CHECK(st1.bytes_opened - st0.bytes_opened <= touched * PQV_STREAM_SEGMENT_BYTES);
+    CHECK_EQ_INT(st1.prefetched, st0.prefetched);
+    /* Two readers in order through the two halves, interleaved. */
+    for (uint64_t k = 0; k < 8 && bad < 3; k++) {
+        uint64_t a = k << 20, b = (10u << 20) + (k << 20);
+        if (pqv_mount_read_as(f, 1, buf, 1 << 20, a, &got) != 0 || got != 1u << 20 ||
+            memcmp(buf, big + a, got) != 0)
+            bad++;
+        if (pqv_mount_read_as(f, 2, buf, 1 << 20, b, &got) != 0 || got != 1u << 20 ||
+            memcmp(buf, big + b, got) != 0)
+            bad++;
+    }
+    CHECK_EQ_INT(bad, 0);
+    /* Both sequential: the chunk after the one where each stopped, never
+     * read, is queued for the prefetch threads (in the cache whole at
+     * once, whatever the threads have done since). */
+    CHECK_EQ_INT(extent_cached(m, big_ino, extent_at(m, big_ino, 8u << 20) + 1), 1);
+    CHECK_EQ_INT(extent_cached(m, big_ino, extent_at(m, big_ino, 18u << 20) + 1), 1);
+    pthread_mutex_lock(&m->lock);
+    CHECK_EQ_INT(f->nstreams, 3);
+    CHECK(f->streams[1].reader == 1 && f->streams[1].next == 8u << 20);
+    CHECK(f->streams[2].reader == 2 && f->streams[2].next == 18u << 20);
+    pthread_mutex_unlock(&m->lock);
+    /* Held: never closed to make room; closed least recently used first
+     * once nobody holds it. */
+    for (int i = 0; i < MANY; i++)
+        CHECK(read_many(m, inos, i));
+    CHECK(kept_has(m, big_ino));
+    CHECK_EQ_INT(kept_count(m), MOUNT_FILES_KEPT);
+    for (int i = 0; i < MANY; i++)
+        CHECK(kept_has(m, inos[i]) == (i >= MANY - MOUNT_FILES_KEPT + 1));
+    /* Given back, it is the least recently used: the next file opened
+     * closes it; then the oldest of the others. */
+    pqv_mount_file_put(f);
+    CHECK(kept_has(m, big_ino));
+    CHECK(read_many(m, inos, 0));
+    CHECK(!kept_has(m, big_ino) && kept_has(m, inos[0]));
+    CHECK(read_many(m, inos, 1));
+    CHECK(kept_has(m, inos[1]) && !kept_has(m, inos[MANY - MOUNT_FILES_KEPT + 1]));
+    CHECK_EQ_INT(kept_count(m), MOUNT_FILES_KEPT);
+    pthread_mutex_lock(&m->lock);
+    CHECK(m->nspare_files > 0 && m->nspare_files <= MOUNT_FILES_KEPT);
+    pthread_mutex_unlock(&m->lock);
+    /* Not files: the answers of open. */
+    CHECK_EQ_INT(pqv_mount_file_get(m, PQV_MOUNT_ROOT, &h), -EISDIR);
+    CHECK_EQ_INT(pqv_mount_file_get(m, lookup_path(m, "t/link"), &h), -EINVAL);
+    CHECK_EQ_INT(pqv_mount_file_get(m, (uint64_t)1000 << 32, &h), -ENOENT);
+    CHECK(h == NULL);
+    pqv_mount_file_put(NULL);
+    /* Four threads at once. */
+    {
+        pthread_t t[4];
+        struct kept_worker w[4];
+        for (int i = 0; i < 4; i++) {
+            w[i] = (struct kept_worker){ m, inos, (uint64_t)i + 1, 0 };
+            REQUIRE(pthread_create(&t[i], NULL, kept_worker_main, &w[i]) == 0);
+        }
+        for (int i = 0; i < 4; i++) {
+            pthread_join(t[i], NULL);
+            CHECK_EQ_INT(w[i].bad, 0);
+        }
+    }
+    CHECK(kept_count(m) <= MOUNT_FILES_KEPT);
+    free(buf);
+    close_view(m);
+}
+
+/* The cache's locked memory kept for reuse: the small files' chunks
+ * pushed out of a small cache by the big file come back to the pools
+ * wiped (every byte kept is zero, every record kept is zero), and are
+ * used again: the small files read again, byte-exact. */
+static void
+test_locked_pool(void)
+{
+    pqv_mount *m = open_view_cache(PQV_MOUNT_CACHE_MIN);
+    pqv_mount_file *f = NULL;
+    uint64_t inos[MANY], big_ino = lookup_path(m, "t/big");
+    uint8_t *buf = malloc(1 << 20);
+    size_t got, nonzero = 0, kept = 0, records = 0;
+    int bad = 0;
+
+    REQUIRE(buf != NULL && big_ino != 0);
+    for (int i = 0; i < MANY; i++) {
+        char path[64];
+        snprintf(path, sizeof(path), "t/many/f%03d", i);
+        REQUIRE((inos[i] = lookup_path(m, path)) != 0);
+        CHECK(read_many(m, inos, i));
+    }
+    REQUIRE(pqv_mount_file_open(m, big_ino, &f) == 0);
+    for (uint64_t off = 0; off < BIG_BYTES && bad < 3; off += 1 << 20)
+        if (pqv_mount_read(f, buf, 1 << 20, off, &got) != 0 || got != 1u << 20 ||
+            memcmp(buf, big + off, got) != 0)
+            bad++;
+    CHECK_EQ_INT(bad, 0);
+    pqv_mount_file_close(f);
+    pthread_mutex_lock(&m->lock);
+    for (int k = 0; k < MOUNT_POOL_CLASSES; k++)
+        for (unsigned j = 0; j < m->cache.npool[k]; j++) {
+            kept++;
+            for (size_t b = 0; b < (4u << 10); b++)
+                nonzero += m->cache.pool[k][j][b] != 0;
+        }
+    for (struct mount_chunk *ce = m->cache.spare_chunks; ce != NULL; ce = ce->hnext) {
+        const uint8_t *raw = (const uint8_t *)ce;
+        records++;
+        for (size_t b = 0; b < offsetof(struct mount_chunk, hnext); b++)
+            nonzero += raw[b] != 0;
+    }
+    CHECK(m->cache.pool_bytes <= MOUNT_POOL_BYTES);
+    pthread_mutex_unlock(&m->lock);
+    CHECK(kept > 0);
+    CHECK(records > 0);
+    CHECK_EQ_INT(nonzero, 0);
+    for (int i = 0; i < MANY; i++)
+        CHECK(read_many(m, inos, i));
+    free(buf);
+    close_view(m);
+}
+
+/* A chunk reads have taken all of leaves the cache once nobody holds it
+ * (the kernel's page cache holds it then): small files read one after
+ * another, backwards (not a walk: nothing queued ahead), leave the cache
+ * empty and their locked buffers in the pools, and read again byte-exact
+ * (decrypted again); a chunk read in two halves stays for the second and
+ * leaves after it; one asked for again while held after all of it was
+ * read stays. */
+static void
+test_read_once(void)
+{
+    pqv_mount *m = open_view();
+    pqv_mount_file *f = NULL;
+    struct pqv_mount_stats st0, st1;
+    uint64_t inos[MANY], big_ino = lookup_path(m, "t/big");
+    uint8_t *buf = malloc(1 << 20);
+    size_t got = 0, half, whole;
+
+    REQUIRE(buf != NULL && big_ino != 0);
+    for (int i = 0; i < MANY; i++) {
+        char path[64];
+        snprintf(path, sizeof(path), "t/many/f%03d", i);
+        REQUIRE((inos[i] = lookup_path(m, path)) != 0);
+    }
+    for (int i = MANY - 1; i >= 0; i--)
+        CHECK(read_many(m, inos, i));
+    for (int i = 0; i < MANY; i++)
+        CHECK_EQ_INT(chunk_cached(m, inos[i]), 0);
+    pthread_mutex_lock(&m->lock);
+    CHECK_EQ_INT(m->cache.bytes, 0);
+    CHECK(m->cache.pool_bytes > 0);
+    pthread_mutex_unlock(&m->lock);
+    /* (Far from the file read last, many/f000: not a walk either.) */
+    pqv_mount_stats(m, &st0);
+    CHECK(read_many(m, inos, MANY - 1));
+    pqv_mount_stats(m, &st1);
+    CHECK_EQ_INT(st1.cache_misses - st0.cache_misses, 1);
+    CHECK_EQ_INT(st1.cache_bytes, 0);
+    /* The big file's first chunk, half of it, then the rest: kept between. */
+    REQUIRE(pqv_mount_file_open(m, big_ino, &f) == 0);
+    whole = f->e.extents[0].plain_len;
+    half = whole / 2;
+    REQUIRE(half > 0 && half < (1u << 20));
+    CHECK(pqv_mount_read(f, buf, half, 0, &got) == 0 && got == half && memcmp(buf, big, half) == 0);
+    CHECK_EQ_INT(extent_cached(m, big_ino, 0), 1);
+    pqv_mount_stats(m, &st0);
+    CHECK(pqv_mount_read(f, buf, whole - half, half, &got) == 0 && got == whole - half &&
+        memcmp(buf, big + half, got) == 0);
+    pqv_mount_stats(m, &st1);
+    CHECK_EQ_INT(st1.cache_hits - st0.cache_hits, 1);
+    CHECK_EQ_INT(extent_cached(m, big_ino, 0), 0);
+    /* Held (as a prefetch thread or another read would), read whole, then
+     * read again while still held: kept from then on. */
+    {
+        struct mount_chunk *ce = NULL;
+        REQUIRE(mount_cache_get(f, 0, MOUNT_WHOLE, &ce) == 0);
+        CHECK(pqv_mount_read(f, buf, whole, 0, &got) == 0 && got == whole &&
+            memcmp(buf, big, got) == 0);
+        CHECK(pqv_mount_read(f, buf, 100, 7, &got) == 0 && got == 100 &&
+            memcmp(buf, big + 7, got) == 0);
+        pthread_mutex_lock(&m->lock);
+        mount_cache_put(m, ce);
+        pthread_mutex_unlock(&m->lock);
+        CHECK(pqv_mount_read(f, buf, whole, 0, &got) == 0 && got == whole &&
+            memcmp(buf, big, got) == 0);
+        CHECK_EQ_INT(extent_cached(m, big_ino, 0), 1);
+    }
+    pqv_mount_file_close(f);
+    free(buf);
+    close_view(m);
+}
+
+/* A walk (files read from their starts in the order of their nodes): the
+ * next files' first chunks are queued ahead, MOUNT_WALK_FILES of them,
+ * not more; a file read alone, or one far from the file read before it,
+ * queues nothing; what is read ahead reads byte-exact. */
+static void
+test_walk_ahead(void)
+{
+    pqv_mount *m = open_view();
+    uint64_t inos[MANY];
+
+    for (int i = 0; i < MANY; i++) {
+        char path[64];
+        snprintf(path, sizeof(path), "t/many/f%03d", i);
+        REQUIRE((inos[i] = lookup_path(m, path)) != 0);
+    }
+    CHECK(read_many(m, inos, 5));
+    CHECK_EQ_INT(chunk_cached(m, inos[6]), 0);
+    CHECK(read_many(m, inos, 40));
+    CHECK_EQ_INT(chunk_cached(m, inos[41]), 0);
+    CHECK(read_many(m, inos, 41));
+    for (int i = 42; i < 42 + MOUNT_WALK_FILES; i++)
+        CHECK_EQ_INT(chunk_cached(m, inos[i]), 1);
+    CHECK_EQ_INT(chunk_cached(m, inos[42 + MOUNT_WALK_FILES]), 0);
+    /* Back to the start: not a walk. */
+    CHECK(read_many(m, inos, 0));
+    CHECK_EQ_INT(chunk_cached(m, inos[1]), 0);
+    for (int i = 42; i < 42 + MOUNT_WALK_FILES; i++)
+        CHECK(read_many(m, inos, i));
+    close_view(m);
+}
+
+/* What the offer callback was given (as the kernel's page cache would
+ * be), and whether it takes it: the kernel knows a file's inode only once
+ * its directory is listed. */
+struct offers {
+    pthread_mutex_t lock;
+    int listed;
+    unsigned n, refused;
+    uint64_t ino[MANY];
+    char data[MANY][16];
+    size_t len[MANY];
+};
+static struct offers offers = { PTHREAD_MUTEX_INITIALIZER, 0, 0, 0, { 0 }, { { 0 } }, { 0 } };
+
+static int
+offer_cb(void *ctx, uint64_t ino, const void *data, size_t len)
+{
+    struct offers *o = ctx;
+    int rc = -ENOENT;
+
+    pthread_mutex_lock(&o->lock);
+    if (!o->listed) {
+        o->refused++;
+    } else if (o->n < MANY && len < sizeof(o->data[0])) {
+        o->ino[o->n] = ino;
+        memcpy(o->data[o->n], data, len);
+        o->len[o->n++] = len;
+        rc = 0;
+    }
+    pthread_mutex_unlock(&o->lock);
+    return rc;
+}
+
+/* wait_offered(m, n): until the view counts ${n} offers taken.
+ * wait_pending(m, ino): until file ${ino}'s first chunk is read and waits
+ * for an offer (not being offered).  (Each is told by m->cond; a test
+ * that fails hangs until the runner's timeout.) */
+static void
+wait_offered(pqv_mount *m, uint64_t n)
+{
+    pthread_mutex_lock(&m->lock);
+    while (m->cache.offered < n)
+        pthread_cond_wait(&m->cond, &m->lock);
+    pthread_mutex_unlock(&m->lock);
+}
+
+static void
+wait_pending(pqv_mount *m, uint64_t ino)
+{
+    uint32_t tree, node;
+    const struct entry *e;
+    int state = 0;
+
+    SETUP(mount_decode(m, ino, &tree, &node) == 0);
+    pthread_mutex_lock(&m->lock);
+    e = mount_tree_entry(&m->trees[tree], node);
+    while (e != NULL && state != CHUNK_READY) {
+        state = 0;
+        for (size_t b = 0; b < m->cache.nbuckets && state == 0; b++)
+            for (struct mount_chunk *ce = m->cache.buckets[b]; ce != NULL && state == 0; ce = ce->hnext)
+                if (ce->key[0] == 'C' && memcmp(ce->key + 1, e->extents[0].chunk_id, CHUNK_ID_BYTES) == 0)
+                    state = ce->offer_len != 0 ? ce->state : -1;
+        if (state != CHUNK_READY)
+            pthread_cond_wait(&m->cond, &m->lock);
+    }
+    pthread_mutex_unlock(&m->lock);
+}
+
+
+/* Offers (opt.offer): the next files of a walk, read ahead, are given to
+ * the kernel's page cache, byte-exact, as the files the view shows (their
+ * numbers), whole pages or whole files, and leave the view's cache once
+ * taken; refused for want of an inode (the directory not listed yet),
+ * they stay, and are given when the listing goes on, before its answer. */
+static void
+test_offers(void)
+{
+    struct pqv_mount_options opt = { 0 };
+    uint64_t inos[MANY], dir_ino;
+    unsigned listed = 0;
+    pqv_mount *m = NULL;
+
+    opt.offer = offer_cb;
+    opt.offer_ctx = &offers;
+    ensure_vault();
+    SETUP(vf_open_vault(NULL, vdir, pass, &vault, 0) == 0);
+    SETUP(pqv_mount_open(vault, &opt, &m) == 0);
+    REQUIRE((dir_ino = lookup_path(m, "t/many")) != 0);
+    for (int i = 0; i < MANY; i++) {
+        char path[64];
+        snprintf(path, sizeof(path), "t/many/f%03d", i);
+        REQUIRE((inos[i] = lookup_path(m, path)) != 0);
+    }
+    /* Taken at once (the reader's own directory). */
+    offers.listed = 1;
+    CHECK(read_many(m, inos, 10));
+    CHECK(read_many(m, inos, 11));
+    wait_offered(m, MOUNT_WALK_FILES);
+    pthread_mutex_lock(&offers.lock);
+    CHECK_EQ_INT(offers.n, MOUNT_WALK_FILES);
+    for (unsigned k = 0; k < offers.n; k++) {
+        char want[16];
+        int i = -1;
+        for (int j = 0; j < MANY; j++)
+            if (inos[j] == offers.ino[k])
+                i = j;
+        CHECK(i >= 12 && i < 12 + MOUNT_WALK_FILES);
+        snprintf(want, sizeof(want), "file %d\n", i & 0xffff);
+        CHECK(offers.len[k] == strlen(want) && memcmp(offers.data[k], want, offers.len[k]) == 0);
+    }
+    pthread_mutex_unlock(&offers.lock);
+    for (int i = 12; i < 12 + MOUNT_WALK_FILES; i++)
+        CHECK_EQ_INT(chunk_cached(m, inos[i]), 0);
+    /* Refused (no inode yet): kept, then given as the listing goes on. */
+    pthread_mutex_lock(&offers.lock);
+    offers.listed = 0;
+    offers.n = 0;
+    pthread_mutex_unlock(&offers.lock);
+    CHECK(read_many(m, inos, 40));
+    CHECK(read_many(m, inos, 41));
+    for (int i = 42; i < 42 + MOUNT_WALK_FILES; i++)
+        wait_pending(m, inos[i]);
+    pthread_mutex_lock(&m->lock);
+    CHECK_EQ_INT(m->cache.pending_offers, MOUNT_WALK_FILES);
+    pthread_mutex_unlock(&m->lock);
+    for (int i = 42; i < 42 + MOUNT_WALK_FILES; i++)
+        CHECK_EQ_INT(chunk_cached(m, inos[i]), 1);
+    pthread_mutex_lock(&offers.lock);
+    CHECK(offers.refused >= 1);
+    offers.listed = 1;
+    pthread_mutex_unlock(&offers.lock);
+    CHECK(pqv_mount_readdir(m, dir_ino, 0, count_entry, &listed) == 0);
+    CHECK_EQ_INT(offers.n, 0);                 /* (a listing's start: not yet) */
+    CHECK(pqv_mount_readdir(m, dir_ino, 2 + MANY, count_entry, &listed) == 0);
+    CHECK_EQ_INT(offers.n, MOUNT_WALK_FILES);
+    CHECK_EQ_INT(m->cache.offered, 2 * MOUNT_WALK_FILES);
+    CHECK_EQ_INT(m->cache.pending_offers, 0);
+    for (int i = 42; i < 42 + MOUNT_WALK_FILES; i++)
+        CHECK_EQ_INT(chunk_cached(m, inos[i]), 0);
+    /* Read anyway (the kernel dropped the pages): byte-exact. */
+    for (int i = 42; i < 42 + MOUNT_WALK_FILES; i++)
+        CHECK(read_many(m, inos, i));
+    close_view(m);
+}
+
+TEST_MAIN(test_kept_files, test_locked_pool, test_read_once, test_walk_ahead, test_offers)

@@ -381,8 +381,13 @@ pqv_mount_readdir(struct pqv_mount *m, uint64_t ino, uint64_t offset, pqv_mount_
          * and the walk reads those files next.  What was read ahead of
          * them waiting for that is offered now, before this answer, so
          * that their reads need no request. */
+        /* (Only the MOUNT_WALK_NODES names before this point, as many as
+         * a walk looks at ahead: a listing of many replies looked at
+         * every name before it again at each.  One pending further back,
+         * after a reply longer than that, is read as any file.) */
         pthread_mutex_lock(&m->lock);
-        for (i = 0; i < offset - 2 && i < d->nkids && m->cache.pending_offers > 0; i++) {
+        for (i = offset - 2 > MOUNT_WALK_NODES ? offset - 2 - MOUNT_WALK_NODES : 0;
+             i < offset - 2 && i < d->nkids && m->cache.pending_offers > 0; i++) {
             uint32_t kid = t->kids[d->kids + i];
             const struct entry *e = t->nodes[kid].inode == kid ? mount_tree_entry(t, kid) : NULL;
             if (e != NULL)

@@ -3,7 +3,8 @@
  * (test_mount.c, test_mount_cache.c; header-only, static inline, so that
  * a test using only some of it draws no unused-function warning): the
  * vault (a 20 MiB random file, a small tree, a link, an odd name, many
- * small files), views opened on it, lookups by path, counting a listing.
+ * small files, two directories whose paths sort apart from their names,
+ * copies), views opened on it, lookups by path, counting a listing.
  */
 #ifndef PQV_TEST_MOUNT_FIXTURE_H
 #define PQV_TEST_MOUNT_FIXTURE_H
@@ -35,6 +36,9 @@ static const char pass[] = "correct horse";
 
 #define BIG_BYTES (20u << 20)
 #define MANY (MOUNT_FILES_KEPT + 6)
+#define ORDER_FILES 10
+#define DUP_COPIES 3
+#define DUP_BYTES "the same bytes in three files\n"
 
 static char dir[64], src[96], vdir[96];
 static uint8_t *big;
@@ -60,7 +64,8 @@ write_src(const char *name, const uint8_t *data, size_t len)
 }
 
 /* The vault: src/big (20 MiB random, chunks of 64 KiB segments stored
- * uncompressed), a small tree, a link, a file named with odd bytes. */
+ * uncompressed), a small tree, a link, a file named with odd bytes, many
+ * small files, order/apt/ and order/apt-x/, dup/ (copies). */
 static inline void
 make_vault(void)
 {
@@ -94,6 +99,32 @@ make_vault(void)
         snprintf(name, sizeof(name), "many/f%03d", i);
         snprintf(body, sizeof(body), "file %d\n", i);
         write_src(name, (const uint8_t *)body, strlen(body));
+    }
+    /* Two directories whose paths sort apart from their names: every
+     * path below apt-x/ sorts before those below apt/ ('-' before '/'),
+     * while a walk of the tree lists, and copies, apt/ first. */
+    snprintf(path, sizeof(path), "%s/order", src);
+    SETUP(mkdir(path, 0755) == 0);
+    for (int d = 0; d < 2; d++) {
+        snprintf(path, sizeof(path), "%s/order/%s", src, d == 0 ? "apt" : "apt-x");
+        SETUP(mkdir(path, 0755) == 0);
+        for (int i = 0; i < ORDER_FILES; i++) {
+            char name[48], body[64];
+            snprintf(name, sizeof(name), "order/%s/f%d", d == 0 ? "apt" : "apt-x", i);
+            snprintf(body, sizeof(body), "%s\n", name);
+            write_src(name, (const uint8_t *)body, strlen(body));
+        }
+    }
+    /* Copies: dup/b0, b1 and b2 hold the same bytes (stored once), after
+     * two files of their own. */
+    snprintf(path, sizeof(path), "%s/dup", src);
+    SETUP(mkdir(path, 0755) == 0);
+    write_src("dup/a0", (const uint8_t *)"dup a0\n", 7);
+    write_src("dup/a1", (const uint8_t *)"dup a1\n", 7);
+    for (int i = 0; i < DUP_COPIES; i++) {
+        char name[32];
+        snprintf(name, sizeof(name), "dup/b%d", i);
+        write_src(name, (const uint8_t *)DUP_BYTES, strlen(DUP_BYTES));
     }
     SETUP(pqv_vault_create(vdir, NULL, (const uint8_t *)pass, strlen(pass), &opt, recovery,
         fp) == 0);

@@ -353,10 +353,11 @@ test_read_once(void)
     close_view(m);
 }
 
-/* A walk (files read from their starts in the order of their nodes): the
+/* A walk (files read from their starts in the tree's walk order): the
  * next files' first chunks are queued ahead, MOUNT_WALK_FILES of them,
  * not more; a file read alone, or one far from the file read before it,
  * queues nothing; what is read ahead reads byte-exact. */
+_Static_assert(22 + MOUNT_WALK_FILES < MANY, "test_walk_ahead: t/many holds too few files");
 static void
 test_walk_ahead(void)
 {
@@ -370,17 +371,68 @@ test_walk_ahead(void)
     }
     CHECK(read_many(m, inos, 5));
     CHECK_EQ_INT(chunk_cached(m, inos[6]), 0);
-    CHECK(read_many(m, inos, 40));
-    CHECK_EQ_INT(chunk_cached(m, inos[41]), 0);
-    CHECK(read_many(m, inos, 41));
-    for (int i = 42; i < 42 + MOUNT_WALK_FILES; i++)
+    CHECK(read_many(m, inos, 6 + MOUNT_WALK_GAP + 6));
+    CHECK_EQ_INT(chunk_cached(m, inos[21]), 0);
+    CHECK(read_many(m, inos, 21));
+    for (int i = 22; i < 22 + MOUNT_WALK_FILES; i++)
         CHECK_EQ_INT(chunk_cached(m, inos[i]), 1);
-    CHECK_EQ_INT(chunk_cached(m, inos[42 + MOUNT_WALK_FILES]), 0);
+    CHECK_EQ_INT(chunk_cached(m, inos[22 + MOUNT_WALK_FILES]), 0);
     /* Back to the start: not a walk. */
     CHECK(read_many(m, inos, 0));
     CHECK_EQ_INT(chunk_cached(m, inos[1]), 0);
-    for (int i = 42; i < 42 + MOUNT_WALK_FILES; i++)
+    for (int i = 22; i < 22 + MOUNT_WALK_FILES; i++)
         CHECK(read_many(m, inos, i));
+    close_view(m);
+}
+
+/* read_order(m, sub, i): order/${sub}/f${i}, byte-exact, from its start;
+ * 1 if so. */
+static int
+read_order(pqv_mount *m, const char *sub, int i)
+{
+    char path[64], want[64], got_buf[80];
+    pqv_mount_file *f = NULL;
+    size_t got = 0;
+    uint64_t ino;
+    int ok;
+
+    snprintf(path, sizeof(path), "t/order/%s/f%d", sub, i);
+    snprintf(want, sizeof(want), "order/%s/f%d\n", sub, i);
+    if ((ino = lookup_path(m, path)) == 0 || pqv_mount_file_get(m, ino, &f) != 0)
+        return 0;
+    ok = pqv_mount_read(f, (uint8_t *)got_buf, sizeof(got_buf), 0, &got) == 0 &&
+        got == strlen(want) && memcmp(got_buf, want, got) == 0;
+    pqv_mount_file_put(f);
+    return ok;
+}
+
+static int
+order_cached(pqv_mount *m, const char *sub, int i)
+{
+    char path[64];
+    uint64_t ino;
+
+    snprintf(path, sizeof(path), "t/order/%s/f%d", sub, i);
+    SETUP((ino = lookup_path(m, path)) != 0);
+    return chunk_cached(m, ino);
+}
+
+/* A walk goes depth first through the directories, each in name order, as
+ * cp -a, tar and grep -r read them, not in the paths' order: after
+ * order/apt/'s last files, order/apt-x/'s (whose paths sort before
+ * apt/'s) are read ahead. */
+_Static_assert(ORDER_FILES <= MOUNT_WALK_FILES, "test_walk_depth_first: a walk looks at fewer files");
+static void
+test_walk_depth_first(void)
+{
+    pqv_mount *m = open_view();
+
+    CHECK(read_order(m, "apt", ORDER_FILES - 2));
+    CHECK(read_order(m, "apt", ORDER_FILES - 1));
+    for (int i = 0; i < ORDER_FILES; i++)
+        CHECK_EQ_INT(order_cached(m, "apt-x", i), 1);
+    for (int i = 0; i < ORDER_FILES; i++)
+        CHECK(read_order(m, "apt-x", i));
     close_view(m);
 }
 
@@ -392,10 +444,16 @@ struct offers {
     int listed;
     unsigned n, refused;
     uint64_t ino[MANY];
-    char data[MANY][16];
+    char data[MANY][64];
     size_t len[MANY];
 };
 static struct offers offers = { PTHREAD_MUTEX_INITIALIZER, 0, 0, 0, { 0 }, { { 0 } }, { 0 } };
+
+/* Set while this thread reads through the view: an offer made then would
+ * be made by a reader's request, which the kernel may wait for to unlock
+ * the very pages offered (a deadlock the offers must never risk). */
+static _Thread_local int reading;
+static unsigned offers_in_reads;
 
 static int
 offer_cb(void *ctx, uint64_t ino, const void *data, size_t len)
@@ -404,6 +462,7 @@ offer_cb(void *ctx, uint64_t ino, const void *data, size_t len)
     int rc = -ENOENT;
 
     pthread_mutex_lock(&o->lock);
+    offers_in_reads += reading;
     if (!o->listed) {
         o->refused++;
     } else if (o->n < MANY && len < sizeof(o->data[0])) {
@@ -444,13 +503,19 @@ wait_pending(pqv_mount *m, uint64_t ino)
         for (size_t b = 0; b < m->cache.nbuckets && state == 0; b++)
             for (struct mount_chunk *ce = m->cache.buckets[b]; ce != NULL && state == 0; ce = ce->hnext)
                 if (ce->key[0] == 'C' && memcmp(ce->key + 1, e->extents[0].chunk_id, CHUNK_ID_BYTES) == 0)
-                    state = ce->offer_len != 0 ? ce->state : -1;
+                    state = ce->noffers != 0 ? ce->state : -1;
         if (state != CHUNK_READY)
             pthread_cond_wait(&m->cond, &m->lock);
     }
     pthread_mutex_unlock(&m->lock);
 }
 
+
+/* Where test_offers' second walk starts (a walk from the first file
+ * again: more than MOUNT_WALK_GAP files after it; among the files the
+ * first walk offered, which left the cache). */
+#define OFFERS_AT (MOUNT_WALK_GAP + 14)
+_Static_assert(OFFERS_AT + MOUNT_WALK_FILES <= MANY, "test_offers: t/many holds too few files");
 
 /* Offers (opt.offer): the next files of a walk, read ahead, are given to
  * the kernel's page cache, byte-exact, as the files the view shows (their
@@ -501,14 +566,15 @@ test_offers(void)
     offers.listed = 0;
     offers.n = 0;
     pthread_mutex_unlock(&offers.lock);
-    CHECK(read_many(m, inos, 40));
-    CHECK(read_many(m, inos, 41));
-    for (int i = 42; i < 42 + MOUNT_WALK_FILES; i++)
+    CHECK(read_many(m, inos, 0));              /* (back: a walk starts again) */
+    CHECK(read_many(m, inos, OFFERS_AT - 2));
+    CHECK(read_many(m, inos, OFFERS_AT - 1));
+    for (int i = OFFERS_AT; i < OFFERS_AT + MOUNT_WALK_FILES; i++)
         wait_pending(m, inos[i]);
     pthread_mutex_lock(&m->lock);
     CHECK_EQ_INT(m->cache.pending_offers, MOUNT_WALK_FILES);
     pthread_mutex_unlock(&m->lock);
-    for (int i = 42; i < 42 + MOUNT_WALK_FILES; i++)
+    for (int i = OFFERS_AT; i < OFFERS_AT + MOUNT_WALK_FILES; i++)
         CHECK_EQ_INT(chunk_cached(m, inos[i]), 1);
     pthread_mutex_lock(&offers.lock);
     CHECK(offers.refused >= 1);
@@ -520,12 +586,85 @@ test_offers(void)
     CHECK_EQ_INT(offers.n, MOUNT_WALK_FILES);
     CHECK_EQ_INT(m->cache.offered, 2 * MOUNT_WALK_FILES);
     CHECK_EQ_INT(m->cache.pending_offers, 0);
-    for (int i = 42; i < 42 + MOUNT_WALK_FILES; i++)
+    for (int i = OFFERS_AT; i < OFFERS_AT + MOUNT_WALK_FILES; i++)
         CHECK_EQ_INT(chunk_cached(m, inos[i]), 0);
     /* Read anyway (the kernel dropped the pages): byte-exact. */
-    for (int i = 42; i < 42 + MOUNT_WALK_FILES; i++)
+    for (int i = OFFERS_AT; i < OFFERS_AT + MOUNT_WALK_FILES; i++)
         CHECK(read_many(m, inos, i));
     close_view(m);
 }
 
-TEST_MAIN(test_kept_files, test_locked_pool, test_read_once, test_walk_ahead, test_offers)
+/* read_dup(m, name, len): t/dup/${name}'s first ${len} bytes read (not
+ * offered on this thread); 1 if they are what it holds. */
+static int
+read_dup(pqv_mount *m, const char *name, size_t len)
+{
+    char path[64], got_buf[64];
+    const char *want = name[0] == 'b' ? DUP_BYTES : name[1] == '0' ? "dup a0\n" : "dup a1\n";
+    pqv_mount_file *f = NULL;
+    size_t got = 0;
+    uint64_t ino;
+    int ok;
+
+    snprintf(path, sizeof(path), "t/dup/%s", name);
+    if ((ino = lookup_path(m, path)) == 0 || pqv_mount_file_get(m, ino, &f) != 0)
+        return 0;
+    reading = 1;
+    ok = pqv_mount_read(f, (uint8_t *)got_buf, len, 0, &got) == 0 && got == len &&
+        memcmp(got_buf, want, len) == 0;
+    reading = 0;
+    pqv_mount_file_put(f);
+    return ok;
+}
+
+/* Copies met by a walk (one chunk, stored once, for several files) are
+ * offered as each of them, byte-exact, and only by the prefetch threads,
+ * never by a reader's request, even when the chunk was read already: the
+ * kernel keeps the pages of the file a request reads locked until it is
+ * answered, and a chunk read for a walk may be waiting to be offered as
+ * that very file (when it goes on: as it was offered, refused, before the
+ * kernel had its inode). */
+static void
+test_offer_copies(void)
+{
+    struct pqv_mount_options opt = { 0 };
+    pqv_mount *m = NULL;
+    uint64_t b[DUP_COPIES];
+
+    opt.offer = offer_cb;
+    opt.offer_ctx = &offers;
+    ensure_vault();
+    SETUP(vf_open_vault(NULL, vdir, pass, &vault, 0) == 0);
+    SETUP(pqv_mount_open(vault, &opt, &m) == 0);
+    for (int i = 0; i < DUP_COPIES; i++) {
+        char path[32];
+        snprintf(path, sizeof(path), "t/dup/b%d", i);
+        REQUIRE((b[i] = lookup_path(m, path)) != 0);
+    }
+    pthread_mutex_lock(&offers.lock);
+    offers.listed = 1;
+    offers.n = 0;
+    offers_in_reads = 0;
+    pthread_mutex_unlock(&offers.lock);
+    /* The copies' chunk read (in part: it stays cached), then a walk. */
+    CHECK(read_dup(m, "b0", 4));
+    CHECK(read_dup(m, "a0", 7));
+    CHECK(read_dup(m, "a1", 7));
+    wait_offered(m, DUP_COPIES);
+    pthread_mutex_lock(&offers.lock);
+    CHECK_EQ_INT(offers.n, DUP_COPIES);
+    CHECK_EQ_INT(offers_in_reads, 0);
+    for (unsigned k = 0; k < offers.n; k++) {
+        int i = -1;
+        for (int j = 0; j < DUP_COPIES; j++)
+            if (b[j] == offers.ino[k])
+                i = j;
+        CHECK(i >= 0);
+        CHECK(offers.len[k] == strlen(DUP_BYTES) && memcmp(offers.data[k], DUP_BYTES, offers.len[k]) == 0);
+    }
+    pthread_mutex_unlock(&offers.lock);
+    close_view(m);
+}
+
+TEST_MAIN(test_kept_files, test_locked_pool, test_read_once, test_walk_ahead, test_walk_depth_first,
+    test_offers, test_offer_copies)

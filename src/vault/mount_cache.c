@@ -107,8 +107,7 @@ chunk_free(struct mount_cache *c, struct mount_chunk *ce)
 {
     if (ce == NULL)
         return;
-    if (ce->offer_len != 0)
-        c->pending_offers--;
+    c->pending_offers -= ce->noffers;
     if (ce->data != NULL) {
         util_wipe(ce->data, ce->len);
         mount_memory_give(c, ce->data, ce->cap);
@@ -312,7 +311,7 @@ mount_cache_put(struct pqv_mount *m, struct mount_chunk *ce)
         return;
     if (ce->state == CHUNK_FAILED) {
         chunk_free(&m->cache, ce);
-    } else if (ce->state == CHUNK_READY && ce->read_whole) {
+    } else if (ce->state == CHUNK_READY && ce->read_whole && ce->noffers == 0) {
         cache_remove(&m->cache, ce);
         m->cache.bytes -= ce->cap;
         chunk_free(&m->cache, ce);
@@ -346,6 +345,8 @@ mount_cache_put_served(struct pqv_mount *m, struct mount_chunk *ce, uint64_t n)
     served(ce, n);
     mount_cache_put(m, ce);
 }
+
+static void offer(struct pqv_mount *m, struct mount_chunk *ce, int all);
 
 /* mount_cache_get(f, index, segment, out): extent ${index} of ${f}, decrypted
  * (whole, or only ${segment} of it unless it is cached whole), referenced
@@ -438,6 +439,24 @@ mount_cache_queue(struct pqv_mount *m, const struct entry *e, uint32_t from, uns
     return 0;
 }
 
+/* add_offer(c, ce, ino, len, now): file ${ino} among those ${ce} is
+ * offered as (not twice; not more than MOUNT_CHUNK_OFFERS: a file beyond
+ * is read as any); 1 if it is now. */
+static int
+add_offer(struct mount_cache *c, struct mount_chunk *ce, uint64_t ino, uint32_t len, int now)
+{
+    for (unsigned i = 0; i < ce->noffers; i++)
+        if (ce->offers[i].ino == ino)
+            return 0;
+    if (ce->noffers == MOUNT_CHUNK_OFFERS)
+        return 0;
+    ce->offers[ce->noffers].ino = ino;
+    ce->offers[ce->noffers].len = len;
+    ce->offers[ce->noffers++].now = now;
+    c->pending_offers++;
+    return 1;
+}
+
 int
 mount_cache_queue_offer(struct pqv_mount *m, const struct entry *e, uint64_t ino, uint32_t len,
     int now)
@@ -450,46 +469,73 @@ mount_cache_queue_offer(struct pqv_mount *m, const struct entry *e, uint64_t ino
     if (len == 0 || m->opt.offer == NULL)
         return mount_cache_queue(m, e, 0, 1, e->extents[0].plain_len);
     key_of(e, 0, MOUNT_WHOLE, key);
-    if (cache_find(c, key) != NULL)
+    if ((ce = cache_find(c, key)) != NULL) {
+        /* Another file of the same data, read or on its way.  Read, it
+         * is offered by a prefetch thread, never by the caller: a reader's
+         * request offering while the kernel waits for it (the pages of
+         * the file it reads are locked meanwhile, and a chunk may be
+         * offered as that file too) would wait for itself. */
+        if (add_offer(c, ce, ino, len, now) && now && ce->state == CHUNK_READY &&
+            !ce->queued && c->qlen < MOUNT_PREFETCH_QUEUE && c->nthreads > 0) {
+            /* (First in the queue: it costs no decryption, and the
+             * walk's reader is about to reach that file.) */
+            ce->refs++;
+            c->qhead = (c->qhead + MOUNT_PREFETCH_QUEUE - 1) % MOUNT_PREFETCH_QUEUE;
+            c->queue[c->qhead] = ce;
+            c->qlen++;
+            pthread_cond_signal(&c->work);
+        }
         return 0;
+    }
     if (mount_cache_queue(m, e, 0, 1, e->extents[0].plain_len) != 0)
         return -1;
     /* (Just queued: the last in the queue.) */
     at = (c->qhead + c->qlen - 1) % MOUNT_PREFETCH_QUEUE;
     ce = c->queue[at];
-    ce->offer_ino = ino;
-    ce->offer_len = len;
-    ce->offer_now = now;
-    c->pending_offers++;
+    (void)add_offer(c, ce, ino, len, now);
     return 0;
 }
 
-/* offer(m, ce): ${ce}, read for a walk, offered to the kernel's page
- * cache as its file's first bytes (m->lock held, let go meanwhile; the
+/* offer(m, ce, all): ${ce}, read for a walk, offered to the kernel's page
+ * cache as its files' first bytes, those whose directories are listed
+ * (now), or all (a listing goes on; m->lock held, let go meanwhile; the
  * caller's reference keeps ${ce}).  Taken, those bytes count as read: the
- * chunk leaves the cache once the rest of it, if any, is read too.  Not
- * yet (the kernel has no inode of that number: its directory is not
- * listed yet), it stays to offer when it is (mount_cache_offer_listed). */
+ * chunk leaves the cache once the rest of it, if any, is read too, and no
+ * offer of it is left.  Not yet (the kernel has no inode of that number:
+ * its directory is not listed yet), it stays to offer when it is
+ * (mount_cache_offer_listed). */
 static void
-offer(struct pqv_mount *m, struct mount_chunk *ce)
+offer(struct pqv_mount *m, struct mount_chunk *ce, int all)
 {
-    uint64_t ino = ce->offer_ino;
-    uint32_t len = ce->offer_len;
-    int rc;
+    struct mount_offer todo[MOUNT_CHUNK_OFFERS];
+    unsigned n = 0;
 
-    if (ce->state != CHUNK_READY || len == 0 || len > ce->len)
+    if (ce->state != CHUNK_READY)
         return;
-    ce->offer_len = 0;           /* (one offer at a time) */
-    pthread_mutex_unlock(&m->lock);
-    rc = m->opt.offer(m->opt.offer_ctx, ino, ce->data, len);
-    pthread_mutex_lock(&m->lock);
-    if (rc == -ENOENT) {
-        ce->offer_len = len;
-    } else {
+    for (unsigned i = 0; i < ce->noffers;) {
+        if (all || ce->offers[i].now) {
+            todo[n++] = ce->offers[i];
+            ce->offers[i] = ce->offers[--ce->noffers];
+        } else {
+            i++;
+        }
+    }
+    for (unsigned i = 0; i < n; i++) {
+        int rc = -EINVAL;
+        if (todo[i].len <= ce->len) {
+            pthread_mutex_unlock(&m->lock);
+            rc = m->opt.offer(m->opt.offer_ctx, todo[i].ino, ce->data, todo[i].len);
+            pthread_mutex_lock(&m->lock);
+        }
+        if (rc == -ENOENT && ce->noffers < MOUNT_CHUNK_OFFERS) {
+            todo[i].now = 0;     /* (until its directory's listing goes on) */
+            ce->offers[ce->noffers++] = todo[i];
+            continue;
+        }
         m->cache.pending_offers--;
         if (rc == 0) {
             m->cache.offered++;
-            served(ce, len);
+            served(ce, todo[i].len);
         }
     }
     pthread_cond_broadcast(&m->cond); /* (tests wait for offers) */
@@ -505,14 +551,15 @@ mount_cache_offer_listed(struct pqv_mount *m, const struct entry *e)
         !e->extents[0].chunk)
         return;
     key_of(e, 0, MOUNT_WHOLE, key);
-    if ((ce = cache_find(&m->cache, key)) == NULL || ce->offer_len == 0)
+    if ((ce = cache_find(&m->cache, key)) == NULL || ce->noffers == 0)
         return;
     if (ce->state != CHUNK_READY) {
-        ce->offer_now = 1;       /* (offered as soon as it is read) */
+        for (unsigned i = 0; i < ce->noffers; i++)
+            ce->offers[i].now = 1; /* (offered as soon as it is read) */
         return;
     }
     ce->refs++;
-    offer(m, ce);
+    offer(m, ce, 1);
     mount_cache_put(m, ce);
 }
 
@@ -539,7 +586,11 @@ prefetcher(void *arg)
         ce = c->queue[c->qhead];
         c->qhead = (c->qhead + 1) % MOUNT_PREFETCH_QUEUE;
         c->qlen--;
-        if (!ce->queued) {       /* a reader took it over */
+        if (!ce->queued) {
+            /* A reader took it over, or it was read already: its offers
+             * to make (see mount_cache_queue_offer). */
+            if (ce->state == CHUNK_READY && ce->noffers != 0)
+                offer(m, ce, 0);
             mount_cache_put(m, ce);
             continue;
         }
@@ -549,8 +600,8 @@ prefetcher(void *arg)
         pthread_mutex_lock(&m->lock);
         chunk_done(m, ce, rc);
         c->prefetched++;
-        if (ce->offer_len != 0 && ce->offer_now)
-            offer(m, ce);
+        if (ce->noffers != 0)
+            offer(m, ce, 0);
         mount_cache_put(m, ce);
     }
     pthread_mutex_unlock(&m->lock);

@@ -366,14 +366,13 @@ offer_len(const struct pqv_mount *m, const struct entry *e)
 
 /* walk_ahead(f): ${f} is read from its start (or from where what was
  * offered of it ends).  If the file read so before it was at most
- * MOUNT_WALK_GAP nodes before it in its tree, or before the last one
- * looked at ahead (a walk: cp -a, tar, rsync and grep -r read a tree's
- * files depth first in listing or inode order, and a tree's nodes are
- * numbered in the order of its entries' paths, which is that order but
- * for names that sort before "/"), the first chunks of the next files of
- * the tree not looked at yet (those that need no file key: format 3's),
- * across directories, are queued for the prefetch threads, so that their
- * reads find them decrypted, or, offered to the kernel's page cache
+ * MOUNT_WALK_GAP places before it in its tree's walk order, or before the
+ * last one looked at ahead (a walk: cp -a, tar, rsync and grep -r read a
+ * tree's files depth first, each directory in listing or inode order,
+ * which is that order), the first chunks of the next files of the tree
+ * not looked at yet (those that need no file key: format 3's), across
+ * directories, are queued for the prefetch threads, so that their reads
+ * find them decrypted, or, offered to the kernel's page cache
  * (opt.offer), need no request at all.  Only a tree loaded is looked at
  * (m->lock held throughout: a tree unloads under it). */
 static void
@@ -381,26 +380,32 @@ walk_ahead(struct pqv_mount_file *f)
 {
     struct pqv_mount *m = f->m;
     const struct mount_tree *t;
-    uint32_t tree, node, files = 0, from;
+    uint32_t tree, node, at, files = 0, from;
     uint64_t bytes = 0;
     int walking;
 
     if (mount_decode(m, f->ino, &tree, &node) != 0 || tree == 0)
         return;
     pthread_mutex_lock(&m->lock);
-    walking = m->walk_tree == tree && node > m->walk_node &&
-        node <= (m->walk_end > m->walk_node ? m->walk_end : m->walk_node) + MOUNT_WALK_GAP;
-    from = walking && m->walk_end > node ? m->walk_end + 1 : node + 1;
-    m->walk_tree = tree;
-    m->walk_node = node;
-    m->walk_end = from - 1;
     t = &m->trees[tree];
-    for (uint32_t k = from; walking && t->status == TREE_LOADED && k < t->nnodes &&
-         k <= node + MOUNT_WALK_NODES && files < MOUNT_WALK_FILES && bytes < MOUNT_WALK_BYTES; k++) {
+    if (t->status != TREE_LOADED || node >= t->nnodes || (at = t->walk_rank[node]) == MOUNT_NONE) {
+        m->walk_tree = 0;
+        pthread_mutex_unlock(&m->lock);
+        return;
+    }
+    walking = m->walk_tree == tree && at > m->walk_at &&
+        at <= (m->walk_end > m->walk_at ? m->walk_end : m->walk_at) + MOUNT_WALK_GAP;
+    from = walking && m->walk_end > at ? m->walk_end + 1 : at + 1;
+    m->walk_tree = tree;
+    m->walk_at = at;
+    m->walk_end = from - 1;
+    for (uint32_t p = from; walking && p < t->nwalk && p <= at + MOUNT_WALK_NODES &&
+         files < MOUNT_WALK_FILES && bytes < MOUNT_WALK_BYTES; p++) {
+        uint32_t k = t->walk_order[p];
         const struct entry *e = t->nodes[k].inode == k ? mount_tree_entry(t, k) : NULL;
         uint32_t len = e != NULL ? offer_len(m, e) : 0;
         uint64_t ino;
-        m->walk_end = k;
+        m->walk_end = p;
         if (e == NULL || e->kind != KIND_FILE || !e->chunked || e->nextents == 0 ||
             !e->extents[0].chunk || !e->extents[0].located)
             continue;

@@ -70,14 +70,16 @@
 #define MOUNT_POOL_BYTES (4u << 20)
 #define MOUNT_POOL_PER_CLASS 256
 #define MOUNT_SPARE_CHUNKS 256
-/* A walk (files read from their starts in the order of their nodes, each
- * within this many nodes of the one before): the next files' first
+/* A walk (files read from their starts in the tree's walk order, each
+ * within this many places of the one before): the next files' first
  * chunks are decrypted ahead, at most these many files and bytes, among
- * at most this many nodes. */
+ * at most this many places. */
 #define MOUNT_WALK_GAP 8
-#define MOUNT_WALK_FILES 8
-#define MOUNT_WALK_BYTES (1u << 20)
-#define MOUNT_WALK_NODES 64
+#define MOUNT_WALK_FILES 32
+#define MOUNT_WALK_BYTES (4u << 20)
+#define MOUNT_WALK_NODES 256
+/* Files one chunk is offered as, at most (copies met by a walk). */
+#define MOUNT_CHUNK_OFFERS 8
 /* Files whose damage is reported by name (then: no more names). */
 #define MOUNT_REPORTED_MAX 256
 /* A cached chunk's key: 'C' || chunk identity, 'S' || chunk identity ||
@@ -128,6 +130,12 @@ struct mount_tree {
     struct mount_node *nodes;
     uint32_t nnodes;
     uint32_t *kids;
+    /* The order of a walk of its directories, depth first, each one's
+     * children in name order (cp -a, tar, rsync, grep -r, find):
+     * walk_rank[node] is its place (MOUNT_NONE: left out of the tree),
+     * walk_order[place] the node there, nwalk places. */
+    uint32_t *walk_rank, *walk_order;
+    uint32_t nwalk;
     char **made;                 /* names of the directories made up */
     size_t nmade;
     uint64_t bytes;              /* memory it holds, about */
@@ -200,6 +208,15 @@ int mount_versions_same(const struct entry *a, const struct entry *b);
 
 enum { CHUNK_LOADING = 1, CHUNK_READY, CHUNK_FAILED };
 
+/* An offer of a chunk: ${len} bytes of it as file ${ino}'s first ones,
+ * as soon as it is read if ${now} (the file's directory is listed), else
+ * once its directory's listing goes on. */
+struct mount_offer {
+    uint64_t ino;
+    uint32_t len;
+    int now;
+};
+
 struct mount_chunk {
     uint8_t key[MOUNT_KEY_BYTES];
     int state;                   /* CHUNK_* */
@@ -210,9 +227,10 @@ struct mount_chunk {
     uint32_t served;             /* bytes reads took of it (whole), at most len */
     int read_whole;              /* reads took all of it: out once unused */
     int wanted_again;            /* asked for after that: kept */
-    uint64_t offer_ino;          /* once read: offered (opt.offer) as that file's, */
-    uint32_t offer_len;          /* these bytes of it (0: not offered) */
-    int offer_now;               /* as soon as it is read (else: once listed) */
+    /* Once read: offered (opt.offer) as the first bytes of these files
+     * (a walk meets copies of a file, whose data is stored once). */
+    struct mount_offer offers[MOUNT_CHUNK_OFFERS];
+    unsigned noffers;
     uint8_t *data;
     uint32_t len;
     uint32_t cap;                /* ${data}'s size (a pool's class: at least len) */
@@ -331,8 +349,9 @@ void mount_cache_prefetch(struct pqv_mount_file *f, uint32_t from);
  * prefetch threads unless cached (chunks only where no file key is needed:
  * the caller's part for extents of formats 1 and 2); -1 once the queue is
  * full (m->lock held).  mount_cache_queue_offer(m, e, ino, len, now):
- * ${e}'s first chunk queued so, to be offered (opt.offer: ${len} bytes,
- * as file ${ino}'s) as soon as it is read if ${now} (its directory is
+ * ${e}'s first chunk queued so (or found cached: another file of the same
+ * data), to be offered (opt.offer: ${len} bytes, as file ${ino}'s, by a
+ * prefetch thread) as soon as it is read if ${now} (its directory is
  * listed), else once its directory's listing goes on
  * (mount_cache_offer_listed). */
 int mount_cache_queue(struct pqv_mount *m, const struct entry *e, uint32_t from, unsigned chunks,
@@ -377,10 +396,10 @@ struct pqv_mount {
     unsigned nkept;
     struct pqv_mount_file *spare_files[MOUNT_FILES_KEPT];
     unsigned nspare_files;
-    /* The file last read from its start: its tree and node (a walk:
-     * mount_file.c's walk_ahead). */
-    uint32_t walk_tree, walk_node;
-    uint32_t walk_end;           /* the last node of walk_tree looked at ahead */
+    /* The file last read from its start: its tree and its place in the
+     * tree's walk order (a walk: mount_file.c's walk_ahead). */
+    uint32_t walk_tree, walk_at;
+    uint32_t walk_end;           /* the last place of walk_tree looked at ahead */
     size_t page_size;
     char **reported;             /* names whose damage was reported */
     size_t nreported;

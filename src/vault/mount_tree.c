@@ -377,6 +377,49 @@ done:
     return rc;
 }
 
+/* walk_order(t): t->walk_rank and t->walk_order: the nodes in the order
+ * a depth-first walk of the directories visits them, each directory's
+ * children in name order (the order of its listing, and of its children's
+ * numbers, by which cp -a sorts them).  The nodes' own numbers follow the
+ * entries' paths, which differ where a name sorts before "/": apt-x/f
+ * comes before apt/f, while a walk copies apt/ first.  A group's
+ * directory (versions/) walks only the children it is the parent of. */
+static int
+walk_order(struct mount_tree *t)
+{
+    uint32_t *stack, depth = 0;
+    size_t pushes = 1;
+
+    for (uint32_t i = 0; i < t->nnodes; i++)
+        pushes += t->nodes[i].nkids;
+    if ((t->walk_rank = malloc((size_t)t->nnodes * sizeof(*t->walk_rank))) == NULL ||
+        (t->walk_order = malloc((size_t)t->nnodes * sizeof(*t->walk_order))) == NULL ||
+        (stack = malloc(pushes * sizeof(*stack))) == NULL)
+        return PQV_E_NOMEM;
+    for (uint32_t i = 0; i < t->nnodes; i++)
+        t->walk_rank[i] = MOUNT_NONE;
+    t->nwalk = 0;
+    stack[depth++] = 0;
+    while (depth > 0) {
+        uint32_t d = stack[--depth];
+        const struct mount_node *nd = &t->nodes[d];
+        /* (A name listed twice in its directory is walked once.) */
+        if (t->walk_rank[d] != MOUNT_NONE)
+            continue;
+        t->walk_rank[d] = t->nwalk;
+        t->walk_order[t->nwalk++] = d;
+        /* (Children pushed last first; each directory is walked once, so
+         * no more are pushed than all directories' children.) */
+        for (uint32_t j = nd->nkids; j > 0; j--) {
+            uint32_t k = t->kids[nd->kids + j - 1];
+            if (t->nodes[k].parent == d && k != d)
+                stack[depth++] = k;
+        }
+    }
+    free(stack);
+    return 0;
+}
+
 /* hard_links(t): the names of one group share the first one's number. */
 static int
 hard_links(struct mount_tree *t)
@@ -455,7 +498,7 @@ mount_tree_build(struct mount_tree *t)
     }
     if (rc == 0 && t->groups != NULL && t->group_names != NULL)
         rc = group_dirs(&b);
-    if (rc == 0 && (rc = children(t)) == 0)
+    if (rc == 0 && (rc = children(t)) == 0 && (rc = walk_order(t)) == 0)
         rc = hard_links(t);
     t->nodes[0].inode = 0;
     free(b.made.slots);
@@ -473,7 +516,7 @@ mount_tree_build(struct mount_tree *t)
 uint64_t
 mount_tree_node_bytes(const struct mount_tree *t)
 {
-    return (uint64_t)t->nnodes * (sizeof(struct mount_node) + 2 * sizeof(uint32_t)) + t->nmade * 32 +
+    return (uint64_t)t->nnodes * (sizeof(struct mount_node) + 4 * sizeof(uint32_t)) + t->nmade * 32 +
         (uint64_t)t->ngroups * (sizeof(uint32_t) + sizeof(char *) + 32);
 }
 
@@ -485,6 +528,10 @@ mount_tree_unbuild(struct mount_tree *t)
     free(t->made);
     free(t->nodes);
     free(t->kids);
+    free(t->walk_rank);
+    free(t->walk_order);
+    t->walk_rank = t->walk_order = NULL;
+    t->nwalk = 0;
     free(t->alias);
     t->alias = NULL;
     free(t->group_dir);

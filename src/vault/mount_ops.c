@@ -154,6 +154,7 @@ int
 mount_ops_alias(struct pqv_mount *m, struct mount_tree *t)
 {
     const struct mount_tree *root = &m->trees[1];
+    size_t at = 0;
 
     if (t->id < 2 || root->status != TREE_LOADED || t->nnodes == 0)
         return 0;
@@ -170,8 +171,19 @@ mount_ops_alias(struct pqv_mount *m, struct mount_tree *t)
         if (t->groups != NULL)
             name = t->groups[node - 1] != 0 && t->groups[node - 1] <= t->ngroups ?
                 t->group_names[t->groups[node - 1]] : NULL;
-        if (name != NULL && (r = mount_tree_find(root, name)) != MOUNT_NONE &&
-            same_inode(m, t, node, root, r))
+        if (name == NULL)
+            continue;
+        if (t->groups == NULL) {
+            /* (A snapshot's names sort as the root's: one pass over both
+             * finds them, not a search each.) */
+            int c = 1;
+            while (at < root->n && (c = strcmp(root->entries[at].name, name)) < 0)
+                at++;
+            r = at < root->n && c == 0 ? (uint32_t)at + 1 : MOUNT_NONE;
+        } else {
+            r = mount_tree_find(root, name);
+        }
+        if (r != MOUNT_NONE && same_inode(m, t, node, root, r))
             t->alias[node] = r;
     }
     return 0;

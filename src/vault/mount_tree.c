@@ -309,12 +309,23 @@ group_dirs(struct build *b)
 static void
 sort_kids(struct mount_tree *t, uint32_t at, uint32_t n, struct kid *k)
 {
-    for (uint32_t j = 0; j < n; j++) {
+    uint32_t j;
+
+    /* (Mostly in order already: siblings' entries sort as their names.) */
+    for (j = 1; j < n; j++) {
+        uint32_t x = t->kids[at + j - 1], y = t->kids[at + j];
+        int c = strcmp(t->nodes[x].comp, t->nodes[y].comp);
+        if (c > 0 || (c == 0 && x > y))
+            break;
+    }
+    if (j >= n)
+        return;
+    for (j = 0; j < n; j++) {
         k[j].node = t->kids[at + j];
         k[j].comp = t->nodes[k[j].node].comp;
     }
     util_sort(k, n, sizeof(*k), compare_kid);
-    for (uint32_t j = 0; j < n; j++)
+    for (j = 0; j < n; j++)
         t->kids[at + j] = k[j].node;
 }
 
@@ -466,6 +477,9 @@ int
 mount_tree_build(struct mount_tree *t)
 {
     struct build b;
+    const char *last_dir = NULL; /* the directory of the entry before, */
+    size_t last_len = 0;         /* its length, */
+    uint32_t last_parent = 0;    /* and its node */
     int rc = 0;
 
     memset(&b, 0, sizeof(b));
@@ -482,14 +496,23 @@ mount_tree_build(struct mount_tree *t)
     for (uint32_t i = 0; i < t->n && rc == 0; i++) {
         struct mount_node *nd = &t->nodes[i + 1];
         const char *name = t->entries[i].name, *slash = strrchr(name, '/');
-        uint32_t parent;
+        uint32_t parent = MOUNT_NONE;
+        size_t len;
         nd->comp = slash != NULL ? slash + 1 : name;
         nd->entry = i;
         nd->parent = MOUNT_NONE;
         /* A second entry of a name (none in a state), or a malformed name. */
         if ((i > 0 && strcmp(name, t->entries[i - 1].name) == 0) || nd->comp[0] == '\0')
             continue;
-        rc = parent_of(&b, name, slash != NULL ? (size_t)(slash - name) : 0, &parent);
+        len = slash != NULL ? (size_t)(slash - name) : 0;
+        /* (Most entries are in the directory of the entry before.) */
+        if (last_dir != NULL && len == last_len && memcmp(name, last_dir, len) == 0) {
+            parent = last_parent;
+        } else if ((rc = parent_of(&b, name, len, &parent)) == 0) {
+            last_dir = name;
+            last_len = len;
+            last_parent = parent;
+        }
         /* (parent_of may have moved the nodes.) */
         t->nodes[i + 1].parent = parent;
         if (rc == 0 && parent != MOUNT_NONE && t->entries[i].kind == KIND_FILE)

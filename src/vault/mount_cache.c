@@ -346,8 +346,6 @@ mount_cache_put_served(struct pqv_mount *m, struct mount_chunk *ce, uint64_t n)
     mount_cache_put(m, ce);
 }
 
-static void offer(struct pqv_mount *m, struct mount_chunk *ce, int all);
-
 /* mount_cache_get(f, index, segment, out): extent ${index} of ${f}, decrypted
  * (whole, or only ${segment} of it unless it is cached whole), referenced
  * (chunk_put under m->lock). */

@@ -454,6 +454,11 @@ static struct offers offers = { PTHREAD_MUTEX_INITIALIZER, 0, 0, 0, { 0 }, { { 0
  * the very pages offered (a deadlock the offers must never risk). */
 static _Thread_local int reading;
 static unsigned offers_in_reads;
+/* Set while this thread lists a directory: offers a listing's
+ * continuation finds pending are made by the prefetch threads, after its
+ * answer, so that the copier does not wait for them. */
+static _Thread_local int listing;
+static unsigned offers_in_listings;
 
 static int
 offer_cb(void *ctx, uint64_t ino, const void *data, size_t len)
@@ -463,6 +468,7 @@ offer_cb(void *ctx, uint64_t ino, const void *data, size_t len)
 
     pthread_mutex_lock(&o->lock);
     offers_in_reads += reading;
+    offers_in_listings += listing;
     if (!o->listed) {
         o->refused++;
     } else if (o->n < MANY && len < sizeof(o->data[0])) {
@@ -521,7 +527,8 @@ _Static_assert(OFFERS_AT + MOUNT_WALK_FILES <= MANY, "test_offers: t/many holds 
  * the kernel's page cache, byte-exact, as the files the view shows (their
  * numbers), whole pages or whole files, and leave the view's cache once
  * taken; refused for want of an inode (the directory not listed yet),
- * they stay, and are given when the listing goes on, before its answer. */
+ * they stay, and are given when the listing goes on, by the prefetch
+ * threads (not on the listing's thread: the copier would wait for them). */
 static void
 test_offers(void)
 {
@@ -580,12 +587,33 @@ test_offers(void)
     CHECK(offers.refused >= 1);
     offers.listed = 1;
     pthread_mutex_unlock(&offers.lock);
+    offers_in_listings = 0;
+    listing = 1;
     CHECK(pqv_mount_readdir(m, dir_ino, 0, count_entry, &listed) == 0);
-    CHECK_EQ_INT(offers.n, 0);                 /* (a listing's start: not yet) */
+    pthread_mutex_lock(&m->lock);
+    CHECK_EQ_INT(m->cache.pending_offers, MOUNT_WALK_FILES); /* (a listing's start: not yet) */
+    pthread_mutex_unlock(&m->lock);
     CHECK(pqv_mount_readdir(m, dir_ino, 2 + MANY, count_entry, &listed) == 0);
-    CHECK_EQ_INT(offers.n, MOUNT_WALK_FILES);
+    listing = 0;
+    wait_offered(m, 2 * MOUNT_WALK_FILES);
+    pthread_mutex_lock(&m->lock);
     CHECK_EQ_INT(m->cache.offered, 2 * MOUNT_WALK_FILES);
     CHECK_EQ_INT(m->cache.pending_offers, 0);
+    pthread_mutex_unlock(&m->lock);
+    pthread_mutex_lock(&offers.lock);
+    CHECK_EQ_INT(offers.n, MOUNT_WALK_FILES);
+    for (unsigned k = 0; k < offers.n; k++) {
+        char want[16];
+        int i = -1;
+        for (int j = 0; j < MANY; j++)
+            if (inos[j] == offers.ino[k])
+                i = j;
+        CHECK(i >= OFFERS_AT && i < OFFERS_AT + MOUNT_WALK_FILES);
+        snprintf(want, sizeof(want), "file %d\n", i & 0xffff);
+        CHECK(offers.len[k] == strlen(want) && memcmp(offers.data[k], want, offers.len[k]) == 0);
+    }
+    pthread_mutex_unlock(&offers.lock);
+    CHECK_EQ_INT(offers_in_listings, 0);
     for (int i = OFFERS_AT; i < OFFERS_AT + MOUNT_WALK_FILES; i++)
         CHECK_EQ_INT(chunk_cached(m, inos[i]), 0);
     /* Read anyway (the kernel dropped the pages): byte-exact. */

@@ -437,6 +437,25 @@ mount_cache_queue(struct pqv_mount *m, const struct entry *e, uint32_t from, uns
     return 0;
 }
 
+/* queue_delivery(c, ce): ${ce}, read, queued first for a prefetch thread
+ * to make its offers that are now: it costs no decryption, and the
+ * walk's reader is about to reach those files; 0 if queued (not when not
+ * read yet, or read but queued to be, or the queue is full, or there is
+ * no prefetch thread). */
+static int
+queue_delivery(struct mount_cache *c, struct mount_chunk *ce)
+{
+    if (ce->state != CHUNK_READY || ce->queued || c->qlen == MOUNT_PREFETCH_QUEUE ||
+        c->nthreads == 0)
+        return -1;
+    ce->refs++;
+    c->qhead = (c->qhead + MOUNT_PREFETCH_QUEUE - 1) % MOUNT_PREFETCH_QUEUE;
+    c->queue[c->qhead] = ce;
+    c->qlen++;
+    pthread_cond_signal(&c->work);
+    return 0;
+}
+
 /* add_offer(c, ce, ino, len, now): file ${ino} among those ${ce} is
  * offered as (not twice; not more than MOUNT_CHUNK_OFFERS: a file beyond
  * is read as any); 1 if it is now. */
@@ -473,16 +492,8 @@ mount_cache_queue_offer(struct pqv_mount *m, const struct entry *e, uint64_t ino
          * request offering while the kernel waits for it (the pages of
          * the file it reads are locked meanwhile, and a chunk may be
          * offered as that file too) would wait for itself. */
-        if (add_offer(c, ce, ino, len, now) && now && ce->state == CHUNK_READY &&
-            !ce->queued && c->qlen < MOUNT_PREFETCH_QUEUE && c->nthreads > 0) {
-            /* (First in the queue: it costs no decryption, and the
-             * walk's reader is about to reach that file.) */
-            ce->refs++;
-            c->qhead = (c->qhead + MOUNT_PREFETCH_QUEUE - 1) % MOUNT_PREFETCH_QUEUE;
-            c->queue[c->qhead] = ce;
-            c->qlen++;
-            pthread_cond_signal(&c->work);
-        }
+        if (add_offer(c, ce, ino, len, now) && now)
+            (void)queue_delivery(c, ce);
         return 0;
     }
     if (mount_cache_queue(m, e, 0, 1, e->extents[0].plain_len) != 0)
@@ -551,12 +562,11 @@ mount_cache_offer_listed(struct pqv_mount *m, const struct entry *e)
     key_of(e, 0, MOUNT_WHOLE, key);
     if ((ce = cache_find(&m->cache, key)) == NULL || ce->noffers == 0)
         return;
-    if (ce->state != CHUNK_READY) {
-        for (unsigned i = 0; i < ce->noffers; i++)
-            ce->offers[i].now = 1; /* (offered as soon as it is read) */
+    for (unsigned i = 0; i < ce->noffers; i++)
+        ce->offers[i].now = 1; /* (offered as soon as it is read) */
+    if (ce->state != CHUNK_READY || queue_delivery(&m->cache, ce) == 0)
         return;
-    }
-    ce->refs++;
+    ce->refs++; /* (no prefetch thread to take it, or none free: here) */
     offer(m, ce, 1);
     mount_cache_put(m, ce);
 }

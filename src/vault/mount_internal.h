@@ -360,8 +360,10 @@ int mount_cache_queue_offer(struct pqv_mount *m, const struct entry *e, uint64_t
     uint32_t len, int now);
 /* mount_cache_offer_listed(m, e): ${e} is listed (its directory's listing
  * goes on: the kernel has its inode): its first chunk, if read for a walk
- * and not offered yet for want of that inode, offered now (m->lock held,
- * let go meanwhile). */
+ * and not offered yet for want of that inode, queued first for a
+ * prefetch thread to offer (or offered here, m->lock let go meanwhile,
+ * when the queue is full or there is no prefetch thread); if not read
+ * yet, offered as soon as it is (m->lock held). */
 void mount_cache_offer_listed(struct pqv_mount *m, const struct entry *e);
 uint32_t mount_cache_segment_len(const struct extent *x, uint32_t segment);
 

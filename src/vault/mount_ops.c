@@ -391,15 +391,23 @@ pqv_mount_readdir(struct pqv_mount *m, uint64_t ino, uint64_t offset, pqv_mount_
         /* The listing goes on (cp -a's next getdents, the one that finds
          * its end): the kernel has the inodes of the names it was given,
          * and the walk reads those files next.  What was read ahead of
-         * them waiting for that is offered now, before this answer, so
-         * that their reads need no request. */
+         * them waiting for that is handed to the prefetch threads to
+         * offer, first in their queue and in the listing's order, so
+         * that their reads need no request.  Not offered here, before
+         * this answer: the copier waited for every offer of the
+         * directory before it could read the first file (the empty
+         * reply that ends a listing took 100 us, median, against 57 for
+         * the first, in a cp -a of /usr/share/doc); a file read before
+         * its offer is made is answered from the cache. */
         /* (Only the MOUNT_WALK_NODES names before this point, as many as
          * a walk looks at ahead: a listing of many replies looked at
          * every name before it again at each.  One pending further back,
-         * after a reply longer than that, is read as any file.) */
+         * after a reply longer than that, is read as any file.  The last
+         * name first: each goes first in the queue.) */
+        uint64_t from = offset - 2 > MOUNT_WALK_NODES ? offset - 2 - MOUNT_WALK_NODES : 0;
         pthread_mutex_lock(&m->lock);
-        for (i = offset - 2 > MOUNT_WALK_NODES ? offset - 2 - MOUNT_WALK_NODES : 0;
-             i < offset - 2 && i < d->nkids && m->cache.pending_offers > 0; i++) {
+        for (i = offset - 2 < d->nkids ? offset - 2 : d->nkids;
+             i-- > from && m->cache.pending_offers > 0;) {
             uint32_t kid = t->kids[d->kids + i];
             const struct entry *e = t->nodes[kid].inode == kid ? mount_tree_entry(t, kid) : NULL;
             if (e != NULL)

@@ -461,6 +461,66 @@ test_entry_copy(void)
     }
 }
 
+/* entry_sort_by_name: names in byte order, a name's entries oldest or
+ * newest first, then in the order they came (stable), ${along} moved with
+ * them; input already in that order left as it is (it skips the sort),
+ * input in any other order sorted the same (shuffled, reversed). */
+static void
+test_sort_by_name(void)
+{
+    enum { N = 300 };
+    static const char *names[] = { "b/x", "a", "b", "a/c", "a b", "" };
+    struct entry e[N];
+    uint32_t along[N];
+    size_t n = 0;
+    uint64_t seed = 7;
+
+    for (int pass = 0; pass < 4; pass++) {
+        int newest = pass & 1;
+        n = 0;
+        for (size_t i = 0; i < N; i++) {
+            ef_init(&e[n], names[i % 6], KIND_FILE);
+            e[n].epoch = (i / 6) % 5;
+            e[n].size = i;          /* where it came from */
+            along[n++] = (uint32_t)i;
+        }
+        if (pass >= 2) {
+            /* (sorted already: sort it first, then again) */
+            CHECK_EQ_INT(entry_sort_by_name(e, n, newest, along), 0);
+        } else {
+            for (size_t i = n - 1; i > 0; i--) { /* shuffled */
+                size_t j;
+                struct entry t;
+                uint32_t ta;
+                seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+                j = (size_t)(seed >> 33) % (i + 1);
+                t = e[i], e[i] = e[j], e[j] = t;
+                ta = along[i], along[i] = along[j], along[j] = ta;
+            }
+        }
+        CHECK_EQ_INT(entry_sort_by_name(e, n, newest, along), 0);
+        for (size_t i = 0; i < n; i++)
+            CHECK_EQ_INT(along[i], e[i].size); /* moved together */
+        for (size_t i = 1; i < n; i++) {
+            int c = strcmp(e[i - 1].name, e[i].name);
+            CHECK(c <= 0);
+            if (c == 0 && e[i - 1].epoch != e[i].epoch)
+                CHECK(newest ? e[i - 1].epoch > e[i].epoch : e[i - 1].epoch < e[i].epoch);
+        }
+        for (size_t i = 0; i < n; i++)
+            entry_clear(&e[i]);
+    }
+    /* Stable among equals (same name, same epoch): the order they came. */
+    for (size_t i = 0; i < 4; i++) {
+        ef_init(&e[i], i % 2 ? "z" : "y", KIND_FILE);
+        e[i].size = i;
+    }
+    CHECK_EQ_INT(entry_sort_by_name(e, 4, 1, NULL), 0);
+    CHECK(e[0].size == 0 && e[1].size == 2 && e[2].size == 1 && e[3].size == 3);
+    for (size_t i = 0; i < 4; i++)
+        entry_clear(&e[i]);
+}
+
 /* Every strict prefix of an encoding is refused: cut anywhere (the length
  * prefix then claims more than there is), and, with the length prefix
  * rewritten to match, a body missing its last bytes (no field is optional
@@ -1116,6 +1176,6 @@ test_kinds_table(void)
 
 TEST_MAIN(test_roundtrip_every_kind, test_string_table_dedup, test_pack_table,
     test_removed_is_name_and_kind, test_encode_normalises_and_refuses, test_bounds_accepted,
-    test_entry_copy, test_truncated_every_byte, test_extra_byte, test_raw_encoder_agrees,
+    test_entry_copy, test_sort_by_name, test_truncated_every_byte, test_extra_byte, test_raw_encoder_agrees,
     test_malformed_refused, test_bad_length_prefix, test_every_bit_flipped,
     test_format2_refuses_special, test_kinds_table)

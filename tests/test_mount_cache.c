@@ -523,6 +523,28 @@ wait_pending(pqv_mount *m, uint64_t ino)
 #define OFFERS_AT (MOUNT_WALK_GAP + 14)
 _Static_assert(OFFERS_AT + MOUNT_WALK_FILES <= MANY, "test_offers: t/many holds too few files");
 
+/* check_offered(inos, first): the offers taken are the walk's next
+ * MOUNT_WALK_FILES files from t/many/f${first} on, each once, byte-exact. */
+static void
+check_offered(const uint64_t *inos, int first)
+{
+    pthread_mutex_lock(&offers.lock);
+    CHECK_EQ_INT(offers.n, MOUNT_WALK_FILES);
+    for (unsigned k = 0; k < offers.n; k++) {
+        char want[16];
+        int i = -1;
+        for (int j = 0; j < MANY; j++)
+            if (inos[j] == offers.ino[k])
+                i = j;
+        CHECK(i >= first && i < first + MOUNT_WALK_FILES);
+        for (unsigned l = 0; l < k; l++)
+            CHECK(offers.ino[l] != offers.ino[k]);
+        snprintf(want, sizeof(want), "file %d\n", i & 0xffff);
+        CHECK(offers.len[k] == strlen(want) && memcmp(offers.data[k], want, offers.len[k]) == 0);
+    }
+    pthread_mutex_unlock(&offers.lock);
+}
+
 /* Offers (opt.offer): the next files of a walk, read ahead, are given to
  * the kernel's page cache, byte-exact, as the files the view shows (their
  * numbers), whole pages or whole files, and leave the view's cache once
@@ -553,19 +575,7 @@ test_offers(void)
     CHECK(read_many(m, inos, 10));
     CHECK(read_many(m, inos, 11));
     wait_offered(m, MOUNT_WALK_FILES);
-    pthread_mutex_lock(&offers.lock);
-    CHECK_EQ_INT(offers.n, MOUNT_WALK_FILES);
-    for (unsigned k = 0; k < offers.n; k++) {
-        char want[16];
-        int i = -1;
-        for (int j = 0; j < MANY; j++)
-            if (inos[j] == offers.ino[k])
-                i = j;
-        CHECK(i >= 12 && i < 12 + MOUNT_WALK_FILES);
-        snprintf(want, sizeof(want), "file %d\n", i & 0xffff);
-        CHECK(offers.len[k] == strlen(want) && memcmp(offers.data[k], want, offers.len[k]) == 0);
-    }
-    pthread_mutex_unlock(&offers.lock);
+    check_offered(inos, 12);
     for (int i = 12; i < 12 + MOUNT_WALK_FILES; i++)
         CHECK_EQ_INT(chunk_cached(m, inos[i]), 0);
     /* Refused (no inode yet): kept, then given as the listing goes on. */
@@ -600,19 +610,7 @@ test_offers(void)
     CHECK_EQ_INT(m->cache.offered, 2 * MOUNT_WALK_FILES);
     CHECK_EQ_INT(m->cache.pending_offers, 0);
     pthread_mutex_unlock(&m->lock);
-    pthread_mutex_lock(&offers.lock);
-    CHECK_EQ_INT(offers.n, MOUNT_WALK_FILES);
-    for (unsigned k = 0; k < offers.n; k++) {
-        char want[16];
-        int i = -1;
-        for (int j = 0; j < MANY; j++)
-            if (inos[j] == offers.ino[k])
-                i = j;
-        CHECK(i >= OFFERS_AT && i < OFFERS_AT + MOUNT_WALK_FILES);
-        snprintf(want, sizeof(want), "file %d\n", i & 0xffff);
-        CHECK(offers.len[k] == strlen(want) && memcmp(offers.data[k], want, offers.len[k]) == 0);
-    }
-    pthread_mutex_unlock(&offers.lock);
+    check_offered(inos, OFFERS_AT);
     CHECK_EQ_INT(offers_in_listings, 0);
     for (int i = OFFERS_AT; i < OFFERS_AT + MOUNT_WALK_FILES; i++)
         CHECK_EQ_INT(chunk_cached(m, inos[i]), 0);

@@ -73,7 +73,7 @@ $(BUILD)/obj/%_avx2.o: ALL_CFLAGS += -mavx2
 $(BUILD)/obj/%_avx512.o: ALL_CFLAGS += -mavx512f -mavx512bw -mavx512vl -mavx2
 $(BUILD)/obj/%_vaes.o: ALL_CFLAGS += -mavx512f -mvaes -maes
 
-.PHONY: all test check clang-build check-tests clean install static bench bench-compare bench-real bench-s3 bench-mount bench-import demo ct fuzz \
+.PHONY: all test check clang-build check-tests clean install static bench bench-compare bench-real bench-s3 bench-mount bench-mount-cp bench-import demo ct fuzz \
 	fuzz-build fuzz-ci symbols
 
 all: $(LIB) $(BIN)
@@ -260,6 +260,10 @@ bench-s3: $(BIN)
 # tree /usr/share/doc and a 1 GiB random file; as root with /dev/fuse).
 bench-mount: $(BIN)
 	PQVAULT=$(BIN) sh bench/mount.sh
+
+# cp -a out of the mount part by part against get (bench/mount_cp.sh).
+bench-mount-cp: $(BIN)
+	PQVAULT=$(BIN) sh bench/mount_cp.sh
 
 # Import against the entries of one batch (bench/import_scale.sh; SIZES,
 # RUNS): linear since issue 17.

@@ -38,6 +38,9 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
+# (ratio A B from there: A / B as "1.23x".  HERE: the bench directory.)
+HERE=$(cd "$(dirname "$0")" && pwd)
+. "$HERE/compare_lib.sh"
 
 now() { date +%s%N; }
 ms() { echo $((($2 - $1) / 1000000)); }
@@ -53,7 +56,8 @@ timed_cp() {
     _b=$(now)
     ms "$_a" "$_b"
 }
-med() { printf '%s\n' "$@" | sort -n | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
+# median_of X...: the middle value (the lower of the two middle ones).
+median_of() { printf '%s\n' "$@" | sort -n | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
 
 mkdir -p "$W/out"
 cp -a "$DOC" "$SRC/doc"
@@ -101,18 +105,17 @@ for r in $(seq "$ROUNDS"); do
     fi
     echo "$line"
 done
-g=$(med $gets)
-ratio() { awk -v x="$1" -v g="$g" 'BEGIN {printf "%.2fx", x / g}'; }
-t=$(med $tmps) c=$(med $colds) w=$(med $warms)
+g=$(median_of $gets)
+t=$(median_of $tmps) c=$(median_of $colds) w=$(median_of $warms)
 echo
 echo "| get | cp -a from tmpfs | mount cold | mount warm |$([ -z "$cats" ] || echo ' mount cold after cat |')"
 echo "| --- | --- | --- | --- |$([ -z "$cats" ] || echo ' --- |')"
 if [ -n "$cats" ]; then
-    k=$(med $cats)
+    k=$(median_of $cats)
     echo "| $g | $t | $c | $w | $k |"
-    echo "| 1.00x | $(ratio "$t") | $(ratio "$c") | $(ratio "$w") | $(ratio "$k") |"
+    echo "| 1.00x | $(ratio "$t" "$g") | $(ratio "$c" "$g") | $(ratio "$w" "$g") | $(ratio "$k" "$g") |"
 else
     echo "| $g | $t | $c | $w |"
-    echo "| 1.00x | $(ratio "$t") | $(ratio "$c") | $(ratio "$w") |"
+    echo "| 1.00x | $(ratio "$t" "$g") | $(ratio "$c" "$g") | $(ratio "$w" "$g") |"
 fi
 echo "# load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"

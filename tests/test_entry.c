@@ -463,8 +463,9 @@ test_entry_copy(void)
 
 /* entry_sort_by_name: names in byte order, a name's entries oldest or
  * newest first, then in the order they came (stable), ${along} moved with
- * them; input already in that order left as it is (it skips the sort),
- * input in any other order sorted the same (shuffled, reversed). */
+ * them; input already in that order comes out the same (the sort is
+ * skipped then: the result, not the skipping, is what is checked), input
+ * in any other order sorted the same (shuffled). */
 static void
 test_sort_by_name(void)
 {

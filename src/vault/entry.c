@@ -145,6 +145,7 @@ compare_newest(const void *a, const void *b)
 int
 entry_sort_by_name(struct entry *e, size_t n, int newest_first, uint32_t *along)
 {
+    int (*cmp)(const void *, const void *) = newest_first ? compare_newest : compare_oldest;
     struct sort_key *k;
 
     if (n < 2)
@@ -159,8 +160,8 @@ entry_sort_by_name(struct entry *e, size_t n, int newest_first, uint32_t *along)
     /* (In order already, as a history's merged versions are: qsort's
      * merge sort would still compare about n/2 names a level.) */
     for (size_t i = 1; i < n; i++) {
-        if ((newest_first ? compare_newest : compare_oldest)(&k[i - 1], &k[i]) > 0) {
-            qsort(k, n, sizeof(*k), newest_first ? compare_newest : compare_oldest);
+        if (cmp(&k[i - 1], &k[i]) > 0) {
+            qsort(k, n, sizeof(*k), cmp);
             break;
         }
     }

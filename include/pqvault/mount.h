@@ -152,6 +152,9 @@ PQV_API void pqv_mount_file_put(pqv_mount_file *f);
  * build, 1 with PQVAULT_TEST_MOUNT_OPEN set, so that tests take both
  * ways). */
 PQV_API int pqv_mount_wants_opens(void);
+/* pqv_mount_test_env(name): the environment's ${name} in the test build
+ * (its FUSE layer's hooks), NULL in any other. */
+PQV_API const char *pqv_mount_test_env(const char *name);
 
 /* What statfs(2) reports, and the view's counters. */
 struct pqv_mount_stats {

@@ -181,8 +181,10 @@ serve(const struct mount_args *ma, const char *mnt)
     if (rc < 0)
         err_msg("%s: the FUSE session failed: %s", mnt, strerror(-rc));
 done:
-    if (se != NULL)
+    if (se != NULL) {
         fuse_session_destroy(se);
+        mount_fuse_write_counts();
+    }
     fuse_opt_free_args(&args); /* (fuse_session_new may have copied and added to them) */
     pqv_mount_close(mount_fuse_ctx.m);
     mount_fuse_ctx.m = NULL;

@@ -33,6 +33,10 @@ void mount_fuse_report(void *ctx, int level, const char *subject, const char *me
  * from then on, before the session goes). */
 int mount_fuse_offer(void *ctx, uint64_t ino, const void *data, size_t len);
 void mount_fuse_offers(struct fuse_session *se);
+/* mount_fuse_write_counts(): the test build's counts of names listed with
+ * and without attributes and of files looked up, written to the file
+ * PQVAULT_TEST_MOUNT_COUNTS names, if set (the session has ended). */
+void mount_fuse_write_counts(void);
 #endif
 
 #endif

@@ -284,10 +284,17 @@ pqv_mount_file_close(struct pqv_mount_file *f)
 int
 pqv_mount_wants_opens(void)
 {
+    return pqv_mount_test_env("PQVAULT_TEST_MOUNT_OPEN") != NULL;
+}
+
+const char *
+pqv_mount_test_env(const char *name)
+{
 #ifdef PQV_TEST_HOOKS
-    return getenv("PQVAULT_TEST_MOUNT_OPEN") != NULL;
+    return getenv(name);
 #else
-    return 0;
+    (void)name;
+    return NULL;
 #endif
 }
 

@@ -380,6 +380,70 @@ for sig in TERM INT; do
     check_ok "-f, SIG$sig: no mount left" sh -c "! grep -q ' $M fuse' /proc/mounts"
 done
 
+# ---- listings: files without attributes until the caller looks one up ----
+# (docs/DESIGN.md "Files listed without attributes until a caller stats":
+# the test build writes the FUSE layer's counts to
+# PQVAULT_TEST_MOUNT_COUNTS when the session ends.)  walk.py lists a tree
+# with scandir alone (names, types and numbers from the listing, no stat),
+# stat.py stats what walk.py printed; "first" stats a file before its walk.
+cat >"$T/walk.py" <<'PY'
+import os, sys
+def walk(d):
+    for e in sorted(os.scandir(d), key=lambda e: e.name):
+        kind = "d" if e.is_dir(follow_symlinks=False) else "l" if e.is_symlink() else "f"
+        print(kind, e.inode(), e.path)
+        if kind == "d":
+            walk(e.path)
+if len(sys.argv) > 2:
+    os.lstat(sys.argv[2])
+walk(sys.argv[1])
+PY
+cat >"$T/stat.py" <<'PY'
+import os, stat, sys
+for line in sys.stdin:
+    kind, ino, path = line.rstrip("\n").split(" ", 2)
+    st = os.lstat(path)
+    real = "d" if stat.S_ISDIR(st.st_mode) else "l" if stat.S_ISLNK(st.st_mode) else "f"
+    print(real, st.st_ino, path)
+PY
+# count NAME: that count of the FUSE layer's file.
+count() { awk -v k="$1" '$1 == k { print $2 }' "$T/counts"; }
+# counted_mount ARGS...: the test build mounted in the foreground, its
+# counts kept; ends with fusermount3 -u and the server waited for.
+keep_pqv=$PQV
+PQV=$PQV_TEST
+export PQVAULT_TEST_MOUNT_COUNTS="$T/counts"
+rm -f "$T/counts"
+start_fg "$M"
+python3 "$T/walk.py" "$R" >"$T/walk1"
+python3 "$T/stat.py" <"$T/walk1" >"$T/stat1"
+fusermount3 -u "$M"
+wait "$FG_PID"
+fg_stderr >/dev/null
+nondirs=$(grep -c -v '^d' "$T/walk1")
+dirs=$(grep -c '^d' "$T/walk1")
+check_ok "a listing walked with no stat: every name ($nondirs files and links, $dirs directories)" \
+    test "$nondirs" -ge 10 -a "$dirs" -ge 3
+check_ok "names given without attributes: the number and type each has (stat after the walk)" \
+    cmp "$T/walk1" "$T/stat1"
+check_ok "a walk that never looked a file up got its files without attributes ($(count names_only) of $nondirs)" \
+    test "$(count names_only)" -ge "$nondirs"
+check_ok "each then looked up by the stat that followed ($(count file_lookups))" \
+    test "$(count file_lookups)" -ge "$nondirs"
+rm -f "$T/counts"
+start_fg "$M"
+python3 "$T/walk.py" "$R" "$R/small" >"$T/walk2"
+python3 "$T/stat.py" <"$T/walk2" >"$T/stat2"
+fusermount3 -u "$M"
+wait "$FG_PID"
+fg_stderr >/dev/null
+check_ok "a walk after a stat: the same names, numbers and types" cmp "$T/walk1" "$T/walk2"
+check_ok "a walk after a stat: numbers and types as stat gives" cmp "$T/walk2" "$T/stat2"
+check_ok "a caller that looked a file up gets every file's attributes in its listings ($(count with_attrs), $(count names_only) without)" \
+    test "$(count names_only)" -eq 0 -a "$(count with_attrs)" -ge $((nondirs + dirs))
+unset PQVAULT_TEST_MOUNT_COUNTS
+PQV=$keep_pqv
+
 # ---- damage stays local ----
 V0=$V
 V=$T/vault2

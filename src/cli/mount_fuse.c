@@ -55,18 +55,25 @@ mount_fuse_report(void *ctx, int level, const char *subject, const char *message
  * directory's files once it has looked up a file by name (stat, open);
  * before that, names and types only, in directories small enough that
  * their LOOKUPs, should it look after all, cost little; directories
- * themselves always with theirs (a walk opens them).  docs/DESIGN.md
- * "Files listed without attributes until a caller stats". */
+ * themselves always with theirs (a walk opens them).  The kernel keeps a
+ * listing (cache_readdir) and would give it, names only, to a caller that
+ * stats; so when a new such caller comes, the listings given names-only
+ * so far are dropped from the kernel's cache, and listed again with
+ * attributes when asked.  docs/DESIGN.md "Files listed without attributes
+ * until a caller stats". */
 #define LOOKERS 64
 #define NAMES_ONLY_MAX_BYTES 8192u /* a directory's size (its names' bytes) */
+#define BARE_DIRS_MAX 65536u       /* listings remembered to be dropped */
 
 static pthread_mutex_t lookers_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint32_t lookers[LOOKERS];   /* callers seen looking up files; 0: free */
 static unsigned lookers_next;       /* the slot taken next (oldest first) */
+static uint64_t *bare_dirs;         /* directories listed names-only since */
+static size_t nbare, capbare;
 
 /* Counted for the tests (PQVAULT_TEST_MOUNT_COUNTS in the test build). */
 static struct {
-    uint64_t with_attrs, names_only, file_lookups;
+    uint64_t with_attrs, names_only, file_lookups, listings_dropped;
 } counts;
 
 static int
@@ -81,9 +88,14 @@ looker_known(uint32_t pid)
     return known;
 }
 
+/* looker_note(pid, dirs, n): caller ${pid} looked a file up; a new one
+ * takes the directories listed names-only so far (*dirs, *n; free it),
+ * whose cached listings are to be dropped. */
 static void
-looker_note(uint32_t pid)
+looker_note(uint32_t pid, uint64_t **dirs, size_t *n)
 {
+    *dirs = NULL;
+    *n = 0;
     pthread_mutex_lock(&lookers_lock);
     counts.file_lookups++;
     for (unsigned i = 0; i < LOOKERS; i++)
@@ -93,7 +105,28 @@ looker_note(uint32_t pid)
         }
     lookers[lookers_next] = pid;
     lookers_next = (lookers_next + 1) % LOOKERS;
+    *dirs = bare_dirs;
+    *n = nbare;
+    bare_dirs = NULL;
+    nbare = capbare = 0;
     pthread_mutex_unlock(&lookers_lock);
+}
+
+/* bare_dir_note(ino): directory ${ino} was listed names-only (lookers_lock
+ * held); beyond BARE_DIRS_MAX, or out of memory, not remembered (its
+ * names then cost a LOOKUP each, as they would anyway). */
+static void
+bare_dir_note(uint64_t ino)
+{
+    if (nbare == capbare) {
+        size_t cap = capbare == 0 ? 256 : capbare * 2;
+        uint64_t *grown;
+        if (cap > BARE_DIRS_MAX || (grown = realloc(bare_dirs, cap * sizeof(*grown))) == NULL)
+            return;
+        bare_dirs = grown;
+        capbare = cap;
+    }
+    bare_dirs[nbare++] = ino;
 }
 
 void
@@ -105,9 +138,9 @@ mount_fuse_write_counts(void)
     if (path == NULL || (f = fopen(path, "w")) == NULL)
         return;
     pthread_mutex_lock(&lookers_lock);
-    fprintf(f, "with_attrs %llu\nnames_only %llu\nfile_lookups %llu\n",
+    fprintf(f, "with_attrs %llu\nnames_only %llu\nfile_lookups %llu\nlistings_dropped %llu\n",
         (unsigned long long)counts.with_attrs, (unsigned long long)counts.names_only,
-        (unsigned long long)counts.file_lookups);
+        (unsigned long long)counts.file_lookups, (unsigned long long)counts.listings_dropped);
     pthread_mutex_unlock(&lookers_lock);
     fclose(f);
 }
@@ -140,6 +173,25 @@ mount_fuse_offer(void *ctx, uint64_t ino, const void *data, size_t len)
         rc = fuse_lowlevel_notify_store(offer_session, (fuse_ino_t)ino, 0, &bv, 0);
     pthread_rwlock_unlock(&offer_lock);
     return rc;
+}
+
+/* drop_listings(dirs, n): the kernel's cached listings of ${dirs} dropped
+ * (and their attributes: asked again), then ${dirs} freed.  Called after
+ * the LOOKUP that brought a new caller is answered: no request of ours is
+ * pending then, and dropping a directory's pages waits for no request. */
+static void
+drop_listings(uint64_t *dirs, size_t n)
+{
+    size_t dropped = 0;
+
+    pthread_rwlock_rdlock(&offer_lock);
+    for (size_t i = 0; i < n && offer_session != NULL; i++)
+        dropped += fuse_lowlevel_notify_inval_inode(offer_session, (fuse_ino_t)dirs[i], 0, 0) == 0;
+    pthread_rwlock_unlock(&offer_lock);
+    pthread_mutex_lock(&lookers_lock);
+    counts.listings_dropped += dropped;
+    pthread_mutex_unlock(&lookers_lock);
+    free(dirs);
 }
 
 static void
@@ -220,6 +272,8 @@ op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
     struct fuse_entry_param e;
     struct pqv_mount_attr a;
+    uint64_t *dirs = NULL;
+    size_t ndirs = 0;
     int rc = pqv_mount_lookup(mount_fuse_ctx.m, parent, name, &a);
 
     memset(&e, 0, sizeof(e));
@@ -236,8 +290,10 @@ op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
     e.attr_timeout = TIMEOUT;
     to_stat(&a, &e.attr);
     if ((a.mode & S_IFMT) != S_IFDIR)
-        looker_note((uint32_t)fuse_req_ctx(req)->pid);
+        looker_note((uint32_t)fuse_req_ctx(req)->pid, &dirs, &ndirs);
     fuse_reply_entry(req, &e);
+    if (dirs != NULL)
+        drop_listings(dirs, ndirs);
 }
 
 static void
@@ -329,17 +385,21 @@ readdir_common(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, int plus)
         return;
     }
     rc = pqv_mount_readdir(mount_fuse_ctx.m, ino, (uint64_t)off, add_dirent, &d);
-    if (rc == 0 && plus) {
-        pthread_mutex_lock(&lookers_lock);
-        counts.with_attrs += d.with_attrs;
-        counts.names_only += d.without;
-        pthread_mutex_unlock(&lookers_lock);
-    }
     if (rc != 0)
         fuse_reply_err(req, -rc);
     else
         fuse_reply_buf(req, d.buf, d.used);
     free(d.buf);
+    if (rc == 0 && plus) {
+        /* (After the answer: the kernel has cached it when a new caller
+         * that stats drops it.) */
+        pthread_mutex_lock(&lookers_lock);
+        counts.with_attrs += d.with_attrs;
+        counts.names_only += d.without;
+        if (d.without > 0)
+            bare_dir_note((uint64_t)ino); /* (a listing of several replies: again, harmless) */
+        pthread_mutex_unlock(&lookers_lock);
+    }
 }
 
 /* op_opendir: nothing to hold per open directory (a listing is a pure

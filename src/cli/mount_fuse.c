@@ -71,7 +71,7 @@ static unsigned lookers_next;       /* the slot taken next (oldest first) */
 static uint64_t *bare_dirs;         /* directories listed names-only since */
 static size_t nbare, capbare;
 
-/* Counted for the tests (PQVAULT_TEST_MOUNT_COUNTS in the test build). */
+/* Counted for the tests (pqv_mount_counts_path). */
 static struct {
     uint64_t with_attrs, names_only, file_lookups, listings_dropped;
 } counts;
@@ -132,7 +132,7 @@ bare_dir_note(uint64_t ino)
 void
 mount_fuse_write_counts(void)
 {
-    const char *path = pqv_mount_test_env("PQVAULT_TEST_MOUNT_COUNTS");
+    const char *path = pqv_mount_counts_path();
     FILE *f;
 
     if (path == NULL || (f = fopen(path, "w")) == NULL)

@@ -33,9 +33,9 @@ void mount_fuse_report(void *ctx, int level, const char *subject, const char *me
  * from then on, before the session goes). */
 int mount_fuse_offer(void *ctx, uint64_t ino, const void *data, size_t len);
 void mount_fuse_offers(struct fuse_session *se);
-/* mount_fuse_write_counts(): the test build's counts of names listed with
- * and without attributes and of files looked up, written to the file
- * PQVAULT_TEST_MOUNT_COUNTS names, if set (the session has ended). */
+/* mount_fuse_write_counts(): the counts of names listed with and without
+ * attributes, of files looked up and of listings dropped, written to
+ * pqv_mount_counts_path() if it gives one (the session has ended). */
 void mount_fuse_write_counts(void);
 #endif
 

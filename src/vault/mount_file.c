@@ -284,16 +284,19 @@ pqv_mount_file_close(struct pqv_mount_file *f)
 int
 pqv_mount_wants_opens(void)
 {
-    return pqv_mount_test_env("PQVAULT_TEST_MOUNT_OPEN") != NULL;
+#ifdef PQV_TEST_HOOKS
+    return getenv("PQVAULT_TEST_MOUNT_OPEN") != NULL;
+#else
+    return 0;
+#endif
 }
 
 const char *
-pqv_mount_test_env(const char *name)
+pqv_mount_counts_path(void)
 {
 #ifdef PQV_TEST_HOOKS
-    return getenv(name);
+    return getenv("PQVAULT_TEST_MOUNT_COUNTS");
 #else
-    (void)name;
     return NULL;
 #endif
 }

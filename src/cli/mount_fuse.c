@@ -176,9 +176,11 @@ mount_fuse_offer(void *ctx, uint64_t ino, const void *data, size_t len)
 }
 
 /* drop_listings(dirs, n): the kernel's cached listings of ${dirs} dropped
- * (and their attributes: asked again), then ${dirs} freed.  Called after
- * the LOOKUP that brought a new caller is answered: no request of ours is
- * pending then, and dropping a directory's pages waits for no request. */
+ * (and their attributes: asked again), then ${dirs} freed.  Called before
+ * the LOOKUP that brought a new caller is answered: the kernel drops an
+ * inode's attributes and pages without its lock (fuse_reverse_inval_inode),
+ * so the lookup pending on a directory does not stop it, and a listing
+ * being read from the cache holds a page only while it copies. */
 static void
 drop_listings(uint64_t *dirs, size_t n)
 {
@@ -291,9 +293,12 @@ op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
     to_stat(&a, &e.attr);
     if ((a.mode & S_IFMT) != S_IFDIR)
         looker_note((uint32_t)fuse_req_ctx(req)->pid, &dirs, &ndirs);
-    fuse_reply_entry(req, &e);
+    /* (Dropped before the answer: the caller's next listing, right after
+     * it, must not find them still cached; dropped after, it did under
+     * load.) */
     if (dirs != NULL)
         drop_listings(dirs, ndirs);
+    fuse_reply_entry(req, &e);
 }
 
 static void

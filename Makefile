@@ -99,7 +99,8 @@ $(TEST_LIB): $(TEST_LIB_OBJS)
 	rm -f $@
 	ar rcs $@ $^
 
-$(BUILD)/obj/src/cli/cmd_mount.o $(BUILD)/obj/src/cli/mount_fuse.o: ALL_CFLAGS += $(FUSE_CFLAGS)
+$(BUILD)/obj/src/cli/cmd_mount.o $(BUILD)/obj/src/cli/mount_fuse.o $(BUILD)/obj/src/cli/mount_fuse_names.o \
+    $(BUILD)/obj/src/cli/mount_fuse_read.o: ALL_CFLAGS += $(FUSE_CFLAGS)
 
 $(BIN): $(CLI_OBJS) $(LIB)
 	$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJS) $(LIB) $(LDLIBS) $(CLI_LDLIBS)

@@ -152,8 +152,8 @@ PQV_API void pqv_mount_file_put(pqv_mount_file *f);
  * build, 1 with PQVAULT_TEST_MOUNT_OPEN set, so that tests take both
  * ways). */
 PQV_API int pqv_mount_wants_opens(void);
-/* pqv_mount_counts_path(): where a FUSE layer writes its counts of
- * listings and lookups when its session ends: NULL (in the test build,
+/* pqv_mount_counts_path(): where a FUSE layer writes the counts
+ * of its listings when its session ends: NULL (in the test build,
  * the environment's PQVAULT_TEST_MOUNT_COUNTS, so that tests see how
  * listings were answered). */
 PQV_API const char *pqv_mount_counts_path(void);

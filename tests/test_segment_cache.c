@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "storage_wrap.h"
 #include "pqvault/aead.h"
 #include "pqvault/recovery.h"
 #include "pqvault/storage.h"
@@ -38,61 +39,21 @@ static char dir[64], src[96], vdir[96];
 
 /* ---- a storage that counts what is read of the segments ---- */
 
-struct counting {
-    pqv_storage base;
+static struct sw_storage wrap;
+static struct {
     pqv_storage *inner;
     uint64_t seg_bytes, seg_reads;
-};
-static struct counting counted;
+} counted;
 
 static void
-count(const char *name, size_t len)
+count(struct sw_storage *w, const char *name, size_t len)
 {
+    (void)w;
     if (strncmp(name, "segments/", 9) == 0) {
         counted.seg_bytes += len;
         counted.seg_reads++;
     }
 }
-
-static int c_put(pqv_storage *s, const char *n, const uint8_t *d, size_t l)
-{ (void)s; return counted.inner->ops->put(counted.inner, n, d, l); }
-static int c_put_new(pqv_storage *s, const char *n, const uint8_t *d, size_t l)
-{ (void)s; return counted.inner->ops->put_new(counted.inner, n, d, l); }
-static int
-c_get(pqv_storage *s, const char *n, uint8_t **d, size_t *l, size_t m)
-{
-    int rc = counted.inner->ops->get(counted.inner, n, d, l, m);
-
-    (void)s;
-    if (rc == 0)
-        count(n, *l);
-    return rc;
-}
-static int
-c_get_range(pqv_storage *s, const char *n, uint64_t o, uint8_t *b, size_t l)
-{
-    int rc = counted.inner->ops->get_range(counted.inner, n, o, b, l);
-
-    (void)s;
-    if (rc == 0)
-        count(n, l);
-    return rc;
-}
-static int c_stat(pqv_storage *s, const char *n, uint64_t *z)
-{ (void)s; return counted.inner->ops->stat(counted.inner, n, z); }
-static int c_list(pqv_storage *s, const char *p, pqv_storage_list_fn f, void *c)
-{ (void)s; return counted.inner->ops->list(counted.inner, p, f, c); }
-static int c_del(pqv_storage *s, const char *n) { (void)s; return counted.inner->ops->del(counted.inner, n); }
-static int c_barrier(pqv_storage *s) { (void)s; return counted.inner->ops->barrier(counted.inner); }
-static int c_lock(pqv_storage *s, int w, char *h, size_t hl)
-{ (void)s; return counted.inner->ops->lock(counted.inner, w, h, hl); }
-static void c_unlock(pqv_storage *s) { (void)s; counted.inner->ops->unlock(counted.inner); }
-static void c_close(pqv_storage *s) { (void)s; }
-static const struct pqv_storage_ops counting_ops = {
-    .version = PQV_STORAGE_OPS_VERSION, .put = c_put, .put_new = c_put_new, .get = c_get,
-    .get_range = c_get_range, .stat = c_stat, .list = c_list, .del = c_del,
-    .barrier = c_barrier, .lock = c_lock, .unlock = c_unlock, .close = c_close,
-};
 
 /* ---- the vault ---- */
 
@@ -197,9 +158,10 @@ open_counted(pqv_vault **out, int lock)
     if (counted.inner == NULL) {
         if (pqv_storage_local_open(&counted.inner, vdir, 0) != 0)
             return -1;
-        counted.base.ops = &counting_ops;
+        sw_init(&wrap, counted.inner, 0);
+        wrap.after = count;
     }
-    return vf_open_vault(&counted.base, NULL, pass, out, lock);
+    return vf_open_vault(&wrap.base, NULL, pass, out, lock);
 }
 
 /* get_text(v, name, out, n): the file ${name} read through pqv_vault_get_fd. */

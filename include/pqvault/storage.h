@@ -63,7 +63,13 @@ typedef int (*pqv_storage_list_fn)(void *ctx, const char *name, uint64_t size);
 
 /* The layout of struct pqv_storage_ops; a backend sets .version to it, so
  * the table can grow (as SQLite's VFS iVersion). */
-#define PQV_STORAGE_OPS_VERSION 3
+#define PQV_STORAGE_OPS_VERSION 4
+
+/* Flags of a backend (pqv_storage_ops.flags, version 4).
+ * PQV_STORAGE_REMOTE: every request is a round trip over a network (S3):
+ * the vault reads neighbouring chunks of a pack, met in order, in one
+ * ranged request (docs/DESIGN.md, "Reading packs over a network"). */
+#define PQV_STORAGE_REMOTE 1u
 
 /* Room for the text naming a lock's holder ("pid 1234 on host"). */
 #define PQV_LOCK_HOLDER_MAX 256
@@ -109,6 +115,8 @@ struct pqv_storage_ops {
      * NULL (and in a table of version 2): no reserve (S3: a bucket does not
      * fill up). */
     int (*reserve)(pqv_storage *s, int op, uint64_t bytes, uint64_t *have);
+    /* Version 4.  PQV_STORAGE_* flags (0 in a table of an older version). */
+    unsigned flags;
 };
 
 /* The operations of reserve. */

@@ -542,6 +542,7 @@ static const struct pqv_storage_ops s3_ops = {
     .lock = s3_lease_lock,
     .unlock = s3_lease_unlock,
     .close = s3_close,
+    .flags = PQV_STORAGE_REMOTE,
 };
 
 int

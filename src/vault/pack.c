@@ -19,6 +19,7 @@
 #include "vault/format1.h"
 #include "vault/names.h"
 #include "vault/pack.h"
+#include "vault/readahead.h"
 #include "vault/vault_internal.h"
 
 /* zstd level 5: on /usr/share/doc 1.3% smaller than level 3 (what pays
@@ -170,8 +171,8 @@ read_chunk(pqv_vault *v, uint32_t index, const struct extent *x, uint8_t *plain,
     if (x->stored_len > chunk_blob_max(x->plain_len))
         return error_set(PQV_E_INTEGRITY, NULL, "chunk %u is too large", index);
     pack_name(x->pack_id, sname);
-    rc = v->storage->ops->get_range(v->storage, sname, (uint64_t)PACK_HEADER_BYTES + x->pack_off,
-        sealed, x->stored_len);
+    rc = readahead_get_range(v->readahead, v->storage, sname,
+        (uint64_t)PACK_HEADER_BYTES + x->pack_off, sealed, x->stored_len);
     if (rc == PQV_E_NOTFOUND)
         return error_set(rc, NULL, "chunk %u (%s) is missing", index, sname);
     if (rc != 0)
@@ -242,8 +243,8 @@ pack_read_extent(pqv_vault *v, int suite, const uint8_t file_key[PQV_FILE_KEY_BY
         return rc != 0 ? extent_error(rc, "object", index, sname) : 0;
     }
     pack_name(x->pack_id, sname);
-    rc = v->storage->ops->get_range(v->storage, sname, (uint64_t)PACK_HEADER_BYTES + x->pack_off,
-        sealed, x->stored_len);
+    rc = readahead_get_range(v->readahead, v->storage, sname,
+        (uint64_t)PACK_HEADER_BYTES + x->pack_off, sealed, x->stored_len);
     if (rc == PQV_E_NOTFOUND)
         return error_set(rc, NULL, "extent %u (%s) is missing", index, sname);
     if (rc != 0)

@@ -19,6 +19,7 @@
 #include "util/util.h"
 #include "vault/config.h"
 #include "vault/format1.h"
+#include "vault/readahead.h"
 #include "vault/segment_cache.h"
 #include "vault/state.h"
 #include "vault/txn.h"
@@ -207,6 +208,7 @@ vault_new_over(pqv_vault **out, pqv_storage *storage, pqv_storage *key_storage, 
     v->sink = &txn_owner_sink;
     v->storage = storage;
     v->key_storage = key_storage != NULL ? key_storage : storage;
+    v->readahead = readahead_new(storage); /* (NULL: reads go straight) */
     if ((v->key_name = strdup(key_name != NULL ? key_name : KEYFILE_NAME)) == NULL ||
         (v->keyfile_path = strdup(v->key_name)) == NULL || (v->dir = strdup("")) == NULL) {
         pqv_vault_close(v);
@@ -581,6 +583,7 @@ pqv_vault_close(pqv_vault *v)
         return;
     pool_free(v->pool);
     segment_cache_free(v);
+    readahead_free(v->readahead);
     if (v->sink != NULL && v->sink->release != NULL)
         v->sink->release(v->sink_ctx);
     if (v->locked && v->storage != NULL)

@@ -29,6 +29,7 @@
 #define WINDOW_EXTRA 2
 
 struct pool;
+struct readahead;
 struct segment_cache;
 struct txn_sink;
 
@@ -72,6 +73,8 @@ struct pqv_vault {
     uint64_t at_epoch;           /* reading commands read this snapshot (0: the newest state) */
     struct segment_cache *segcache; /* segments read (segment_cache.h; NULL: none yet) */
     int segcache_off;            /* never cache them (a mount) */
+    struct readahead *readahead; /* packs' reads coalesced (readahead.h; NULL: a local
+                                    storage) */
     int reserve_use;             /* a command that frees space runs (rm, forget, gc): a
                                     commit short of space may use the reserve (reserve.h) */
 };

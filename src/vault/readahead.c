@@ -1,0 +1,275 @@
+/*
+ * readahead.c: reads of packs coalesced over a remote storage
+ * (vault/readahead.h says what and why).
+ *
+ * State, under one mutex: the windows (a blob's name, where they start,
+ * their bytes; LOADING while one reader fetches them, outside the lock)
+ * and the streams (per blob, where its last read ended, the size of its
+ * next window, the blob's size once asked).  A reader copies out of a
+ * ready window under the lock, so a window is never freed under a copy.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vault/readahead.h"
+
+#define NAME_MAX_BYTES 128
+/* A stream's blob whose size could not be told. */
+#define SIZE_UNKNOWN UINT64_MAX
+
+enum { WINDOW_EMPTY = 0, WINDOW_LOADING, WINDOW_READY };
+
+struct window {
+    char name[NAME_MAX_BYTES];
+    uint64_t start;
+    size_t len;
+    uint8_t *data;
+    int state;
+    uint64_t used;
+};
+
+struct stream {
+    char name[NAME_MAX_BYTES];   /* "" : unused */
+    uint64_t next;               /* where its last read (or window) ended */
+    uint64_t size;               /* the blob's size; 0: not asked yet, or SIZE_UNKNOWN */
+    size_t span;                 /* its last window's size; 0: none yet */
+    uint64_t used;
+};
+
+struct readahead {
+    pthread_mutex_t lock;
+    pthread_cond_t loaded;       /* a window left LOADING */
+    struct window windows[READAHEAD_WINDOWS];
+    struct stream streams[READAHEAD_STREAMS];
+    uint64_t tick;
+    uint64_t requests, served;
+};
+
+struct readahead *
+readahead_new(pqv_storage *storage)
+{
+    struct readahead *ra;
+
+    if (storage == NULL || storage->ops->version < 4 ||
+        (storage->ops->flags & PQV_STORAGE_REMOTE) == 0)
+        return NULL;
+    if ((ra = calloc(1, sizeof(*ra))) == NULL)
+        return NULL;
+    if (pthread_mutex_init(&ra->lock, NULL) != 0) {
+        free(ra);
+        return NULL;
+    }
+    if (pthread_cond_init(&ra->loaded, NULL) != 0) {
+        pthread_mutex_destroy(&ra->lock);
+        free(ra);
+        return NULL;
+    }
+    return ra;
+}
+
+void
+readahead_free(struct readahead *ra)
+{
+    if (ra == NULL)
+        return;
+    for (size_t i = 0; i < READAHEAD_WINDOWS; i++)
+        free(ra->windows[i].data);
+    pthread_cond_destroy(&ra->loaded);
+    pthread_mutex_destroy(&ra->lock);
+    free(ra);
+}
+
+void
+readahead_counts(struct readahead *ra, uint64_t *requests, uint64_t *served)
+{
+    *requests = *served = 0;
+    if (ra == NULL)
+        return;
+    pthread_mutex_lock(&ra->lock);
+    *requests = ra->requests;
+    *served = ra->served;
+    pthread_mutex_unlock(&ra->lock);
+}
+
+/* window_covering(ra, name, off, len): a window (loading or ready) holding
+ * all of [off, off + len) of ${name}, or NULL. */
+static struct window *
+window_covering(struct readahead *ra, const char *name, uint64_t off, size_t len)
+{
+    for (size_t i = 0; i < READAHEAD_WINDOWS; i++) {
+        struct window *w = &ra->windows[i];
+        if (w->state != WINDOW_EMPTY && off >= w->start && off - w->start <= w->len &&
+            len <= w->len - (off - w->start) && strcmp(w->name, name) == 0)
+            return w;
+    }
+    return NULL;
+}
+
+static struct stream *
+stream_of(struct readahead *ra, const char *name)
+{
+    for (size_t i = 0; i < READAHEAD_STREAMS; i++)
+        if (strcmp(ra->streams[i].name, name) == 0)
+            return &ra->streams[i];
+    return NULL;
+}
+
+/* stream_new(ra, name): the least recently used stream, made ${name}'s. */
+static struct stream *
+stream_new(struct readahead *ra, const char *name)
+{
+    struct stream *s = &ra->streams[0];
+
+    for (size_t i = 1; i < READAHEAD_STREAMS; i++)
+        if (ra->streams[i].used < s->used)
+            s = &ra->streams[i];
+    memset(s, 0, sizeof(*s));
+    strcpy(s->name, name);
+    return s;
+}
+
+/* window_victim(ra): an empty window, else the least recently used ready
+ * one (its bytes freed); NULL if all are loading. */
+static struct window *
+window_victim(struct readahead *ra)
+{
+    struct window *v = NULL;
+
+    for (size_t i = 0; i < READAHEAD_WINDOWS; i++) {
+        struct window *w = &ra->windows[i];
+        if (w->state == WINDOW_EMPTY)
+            return w;
+        if (w->state == WINDOW_READY && (v == NULL || w->used < v->used))
+            v = w;
+    }
+    if (v != NULL) {
+        free(v->data);
+        v->data = NULL;
+        v->state = WINDOW_EMPTY;
+    }
+    return v;
+}
+
+/* blob_size(ra, storage, name): the blob's size asked of the storage and
+ * recorded in its stream, SIZE_UNKNOWN if it cannot be told (not asked
+ * again for that stream).  ra->lock held on entry and return, let go
+ * while asking. */
+static void
+blob_size(struct readahead *ra, pqv_storage *storage, const char *name)
+{
+    struct stream *s;
+    uint64_t size = 0;
+
+    pthread_mutex_unlock(&ra->lock);
+    if (storage->ops->stat(storage, name, &size) != 0 || size == 0)
+        size = SIZE_UNKNOWN;
+    pthread_mutex_lock(&ra->lock);
+    if ((s = stream_of(ra, name)) != NULL && s->size == 0)
+        s->size = size;
+}
+
+int
+readahead_get_range(struct readahead *ra, pqv_storage *storage, const char *name,
+    uint64_t off, uint8_t *buf, size_t len)
+{
+    struct window *w;
+    struct stream *s;
+    uint64_t size, end;
+    size_t span, wlen;
+    uint8_t *data;
+    int rc;
+
+    if (ra == NULL || len == 0 || strlen(name) >= NAME_MAX_BYTES ||
+        off > UINT64_MAX - READAHEAD_MAX - len)
+        return storage->ops->get_range(storage, name, off, buf, len);
+    pthread_mutex_lock(&ra->lock);
+    if (len >= READAHEAD_SMALL) {
+        /* A large read goes alone; the small ones after it still follow on
+         * (a tree's large file between its small ones). */
+        if ((s = stream_of(ra, name)) != NULL && off + len > s->next &&
+            off <= s->next + READAHEAD_GAP)
+            s->next = off + len;
+        pthread_mutex_unlock(&ra->lock);
+        return storage->ops->get_range(storage, name, off, buf, len);
+    }
+again:
+    /* A window holding it: copied (waiting while it is being read). */
+    while ((w = window_covering(ra, name, off, len)) != NULL) {
+        if (w->state == WINDOW_READY) {
+            memcpy(buf, w->data + (off - w->start), len);
+            w->used = ++ra->tick;
+            if ((s = stream_of(ra, name)) != NULL)
+                s->used = ra->tick;
+            ra->served++;
+            pthread_mutex_unlock(&ra->lock);
+            return 0;
+        }
+        pthread_cond_wait(&ra->loaded, &ra->lock);
+    }
+    /* The next read of its blob: it goes past where the blob's last read
+     * ended, and starts at most READAHEAD_GAP after it.  Any other is read
+     * alone, and the blob's reads are there now (a chunk shared by files
+     * restored far apart is read again; readers on several threads arrive
+     * slightly out of order: the gap absorbs that). */
+    s = stream_of(ra, name);
+    if (s == NULL || off + len <= s->next || off > s->next + READAHEAD_GAP) {
+        if (s == NULL)
+            s = stream_new(ra, name);
+        s->next = off + len;
+        s->span = 0;
+        s->used = ++ra->tick;
+        pthread_mutex_unlock(&ra->lock);
+        return storage->ops->get_range(storage, name, off, buf, len);
+    }
+    /* A window from it on, twice the last one's size (the first of a
+     * blob: READAHEAD_FIRST), within the blob. */
+    if (s->size == 0) {
+        blob_size(ra, storage, name);
+        goto again; /* (the lock was let go: all may have changed) */
+    }
+    span = s->span == 0 ? READAHEAD_FIRST : s->span * 2;
+    if (span > READAHEAD_MAX)
+        span = READAHEAD_MAX;
+    size = s->size == SIZE_UNKNOWN ? 0 : s->size;
+    end = off + span;
+    if (size != 0 && end > size)
+        end = size;
+    if (size == 0 || end < off + len || (w = window_victim(ra)) == NULL) {
+        /* (A size not known, a blob shorter than asked for: the storage's
+         * own answer; every window being read: read alone.) */
+        pthread_mutex_unlock(&ra->lock);
+        return storage->ops->get_range(storage, name, off, buf, len);
+    }
+    s->span = span;
+    s->next = end;
+    s->used = ++ra->tick;
+    strcpy(w->name, name);
+    w->start = off;
+    wlen = (size_t)(end - off);
+    w->len = wlen;
+    w->state = WINDOW_LOADING;
+    pthread_mutex_unlock(&ra->lock);
+
+    /* (The window is this reader's while LOADING: nobody else changes it.) */
+    data = malloc(wlen);
+    rc = data != NULL ? storage->ops->get_range(storage, name, off, data, wlen) : -1;
+
+    pthread_mutex_lock(&ra->lock);
+    if (rc != 0) {
+        free(data);
+        w->state = WINDOW_EMPTY;
+        pthread_cond_broadcast(&ra->loaded);
+        pthread_mutex_unlock(&ra->lock);
+        /* The read alone says what is wrong, if anything is. */
+        return storage->ops->get_range(storage, name, off, buf, len);
+    }
+    w->data = data;
+    w->state = WINDOW_READY;
+    w->used = ++ra->tick;
+    memcpy(buf, data, len);
+    ra->requests++;
+    pthread_cond_broadcast(&ra->loaded);
+    pthread_mutex_unlock(&ra->lock);
+    return 0;
+}

@@ -1,0 +1,52 @@
+/*
+ * vault/readahead.h: reads of packs coalesced over a remote storage
+ * (PQV_STORAGE_REMOTE: S3).  A restore, a check or a mount reads a tree's
+ * small files in the order an add wrote them, so their chunks follow one
+ * another in a pack; over a network each ranged GET costs a round trip
+ * (restoring /usr/share/doc, 5,600 files, through 10 ms of latency took
+ * 80 s, one GET a chunk).  A small read that starts where the previous
+ * read of the same pack ended (or a little further) is served from a
+ * window read ahead of it in one request: 256 KiB first, doubling up to
+ * 4 MiB as the reads go on, never past the pack's end; any other read, and
+ * every large one, goes to the storage as it is.  The windows hold
+ * ciphertext only (every chunk is verified when opened), a few of them,
+ * least recently used replaced; a reader that needs a window being read
+ * waits for it.  docs/DESIGN.md, "Reading packs over a network".
+ */
+#ifndef PQV_VAULT_READAHEAD_H
+#define PQV_VAULT_READAHEAD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pqvault/storage.h"
+
+#define READAHEAD_WINDOWS 4
+#define READAHEAD_STREAMS 8
+/* Reads of at least this many bytes go straight to the storage. */
+#define READAHEAD_SMALL (256u << 10)
+#define READAHEAD_FIRST (256u << 10)
+#define READAHEAD_MAX (4u << 20)
+/* A read starting at most this far past where the pack's last read ended
+ * is the next one (the chunks of a file not restored lie between). */
+#define READAHEAD_GAP (64u << 10)
+
+struct readahead;
+
+/* readahead_new(storage): a read-ahead over ${storage}, or NULL if the
+ * storage is not remote (or memory is short: then reads go straight).
+ * readahead_free(ra): its windows freed (NULL: nothing). */
+struct readahead *readahead_new(pqv_storage *storage);
+void readahead_free(struct readahead *ra);
+
+/* readahead_get_range(ra, storage, name, offset, buf, len): exactly ${len}
+ * bytes of blob ${name} at ${offset}, as storage->ops->get_range gives
+ * them (its errors too); ${ra} NULL: that call alone.  Thread-safe. */
+int readahead_get_range(struct readahead *ra, pqv_storage *storage, const char *name,
+    uint64_t offset, uint8_t *buf, size_t len);
+
+/* readahead_counts(ra, requests, served): the windows read and the reads
+ * served from them so far (for tests). */
+void readahead_counts(struct readahead *ra, uint64_t *requests, uint64_t *served);
+
+#endif

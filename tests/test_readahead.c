@@ -1,0 +1,421 @@
+/*
+ * test_readahead.c: reads of packs coalesced over a remote storage
+ * (src/vault/readahead.c).  A storage of blobs in memory, counting its
+ * requests and failing those it is told to: small reads in order come
+ * from a few windows, never past a blob's end; reads out of order, large
+ * reads and a local storage go alone; a window that fails to load leaves
+ * the read its own answer; readers on two threads get their bytes.  Then
+ * a vault over a local directory that says it is remote: a tree of 300
+ * small files restored byte-exact with a tenth of the requests (through
+ * storage_wrap.h).
+ */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "storage_wrap.h"
+#include "pqvault/aead.h"
+#include "pqvault/recovery.h"
+#include "pqvault/storage.h"
+#include "pqvault/vault.h"
+#include "vault/readahead.h"
+#include "vault_fixture.h"
+
+/* ---- a storage of two blobs in memory ---- */
+
+#define BLOB_BYTES (6u << 20)
+
+static struct {
+    pqv_storage base;
+    uint8_t *blob[2];
+    uint64_t size[2];
+    pthread_mutex_t lock;
+    unsigned ranges, stats, bad_ranges;
+    size_t fail_over;            /* ranged reads longer than this fail (0: none) */
+} mem;
+
+static int
+blob_of(const char *name)
+{
+    return strcmp(name, "packs/a") == 0 ? 0 : strcmp(name, "packs/b") == 0 ? 1 : -1;
+}
+
+static int
+m_get_range(pqv_storage *s, const char *name, uint64_t off, uint8_t *buf, size_t len)
+{
+    int k = blob_of(name), fail;
+
+    (void)s;
+    pthread_mutex_lock(&mem.lock);
+    mem.ranges++;
+    fail = mem.fail_over != 0 && len > mem.fail_over;
+    if (k >= 0 && (off > mem.size[k] || len > mem.size[k] - off))
+        mem.bad_ranges++;
+    pthread_mutex_unlock(&mem.lock);
+    if (k < 0)
+        return PQV_E_NOTFOUND;
+    if (off > mem.size[k] || len > mem.size[k] - off)
+        return PQV_E_INTEGRITY;
+    if (fail)
+        return PQV_E_IO;
+    memcpy(buf, mem.blob[k] + off, len);
+    return 0;
+}
+
+static int
+m_stat(pqv_storage *s, const char *name, uint64_t *size)
+{
+    int k = blob_of(name);
+
+    (void)s;
+    pthread_mutex_lock(&mem.lock);
+    mem.stats++;
+    pthread_mutex_unlock(&mem.lock);
+    if (k < 0)
+        return PQV_E_NOTFOUND;
+    *size = mem.size[k];
+    return 0;
+}
+
+static const struct pqv_storage_ops remote_ops = {
+    .version = PQV_STORAGE_OPS_VERSION, .get_range = m_get_range, .stat = m_stat,
+    .flags = PQV_STORAGE_REMOTE,
+};
+static const struct pqv_storage_ops local_ops = {
+    .version = PQV_STORAGE_OPS_VERSION, .get_range = m_get_range, .stat = m_stat,
+};
+
+static void
+mem_setup(void)
+{
+    static int made;
+
+    if (!made) {
+        pthread_mutex_init(&mem.lock, NULL);
+        for (int k = 0; k < 2; k++) {
+            mem.size[k] = BLOB_BYTES - (uint64_t)k * 12345;
+            SETUP((mem.blob[k] = malloc(mem.size[k])) != NULL);
+            for (uint64_t i = 0; i < mem.size[k]; i++)
+                mem.blob[k][i] = (uint8_t)((i * 2654435761u) >> (13 + k));
+        }
+        made = 1;
+    }
+    mem.base.ops = &remote_ops;
+    mem.ranges = mem.stats = mem.bad_ranges = 0;
+    mem.fail_over = 0;
+}
+
+/* The chunks of a pack: lengths of 100 B to 40 KiB, one after another. */
+#define NCHUNKS 600
+
+static uint64_t chunk_off[NCHUNKS];
+static size_t chunk_len[NCHUNKS];
+static unsigned nchunks;
+
+static void
+make_chunks(uint64_t size)
+{
+    uint64_t at = 8, h = 88172645463325252ull;
+
+    nchunks = 0;
+    while (nchunks < NCHUNKS) {
+        h ^= h << 13, h ^= h >> 7, h ^= h << 17;
+        size_t len = 100 + (size_t)(h % (40u << 10));
+        if (at + len > size)
+            break;
+        chunk_off[nchunks] = at;
+        chunk_len[nchunks++] = len;
+        at += len;
+    }
+}
+
+/* read_check(ra, name, k, off, len): one read through ${ra}, its bytes
+ * checked against the blob's. */
+static int
+read_check(struct readahead *ra, const char *name, int k, uint64_t off, size_t len)
+{
+    uint8_t *buf = malloc(len);
+    int rc;
+
+    if (buf == NULL)
+        return -1;
+    rc = readahead_get_range(ra, &mem.base, name, off, buf, len);
+    if (rc == 0 && memcmp(buf, mem.blob[k] + off, len) != 0)
+        rc = -2;
+    free(buf);
+    return rc;
+}
+
+/* A pack's chunks read in order: a few requests, every byte right, no
+ * range past the blob's end (the last window stops there). */
+static void
+test_in_order_coalesced(void)
+{
+    uint64_t requests, served;
+    struct readahead *ra;
+
+    mem_setup();
+    REQUIRE((ra = readahead_new(&mem.base)) != NULL);
+    make_chunks(mem.size[0]);
+    REQUIRE(nchunks > 100);
+    for (unsigned i = 0; i < nchunks; i++)
+        CHECK_EQ_INT(read_check(ra, "packs/a", 0, chunk_off[i], chunk_len[i]), 0);
+    /* The whole blob: at most its size in 4 MiB windows after 256 KiB,
+     * 512 KiB, 1, 2 MiB, and the first read. */
+    CHECK(mem.ranges <= 10);
+    CHECK_EQ_INT(mem.stats, 1);
+    CHECK_EQ_INT(mem.bad_ranges, 0);
+    readahead_counts(ra, &requests, &served);
+    CHECK_EQ_INT(requests + 1, mem.ranges);
+    CHECK_EQ_INT(served, nchunks - mem.ranges);
+    /* The blob's end read again: from a window, or alone, never past it. */
+    CHECK_EQ_INT(read_check(ra, "packs/a", 0, mem.size[0] - 10, 10), 0);
+    CHECK_EQ_INT(mem.bad_ranges, 0);
+    readahead_free(ra);
+}
+
+/* Chunks skipped (files not restored), a gap of up to 64 KiB: still in
+ * order; a jump further, or back, is read alone and starts over. */
+static void
+test_gaps_and_jumps(void)
+{
+    struct readahead *ra;
+    unsigned before;
+
+    mem_setup();
+    REQUIRE((ra = readahead_new(&mem.base)) != NULL);
+    make_chunks(mem.size[1]);
+    for (unsigned i = 0; i < nchunks; i += 2)
+        CHECK_EQ_INT(read_check(ra, "packs/b", 1, chunk_off[i], chunk_len[i]), 0);
+    CHECK(mem.ranges <= 12);
+    readahead_free(ra);
+    /* Places far apart, each further back: each alone. */
+    REQUIRE((ra = readahead_new(&mem.base)) != NULL);
+    before = mem.ranges;
+    for (unsigned i = 0; i < 20; i++)
+        CHECK_EQ_INT(read_check(ra, "packs/b", 1, (uint64_t)(19 - i) * 300000 + 7, 1000), 0);
+    CHECK_EQ_INT(mem.ranges - before, 20);
+    CHECK_EQ_INT(mem.bad_ranges, 0);
+    readahead_free(ra);
+}
+
+/* Large reads go alone and do not break a stream; a storage that is not
+ * remote gets no read-ahead at all. */
+static void
+test_large_and_local(void)
+{
+    struct readahead *ra;
+
+    mem_setup();
+    REQUIRE((ra = readahead_new(&mem.base)) != NULL);
+    CHECK_EQ_INT(read_check(ra, "packs/a", 0, 8, 1000), 0);
+    CHECK_EQ_INT(read_check(ra, "packs/a", 0, 1008, READAHEAD_SMALL), 0);
+    CHECK_EQ_INT(mem.ranges, 2);
+    /* The next small one follows the large one on: a window. */
+    CHECK_EQ_INT(read_check(ra, "packs/a", 0, 1008 + READAHEAD_SMALL, 500), 0);
+    CHECK_EQ_INT(read_check(ra, "packs/a", 0, 1508 + READAHEAD_SMALL, 500), 0);
+    CHECK_EQ_INT(mem.ranges, 3);
+    readahead_free(ra);
+
+    mem.base.ops = &local_ops;
+    CHECK(readahead_new(&mem.base) == NULL);
+    /* (NULL: every read straight to the storage.) */
+    mem.ranges = 0;
+    CHECK_EQ_INT(read_check(NULL, "packs/a", 0, 8, 100), 0);
+    CHECK_EQ_INT(read_check(NULL, "packs/a", 0, 108, 100), 0);
+    CHECK_EQ_INT(mem.ranges, 2);
+}
+
+/* A window the storage fails to give: each read still gets its bytes (or
+ * the storage's own error for it), nothing served from a failed window. */
+static void
+test_failed_window(void)
+{
+    uint64_t requests, served;
+    struct readahead *ra;
+
+    mem_setup();
+    mem.fail_over = 64u << 10;   /* windows fail, chunks alone do not */
+    REQUIRE((ra = readahead_new(&mem.base)) != NULL);
+    make_chunks(mem.size[0]);
+    for (unsigned i = 0; i < 50; i++)
+        CHECK_EQ_INT(read_check(ra, "packs/a", 0, chunk_off[i], chunk_len[i]), 0);
+    readahead_counts(ra, &requests, &served);
+    CHECK_EQ_INT(requests, 0);
+    CHECK_EQ_INT(served, 0);
+    /* A blob that is not there: the storage's answer. */
+    {
+        uint8_t b[16];
+        CHECK_EQ_INT(readahead_get_range(ra, &mem.base, "packs/none", 0, b, sizeof(b)),
+            PQV_E_NOTFOUND);
+        CHECK_EQ_INT(readahead_get_range(ra, &mem.base, "packs/none", 16, b, sizeof(b)),
+            PQV_E_NOTFOUND);
+    }
+    /* Past the blob's end: the storage's answer, not a short window. */
+    mem.fail_over = 0;
+    CHECK_EQ_INT(read_check(ra, "packs/a", 0, chunk_off[50], chunk_len[50]), 0);
+    {
+        uint8_t b[64];
+        CHECK_EQ_INT(readahead_get_range(ra, &mem.base, "packs/a",
+            chunk_off[50] + chunk_len[50], b, sizeof(b)), 0);
+        CHECK_EQ_INT(readahead_get_range(ra, &mem.base, "packs/a", mem.size[0] - 10, b,
+            sizeof(b)), PQV_E_INTEGRITY);
+    }
+    readahead_free(ra);
+}
+
+/* Two threads reading a pack's chunks turn about (as a restore's
+ * workers do), and a third reading the other pack: every byte right. */
+struct reader {
+    struct readahead *ra;
+    const char *name;
+    int k;
+    unsigned first, step;
+    int bad;
+};
+
+static void *
+reader_run(void *arg)
+{
+    struct reader *r = arg;
+
+    for (unsigned round = 0; round < 3; round++)
+        for (unsigned i = r->first; i < nchunks; i += r->step)
+            if (read_check(r->ra, r->name, r->k, chunk_off[i], chunk_len[i]) != 0)
+                r->bad++;
+    return NULL;
+}
+
+static void
+test_threads(void)
+{
+    struct reader r[3];
+    pthread_t t[3];
+    struct readahead *ra;
+
+    mem_setup();
+    REQUIRE((ra = readahead_new(&mem.base)) != NULL);
+    make_chunks(mem.size[1]);
+    r[0] = (struct reader){ ra, "packs/a", 0, 0, 2, 0 };
+    r[1] = (struct reader){ ra, "packs/a", 0, 1, 2, 0 };
+    r[2] = (struct reader){ ra, "packs/b", 1, 0, 1, 0 };
+    for (int i = 0; i < 3; i++)
+        REQUIRE(pthread_create(&t[i], NULL, reader_run, &r[i]) == 0);
+    for (int i = 0; i < 3; i++)
+        pthread_join(t[i], NULL);
+    for (int i = 0; i < 3; i++)
+        CHECK_EQ_INT(r[i].bad, 0);
+    CHECK_EQ_INT(mem.bad_ranges, 0);
+    CHECK(mem.ranges < 3 * 3 * nchunks / 4);
+    readahead_free(ra);
+}
+
+/* ---- a vault over a local directory that says it is remote ---- */
+
+static const struct pqv_kdf_params cheap = { 1, 256, 1 };
+static const char pass[] = "correct horse";
+static char dir[64];
+
+static struct sw_storage counted;
+static unsigned pack_ranges;
+
+static void
+count_pack_reads(struct sw_storage *w, const char *name)
+{
+    (void)w;
+    if (strncmp(name, "packs/", 6) == 0)
+        __atomic_add_fetch(&pack_ranges, 1, __ATOMIC_RELAXED);
+}
+
+#define TREE_FILES 300
+
+static void
+remove_dir(void)
+{
+    char cmd[128];
+
+    if (dir[0] != '\0' && getenv("PQV_KEEP") == NULL) {
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+        if (system(cmd) != 0)
+            fprintf(stderr, "cannot remove %s\n", dir);
+    }
+}
+
+/* file_bytes(i, buf): file ${i}'s contents (incompressible, 200 B to 12 KiB). */
+static size_t
+file_bytes(unsigned i, uint8_t *buf)
+{
+    uint64_t h = (i + 1) * 0x9e3779b97f4a7c15ull;
+    size_t len = 200 + (size_t)(h % 12000);
+
+    for (size_t k = 0; k < len; k++) {
+        h ^= h << 13, h ^= h >> 7, h ^= h << 17;
+        buf[k] = (uint8_t)h;
+    }
+    return len;
+}
+
+static void
+test_vault_restore_coalesced(void)
+{
+    struct pqv_init_options opt = { "FrodoKEM-640-SHAKE", PQV_AEAD_AES256GCM, &cheap,
+        0, NULL, NULL, NULL, 0 };
+    char recovery[PQV_RECOVERY_CHARS], fp[PQV_FINGERPRINT_CHARS], path[200], src[96],
+        vdir[96], out[96];
+    static uint8_t buf[16384];
+    pqv_storage *inner;
+    pqv_vault *v;
+    size_t len, n;
+    unsigned bad = 0;
+
+    snprintf(dir, sizeof(dir), "/tmp/pqvra.XXXXXX");
+    SETUP(mkdtemp(dir) != NULL);
+    atexit(remove_dir);
+    snprintf(src, sizeof(src), "%s/src", dir);
+    snprintf(vdir, sizeof(vdir), "%s/v", dir);
+    snprintf(out, sizeof(out), "%s/out", dir);
+    SETUP(mkdir(src, 0700) == 0);
+    for (unsigned d = 0; d < 10; d++) {
+        snprintf(path, sizeof(path), "%s/d%u", src, d);
+        SETUP(mkdir(path, 0755) == 0);
+    }
+    for (unsigned i = 0; i < TREE_FILES; i++) {
+        snprintf(path, sizeof(path), "%s/d%u/f%03u", src, i % 10, i);
+        len = file_bytes(i, buf);
+        vf_write_path(path, buf, len);
+    }
+    SETUP(pqv_vault_create(vdir, NULL, (const uint8_t *)pass, strlen(pass), &opt, recovery,
+        fp) == 0);
+    SETUP(pqv_storage_local_open(&inner, vdir, 0) == 0);
+    sw_init(&counted, inner, 1);
+    counted.before = count_pack_reads;
+    SETUP(vf_open_vault(&counted.base, NULL, pass, &v, 1) == 0);
+    SETUP(pqv_vault_add_path(v, src, "t", NULL) == 0);
+    pqv_vault_close(v);
+
+    REQUIRE(vf_open_vault(&counted.base, NULL, pass, &v, 0) == 0);
+    pack_ranges = 0;
+    CHECK_EQ_INT(pqv_vault_get(v, "t", out, NULL), 0);
+    pqv_vault_close(v);
+    for (unsigned i = 0; i < TREE_FILES; i++) {
+        snprintf(path, sizeof(path), "%s/t/d%u/f%03u", out, i % 10, i);
+        len = file_bytes(i, buf);
+        if (!vf_file_holds(path, buf, len, &n))
+            bad++;
+    }
+    CHECK_EQ_INT(bad, 0);
+    /* One ranged read a file before; now a few windows of each pack. */
+    if (pack_ranges > TREE_FILES / 10)
+        fprintf(stderr, "  %u ranged reads of packs for %u files\n", pack_ranges,
+            TREE_FILES);
+    CHECK(pack_ranges <= TREE_FILES / 10);
+    inner->ops->close(inner);
+}
+
+TEST_MAIN(test_in_order_coalesced, test_gaps_and_jumps, test_large_and_local,
+    test_failed_window, test_threads, test_vault_restore_coalesced)

@@ -156,6 +156,17 @@ extent_error(int rc, const char *what, uint32_t index, const char *sname)
     return error_set(rc, NULL, "%s %u (%s): %s", what, index, sname, why);
 }
 
+/* read_sealed(v, x, sealed, sname): ${x}'s stored bytes out of its pack
+ * (through the read-ahead of a remote storage), the pack's name left in
+ * ${sname} for messages. */
+static int
+read_sealed(pqv_vault *v, const struct extent *x, uint8_t *sealed, char sname[STORAGE_NAME_MAX])
+{
+    pack_name(x->pack_id, sname);
+    return readahead_get_range(v->readahead, v->storage, sname,
+        (uint64_t)PACK_HEADER_BYTES + x->pack_off, sealed, x->stored_len);
+}
+
 /* read_chunk(v, index, x, plain, sealed, scratch): chunk ${index} of a
  * file of format 3, from where the chain's records put it. */
 static int
@@ -170,9 +181,7 @@ read_chunk(pqv_vault *v, uint32_t index, const struct extent *x, uint8_t *plain,
             "--repair-index looks for it in the packs)", index);
     if (x->stored_len > chunk_blob_max(x->plain_len))
         return error_set(PQV_E_INTEGRITY, NULL, "chunk %u is too large", index);
-    pack_name(x->pack_id, sname);
-    rc = readahead_get_range(v->readahead, v->storage, sname,
-        (uint64_t)PACK_HEADER_BYTES + x->pack_off, sealed, x->stored_len);
+    rc = read_sealed(v, x, sealed, sname);
     if (rc == PQV_E_NOTFOUND)
         return error_set(rc, NULL, "chunk %u (%s) is missing", index, sname);
     if (rc != 0)
@@ -242,9 +251,7 @@ pack_read_extent(pqv_vault *v, int suite, const uint8_t file_key[PQV_FILE_KEY_BY
         free(buf);
         return rc != 0 ? extent_error(rc, "object", index, sname) : 0;
     }
-    pack_name(x->pack_id, sname);
-    rc = readahead_get_range(v->readahead, v->storage, sname,
-        (uint64_t)PACK_HEADER_BYTES + x->pack_off, sealed, x->stored_len);
+    rc = read_sealed(v, x, sealed, sname);
     if (rc == PQV_E_NOTFOUND)
         return error_set(rc, NULL, "extent %u (%s) is missing", index, sname);
     if (rc != 0)

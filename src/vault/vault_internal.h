@@ -73,8 +73,8 @@ struct pqv_vault {
     uint64_t at_epoch;           /* reading commands read this snapshot (0: the newest state) */
     struct segment_cache *segcache; /* segments read (segment_cache.h; NULL: none yet) */
     int segcache_off;            /* never cache them (a mount) */
-    struct readahead *readahead; /* packs' reads coalesced (readahead.h; NULL: a local
-                                    storage) */
+    struct readahead *readahead; /* packs' reads coalesced (readahead.h; NULL: a storage
+                                    that is not remote, or memory was short) */
     int reserve_use;             /* a command that frees space runs (rm, forget, gc): a
                                     commit short of space may use the reserve (reserve.h) */
 };

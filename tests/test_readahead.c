@@ -4,11 +4,15 @@
  * requests and failing those it is told to: small reads in order come
  * from a few windows, never past a blob's end; reads out of order, large
  * reads and a local storage go alone; a window that fails to load leaves
- * the read its own answer; readers on two threads get their bytes.  Then
+ * the read its own answer; readers on two threads get their bytes; reads
+ * that went alone are kept, bounded.  Then
  * a vault over a local directory that says it is remote: a tree of 300
  * small files restored byte-exact with at most a quarter of the requests
- * (through storage_wrap.h).
+ * (through storage_wrap.h), and a file of 24 MiB, into a tree and to a
+ * stream, one request for each run of its chunks stored one after the
+ * other (pack.c's pack_read_run), not one per chunk.
  */
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -204,6 +208,33 @@ test_gaps_and_jumps(void)
     readahead_free(ra);
 }
 
+/* Two walkers on one pack, turn about (a restore's workers, each on its
+ * own files): each its own stream, both coalesced (a stream per pack
+ * made every read of both alone). */
+static void
+test_two_walkers(void)
+{
+    struct readahead *ra;
+    unsigned half;
+
+    mem_setup();
+    REQUIRE((ra = readahead_new(&mem.base)) != NULL);
+    make_chunks(mem.size[0]);
+    half = nchunks / 2;
+    for (unsigned i = 0; i < half; i++) {
+        CHECK_EQ_INT(read_check(ra, "packs/a", 0, chunk_off[i], chunk_len[i]), 0);
+        CHECK_EQ_INT(read_check(ra, "packs/a", 0, chunk_off[half + i], chunk_len[half + i]), 0);
+    }
+    /* Each half (about 3 MiB): its first read, then windows of 256 KiB,
+     * 512 KiB, 1, 2 and 4 MiB at most. */
+    if (mem.ranges > 14)
+        fprintf(stderr, "  %u requests for %u chunks\n", mem.ranges, 2 * half);
+    CHECK(mem.ranges <= 14);
+    CHECK_EQ_INT(mem.stats, 1);
+    CHECK_EQ_INT(mem.bad_ranges, 0);
+    readahead_free(ra);
+}
+
 /* Large reads go alone and do not break a stream; a storage that is not
  * remote gets no read-ahead at all. */
 static void
@@ -317,6 +348,45 @@ test_threads(void)
     readahead_free(ra);
 }
 
+/* Reads that went alone are kept: read again (or a part of one), they
+ * need no request; a failed read is not kept; what is kept is bounded
+ * (the first read, after 20 MiB of others, is a request again). */
+static void
+test_recent_reads(void)
+{
+    struct readahead *ra;
+    unsigned before;
+
+    mem_setup();
+    REQUIRE((ra = readahead_new(&mem.base)) != NULL);
+    CHECK_EQ_INT(read_check(ra, "packs/b", 1, 4000000, 892), 0);
+    CHECK_EQ_INT(read_check(ra, "packs/a", 0, 3000000, 436353), 0);
+    CHECK_EQ_INT(mem.ranges, 2);
+    CHECK_EQ_INT(read_check(ra, "packs/b", 1, 4000000, 892), 0);
+    CHECK_EQ_INT(read_check(ra, "packs/a", 0, 3000000, 436353), 0);
+    CHECK_EQ_INT(read_check(ra, "packs/a", 0, 3000100, 1000), 0);  /* a part */
+    CHECK_EQ_INT(mem.ranges, 2);
+    CHECK_EQ_INT(read_check(ra, "packs/b", 1, 3000000, 436353), 0); /* another blob */
+    CHECK_EQ_INT(read_check(ra, "packs/a", 0, 3000000, 436354), 0); /* a byte more */
+    CHECK_EQ_INT(mem.ranges, 4);
+    /* A failed read is not kept: asked again, it is a request again. */
+    mem.fail_over = 300000;
+    before = mem.ranges;
+    CHECK_EQ_INT(read_check(ra, "packs/a", 0, 1000000, 400000), PQV_E_IO);
+    mem.fail_over = 0;
+    CHECK_EQ_INT(read_check(ra, "packs/a", 0, 1000000, 400000), 0);
+    CHECK_EQ_INT(mem.ranges - before, 2);
+    /* 40 reads of 512 KiB, each a request; the first one after them too. */
+    before = mem.ranges;
+    for (unsigned k = 0; k < 40; k++)
+        CHECK_EQ_INT(read_check(ra, "packs/a", 0, (uint64_t)k * 100000 + 17, 512u << 10), 0);
+    CHECK_EQ_INT(mem.ranges - before, 40);
+    CHECK_EQ_INT(read_check(ra, "packs/b", 1, 4000000, 892), 0);
+    CHECK_EQ_INT(mem.ranges - before, 41);
+    CHECK_EQ_INT(mem.bad_ranges, 0);
+    readahead_free(ra);
+}
+
 /* ---- a vault over a local directory that says it is remote ---- */
 
 static const struct pqv_kdf_params cheap = { 1, 256, 1 };
@@ -422,5 +492,69 @@ test_vault_restore_coalesced(void)
     inner->ops->close(inner);
 }
 
+#define BIG_BYTES (24u << 20)
+
+/* A file of 24 MiB (some 48 chunks of 128 KiB to 2 MiB, stored one after
+ * the other): restored into a tree and to a stream, byte-exact, each run
+ * of its chunks in one ranged read of its pack (one per chunk before). */
+static void
+test_vault_big_file_runs(void)
+{
+    struct pqv_init_options opt = { "FrodoKEM-640-SHAKE", PQV_AEAD_AES256GCM, &cheap,
+        0, NULL, NULL, NULL, 0 };
+    char recovery[PQV_RECOVERY_CHARS], fp[PQV_FINGERPRINT_CHARS], src[96], vdir[96],
+        out[96], path[120];
+    uint8_t *big = malloc(BIG_BYTES);
+    uint64_t h = 42;
+    pqv_storage *inner;
+    pqv_vault *v;
+    unsigned tree_reads, stream_reads;
+    size_t n;
+    int fd;
+
+    REQUIRE(big != NULL && dir[0] != '\0');
+    for (size_t k = 0; k < BIG_BYTES; k++) {
+        h ^= h << 13, h ^= h >> 7, h ^= h << 17;
+        big[k] = (uint8_t)(h >> 24);
+    }
+    snprintf(src, sizeof(src), "%s/bigsrc", dir);
+    snprintf(vdir, sizeof(vdir), "%s/v2", dir);
+    snprintf(out, sizeof(out), "%s/bigout", dir);
+    SETUP(mkdir(src, 0700) == 0);
+    snprintf(path, sizeof(path), "%s/big", src);
+    vf_write_path(path, big, BIG_BYTES);
+    SETUP(pqv_vault_create(vdir, NULL, (const uint8_t *)pass, strlen(pass), &opt, recovery,
+        fp) == 0);
+    SETUP(pqv_storage_local_open(&inner, vdir, 0) == 0);
+    sw_init(&counted, inner, 1);
+    counted.before = count_pack_reads;
+    SETUP(vf_open_vault(&counted.base, NULL, pass, &v, 1) == 0);
+    SETUP(pqv_vault_add_path(v, path, "big", NULL) == 0);
+    pqv_vault_close(v);
+
+    REQUIRE(vf_open_vault(&counted.base, NULL, pass, &v, 0) == 0);
+    pack_ranges = 0;
+    CHECK_EQ_INT(pqv_vault_get(v, "big", out, NULL), 0);
+    tree_reads = pack_ranges;
+    CHECK(vf_file_holds(out, big, BIG_BYTES, &n)); /* (a file's get names the file) */
+    snprintf(path, sizeof(path), "%s/streamed", dir);
+    REQUIRE((fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600)) >= 0);
+    pack_ranges = 0;
+    CHECK_EQ_INT(pqv_vault_get_fd(v, "big", fd, NULL), 0);
+    stream_reads = pack_ranges;
+    close(fd);
+    CHECK(vf_file_holds(path, big, BIG_BYTES, &n));
+    pqv_vault_close(v);
+    /* Runs of at most 4 MiB of plaintext, broken where a pack ends: 8
+     * here, both ways (each chunk read alone, one per chunk, fails it). */
+    if (tree_reads > 16 || stream_reads > 16)
+        fprintf(stderr, "  %u and %u ranged reads of packs for 24 MiB\n", tree_reads,
+            stream_reads);
+    CHECK(tree_reads >= BIG_BYTES / PQV_OBJECT_MAX_PLAIN && tree_reads <= 16);
+    CHECK(stream_reads >= BIG_BYTES / PQV_OBJECT_MAX_PLAIN && stream_reads <= 16);
+    inner->ops->close(inner);
+    free(big);
+}
+
 TEST_MAIN(test_in_order_coalesced, test_gaps_and_jumps, test_large_and_local,
-    test_failed_window, test_threads, test_vault_restore_coalesced)
+    test_two_walkers, test_failed_window, test_threads, test_recent_reads, test_vault_restore_coalesced, test_vault_big_file_runs)

@@ -24,7 +24,7 @@ struct get_job {
     pqv_vault *v;
     const struct entry *e;
     const uint8_t *file_key;
-    uint32_t index;
+    uint32_t index, count;       /* extents [index, index + count): one run */
     uint8_t *plain, *sealed, *scratch;
     size_t used;                 /* bytes of plain and scratch to wipe */
 };
@@ -34,8 +34,8 @@ get_job_run(struct pool_job *pj)
 {
     struct get_job *job = (struct get_job *)pj;
 
-    job->job.rc = pack_read_extent(job->v, job->e->suite, job->file_key, job->index,
-        &job->e->extents[job->index], job->plain, job->sealed, job->scratch);
+    job->job.rc = pack_read_run(job->v, job->e->suite, job->file_key, job->index,
+        &job->e->extents[job->index], job->count, job->plain, job->sealed, job->scratch);
 }
 
 /* get_stream_out_free(out): the extent buffers, wiped where they were used. */
@@ -108,6 +108,7 @@ stream_entry(pqv_vault *v, struct state *st, const struct entry *e, struct get_o
     struct pool *pool = vault_pool(v);
     struct get_job *jobs;
     size_t window, submitted = 0, retired = 0, n = e->nextents;
+    size_t jobs_in = 0, jobs_out = 0; /* runs submitted, retired */
     uint64_t pos = 0;
     int rc, failed = 0;
 
@@ -127,8 +128,8 @@ stream_entry(pqv_vault *v, struct state *st, const struct entry *e, struct get_o
     jobs = out->jobs;
     window = out->window;
     while (retired < n) {
-        while (!failed && submitted < n && submitted - retired < window) {
-            struct get_job *job = &jobs[submitted % window];
+        while (!failed && submitted < n && jobs_in - jobs_out < window) {
+            struct get_job *job = &jobs[jobs_in % window];
             if ((job->plain == NULL && (job->plain = malloc(PQV_OBJECT_MAX_PLAIN)) == NULL) ||
                 (job->sealed == NULL && (job->sealed = malloc(pack_sealed_max())) == NULL) ||
                 (job->scratch == NULL && (job->scratch = malloc(pack_scratch_size())) == NULL)) {
@@ -136,31 +137,43 @@ stream_entry(pqv_vault *v, struct state *st, const struct entry *e, struct get_o
                 failed = 1;
                 break;
             }
+            size_t plain = 0, stored = 0;
             job->v = v;
             job->e = e;
             job->file_key = file_key;
             job->index = (uint32_t)submitted;
-            if (e->extents[submitted].plain_len > job->used)
-                job->used = e->extents[submitted].plain_len;
-            if (e->extents[submitted].stored_len > job->used)
-                job->used = e->extents[submitted].stored_len;
+            /* Chunks stored one after the other are read together: one
+             * request for a run, not one per chunk (a remote storage). */
+            job->count = pack_chunk_run(&e->extents[submitted], (uint32_t)(n - submitted));
+            for (uint32_t k = 0; k < job->count; k++) {
+                plain += e->extents[submitted + k].plain_len;
+                stored += e->extents[submitted + k].stored_len;
+            }
+            if (plain > job->used)
+                job->used = plain;
+            if (stored > job->used)
+                job->used = stored;
             job->job.run = get_job_run;
             pool_submit(pool, &job->job);
-            submitted++;
+            submitted += job->count;
+            jobs_in++;
         }
-        if (retired == submitted)
+        if (jobs_out == jobs_in)
             break;
-        struct get_job *job = &jobs[retired % window];
+        struct get_job *job = &jobs[jobs_out % window];
         int jrc = pool_wait(pool, &job->job);
-        retired++;
+        jobs_out++;
+        retired += job->count;
         if (jrc != 0 && !failed) {
             rc = jrc;
             failed = 1;
         }
-        if (!failed) {
-            if ((rc = put_extent(out, &e->extents[job->index], job->plain, &pos)) != 0)
+        for (uint32_t k = 0, at = 0; !failed && k < job->count; k++) {
+            const struct extent *x = &e->extents[job->index + k];
+            if ((rc = put_extent(out, x, job->plain + at, &pos)) != 0)
                 failed = 1;
-            out->done += e->extents[job->index].plain_len;
+            at += x->plain_len;
+            out->done += x->plain_len;
             if (out->opt->progress != NULL)
                 out->opt->progress(out->opt->progress_ctx, out->done, out->total);
         }

@@ -191,6 +191,77 @@ read_chunk(pqv_vault *v, uint32_t index, const struct extent *x, uint8_t *plain,
     return rc != 0 ? extent_error(rc, "chunk", index, sname) : 0;
 }
 
+/* run_joins(a, b): chunk ${b} is stored right after chunk ${a}, in its pack. */
+static int
+run_joins(const struct extent *a, const struct extent *b)
+{
+    return b->chunk && b->located && !(b->pack_flags & PACK_V1_OBJECT) &&
+        memcmp(a->pack_id, b->pack_id, PACK_ID_BYTES) == 0 &&
+        (uint64_t)a->pack_off + a->stored_len == b->pack_off;
+}
+
+uint32_t
+pack_chunk_run(const struct extent *xs, uint32_t n)
+{
+    uint64_t plain, stored;
+    uint32_t k;
+
+    if (n == 0)
+        return 0;
+    if (!xs[0].chunk || !xs[0].located || (xs[0].pack_flags & PACK_V1_OBJECT))
+        return 1;
+    plain = xs[0].plain_len;
+    stored = xs[0].stored_len;
+    for (k = 1; k < n && run_joins(&xs[k - 1], &xs[k]); k++) {
+        plain += xs[k].plain_len;
+        stored += xs[k].stored_len;
+        if (plain > PQV_OBJECT_MAX_PLAIN || stored > pack_sealed_max())
+            break;
+    }
+    return k;
+}
+
+int
+pack_read_run(pqv_vault *v, int suite, const uint8_t file_key[PQV_FILE_KEY_BYTES],
+    uint32_t index, const struct extent *xs, uint32_t count, uint8_t *plain, uint8_t *sealed,
+    uint8_t *scratch)
+{
+    char sname[STORAGE_NAME_MAX];
+    size_t stored = 0, at_plain = 0, at_sealed = 0;
+    int rc;
+
+    if (count <= 1)
+        return pack_read_extent(v, suite, file_key, index, xs, plain, sealed, scratch);
+    /* (The caller's run, checked again: nothing read past the buffers.) */
+    if (pack_chunk_run(xs, count) != count)
+        return error_set(PQV_E_INTEGRITY, NULL, "chunks %u to %u are not one run", index,
+            index + count - 1);
+    for (uint32_t k = 0; k < count; k++) {
+        if (xs[k].stored_len > chunk_blob_max(xs[k].plain_len))
+            return error_set(PQV_E_INTEGRITY, NULL, "chunk %u is too large", index + k);
+        stored += xs[k].stored_len;
+    }
+    pack_name(xs[0].pack_id, sname);
+    rc = readahead_get_range(v->readahead, v->storage, sname,
+        (uint64_t)PACK_HEADER_BYTES + xs[0].pack_off, sealed, stored);
+    if (rc == PQV_E_NOTFOUND)
+        return error_set(rc, NULL, "chunk %u (%s) is missing", index, sname);
+    if (rc != 0)
+        return extent_error(rc, "chunk", index, sname);
+    for (uint32_t k = 0; k < count; k++) {
+        const struct extent *x = &xs[k];
+        rc = chunk_open(v->chunk_data_key, x->chunk_id, x->flags, sealed + at_sealed,
+            x->stored_len, plain + at_plain, x->plain_len, scratch);
+        if (rc != 0) {
+            util_wipe(plain, at_plain);
+            return extent_error(rc, "chunk", index + k, sname);
+        }
+        at_sealed += x->stored_len;
+        at_plain += x->plain_len;
+    }
+    return 0;
+}
+
 int
 pack_read_chunk_segments(pqv_vault *v, uint32_t index, const struct extent *x, uint64_t first,
     uint32_t count, uint8_t *plain, uint8_t *sealed, size_t *got)

@@ -32,6 +32,21 @@ int pack_open_extent(int suite, const uint8_t file_key[PQV_FILE_KEY_BYTES], uint
 int pack_read_extent(pqv_vault *v, int suite, const uint8_t file_key[PQV_FILE_KEY_BYTES],
     uint32_t index, const struct extent *x, uint8_t *plain, uint8_t *sealed, uint8_t *scratch);
 
+/* pack_chunk_run(xs, n): how many of the ${n} extents at ${xs} (at least
+ * one, if ${n} is) pack_read_run reads together: chunks of format 3 stored
+ * one after the other in one pack, at most PQV_OBJECT_MAX_PLAIN bytes of
+ * plaintext and pack_sealed_max() stored. */
+uint32_t pack_chunk_run(const struct extent *xs, uint32_t n);
+/* pack_read_run(v, suite, file_key, index, xs, count, plain, sealed,
+ * scratch): extents [index, index + count) of a file (${xs}: the first of
+ * them; count as pack_chunk_run gave, or 1) read in one ranged read and
+ * opened one after the other into ${plain}, each verified as
+ * pack_read_extent does (a remote storage answers one request, not one
+ * per chunk); buffers as pack_read_extent's. */
+int pack_read_run(pqv_vault *v, int suite, const uint8_t file_key[PQV_FILE_KEY_BYTES],
+    uint32_t index, const struct extent *xs, uint32_t count, uint8_t *plain, uint8_t *sealed,
+    uint8_t *scratch);
+
 /* pack_read_chunk_segments(v, index, x, first, count, plain, sealed, got):
  * STREAM segments [first, first + count) of chunk ${index}'s blob (x->chunk,
  * uncompressed; clipped to its end) read from its pack and opened into

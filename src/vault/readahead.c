@@ -37,11 +37,22 @@ struct stream {
     uint64_t used;
 };
 
+/* A read that went alone, kept. */
+struct recent {
+    char name[NAME_MAX_BYTES];
+    uint64_t off;
+    size_t len;
+    uint8_t *data;               /* NULL: unused */
+    uint64_t used;
+};
+
 struct readahead {
     pthread_mutex_t lock;
     pthread_cond_t loaded;       /* a window left LOADING */
     struct window windows[READAHEAD_WINDOWS];
     struct stream streams[READAHEAD_STREAMS];
+    struct recent recent[READAHEAD_RECENT];
+    size_t recent_bytes;
     uint64_t tick;
     uint64_t requests, served;
 };
@@ -75,6 +86,8 @@ readahead_free(struct readahead *ra)
         return;
     for (size_t i = 0; i < READAHEAD_WINDOWS; i++)
         free(ra->windows[i].data);
+    for (size_t i = 0; i < READAHEAD_RECENT; i++)
+        free(ra->recent[i].data);
     pthread_cond_destroy(&ra->loaded);
     pthread_mutex_destroy(&ra->lock);
     free(ra);
@@ -106,26 +119,46 @@ window_covering(struct readahead *ra, const char *name, uint64_t off, size_t len
     return NULL;
 }
 
+/* follows_on(s, off, len): [off, off + len) is the next read of stream
+ * ${s}: it goes past where the stream's last read ended, and starts at
+ * most READAHEAD_GAP after it (the chunks of files not restored lie
+ * between). */
+static int
+follows_on(const struct stream *s, uint64_t off, size_t len)
+{
+    return off + len > s->next && off <= s->next + READAHEAD_GAP;
+}
+
+/* stream_of(ra, name, off, len): the stream of ${name} that the read
+ * follows on, or NULL.  A blob may have several: a restore's workers
+ * each walk their own files of one pack, in order, at their own places. */
 static struct stream *
-stream_of(struct readahead *ra, const char *name)
+stream_of(struct readahead *ra, const char *name, uint64_t off, size_t len)
 {
     for (size_t i = 0; i < READAHEAD_STREAMS; i++)
-        if (strcmp(ra->streams[i].name, name) == 0)
+        if (follows_on(&ra->streams[i], off, len) && strcmp(ra->streams[i].name, name) == 0)
             return &ra->streams[i];
     return NULL;
 }
 
-/* stream_new(ra, name): the least recently used stream, made ${name}'s. */
+/* stream_new(ra, name): the least recently used stream, made ${name}'s,
+ * knowing the blob's size if another stream of it does. */
 static struct stream *
 stream_new(struct readahead *ra, const char *name)
 {
     struct stream *s = &ra->streams[0];
+    uint64_t size = 0;
 
     for (size_t i = 1; i < READAHEAD_STREAMS; i++)
         if (ra->streams[i].used < s->used)
             s = &ra->streams[i];
+    for (size_t i = 0; i < READAHEAD_STREAMS; i++)
+        if (&ra->streams[i] != s && ra->streams[i].size != 0 &&
+            strcmp(ra->streams[i].name, name) == 0)
+            size = ra->streams[i].size;
     memset(s, 0, sizeof(*s));
     strcpy(s->name, name);
+    s->size = size;
     return s;
 }
 
@@ -151,22 +184,85 @@ window_victim(struct readahead *ra)
     return v;
 }
 
+/* recent_copy(ra, name, off, buf, len): 1 and the bytes copied if a kept
+ * read holds all of them, else 0.  ra->lock held. */
+static int
+recent_copy(struct readahead *ra, const char *name, uint64_t off, uint8_t *buf, size_t len)
+{
+    for (size_t i = 0; i < READAHEAD_RECENT; i++) {
+        struct recent *r = &ra->recent[i];
+        if (r->data != NULL && off >= r->off && off - r->off <= r->len &&
+            len <= r->len - (off - r->off) && strcmp(r->name, name) == 0) {
+            memcpy(buf, r->data + (off - r->off), len);
+            r->used = ++ra->tick;
+            ra->served++;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* get_alone(ra, storage, name, off, buf, len): a read that goes to the
+ * storage as it is, kept (the least recently used kept ones giving way)
+ * if it succeeds and is at most a quarter of what is kept.  ra->lock not
+ * held. */
+static int
+get_alone(struct readahead *ra, pqv_storage *storage, const char *name, uint64_t off,
+    uint8_t *buf, size_t len)
+{
+    struct recent *r;
+    uint8_t *copy;
+    int rc;
+
+    rc = storage->ops->get_range(storage, name, off, buf, len);
+    if (rc != 0 || len > READAHEAD_RECENT_BYTES / 4 || (copy = malloc(len)) == NULL)
+        return rc;
+    memcpy(copy, buf, len);
+    pthread_mutex_lock(&ra->lock);
+    for (;;) {
+        struct recent *free_slot = NULL, *oldest = NULL;
+        for (size_t i = 0; i < READAHEAD_RECENT; i++) {
+            r = &ra->recent[i];
+            if (r->data == NULL)
+                free_slot = r;
+            else if (oldest == NULL || r->used < oldest->used)
+                oldest = r;
+        }
+        if (free_slot != NULL && ra->recent_bytes + len <= READAHEAD_RECENT_BYTES) {
+            r = free_slot;
+            break;
+        }
+        /* (len is at most a quarter of the bound: something is kept.) */
+        ra->recent_bytes -= oldest->len;
+        free(oldest->data);
+        oldest->data = NULL;
+    }
+    strcpy(r->name, name);
+    r->off = off;
+    r->len = len;
+    r->data = copy;
+    r->used = ++ra->tick;
+    ra->recent_bytes += len;
+    pthread_mutex_unlock(&ra->lock);
+    return rc;
+}
+
 /* blob_size(ra, storage, name): the blob's size asked of the storage and
- * recorded in its stream, SIZE_UNKNOWN if it cannot be told (not asked
- * again for that stream).  ra->lock held on entry and return, let go
- * while asking. */
+ * recorded in its streams, SIZE_UNKNOWN if it cannot be told (not asked
+ * again for them).  ra->lock held on entry and return, let go while
+ * asking. */
 static void
 blob_size(struct readahead *ra, pqv_storage *storage, const char *name)
 {
-    struct stream *s;
     uint64_t size = 0;
 
     pthread_mutex_unlock(&ra->lock);
     if (storage->ops->stat(storage, name, &size) != 0 || size == 0)
         size = SIZE_UNKNOWN;
     pthread_mutex_lock(&ra->lock);
-    if ((s = stream_of(ra, name)) != NULL && s->size == 0)
-        s->size = size;
+    for (size_t i = 0; i < READAHEAD_STREAMS; i++)
+        if (ra->streams[i].size == 0 && strcmp(ra->streams[i].name, name) == 0)
+            ra->streams[i].size = size;
 }
 
 int
@@ -184,14 +280,17 @@ readahead_get_range(struct readahead *ra, pqv_storage *storage, const char *name
         off > UINT64_MAX - READAHEAD_MAX - len)
         return storage->ops->get_range(storage, name, off, buf, len);
     pthread_mutex_lock(&ra->lock);
+    if (recent_copy(ra, name, off, buf, len)) {
+        pthread_mutex_unlock(&ra->lock);
+        return 0;
+    }
     if (len >= READAHEAD_SMALL) {
         /* A large read goes alone; the small ones after it still follow on
          * (a tree's large file between its small ones). */
-        if ((s = stream_of(ra, name)) != NULL && off + len > s->next &&
-            off <= s->next + READAHEAD_GAP)
+        if ((s = stream_of(ra, name, off, len)) != NULL)
             s->next = off + len;
         pthread_mutex_unlock(&ra->lock);
-        return storage->ops->get_range(storage, name, off, buf, len);
+        return get_alone(ra, storage, name, off, buf, len);
     }
 again:
     /* A window holding it: copied (waiting while it is being read). */
@@ -199,28 +298,29 @@ again:
         if (w->state == WINDOW_READY) {
             memcpy(buf, w->data + (off - w->start), len);
             w->used = ++ra->tick;
-            if ((s = stream_of(ra, name)) != NULL)
-                s->used = ra->tick;
+            for (size_t i = 0; i < READAHEAD_STREAMS; i++) {
+                /* (The streams whose windows reach it are in use.) */
+                s = &ra->streams[i];
+                if (off < s->next && s->next - off <= READAHEAD_MAX &&
+                    strcmp(s->name, name) == 0)
+                    s->used = ra->tick;
+            }
             ra->served++;
             pthread_mutex_unlock(&ra->lock);
             return 0;
         }
         pthread_cond_wait(&ra->loaded, &ra->lock);
     }
-    /* The next read of its blob: it goes past where the blob's last read
-     * ended, and starts at most READAHEAD_GAP after it.  Any other is read
-     * alone, and the blob's reads are there now (a chunk shared by files
-     * restored far apart is read again; readers on several threads arrive
-     * slightly out of order: the gap absorbs that). */
-    s = stream_of(ra, name);
-    if (s == NULL || off + len <= s->next || off > s->next + READAHEAD_GAP) {
-        if (s == NULL)
-            s = stream_new(ra, name);
+    /* The next read of one of its blob's streams (follows_on).  Any other
+     * is read alone and starts a stream of its own there (a chunk shared
+     * by files restored far apart, the first read of another worker's
+     * files), the least recently used one giving way. */
+    if ((s = stream_of(ra, name, off, len)) == NULL) {
+        s = stream_new(ra, name);
         s->next = off + len;
-        s->span = 0;
         s->used = ++ra->tick;
         pthread_mutex_unlock(&ra->lock);
-        return storage->ops->get_range(storage, name, off, buf, len);
+        return get_alone(ra, storage, name, off, buf, len);
     }
     /* A window from it on, twice the last one's size (the first of a
      * blob: READAHEAD_FIRST), within the blob. */

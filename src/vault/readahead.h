@@ -11,7 +11,8 @@
  * every large one, goes to the storage as it is.  The windows hold
  * ciphertext only (every chunk is verified when opened), a few of them,
  * least recently used replaced; a reader that needs a window being read
- * waits for it.  docs/DESIGN.md, "Reading packs over a network".
+ * waits for it.  The reads that went alone are kept a while too (a chunk
+ * shared by many files restored one after another).  docs/DESIGN.md, "Reading packs over a network".
  */
 #ifndef PQV_VAULT_READAHEAD_H
 #define PQV_VAULT_READAHEAD_H
@@ -30,6 +31,11 @@
 /* A read starting at most this far past where the pack's last read ended
  * is the next one (the chunks of a file not restored lie between). */
 #define READAHEAD_GAP (64u << 10)
+/* Reads that went alone, kept (at most this many, this many bytes): a
+ * chunk many files share (the same copyright file in 80 packages' docs)
+ * is read again as each file is restored. */
+#define READAHEAD_RECENT 32
+#define READAHEAD_RECENT_BYTES (8u << 20)
 
 struct readahead;
 

@@ -132,7 +132,7 @@ $(S3_LIVE): tests/s3_live.c $(TEST_LIB)
 $(BUILD)/tests/test_faults: tests/vaultcheck.h tests/vault_fixture.h
 $(BUILD)/tests/test_corruption: tests/vault_fixture.h
 $(BUILD)/tests/test_readahead $(BUILD)/tests/test_segment_cache: tests/vault_fixture.h tests/storage_wrap.h
-$(BUILD)/tests/test_mount $(BUILD)/tests/test_mount_cache: tests/mount_fixture.h tests/vault_fixture.h
+$(BUILD)/tests/test_mount $(BUILD)/tests/test_mount_cache: tests/mount_fixture.h tests/vault_fixture.h tests/storage_wrap.h
 $(BUILD)/tests/test_entry $(BUILD)/tests/test_segment $(BUILD)/tests/test_add_plan \
 	$(BUILD)/tests/test_state_under $(BUILD)/tests/test_import_names: tests/entry_fixture.h
 

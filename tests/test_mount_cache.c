@@ -7,6 +7,7 @@
  * cache.  test_mount.c tests the view; tests/cli/mount.sh the FUSE glue.
  */
 #include "mount_fixture.h"
+#include "storage_wrap.h"
 #include "vault/chunker.h"
 
 /* extent_cached(m, ino, x): whether chunk ${x} of file ${ino} is in the
@@ -692,5 +693,65 @@ test_offer_copies(void)
     close_view(m);
 }
 
+/* Over a storage that says it is remote (S3), a sequential reader has
+ * more chunks fetched ahead, by more threads: the tenth chunk after its
+ * first MiB is queued there, not over a local directory (six ahead);
+ * every byte right either way. */
+static void
+test_remote_prefetch(void)
+{
+    struct pqv_mount_options opt = { 0 };
+    struct sw_storage remote;
+    pqv_storage *inner;
+    pqv_mount *m;
+    uint8_t *buf = malloc(1 << 20);
+    uint64_t ino;
+    uint32_t x;
+    size_t got;
+    int bad = 0;
+
+    REQUIRE(buf != NULL);
+    /* Local: six ahead. */
+    m = open_view();
+    CHECK_EQ_INT(m->cache.remote, 0);
+    REQUIRE((ino = lookup_path(m, "t/big")) != 0);
+    x = extent_at(m, ino, 1u << 20);
+    REQUIRE(x + MOUNT_PREFETCH_CHUNKS_REMOTE < 30);   /* (20 MiB: some 40 chunks) */
+    {
+        pqv_mount_file *f;
+        REQUIRE(pqv_mount_file_get(m, ino, &f) == 0);
+        CHECK(pqv_mount_read_as(f, 1, buf, 1 << 20, 0, &got) == 0 && got == 1u << 20 &&
+            memcmp(buf, big, got) == 0);
+        CHECK_EQ_INT(extent_cached(m, ino, x + MOUNT_PREFETCH_CHUNKS), 0);
+        pqv_mount_file_put(f);
+    }
+    close_view(m);
+
+    /* Remote: sixteen ahead (within 24 MiB), eight threads. */
+    SETUP(pqv_storage_local_open(&inner, vdir, 0) == 0);
+    sw_init(&remote, inner, 1);
+    SETUP(vf_open_vault(&remote.base, NULL, pass, &vault, 0) == 0);
+    SETUP(pqv_mount_open(vault, &opt, &m) == 0);
+    CHECK_EQ_INT(m->cache.remote, 1);
+    CHECK_EQ_INT(m->cache.nthreads, MOUNT_PREFETCH_THREADS_REMOTE);
+    REQUIRE((ino = lookup_path(m, "t/big")) != 0);
+    {
+        pqv_mount_file *f;
+        REQUIRE(pqv_mount_file_get(m, ino, &f) == 0);
+        CHECK(pqv_mount_read_as(f, 1, buf, 1 << 20, 0, &got) == 0 && got == 1u << 20 &&
+            memcmp(buf, big, got) == 0);
+        CHECK_EQ_INT(extent_cached(m, ino, x + 10), 1);
+        for (uint64_t off = 1u << 20; off < BIG_BYTES && bad < 3; off += got)
+            if (pqv_mount_read_as(f, 1, buf, 1 << 20, off, &got) != 0 || got == 0 ||
+                memcmp(buf, big + off, got) != 0)
+                bad++;
+        CHECK_EQ_INT(bad, 0);
+        pqv_mount_file_put(f);
+    }
+    close_view(m);
+    inner->ops->close(inner);
+    free(buf);
+}
+
 TEST_MAIN(test_kept_files, test_locked_pool, test_read_once, test_walk_ahead, test_walk_depth_first,
-    test_offers, test_offer_copies)
+    test_offers, test_offer_copies, test_remote_prefetch)

@@ -25,6 +25,7 @@
 #include "vault/chunk.h"
 #include "vault/mount_internal.h"
 #include "vault/pack.h"
+#include "vault/readahead.h"
 #include "vault/vault_internal.h"
 
 /* ---- the cache (m->lock held) ---- */
@@ -574,7 +575,11 @@ mount_cache_offer_listed(struct pqv_mount *m, const struct entry *e)
 void
 mount_cache_prefetch(struct pqv_mount_file *f, uint32_t from)
 {
-    (void)mount_cache_queue(f->m, &f->e, from, MOUNT_PREFETCH_CHUNKS, MOUNT_PREFETCH_BYTES);
+    if (f->m->cache.remote)
+        (void)mount_cache_queue(f->m, &f->e, from, MOUNT_PREFETCH_CHUNKS_REMOTE,
+            MOUNT_PREFETCH_BYTES_REMOTE);
+    else
+        (void)mount_cache_queue(f->m, &f->e, from, MOUNT_PREFETCH_CHUNKS, MOUNT_PREFETCH_BYTES);
 }
 
 static void *
@@ -626,6 +631,9 @@ mount_cache_init(struct pqv_mount *m)
     unsigned want = cpus < 1 ? 1 : cpus > MOUNT_PREFETCH_THREADS_MAX ? MOUNT_PREFETCH_THREADS_MAX
                                                                       : (unsigned)cpus;
 
+    c->remote = readahead_storage_remote(m->v->storage);
+    if (c->remote)
+        want = MOUNT_PREFETCH_THREADS_REMOTE;
     c->budget = m->opt.cache_bytes;
     c->nbuckets = 1024;
     while (c->nbuckets < c->budget / (64u << 10) && c->nbuckets < (1u << 24))

@@ -57,13 +57,19 @@ struct readahead {
     uint64_t requests, served;
 };
 
+int
+readahead_storage_remote(const pqv_storage *storage)
+{
+    return storage != NULL && storage->ops->version >= 4 &&
+        (storage->ops->flags & PQV_STORAGE_REMOTE) != 0;
+}
+
 struct readahead *
 readahead_new(pqv_storage *storage)
 {
     struct readahead *ra;
 
-    if (storage == NULL || storage->ops->version < 4 ||
-        (storage->ops->flags & PQV_STORAGE_REMOTE) == 0)
+    if (!readahead_storage_remote(storage))
         return NULL;
     if ((ra = calloc(1, sizeof(*ra))) == NULL)
         return NULL;

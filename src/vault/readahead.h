@@ -39,6 +39,10 @@
 
 struct readahead;
 
+/* readahead_storage_remote(storage): 1 if ${storage} says each request
+ * crosses a network (PQV_STORAGE_REMOTE, ops version 4 on). */
+int readahead_storage_remote(const pqv_storage *storage);
+
 /* readahead_new(storage): a read-ahead over ${storage}, or NULL if the
  * storage is not remote (or memory is short: then reads go straight).
  * readahead_free(ra): its windows freed (NULL: nothing). */

@@ -432,13 +432,33 @@ file_bytes(unsigned i, uint8_t *buf)
     return len;
 }
 
-static void
-test_vault_restore_coalesced(void)
+/* counted_vault(vdir, from, name): a vault created in ${vdir} holding
+ * ${from} as ${name}, added through the counting storage that says it is
+ * remote; the local storage under it returned (to close). */
+static pqv_storage *
+counted_vault(const char *vdir, const char *from, const char *name)
 {
     struct pqv_init_options opt = { "FrodoKEM-640-SHAKE", PQV_AEAD_AES256GCM, &cheap,
         0, NULL, NULL, NULL, 0 };
-    char recovery[PQV_RECOVERY_CHARS], fp[PQV_FINGERPRINT_CHARS], path[200], src[96],
-        vdir[96], out[96];
+    char recovery[PQV_RECOVERY_CHARS], fp[PQV_FINGERPRINT_CHARS];
+    pqv_storage *inner;
+    pqv_vault *v;
+
+    SETUP(pqv_vault_create(vdir, NULL, (const uint8_t *)pass, strlen(pass), &opt, recovery,
+        fp) == 0);
+    SETUP(pqv_storage_local_open(&inner, vdir, 0) == 0);
+    sw_init(&counted, inner, 1);
+    counted.before = count_pack_reads;
+    SETUP(vf_open_vault(&counted.base, NULL, pass, &v, 1) == 0);
+    SETUP(pqv_vault_add_path(v, from, name, NULL) == 0);
+    pqv_vault_close(v);
+    return inner;
+}
+
+static void
+test_vault_restore_coalesced(void)
+{
+    char path[200], src[96], vdir[96], out[96];
     static uint8_t buf[16384];
     pqv_storage *inner;
     pqv_vault *v;
@@ -461,14 +481,7 @@ test_vault_restore_coalesced(void)
         len = file_bytes(i, buf);
         vf_write_path(path, buf, len);
     }
-    SETUP(pqv_vault_create(vdir, NULL, (const uint8_t *)pass, strlen(pass), &opt, recovery,
-        fp) == 0);
-    SETUP(pqv_storage_local_open(&inner, vdir, 0) == 0);
-    sw_init(&counted, inner, 1);
-    counted.before = count_pack_reads;
-    SETUP(vf_open_vault(&counted.base, NULL, pass, &v, 1) == 0);
-    SETUP(pqv_vault_add_path(v, src, "t", NULL) == 0);
-    pqv_vault_close(v);
+    inner = counted_vault(vdir, src, "t");
 
     REQUIRE(vf_open_vault(&counted.base, NULL, pass, &v, 0) == 0);
     pack_ranges = 0;
@@ -500,10 +513,7 @@ test_vault_restore_coalesced(void)
 static void
 test_vault_big_file_runs(void)
 {
-    struct pqv_init_options opt = { "FrodoKEM-640-SHAKE", PQV_AEAD_AES256GCM, &cheap,
-        0, NULL, NULL, NULL, 0 };
-    char recovery[PQV_RECOVERY_CHARS], fp[PQV_FINGERPRINT_CHARS], src[96], vdir[96],
-        out[96], path[120];
+    char src[96], vdir[96], out[96], path[120];
     uint8_t *big = malloc(BIG_BYTES);
     uint64_t h = 42;
     pqv_storage *inner;
@@ -523,14 +533,7 @@ test_vault_big_file_runs(void)
     SETUP(mkdir(src, 0700) == 0);
     snprintf(path, sizeof(path), "%s/big", src);
     vf_write_path(path, big, BIG_BYTES);
-    SETUP(pqv_vault_create(vdir, NULL, (const uint8_t *)pass, strlen(pass), &opt, recovery,
-        fp) == 0);
-    SETUP(pqv_storage_local_open(&inner, vdir, 0) == 0);
-    sw_init(&counted, inner, 1);
-    counted.before = count_pack_reads;
-    SETUP(vf_open_vault(&counted.base, NULL, pass, &v, 1) == 0);
-    SETUP(pqv_vault_add_path(v, path, "big", NULL) == 0);
-    pqv_vault_close(v);
+    inner = counted_vault(vdir, path, "big");
 
     REQUIRE(vf_open_vault(&counted.base, NULL, pass, &v, 0) == 0);
     pack_ranges = 0;

@@ -46,6 +46,13 @@ struct recent {
     uint64_t used;
 };
 
+/* A large read seen (its bytes not kept). */
+struct seen {
+    char name[NAME_MAX_BYTES];
+    uint64_t off;
+    size_t len;
+};
+
 struct readahead {
     pthread_mutex_t lock;
     pthread_cond_t loaded;       /* a window left LOADING */
@@ -53,6 +60,8 @@ struct readahead {
     struct stream streams[READAHEAD_STREAMS];
     struct recent recent[READAHEAD_RECENT];
     size_t recent_bytes;
+    struct seen seen[READAHEAD_RECENT];
+    size_t seen_next;            /* the slot the next one takes */
     uint64_t tick;
     uint64_t requests, served;
 };
@@ -208,20 +217,48 @@ recent_copy(struct readahead *ra, const char *name, uint64_t off, uint8_t *buf, 
     return 0;
 }
 
+/* seen_again(ra, name, off, len): whether this large read was seen
+ * lately; if not, it is noted (the oldest noted one giving way).  ra->lock
+ * held. */
+static int
+seen_again(struct readahead *ra, const char *name, uint64_t off, size_t len)
+{
+    struct seen *n;
+
+    for (size_t i = 0; i < READAHEAD_RECENT; i++) {
+        n = &ra->seen[i];
+        if (n->off == off && n->len == len && strcmp(n->name, name) == 0)
+            return 1;
+    }
+    n = &ra->seen[ra->seen_next];
+    ra->seen_next = (ra->seen_next + 1) % READAHEAD_RECENT;
+    strcpy(n->name, name);
+    n->off = off;
+    n->len = len;
+    return 0;
+}
+
 /* get_alone(ra, storage, name, off, buf, len): a read that goes to the
  * storage as it is, kept (the least recently used kept ones giving way)
- * if it succeeds and is at most a quarter of what is kept.  ra->lock not
- * held. */
+ * if it succeeds, is at most a quarter of what is kept and is small, or
+ * large and read lately already (a large chunk many files share: keeping
+ * every large read would copy each chunk a mount's sequential reader
+ * fetches, for nothing).  ra->lock not held. */
 static int
 get_alone(struct readahead *ra, pqv_storage *storage, const char *name, uint64_t off,
     uint8_t *buf, size_t len)
 {
     struct recent *r;
     uint8_t *copy;
-    int rc;
+    int rc, keep;
 
     rc = storage->ops->get_range(storage, name, off, buf, len);
-    if (rc != 0 || len > READAHEAD_RECENT_BYTES / 4 || (copy = malloc(len)) == NULL)
+    if (rc != 0 || len > READAHEAD_RECENT_BYTES / 4)
+        return rc;
+    pthread_mutex_lock(&ra->lock);
+    keep = len < READAHEAD_SMALL || seen_again(ra, name, off, len);
+    pthread_mutex_unlock(&ra->lock);
+    if (!keep || (copy = malloc(len)) == NULL)
         return rc;
     memcpy(copy, buf, len);
     pthread_mutex_lock(&ra->lock);

@@ -31,9 +31,10 @@
 /* A read starting at most this far past where the pack's last read ended
  * is the next one (the chunks of a file not restored lie between). */
 #define READAHEAD_GAP (64u << 10)
-/* Reads that went alone, kept (at most this many, this many bytes): a
- * chunk many files share (the same copyright file in 80 packages' docs)
- * is read again as each file is restored. */
+/* Reads that went alone, kept (at most this many, this many bytes; a
+ * large one only once read twice lately): a chunk many files share (the
+ * same copyright file in dozens of packages' docs) is read again as each
+ * file is restored. */
 #define READAHEAD_RECENT 32
 #define READAHEAD_RECENT_BYTES (8u << 20)
 

@@ -156,6 +156,16 @@ extent_error(int rc, const char *what, uint32_t index, const char *sname)
     return error_set(rc, NULL, "%s %u (%s): %s", what, index, sname, why);
 }
 
+/* sealed_error(rc, index, sname): a failed read of chunk ${index}'s
+ * stored bytes out of pack ${sname}, said. */
+static int
+sealed_error(int rc, uint32_t index, const char *sname)
+{
+    if (rc == PQV_E_NOTFOUND)
+        return error_set(rc, NULL, "chunk %u (%s) is missing", index, sname);
+    return extent_error(rc, "chunk", index, sname);
+}
+
 /* read_sealed(v, x, sealed, sname): ${x}'s stored bytes out of its pack
  * (through the read-ahead of a remote storage), the pack's name left in
  * ${sname} for messages. */
@@ -181,11 +191,8 @@ read_chunk(pqv_vault *v, uint32_t index, const struct extent *x, uint8_t *plain,
             "--repair-index looks for it in the packs)", index);
     if (x->stored_len > chunk_blob_max(x->plain_len))
         return error_set(PQV_E_INTEGRITY, NULL, "chunk %u is too large", index);
-    rc = read_sealed(v, x, sealed, sname);
-    if (rc == PQV_E_NOTFOUND)
-        return error_set(rc, NULL, "chunk %u (%s) is missing", index, sname);
-    if (rc != 0)
-        return extent_error(rc, "chunk", index, sname);
+    if ((rc = read_sealed(v, x, sealed, sname)) != 0)
+        return sealed_error(rc, index, sname);
     rc = chunk_open(v->chunk_data_key, x->chunk_id, x->flags, sealed, x->stored_len, plain,
         x->plain_len, scratch);
     return rc != 0 ? extent_error(rc, "chunk", index, sname) : 0;
@@ -244,10 +251,8 @@ pack_read_run(pqv_vault *v, int suite, const uint8_t file_key[PQV_FILE_KEY_BYTES
     pack_name(xs[0].pack_id, sname);
     rc = readahead_get_range(v->readahead, v->storage, sname,
         (uint64_t)PACK_HEADER_BYTES + xs[0].pack_off, sealed, stored);
-    if (rc == PQV_E_NOTFOUND)
-        return error_set(rc, NULL, "chunk %u (%s) is missing", index, sname);
     if (rc != 0)
-        return extent_error(rc, "chunk", index, sname);
+        return sealed_error(rc, index, sname);
     for (uint32_t k = 0; k < count; k++) {
         const struct extent *x = &xs[k];
         rc = chunk_open(v->chunk_data_key, x->chunk_id, x->flags, sealed + at_sealed,

@@ -255,9 +255,12 @@ get_alone(struct readahead *ra, pqv_storage *storage, const char *name, uint64_t
     rc = storage->ops->get_range(storage, name, off, buf, len);
     if (rc != 0 || len > READAHEAD_RECENT_BYTES / 4)
         return rc;
-    pthread_mutex_lock(&ra->lock);
-    keep = len < READAHEAD_SMALL || seen_again(ra, name, off, len);
-    pthread_mutex_unlock(&ra->lock);
+    keep = len < READAHEAD_SMALL;
+    if (!keep) {
+        pthread_mutex_lock(&ra->lock);
+        keep = seen_again(ra, name, off, len);
+        pthread_mutex_unlock(&ra->lock);
+    }
     if (!keep || (copy = malloc(len)) == NULL)
         return rc;
     memcpy(copy, buf, len);

@@ -23,6 +23,8 @@
 #include "vault/get_internal.h"
 #include "vault/kinds.h"
 #include "vault/names.h"
+#include "vault/pack.h"
+#include "vault/readahead.h"
 #include "vault/select.h"
 #include "vault/vault_internal.h"
 
@@ -317,6 +319,36 @@ get_restore_tree(struct restore *r, const char *prefix, const char *out, uint64_
     return rc;
 }
 
+/* plan_reads(r, keep, first, end): a remote storage's read-ahead told of
+ * every stored extent the restore of the kept entries in [first, end)
+ * will read (readahead.h: each pack then comes in a few requests); for
+ * as many as a plan holds.  Nothing if the storage is local. */
+static void
+plan_reads(struct restore *r, const unsigned char *keep, size_t first, size_t end)
+{
+    struct readahead_plan *p;
+    char sname[STORAGE_NAME_MAX];
+
+    if (r->v->readahead == NULL || r->opt->dry_run || (p = readahead_plan_new()) == NULL)
+        return;
+    for (size_t i = first; i < end; i++) {
+        const struct entry *e = &r->st->entries[i];
+        if (!keep[i] || e->kind != KIND_FILE)
+            continue;
+        for (uint32_t k = 0; k < e->nextents; k++) {
+            const struct extent *x = &e->extents[k];
+            if ((x->pack_flags & PACK_V1_OBJECT) || (x->chunk && !x->located))
+                continue; /* (not read from a pack) */
+            pack_name(x->pack_id, sname);
+            if (readahead_plan_add(p, sname, (uint64_t)PACK_HEADER_BYTES + x->pack_off,
+                    x->stored_len) != 0)
+                goto full; /* (the rest read unplanned) */
+        }
+    }
+full:
+    readahead_plan_set(r->v->readahead, p);
+}
+
 int
 get_restore_entries(struct restore *r, const unsigned char *keep, const char *out, int check)
 {
@@ -352,6 +384,7 @@ get_restore_entries(struct restore *r, const unsigned char *keep, const char *ou
             goto done;
         }
     }
+    plan_reads(r, keep, first, end);
     /* Everything in name order (parents before children)... */
     for (size_t i = first; i < end; i++) {
         const struct entry *e = &st->entries[i];
@@ -434,6 +467,7 @@ get_restore_entries(struct restore *r, const unsigned char *keep, const char *ou
     rc = 0;
 done:
     r->cur = RESTORE_NO_ENTRY;
+    readahead_plan_set(r->v->readahead, NULL);
     if (rc == 0)
         next_dest(r);
     return rc;

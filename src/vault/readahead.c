@@ -3,15 +3,17 @@
  * (vault/readahead.h says what and why).
  *
  * State, under one mutex: the windows (a blob's name, where they start,
- * their bytes; LOADING while one reader fetches them, outside the lock)
- * and the streams (per blob, where its last read ended, the size of its
- * next window, the blob's size once asked).  A reader copies out of a
- * ready window under the lock, so a window is never freed under a copy.
+ * their bytes; LOADING while one reader fetches them, outside the lock),
+ * the streams (per blob, where its last read ended, the size of its next
+ * window, the blob's size once asked) and the plan (reads announced, how
+ * many times each is still to be made).  A reader copies out of a ready
+ * window under the lock, so a window is never freed under a copy.
  */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "pqvault/common.h"
 #include "vault/readahead.h"
 
 #define NAME_MAX_BYTES 128
@@ -27,6 +29,7 @@ struct window {
     uint8_t *data;
     int state;
     uint64_t used;
+    uint64_t pending;            /* planned reads it holds not made yet */
 };
 
 struct stream {
@@ -53,10 +56,30 @@ struct seen {
     size_t len;
 };
 
+/* A planned read: [off, off + len) of the plan's blob ${name}, to be made
+ * ${left} more times. */
+struct planned {
+    uint64_t off;
+    uint32_t name;
+    uint32_t len;
+    uint32_t left;
+};
+
+struct readahead_plan {
+    char **names;                /* the blobs, each once */
+    size_t nnames;
+    uint32_t *slots;             /* hash of names: index + 1, 0 empty */
+    size_t nslots;               /* a power of two, at least twice nnames */
+    struct planned *reads;       /* sorted by name, off, len once set */
+    size_t n, cap;
+};
+
 struct readahead {
     pthread_mutex_t lock;
     pthread_cond_t loaded;       /* a window left LOADING */
-    struct window windows[READAHEAD_WINDOWS];
+    struct window windows[READAHEAD_PLANNED_WINDOWS];
+    struct readahead_plan *plan;
+    uint64_t plan_gen;           /* plans set so far */
     struct stream streams[READAHEAD_STREAMS];
     struct recent recent[READAHEAD_RECENT];
     size_t recent_bytes;
@@ -99,10 +122,11 @@ readahead_free(struct readahead *ra)
 {
     if (ra == NULL)
         return;
-    for (size_t i = 0; i < READAHEAD_WINDOWS; i++)
+    for (size_t i = 0; i < READAHEAD_PLANNED_WINDOWS; i++)
         free(ra->windows[i].data);
     for (size_t i = 0; i < READAHEAD_RECENT; i++)
         free(ra->recent[i].data);
+    readahead_plan_free(ra->plan);
     pthread_cond_destroy(&ra->loaded);
     pthread_mutex_destroy(&ra->lock);
     free(ra);
@@ -125,7 +149,7 @@ readahead_counts(struct readahead *ra, uint64_t *requests, uint64_t *served)
 static struct window *
 window_covering(struct readahead *ra, const char *name, uint64_t off, size_t len)
 {
-    for (size_t i = 0; i < READAHEAD_WINDOWS; i++) {
+    for (size_t i = 0; i < READAHEAD_PLANNED_WINDOWS; i++) {
         struct window *w = &ra->windows[i];
         if (w->state != WINDOW_EMPTY && off >= w->start && off - w->start <= w->len &&
             len <= w->len - (off - w->start) && strcmp(w->name, name) == 0)
@@ -177,25 +201,33 @@ stream_new(struct readahead *ra, const char *name)
     return s;
 }
 
-/* window_victim(ra): an empty window, else the least recently used ready
- * one (its bytes freed); NULL if all are loading. */
+/* window_empty(ra, w): ${w}'s bytes freed, the window unused. */
+static void
+window_empty(struct window *w)
+{
+    free(w->data);
+    w->data = NULL;
+    w->state = WINDOW_EMPTY;
+    w->pending = 0;
+}
+
+/* window_victim(ra, count): an empty window among the first ${count},
+ * else the least recently used ready one (its bytes freed); NULL if all
+ * are loading. */
 static struct window *
-window_victim(struct readahead *ra)
+window_victim(struct readahead *ra, size_t count)
 {
     struct window *v = NULL;
 
-    for (size_t i = 0; i < READAHEAD_WINDOWS; i++) {
+    for (size_t i = 0; i < count; i++) {
         struct window *w = &ra->windows[i];
         if (w->state == WINDOW_EMPTY)
             return w;
         if (w->state == WINDOW_READY && (v == NULL || w->used < v->used))
             v = w;
     }
-    if (v != NULL) {
-        free(v->data);
-        v->data = NULL;
-        v->state = WINDOW_EMPTY;
-    }
+    if (v != NULL)
+        window_empty(v);
     return v;
 }
 
@@ -311,6 +343,327 @@ blob_size(struct readahead *ra, pqv_storage *storage, const char *name)
             ra->streams[i].size = size;
 }
 
+/* ---- plans ---- */
+
+struct readahead_plan *
+readahead_plan_new(void)
+{
+    return calloc(1, sizeof(struct readahead_plan));
+}
+
+void
+readahead_plan_free(struct readahead_plan *p)
+{
+    if (p == NULL)
+        return;
+    for (size_t i = 0; i < p->nnames; i++)
+        free(p->names[i]);
+    free(p->names);
+    free(p->slots);
+    free(p->reads);
+    free(p);
+}
+
+static uint64_t
+name_hash(const char *name)
+{
+    uint64_t h = 14695981039346656037ull; /* FNV-1a */
+
+    for (; *name != '\0'; name++)
+        h = (h ^ (uint8_t)*name) * 1099511628211ull;
+    return h;
+}
+
+/* plan_slot(p, name): ${name}'s slot in the hash (holding it, or the
+ * empty one where it would go). */
+static uint32_t *
+plan_slot(const struct readahead_plan *p, const char *name)
+{
+    size_t i = (size_t)name_hash(name) & (p->nslots - 1);
+
+    while (p->slots[i] != 0 && strcmp(p->names[p->slots[i] - 1], name) != 0)
+        i = (i + 1) & (p->nslots - 1);
+    return &p->slots[i];
+}
+
+/* plan_name(p, name, idx): ${name}'s index, added if new. */
+static int
+plan_name(struct readahead_plan *p, const char *name, uint32_t *idx)
+{
+    uint32_t *slot;
+    char **grown, *copy;
+
+    if (2 * (p->nnames + 1) > p->nslots) {
+        size_t n = p->nslots == 0 ? 64 : 2 * p->nslots;
+        uint32_t *old = p->slots;
+        if ((p->slots = calloc(n, sizeof(*p->slots))) == NULL) {
+            p->slots = old;
+            return PQV_E_NOMEM;
+        }
+        p->nslots = n;
+        for (size_t i = 0; i < p->nnames; i++)
+            *plan_slot(p, p->names[i]) = (uint32_t)(i + 1);
+        free(old);
+    }
+    slot = plan_slot(p, name);
+    if (*slot != 0) {
+        *idx = *slot - 1;
+        return 0;
+    }
+    if ((copy = strdup(name)) == NULL)
+        return PQV_E_NOMEM;
+    if ((grown = realloc(p->names, (p->nnames + 1) * sizeof(*grown))) == NULL) {
+        free(copy);
+        return PQV_E_NOMEM;
+    }
+    p->names = grown;
+    p->names[p->nnames] = copy;
+    *idx = (uint32_t)p->nnames;
+    *slot = (uint32_t)++p->nnames;
+    return 0;
+}
+
+int
+readahead_plan_add(struct readahead_plan *p, const char *name, uint64_t off, size_t len)
+{
+    uint32_t idx;
+    int rc;
+
+    if (p->n >= READAHEAD_PLAN_MAX || strlen(name) >= NAME_MAX_BYTES || len == 0 ||
+        len > UINT32_MAX || off > UINT64_MAX - READAHEAD_MAX - len)
+        return PQV_E_INVAL;
+    if ((rc = plan_name(p, name, &idx)) != 0)
+        return rc;
+    if (p->n == p->cap) {
+        size_t cap = p->cap == 0 ? 1024 : 2 * p->cap;
+        struct planned *grown = realloc(p->reads, cap * sizeof(*grown));
+        if (grown == NULL)
+            return PQV_E_NOMEM;
+        p->reads = grown;
+        p->cap = cap;
+    }
+    p->reads[p->n++] = (struct planned){ off, idx, (uint32_t)len, 1 };
+    return 0;
+}
+
+static int
+planned_order(const void *a, const void *b)
+{
+    const struct planned *x = a, *y = b;
+
+    if (x->name != y->name)
+        return x->name < y->name ? -1 : 1;
+    if (x->off != y->off)
+        return x->off < y->off ? -1 : 1;
+    return x->len < y->len ? -1 : x->len > y->len;
+}
+
+void
+readahead_plan_set(struct readahead *ra, struct readahead_plan *p)
+{
+    size_t n = 0;
+
+    if (p != NULL && p->n > 0) {
+        qsort(p->reads, p->n, sizeof(*p->reads), planned_order);
+        /* (One read announced again: its count.) */
+        for (size_t i = 0; i < p->n; i++) {
+            if (n > 0 && planned_order(&p->reads[n - 1], &p->reads[i]) == 0)
+                p->reads[n - 1].left++;
+            else
+                p->reads[n++] = p->reads[i];
+        }
+        p->n = n;
+    }
+    if (ra == NULL) {
+        readahead_plan_free(p);
+        return;
+    }
+    pthread_mutex_lock(&ra->lock);
+    readahead_plan_free(ra->plan);
+    ra->plan = p;
+    ra->plan_gen++;
+    for (size_t i = 0; i < READAHEAD_PLANNED_WINDOWS; i++)
+        ra->windows[i].pending = 0;
+    pthread_mutex_unlock(&ra->lock);
+}
+
+/* plan_find(p, name, off): the first planned read of ${name} starting at
+ * ${off}, or -1. */
+static long
+plan_find(const struct readahead_plan *p, const char *name, uint64_t off)
+{
+    uint32_t *slot, idx;
+    size_t lo = 0, hi;
+
+    if (p == NULL || p->n == 0 || *(slot = plan_slot(p, name)) == 0)
+        return -1;
+    idx = *slot - 1;
+    hi = p->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const struct planned *r = &p->reads[mid];
+        if (r->name < idx || (r->name == idx && r->off < off))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < p->n && p->reads[lo].name == idx && p->reads[lo].off == off ? (long)lo : -1;
+}
+
+/* within(r, start, end): planned read ${r} lies wholly in [start, end). */
+static int
+within(const struct planned *r, uint64_t start, uint64_t end)
+{
+    return r->off >= start && r->off + r->len <= end;
+}
+
+/* plan_consume(ra, k, off, len): the planned reads from ${k} on lying in
+ * [off, off + len) made once more; a ready window left with none to make
+ * is freed.  ra->lock held. */
+static void
+plan_consume(struct readahead *ra, size_t k, uint64_t off, size_t len)
+{
+    const struct readahead_plan *p = ra->plan;
+    const char *name = p->names[p->reads[k].name];
+
+    for (size_t j = k; j < p->n && p->reads[j].name == p->reads[k].name &&
+         p->reads[j].off < off + len; j++) {
+        struct planned *r = &p->reads[j];
+        if (r->left == 0 || !within(r, off, off + len))
+            continue;
+        r->left--;
+        for (size_t i = 0; i < READAHEAD_PLANNED_WINDOWS; i++) {
+            struct window *w = &ra->windows[i];
+            if (w->pending == 0 || !within(r, w->start, w->start + w->len) ||
+                strcmp(w->name, name) != 0)
+                continue;
+            if (--w->pending == 0 && w->state == WINDOW_READY)
+                window_empty(w);
+        }
+    }
+}
+
+/* plan_window_end(ra, k, off, len): where a window for the read [off, off
+ * + len) (planned, from ${k}) ends: past the planned reads after it still
+ * to be made, up to READAHEAD_MAX from ${off}, over gaps of at most
+ * READAHEAD_GAP, short of any other window of the blob.  ra->lock held. */
+static uint64_t
+plan_window_end(struct readahead *ra, size_t k, uint64_t off, size_t len)
+{
+    const struct readahead_plan *p = ra->plan;
+    const char *name = p->names[p->reads[k].name];
+    uint64_t end = off + len, limit = off + READAHEAD_MAX;
+
+    for (size_t i = 0; i < READAHEAD_PLANNED_WINDOWS; i++) {
+        const struct window *w = &ra->windows[i];
+        if (w->state != WINDOW_EMPTY && w->start > off && w->start < limit &&
+            strcmp(w->name, name) == 0)
+            limit = w->start;
+    }
+    for (size_t j = k; j < p->n && p->reads[j].name == p->reads[k].name; j++) {
+        const struct planned *r = &p->reads[j];
+        if (r->off < off + len)
+            continue; /* (this read's own) */
+        if (r->off > end + READAHEAD_GAP || r->off + r->len > limit)
+            break;
+        if (r->left > 0 && r->off + r->len > end)
+            end = r->off + r->len;
+    }
+    return end;
+}
+
+/* plan_pending(ra, k, start, end): the planned reads still to be made
+ * lying in [start, end), from ${k} on.  ra->lock held. */
+static uint64_t
+plan_pending(const struct readahead *ra, size_t k, uint64_t start, uint64_t end)
+{
+    const struct readahead_plan *p = ra->plan;
+    uint64_t pending = 0;
+
+    for (size_t j = k; j < p->n && p->reads[j].name == p->reads[k].name &&
+         p->reads[j].off < end; j++)
+        if (within(&p->reads[j], start, end))
+            pending += p->reads[j].left;
+    return pending;
+}
+
+/* get_planned(ra, storage, name, off, buf, len, k): a read the plan holds
+ * (from ${k}): from a window that holds it, else from a new one reaching
+ * over the planned reads after it, else alone; made once more in the plan
+ * either way.  ra->lock held on entry, let go on return. */
+static int
+get_planned(struct readahead *ra, pqv_storage *storage, const char *name, uint64_t off,
+    uint8_t *buf, size_t len, size_t k)
+{
+    struct window *w;
+    uint64_t end, gen = ra->plan_gen;
+    uint8_t *data;
+    int rc;
+
+    if (recent_copy(ra, name, off, buf, len)) {
+        plan_consume(ra, k, off, len);
+        pthread_mutex_unlock(&ra->lock);
+        return 0;
+    }
+    while ((w = window_covering(ra, name, off, len)) != NULL) {
+        if (w->state == WINDOW_READY) {
+            memcpy(buf, w->data + (off - w->start), len);
+            w->used = ++ra->tick;
+            ra->served++;
+            plan_consume(ra, k, off, len);
+            pthread_mutex_unlock(&ra->lock);
+            return 0;
+        }
+        pthread_cond_wait(&ra->loaded, &ra->lock);
+        if (ra->plan_gen != gen) {
+            /* (Not while reads are under way, but never a stale index.) */
+            pthread_mutex_unlock(&ra->lock);
+            return storage->ops->get_range(storage, name, off, buf, len);
+        }
+    }
+    end = plan_window_end(ra, k, off, len);
+    if (end == off + len || (w = window_victim(ra, READAHEAD_PLANNED_WINDOWS)) == NULL) {
+        plan_consume(ra, k, off, len);
+        pthread_mutex_unlock(&ra->lock);
+        return get_alone(ra, storage, name, off, buf, len);
+    }
+    strcpy(w->name, name);
+    w->start = off;
+    w->len = (size_t)(end - off);
+    w->state = WINDOW_LOADING;
+    w->pending = plan_pending(ra, k, off, end);
+    pthread_mutex_unlock(&ra->lock);
+
+    /* (The window is this reader's while LOADING: nobody else changes it
+     * but its pending count.) */
+    data = malloc(w->len);
+    rc = data != NULL ? storage->ops->get_range(storage, name, off, data, w->len) : -1;
+
+    pthread_mutex_lock(&ra->lock);
+    if (rc != 0) {
+        free(data);
+        window_empty(w);
+        if (ra->plan_gen == gen)
+            plan_consume(ra, k, off, len);
+        pthread_cond_broadcast(&ra->loaded);
+        pthread_mutex_unlock(&ra->lock);
+        /* The read alone says what is wrong, if anything is. */
+        return storage->ops->get_range(storage, name, off, buf, len);
+    }
+    w->data = data;
+    w->state = WINDOW_READY;
+    w->used = ++ra->tick;
+    memcpy(buf, data, len);
+    ra->requests++;
+    pthread_cond_broadcast(&ra->loaded);
+    if (w->pending == 0)
+        window_empty(w); /* (its reads all made while it loaded) */
+    else if (ra->plan_gen == gen)
+        plan_consume(ra, k, off, len);
+    pthread_mutex_unlock(&ra->lock);
+    return 0;
+}
+
 int
 readahead_get_range(struct readahead *ra, pqv_storage *storage, const char *name,
     uint64_t off, uint8_t *buf, size_t len)
@@ -320,12 +673,15 @@ readahead_get_range(struct readahead *ra, pqv_storage *storage, const char *name
     uint64_t size, end;
     size_t span, wlen;
     uint8_t *data;
+    long k;
     int rc;
 
     if (ra == NULL || len == 0 || strlen(name) >= NAME_MAX_BYTES ||
         off > UINT64_MAX - READAHEAD_MAX - len)
         return storage->ops->get_range(storage, name, off, buf, len);
     pthread_mutex_lock(&ra->lock);
+    if ((k = plan_find(ra->plan, name, off)) >= 0)
+        return get_planned(ra, storage, name, off, buf, len, (size_t)k);
     if (recent_copy(ra, name, off, buf, len)) {
         pthread_mutex_unlock(&ra->lock);
         return 0;
@@ -381,7 +737,7 @@ again:
     end = off + span;
     if (size != 0 && end > size)
         end = size;
-    if (size == 0 || end < off + len || (w = window_victim(ra)) == NULL) {
+    if (size == 0 || end < off + len || (w = window_victim(ra, READAHEAD_WINDOWS)) == NULL) {
         /* (A size not known, a blob shorter than asked for: the storage's
          * own answer; every window being read: read alone.) */
         pthread_mutex_unlock(&ra->lock);

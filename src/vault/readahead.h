@@ -23,6 +23,11 @@
 #include "pqvault/storage.h"
 
 #define READAHEAD_WINDOWS 4
+/* Windows a plan's reads may hold (the first READAHEAD_WINDOWS shared). */
+#define READAHEAD_PLANNED_WINDOWS 8
+/* Reads a plan holds at most (24 bytes each); a restore's reads past them
+ * go unplanned. */
+#define READAHEAD_PLAN_MAX (1u << 21)
 #define READAHEAD_STREAMS 8
 /* Reads of at least this many bytes go straight to the storage. */
 #define READAHEAD_SMALL (256u << 10)
@@ -55,6 +60,34 @@ void readahead_free(struct readahead *ra);
  * them (its errors too); ${ra} NULL: that call alone.  Thread-safe. */
 int readahead_get_range(struct readahead *ra, pqv_storage *storage, const char *name,
     uint64_t offset, uint8_t *buf, size_t len);
+
+/*
+ * A plan: the reads a restore announces before it starts (each chunk of
+ * each file it will restore, as often as it will read it).  A read the
+ * plan holds is served from a window that reaches over the planned reads
+ * after it in its blob (up to READAHEAD_MAX, across gaps of at most
+ * READAHEAD_GAP, never over bytes already read or another window): no
+ * size to ask, no small first windows, no bytes nobody will read; a window
+ * is freed once every planned read in it was made.  A restore over S3
+ * then reads each pack in a few requests, as restic's restorer does, and
+ * its workers wait on each other's windows instead of each starting its
+ * own.  Reads the plan does not hold go as before.
+ *
+ * readahead_plan_new(): an empty plan, NULL if memory is short.
+ * readahead_plan_add(p, name, off, len): a read of [off, off + len) of
+ * blob ${name} announced (again: once more); 0, or PQV_E_NOMEM, or
+ * PQV_E_INVAL past READAHEAD_PLAN_MAX reads or for a name too long (the
+ * plan keeps what it had).
+ * readahead_plan_set(ra, p): ${p} used from now on (taken over; sorted
+ * here), the previous plan freed; NULL: none.  ${ra} NULL: ${p} freed.
+ * Call it with no read of ${ra} under way (before and after a restore).
+ * readahead_plan_free(p): ${p} freed (NULL: nothing).
+ */
+struct readahead_plan;
+struct readahead_plan *readahead_plan_new(void);
+int readahead_plan_add(struct readahead_plan *p, const char *name, uint64_t off, size_t len);
+void readahead_plan_set(struct readahead *ra, struct readahead_plan *p);
+void readahead_plan_free(struct readahead_plan *p);
 
 /* readahead_counts(ra, requests, served): the windows read and the reads
  * served from them so far (for tests). */

@@ -598,6 +598,63 @@ test_plan_threads(void)
     readahead_free(ra);
 }
 
+/* Reads announced while reads go on (a mount's prefetch of a large
+ * file's next chunks): those announced together come in one window, no
+ * size asked; a read with nothing announced after it goes by streams as
+ * before; past READAHEAD_EXPECT_MAX announcements the oldest never made
+ * are forgotten (read, they go unplanned) and the newest still count. */
+static void
+test_expect_live(void)
+{
+    struct readahead *ra;
+    unsigned before;
+
+    mem_setup();
+    REQUIRE((ra = readahead_new(&mem.base)) != NULL);
+    make_chunks(mem.size[0]);
+    CHECK_EQ_INT(readahead_expect(NULL, "packs/a", 8, 10), 0);
+    for (unsigned i = 0; i < 16; i++)
+        SETUP(readahead_expect(ra, "packs/a", chunk_off[i], chunk_len[i]) == 0);
+    for (unsigned i = 0; i < 16; i++)
+        CHECK_EQ_INT(read_check(ra, "packs/a", 0, chunk_off[i], chunk_len[i]), 0);
+    CHECK_EQ_INT(mem.ranges, 1);
+    CHECK_EQ_INT(mem.stats, 0);
+    /* The next 16, announced as the first were read: one more window. */
+    for (unsigned i = 16; i < 32; i++)
+        SETUP(readahead_expect(ra, "packs/a", chunk_off[i], chunk_len[i]) == 0);
+    for (unsigned i = 16; i < 32; i++)
+        CHECK_EQ_INT(read_check(ra, "packs/a", 0, chunk_off[i], chunk_len[i]), 0);
+    CHECK_EQ_INT(mem.ranges, 2);
+    /* Announced alone, then read: as unplanned (alone, then a stream's
+     * window, its size asked). */
+    SETUP(readahead_expect(ra, "packs/a", chunk_off[100], chunk_len[100]) == 0);
+    CHECK_EQ_INT(read_check(ra, "packs/a", 0, chunk_off[100], chunk_len[100]), 0);
+    CHECK_EQ_INT(read_check(ra, "packs/a", 0, chunk_off[101], chunk_len[101]), 0);
+    CHECK_EQ_INT(mem.ranges, 4);
+    CHECK_EQ_INT(mem.stats, 1);
+    CHECK_EQ_INT(mem.bad_ranges, 0);
+    readahead_free(ra);
+
+    /* Many announced, never read: the oldest forgotten, the newest kept. */
+    mem_setup();
+    REQUIRE((ra = readahead_new(&mem.base)) != NULL);
+    for (unsigned i = 0; i < READAHEAD_EXPECT_MAX + 100; i++)
+        SETUP(readahead_expect(ra, "packs/b", 8 + (uint64_t)i * 64, 64) == 0);
+    /* The two oldest, read: unplanned (alone, then a window of a stream). */
+    CHECK_EQ_INT(read_check(ra, "packs/b", 1, 8, 64), 0);
+    CHECK_EQ_INT(read_check(ra, "packs/b", 1, 72, 64), 0);
+    CHECK_EQ_INT(mem.stats, 1);
+    /* The newest 40, in order: planned, one window, nothing asked. */
+    before = mem.ranges;
+    for (unsigned i = READAHEAD_EXPECT_MAX + 60; i < READAHEAD_EXPECT_MAX + 100; i++)
+        CHECK_EQ_INT(read_check(ra, "packs/b", 1, 8 + (uint64_t)i * 64, 64), 0);
+    CHECK_EQ_INT(mem.ranges - before, 1);
+    CHECK_EQ_INT(mem.stats, 1);
+    CHECK_EQ_INT(mem.bad_ranges, 0);
+    CHECK_EQ_INT(readahead_expect(ra, "packs/b", 0, 0), PQV_E_INVAL);
+    readahead_free(ra);
+}
+
 /* ---- a vault over a local directory that says it is remote ---- */
 
 static const struct pqv_kdf_params cheap = { 1, 256, 1 };
@@ -778,5 +835,5 @@ test_vault_big_file_runs(void)
 
 TEST_MAIN(test_in_order_coalesced, test_gaps_and_jumps, test_large_and_local,
     test_two_walkers, test_failed_window, test_threads, test_recent_reads, test_plan_in_order,
-    test_plan_only_planned, test_plan_shared_chunk, test_plan_failures, test_plan_threads,
+    test_plan_only_planned, test_plan_shared_chunk, test_plan_failures, test_plan_threads, test_expect_live,
     test_vault_restore_coalesced, test_vault_big_file_runs)

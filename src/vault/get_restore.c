@@ -328,6 +328,7 @@ plan_reads(struct restore *r, const unsigned char *keep, size_t first, size_t en
 {
     struct readahead_plan *p;
     char sname[STORAGE_NAME_MAX];
+    uint64_t off;
 
     if (r->v->readahead == NULL || r->opt->dry_run || (p = readahead_plan_new()) == NULL)
         return;
@@ -337,11 +338,8 @@ plan_reads(struct restore *r, const unsigned char *keep, size_t first, size_t en
             continue;
         for (uint32_t k = 0; k < e->nextents; k++) {
             const struct extent *x = &e->extents[k];
-            if ((x->pack_flags & PACK_V1_OBJECT) || (x->chunk && !x->located))
-                continue; /* (not read from a pack) */
-            pack_name(x->pack_id, sname);
-            if (readahead_plan_add(p, sname, (uint64_t)PACK_HEADER_BYTES + x->pack_off,
-                    x->stored_len) != 0)
+            if (pack_extent_place(x, sname, &off) &&
+                readahead_plan_add(p, sname, off, x->stored_len) != 0)
                 goto full; /* (the rest read unplanned) */
         }
     }

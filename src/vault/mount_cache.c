@@ -418,7 +418,8 @@ mount_cache_queue(struct pqv_mount *m, const struct entry *e, uint32_t from, uns
     uint64_t max_bytes)
 {
     struct mount_cache *c = &m->cache;
-    uint64_t bytes = 0;
+    char sname[STORAGE_NAME_MAX];
+    uint64_t bytes = 0, off;
 
     for (uint32_t i = from, k = 0; i < e->nextents && k < chunks && bytes < max_bytes; i++, k++) {
         uint8_t key[MOUNT_KEY_BYTES];
@@ -433,6 +434,14 @@ mount_cache_queue(struct pqv_mount *m, const struct entry *e, uint32_t from, uns
         ce->queued = 1;
         cache_insert(c, ce);
         c->queue[(c->qhead + c->qlen++) % MOUNT_PREFETCH_QUEUE] = ce;
+        /* Over a network the read-ahead is told of a large file's next
+         * chunks: queued together, they come in one window where they
+         * lie together (472 requests -> 125 for a cat of 256 MiB).  Not
+         * of a walk's offers, one file's first chunk at a time a few
+         * files ahead: windows reaching only over those (192 KB on
+         * average) took more requests than the streams' growing ones. */
+        if (c->remote && chunks > 1 && pack_extent_place(&ce->x, sname, &off))
+            (void)readahead_expect(m->v->readahead, sname, off, ce->x.stored_len);
         pthread_cond_signal(&c->work);
     }
     return 0;

@@ -166,6 +166,16 @@ sealed_error(int rc, uint32_t index, const char *sname)
     return extent_error(rc, "chunk", index, sname);
 }
 
+int
+pack_extent_place(const struct extent *x, char sname[STORAGE_NAME_MAX], uint64_t *off)
+{
+    if ((x->pack_flags & PACK_V1_OBJECT) || (x->chunk && !x->located))
+        return 0;
+    pack_name(x->pack_id, sname);
+    *off = (uint64_t)PACK_HEADER_BYTES + x->pack_off;
+    return 1;
+}
+
 /* read_sealed(v, x, sealed, sname): ${x}'s stored bytes out of its pack
  * (through the read-ahead of a remote storage), the pack's name left in
  * ${sname} for messages. */

@@ -32,6 +32,10 @@ int pack_open_extent(int suite, const uint8_t file_key[PQV_FILE_KEY_BYTES], uint
 int pack_read_extent(pqv_vault *v, int suite, const uint8_t file_key[PQV_FILE_KEY_BYTES],
     uint32_t index, const struct extent *x, uint8_t *plain, uint8_t *sealed, uint8_t *scratch);
 
+/* pack_extent_place(x, sname, off): 1 and where ${x}'s stored bytes are
+ * read from (pack ${sname}, at ${off}) if they are a range of a pack; 0
+ * for an object of format 1 or a chunk with no known place. */
+int pack_extent_place(const struct extent *x, char sname[STORAGE_NAME_MAX], uint64_t *off);
 /* pack_chunk_run(xs, n): how many of the ${n} extents at ${xs} (at least
  * one, if ${n} is) pack_read_run reads together: chunks of format 3 stored
  * one after the other in one pack, at most PQV_OBJECT_MAX_PLAIN bytes of

@@ -63,6 +63,7 @@ struct planned {
     uint32_t name;
     uint32_t len;
     uint32_t left;
+    uint32_t seq;                /* readahead_expect's: when announced last */
 };
 
 struct readahead_plan {
@@ -72,6 +73,8 @@ struct readahead_plan {
     size_t nslots;               /* a power of two, at least twice nnames */
     struct planned *reads;       /* sorted by name, off, len once set */
     size_t n, cap;
+    uint32_t seq;                /* reads announced by readahead_expect */
+    int live;                    /* made by readahead_expect */
 };
 
 struct readahead {
@@ -79,7 +82,6 @@ struct readahead {
     pthread_cond_t loaded;       /* a window left LOADING */
     struct window windows[READAHEAD_PLANNED_WINDOWS];
     struct readahead_plan *plan;
-    uint64_t plan_gen;           /* plans set so far */
     struct stream streams[READAHEAD_STREAMS];
     struct recent recent[READAHEAD_RECENT];
     size_t recent_bytes;
@@ -442,7 +444,7 @@ readahead_plan_add(struct readahead_plan *p, const char *name, uint64_t off, siz
         p->reads = grown;
         p->cap = cap;
     }
-    p->reads[p->n++] = (struct planned){ off, idx, (uint32_t)len, 1 };
+    p->reads[p->n++] = (struct planned){ off, idx, (uint32_t)len, 1, 0 };
     return 0;
 }
 
@@ -481,10 +483,84 @@ readahead_plan_set(struct readahead *ra, struct readahead_plan *p)
     pthread_mutex_lock(&ra->lock);
     readahead_plan_free(ra->plan);
     ra->plan = p;
-    ra->plan_gen++;
     for (size_t i = 0; i < READAHEAD_PLANNED_WINDOWS; i++)
         ra->windows[i].pending = 0;
     pthread_mutex_unlock(&ra->lock);
+}
+
+/* plan_prune(p): the reads made, and those announced before the last
+ * READAHEAD_EXPECT_MAX / 2 announcements (never made: a walk given up),
+ * dropped.  (A window's count of what it holds may then stay above zero:
+ * it goes least recently used, as any.) */
+static void
+plan_prune(struct readahead_plan *p)
+{
+    uint32_t oldest = p->seq - READAHEAD_EXPECT_MAX / 2;
+    size_t n = 0;
+
+    for (size_t i = 0; i < p->n; i++) {
+        const struct planned *r = &p->reads[i];
+        if (r->left > 0 && (int32_t)(r->seq - oldest) > 0)
+            p->reads[n++] = *r;
+    }
+    p->n = n;
+}
+
+int
+readahead_expect(struct readahead *ra, const char *name, uint64_t off, size_t len)
+{
+    struct readahead_plan *p;
+    struct planned key;
+    size_t lo = 0, hi;
+    uint32_t idx;
+    int rc;
+
+    if (ra == NULL)
+        return 0;
+    if (strlen(name) >= NAME_MAX_BYTES || len == 0 || len > UINT32_MAX ||
+        off > UINT64_MAX - READAHEAD_MAX - len)
+        return PQV_E_INVAL;
+    pthread_mutex_lock(&ra->lock);
+    if (ra->plan == NULL && (ra->plan = readahead_plan_new()) == NULL) {
+        pthread_mutex_unlock(&ra->lock);
+        return PQV_E_NOMEM;
+    }
+    p = ra->plan;
+    p->live = 1;
+    if (p->n >= READAHEAD_EXPECT_MAX)
+        plan_prune(p);
+    if ((rc = plan_name(p, name, &idx)) != 0)
+        goto out;
+    key = (struct planned){ off, idx, (uint32_t)len, 1, ++p->seq };
+    hi = p->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (planned_order(&p->reads[mid], &key) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < p->n && planned_order(&p->reads[lo], &key) == 0) {
+        p->reads[lo].left++;
+        p->reads[lo].seq = key.seq;
+        goto out;
+    }
+    if (p->n == p->cap) {
+        size_t cap = p->cap == 0 ? 1024 : 2 * p->cap;
+        struct planned *grown = realloc(p->reads, cap * sizeof(*grown));
+        if (grown == NULL) {
+            rc = PQV_E_NOMEM;
+            goto out;
+        }
+        p->reads = grown;
+        p->cap = cap;
+    }
+    memmove(&p->reads[lo + 1], &p->reads[lo], (p->n - lo) * sizeof(*p->reads));
+    p->reads[lo] = key;
+    p->n++;
+out:
+    pthread_mutex_unlock(&ra->lock);
+    return rc;
 }
 
 /* plan_find(p, name, off): the first planned read of ${name} starting at
@@ -590,18 +666,20 @@ plan_pending(const struct readahead *ra, size_t k, uint64_t start, uint64_t end)
 /* get_planned(ra, storage, name, off, buf, len, k): a read the plan holds
  * (from ${k}): from a window that holds it, else from a new one reaching
  * over the planned reads after it, else alone; made once more in the plan
- * either way.  ra->lock held on entry, let go on return. */
+ * either way.  ra->lock held on entry, let go on return; but 1, the lock
+ * held, for a read of a plan readahead_expect makes with nothing
+ * announced after it (to read as unplanned). */
 static int
 get_planned(struct readahead *ra, pqv_storage *storage, const char *name, uint64_t off,
-    uint8_t *buf, size_t len, size_t k)
+    uint8_t *buf, size_t len, long k)
 {
     struct window *w;
-    uint64_t end, gen = ra->plan_gen;
+    uint64_t end;
     uint8_t *data;
     int rc;
 
     if (recent_copy(ra, name, off, buf, len)) {
-        plan_consume(ra, k, off, len);
+        plan_consume(ra, (size_t)k, off, len);
         pthread_mutex_unlock(&ra->lock);
         return 0;
     }
@@ -610,20 +688,26 @@ get_planned(struct readahead *ra, pqv_storage *storage, const char *name, uint64
             memcpy(buf, w->data + (off - w->start), len);
             w->used = ++ra->tick;
             ra->served++;
-            plan_consume(ra, k, off, len);
+            plan_consume(ra, (size_t)k, off, len);
             pthread_mutex_unlock(&ra->lock);
             return 0;
         }
         pthread_cond_wait(&ra->loaded, &ra->lock);
-        if (ra->plan_gen != gen) {
-            /* (Not while reads are under way, but never a stale index.) */
+        /* (The plan may have grown meanwhile: its index again.) */
+        if ((k = plan_find(ra->plan, name, off)) < 0) {
             pthread_mutex_unlock(&ra->lock);
             return storage->ops->get_range(storage, name, off, buf, len);
         }
     }
-    end = plan_window_end(ra, k, off, len);
+    end = plan_window_end(ra, (size_t)k, off, len);
+    if (end == off + len && ra->plan->live) {
+        /* Nothing announced after it: a walk's reads, announced a few
+         * at a time, go by streams. */
+        plan_consume(ra, (size_t)k, off, len);
+        return 1;
+    }
     if (end == off + len || (w = window_victim(ra, READAHEAD_PLANNED_WINDOWS)) == NULL) {
-        plan_consume(ra, k, off, len);
+        plan_consume(ra, (size_t)k, off, len);
         pthread_mutex_unlock(&ra->lock);
         return get_alone(ra, storage, name, off, buf, len);
     }
@@ -631,7 +715,7 @@ get_planned(struct readahead *ra, pqv_storage *storage, const char *name, uint64
     w->start = off;
     w->len = (size_t)(end - off);
     w->state = WINDOW_LOADING;
-    w->pending = plan_pending(ra, k, off, end);
+    w->pending = plan_pending(ra, (size_t)k, off, end);
     pthread_mutex_unlock(&ra->lock);
 
     /* (The window is this reader's while LOADING: nobody else changes it
@@ -643,8 +727,8 @@ get_planned(struct readahead *ra, pqv_storage *storage, const char *name, uint64
     if (rc != 0) {
         free(data);
         window_empty(w);
-        if (ra->plan_gen == gen)
-            plan_consume(ra, k, off, len);
+        if ((k = plan_find(ra->plan, name, off)) >= 0)
+            plan_consume(ra, (size_t)k, off, len);
         pthread_cond_broadcast(&ra->loaded);
         pthread_mutex_unlock(&ra->lock);
         /* The read alone says what is wrong, if anything is. */
@@ -656,10 +740,9 @@ get_planned(struct readahead *ra, pqv_storage *storage, const char *name, uint64
     memcpy(buf, data, len);
     ra->requests++;
     pthread_cond_broadcast(&ra->loaded);
-    if (w->pending == 0)
-        window_empty(w); /* (its reads all made while it loaded) */
-    else if (ra->plan_gen == gen)
-        plan_consume(ra, k, off, len);
+    /* (Freed at once if every planned read in it was made meanwhile.) */
+    if ((k = plan_find(ra->plan, name, off)) >= 0)
+        plan_consume(ra, (size_t)k, off, len);
     pthread_mutex_unlock(&ra->lock);
     return 0;
 }
@@ -680,8 +763,9 @@ readahead_get_range(struct readahead *ra, pqv_storage *storage, const char *name
         off > UINT64_MAX - READAHEAD_MAX - len)
         return storage->ops->get_range(storage, name, off, buf, len);
     pthread_mutex_lock(&ra->lock);
-    if ((k = plan_find(ra->plan, name, off)) >= 0)
-        return get_planned(ra, storage, name, off, buf, len, (size_t)k);
+    if ((k = plan_find(ra->plan, name, off)) >= 0 &&
+        (rc = get_planned(ra, storage, name, off, buf, len, k)) != 1)
+        return rc;
     if (recent_copy(ra, name, off, buf, len)) {
         pthread_mutex_unlock(&ra->lock);
         return 0;

@@ -9,6 +9,8 @@
 #include "mount_fixture.h"
 #include "storage_wrap.h"
 #include "vault/chunker.h"
+#include "vault/readahead.h"
+#include "vault/vault_internal.h"
 
 /* extent_cached(m, ino, x): whether chunk ${x} of file ${ino} is in the
  * cache whole (read, or queued or being read); chunk_cached: its first. */
@@ -753,5 +755,51 @@ test_remote_prefetch(void)
     free(buf);
 }
 
+/* Over a storage that says it is remote, a walk (t/many's files read
+ * from their starts, in order) announces the files further on than its
+ * offers to the read-ahead (their chunks then come in the windows of the
+ * offered ones); every byte right; over a local directory nothing is
+ * announced (no read-ahead at all). */
+static void
+test_remote_walk(void)
+{
+    struct pqv_mount_options opt = { 0 };
+    struct sw_storage remote;
+    pqv_storage *inner;
+    pqv_mount *m;
+    uint64_t inos[MANY];
+    int bad = 0;
+
+    SETUP(pqv_storage_local_open(&inner, vdir, 0) == 0);
+    sw_init(&remote, inner, 1);
+    SETUP(vf_open_vault(&remote.base, NULL, pass, &vault, 0) == 0);
+    SETUP(pqv_mount_open(vault, &opt, &m) == 0);
+    REQUIRE(m->v->readahead != NULL);
+    for (int i = 0; i < MANY; i++) {
+        char path[64];
+        snprintf(path, sizeof(path), "t/many/f%03d", i);
+        REQUIRE((inos[i] = lookup_path(m, path)) != 0);
+    }
+    CHECK_EQ_INT(readahead_planned(m->v->readahead), 0);
+    for (int i = 0; i < 2; i++)
+        CHECK(read_many(m, inos, i));
+    /* (The second read is a walk's: at most MOUNT_WALK_FILES files after
+     * it offered, read by the prefetch threads; the rest of t/many, past
+     * the offers' reach, read by nobody yet.) */
+    CHECK(readahead_planned(m->v->readahead) >= (uint64_t)(MANY - 2 - MOUNT_WALK_FILES));
+    for (int i = 2; i < MANY; i++)
+        if (!read_many(m, inos, i))
+            bad++;
+    CHECK_EQ_INT(bad, 0);
+    close_view(m);
+    inner->ops->close(inner);
+
+    m = open_view();
+    CHECK(m->v->readahead == NULL);
+    for (int i = 0; i < 5; i++)
+        CHECK(read_many(m, inos, i));
+    close_view(m);
+}
+
 TEST_MAIN(test_kept_files, test_locked_pool, test_read_once, test_walk_ahead, test_walk_depth_first,
-    test_offers, test_offer_copies, test_remote_prefetch)
+    test_offers, test_offer_copies, test_remote_prefetch, test_remote_walk)

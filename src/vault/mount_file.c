@@ -23,6 +23,9 @@
 #include "util/util.h"
 #include "vault/chunk.h"
 #include "vault/mount_internal.h"
+#include "vault/pack.h"
+#include "vault/readahead.h"
+#include "vault/vault_internal.h"
 
 /* ---- opening, keeping open, closing ---- */
 
@@ -374,6 +377,33 @@ offer_len(const struct pqv_mount *m, const struct entry *e)
     return (uint32_t)(x->plain_len - x->plain_len % m->page_size);
 }
 
+/* announce_ahead(m, t, at): over a network, the chunks of the walk's
+ * files after place ${at} of tree ${t} not announced yet (small ones: a
+ * large file's are announced as its prefetch queues them) announced to the
+ * read-ahead, up to MOUNT_TELL_NODES places ahead and MOUNT_TELL_BYTES
+ * stored now.  The offers reach a few files ahead only (their chunks are
+ * decrypted and held); announced, the files after them come in the same
+ * pack windows as theirs instead of streams' (m->lock held). */
+static void
+announce_ahead(struct pqv_mount *m, const struct mount_tree *t, uint32_t at)
+{
+    char sname[STORAGE_NAME_MAX];
+    uint64_t bytes = 0, off;
+    uint32_t p = m->walk_told > at ? m->walk_told + 1 : at + 1;
+
+    for (; p < t->nwalk && p <= at + MOUNT_TELL_NODES && bytes < MOUNT_TELL_BYTES; p++) {
+        uint32_t k = t->walk_order[p];
+        const struct entry *e = t->nodes[k].inode == k ? mount_tree_entry(t, k) : NULL;
+        m->walk_told = p;
+        if (e == NULL || e->kind != KIND_FILE || !e->chunked || e->size > MOUNT_WALK_BYTES)
+            continue;
+        for (uint32_t i = 0; i < e->nextents; i++)
+            if (pack_extent_place(&e->extents[i], sname, &off) &&
+                readahead_expect(m->v->readahead, sname, off, e->extents[i].stored_len) == 0)
+                bytes += e->extents[i].stored_len;
+    }
+}
+
 /* walk_ahead(f): ${f} is read from its start (or from where what was
  * offered of it ends).  If the file read so before it was at most
  * MOUNT_WALK_GAP places before it in its tree's walk order, or before the
@@ -406,6 +436,8 @@ walk_ahead(struct pqv_mount_file *f)
     walking = m->walk_tree == tree && at > m->walk_at &&
         at <= (m->walk_end > m->walk_at ? m->walk_end : m->walk_at) + MOUNT_WALK_GAP;
     from = walking && m->walk_end > at ? m->walk_end + 1 : at + 1;
+    if (!walking || m->walk_tree != tree)
+        m->walk_told = 0;
     m->walk_tree = tree;
     m->walk_at = at;
     m->walk_end = from - 1;
@@ -428,6 +460,8 @@ walk_ahead(struct pqv_mount_file *f)
         if (mount_cache_queue_offer(m, e, ino, len, t->nodes[k].parent == t->nodes[node].parent) != 0)
             break;
     }
+    if (walking && m->cache.remote)
+        announce_ahead(m, t, at);
     pthread_mutex_unlock(&m->lock);
 }
 

@@ -85,6 +85,12 @@
 #define MOUNT_WALK_FILES 32
 #define MOUNT_WALK_BYTES (4u << 20)
 #define MOUNT_WALK_NODES 256
+/* Over a network, a walk's files further on (of at most MOUNT_WALK_BYTES
+ * each) announced to the read-ahead, so that the pack windows reach over
+ * them: at most these many places ahead, these many stored bytes a
+ * step. */
+#define MOUNT_TELL_NODES 1024
+#define MOUNT_TELL_BYTES (8u << 20)
 /* Files one chunk is offered as, at most (copies met by a walk). */
 #define MOUNT_CHUNK_OFFERS 8
 /* Files whose damage is reported by name (then: no more names). */
@@ -411,6 +417,8 @@ struct pqv_mount {
      * tree's walk order (a walk: mount_file.c's walk_ahead). */
     uint32_t walk_tree, walk_at;
     uint32_t walk_end;           /* the last place of walk_tree looked at ahead */
+    uint32_t walk_told;          /* over a network: the place of walk_tree up to
+                                    which files were announced (announce_ahead) */
     size_t page_size;
     char **reported;             /* names whose damage was reported */
     size_t nreported;

@@ -146,6 +146,20 @@ readahead_counts(struct readahead *ra, uint64_t *requests, uint64_t *served)
     pthread_mutex_unlock(&ra->lock);
 }
 
+uint64_t
+readahead_planned(struct readahead *ra)
+{
+    uint64_t left = 0;
+
+    if (ra == NULL)
+        return 0;
+    pthread_mutex_lock(&ra->lock);
+    for (size_t i = 0; ra->plan != NULL && i < ra->plan->n; i++)
+        left += ra->plan->reads[i].left;
+    pthread_mutex_unlock(&ra->lock);
+    return left;
+}
+
 /* window_covering(ra, name, off, len): a window (loading or ready) holding
  * all of [off, off + len) of ${name}, or NULL. */
 static struct window *

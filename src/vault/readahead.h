@@ -101,5 +101,7 @@ void readahead_plan_free(struct readahead_plan *p);
 /* readahead_counts(ra, requests, served): the windows read and the reads
  * served from them so far (for tests). */
 void readahead_counts(struct readahead *ra, uint64_t *requests, uint64_t *served);
+/* readahead_planned(ra): the plan's reads still to be made (for tests). */
+uint64_t readahead_planned(struct readahead *ra);
 
 #endif

@@ -749,6 +749,13 @@ test_vault_restore_coalesced(void)
         len = file_bytes(i, buf);
         vf_write_path(path, buf, len);
     }
+    /* Two more names of f007 (hard links: planned once, linked). */
+    for (unsigned k = 0; k < 2; k++) {
+        char target[200];
+        snprintf(target, sizeof(target), "%s/d7/f007", src);
+        snprintf(path, sizeof(path), "%s/d%u/link%u", src, 8 + k, k);
+        SETUP(link(target, path) == 0);
+    }
     inner = counted_vault(vdir, src, "t");
 
     REQUIRE(vf_open_vault(&counted.base, NULL, pass, &v, 0) == 0);
@@ -762,6 +769,13 @@ test_vault_restore_coalesced(void)
             bad++;
     }
     CHECK_EQ_INT(bad, 0);
+    {
+        struct stat a, b;
+        snprintf(path, sizeof(path), "%s/t/d7/f007", out);
+        CHECK(stat(path, &a) == 0 && a.st_nlink == 3);
+        snprintf(path, sizeof(path), "%s/t/d9/link1", out);
+        CHECK(stat(path, &b) == 0 && b.st_ino == a.st_ino);
+    }
     /* One ranged read a file before streams, a few windows of each pack
      * with them (5-13); with the restore's plan one or two here (the
      * tree, 2 MB, fits a window; a worker whose read comes before the

@@ -319,32 +319,75 @@ get_restore_tree(struct restore *r, const char *prefix, const char *out, uint64_
     return rc;
 }
 
+static int
+compare_group(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+    return x < y ? -1 : x > y;
+}
+
 /* plan_reads(r, keep, first, end): a remote storage's read-ahead told of
  * every stored extent the restore of the kept entries in [first, end)
- * will read (readahead.h: each pack then comes in a few requests); for
- * as many as a plan holds.  Nothing if the storage is local. */
+ * will read (readahead.h: each pack then comes in a few requests), a
+ * file's hard links once (they are linked, not read); for as many as a
+ * plan holds.  Nothing if the storage is local. */
 static void
 plan_reads(struct restore *r, const unsigned char *keep, size_t first, size_t end)
 {
     struct readahead_plan *p;
     char sname[STORAGE_NAME_MAX];
-    uint64_t off;
+    uint64_t off, *groups = NULL;
+    unsigned char *planned = NULL;
+    size_t ngroups = 0;
 
     if (r->v->readahead == NULL || r->opt->dry_run || (p = readahead_plan_new()) == NULL)
         return;
+    /* The hard-link groups, each to be planned once. */
+    for (size_t i = first; i < end; i++)
+        ngroups += keep[i] && r->st->entries[i].kind == KIND_FILE &&
+            r->st->entries[i].hlgroup != 0;
+    if (ngroups > 0) {
+        size_t n = 0;
+        groups = malloc(ngroups * sizeof(*groups));
+        planned = calloc(ngroups, 1);
+        if (groups == NULL || planned == NULL)
+            goto full; /* (no plan: reads as before) */
+        for (size_t i = first; i < end; i++)
+            if (keep[i] && r->st->entries[i].kind == KIND_FILE && r->st->entries[i].hlgroup != 0)
+                groups[n++] = r->st->entries[i].hlgroup;
+        qsort(groups, ngroups, sizeof(*groups), compare_group);
+    }
     for (size_t i = first; i < end; i++) {
         const struct entry *e = &r->st->entries[i];
         if (!keep[i] || e->kind != KIND_FILE)
             continue;
+        if (e->hlgroup != 0) {
+            uint64_t *g = util_search(&e->hlgroup, groups, ngroups, sizeof(*groups),
+                compare_group);
+            if (g == NULL)
+                continue;
+            /* (Equal groups sort together: the first of them marks all.) */
+            while (g > groups && g[-1] == e->hlgroup)
+                g--;
+            if (planned[g - groups])
+                continue;
+            planned[g - groups] = 1;
+        }
         for (uint32_t k = 0; k < e->nextents; k++) {
             const struct extent *x = &e->extents[k];
             if (pack_extent_place(x, sname, &off) &&
                 readahead_plan_add(p, sname, off, x->stored_len) != 0)
-                goto full; /* (the rest read unplanned) */
+                goto set; /* (the rest read unplanned) */
         }
     }
-full:
+set:
     readahead_plan_set(r->v->readahead, p);
+    p = NULL;
+full:
+    readahead_plan_free(p);
+    free(groups);
+    free(planned);
 }
 
 int

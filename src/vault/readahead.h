@@ -12,7 +12,10 @@
  * ciphertext only (every chunk is verified when opened), a few of them,
  * least recently used replaced; a reader that needs a window being read
  * waits for it.  The reads that went alone are kept a while too (a chunk
- * shared by many files restored one after another).  docs/DESIGN.md, "Reading packs over a network".
+ * shared by many files restored one after another).  A reader that knows
+ * what it will read says so first (a plan, below): its reads come in
+ * windows over exactly those.  docs/DESIGN.md, "Reading packs over a
+ * network" and "A restore's plan".
  */
 #ifndef PQV_VAULT_READAHEAD_H
 #define PQV_VAULT_READAHEAD_H

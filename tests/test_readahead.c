@@ -325,19 +325,16 @@ reader_run(void *arg)
     return NULL;
 }
 
+/* three_readers(ra): two threads reading packs/a's chunks turn about, a
+ * third packs/b's, three rounds each; every byte right. */
 static void
-test_threads(void)
+three_readers(struct readahead *ra)
 {
-    struct reader r[3];
+    struct reader r[3] = {
+        { ra, "packs/a", 0, 0, 2, 0 }, { ra, "packs/a", 0, 1, 2, 0 }, { ra, "packs/b", 1, 0, 1, 0 },
+    };
     pthread_t t[3];
-    struct readahead *ra;
 
-    mem_setup();
-    REQUIRE((ra = readahead_new(&mem.base)) != NULL);
-    make_chunks(mem.size[1]);
-    r[0] = (struct reader){ ra, "packs/a", 0, 0, 2, 0 };
-    r[1] = (struct reader){ ra, "packs/a", 0, 1, 2, 0 };
-    r[2] = (struct reader){ ra, "packs/b", 1, 0, 1, 0 };
     for (int i = 0; i < 3; i++)
         REQUIRE(pthread_create(&t[i], NULL, reader_run, &r[i]) == 0);
     for (int i = 0; i < 3; i++)
@@ -345,6 +342,17 @@ test_threads(void)
     for (int i = 0; i < 3; i++)
         CHECK_EQ_INT(r[i].bad, 0);
     CHECK_EQ_INT(mem.bad_ranges, 0);
+}
+
+static void
+test_threads(void)
+{
+    struct readahead *ra;
+
+    mem_setup();
+    REQUIRE((ra = readahead_new(&mem.base)) != NULL);
+    make_chunks(mem.size[1]);
+    three_readers(ra);
     /* (How many requests they take depends on how the threads are
      * scheduled: two far apart on one pack read alone, turn about; the
      * coalescing itself is asserted single-threaded above.) */
@@ -577,24 +585,13 @@ test_plan_failures(void)
 static void
 test_plan_threads(void)
 {
-    struct reader r[3];
-    pthread_t t[3];
     struct readahead *ra;
 
     mem_setup();
     REQUIRE((ra = readahead_new(&mem.base)) != NULL);
     make_chunks(mem.size[1]);
     plan_chunks(ra, 0, nchunks, 1, 3);
-    r[0] = (struct reader){ ra, "packs/a", 0, 0, 2, 0 };
-    r[1] = (struct reader){ ra, "packs/a", 0, 1, 2, 0 };
-    r[2] = (struct reader){ ra, "packs/b", 1, 0, 1, 0 };
-    for (int i = 0; i < 3; i++)
-        REQUIRE(pthread_create(&t[i], NULL, reader_run, &r[i]) == 0);
-    for (int i = 0; i < 3; i++)
-        pthread_join(t[i], NULL);
-    for (int i = 0; i < 3; i++)
-        CHECK_EQ_INT(r[i].bad, 0);
-    CHECK_EQ_INT(mem.bad_ranges, 0);
+    three_readers(ra);
     readahead_free(ra);
 }
 

@@ -227,6 +227,34 @@ window_empty(struct window *w)
     w->pending = 0;
 }
 
+/* window_load(ra, storage, w, buf, len): window ${w} (LOADING: this
+ * reader's, nobody else changes it but its pending count) read from the
+ * storage and its first ${len} bytes copied to ${buf}: ready; or, the
+ * storage failing, emptied and nonzero.  Readers waiting on it woken.
+ * ra->lock not held on entry, held on return. */
+static int
+window_load(struct readahead *ra, pqv_storage *storage, struct window *w, uint8_t *buf,
+    size_t len)
+{
+    uint8_t *data = malloc(w->len);
+    int rc = data != NULL ? storage->ops->get_range(storage, w->name, w->start, data, w->len)
+                          : -1;
+
+    pthread_mutex_lock(&ra->lock);
+    if (rc != 0) {
+        free(data);
+        window_empty(w);
+    } else {
+        w->data = data;
+        w->state = WINDOW_READY;
+        w->used = ++ra->tick;
+        memcpy(buf, data, len);
+        ra->requests++;
+    }
+    pthread_cond_broadcast(&ra->loaded);
+    return rc;
+}
+
 /* window_victim(ra, count): an empty window among the first ${count},
  * else the least recently used ready one (its bytes freed); NULL if all
  * are loading. */
@@ -689,7 +717,6 @@ get_planned(struct readahead *ra, pqv_storage *storage, const char *name, uint64
 {
     struct window *w;
     uint64_t end;
-    uint8_t *data;
     int rc;
 
     if (recent_copy(ra, name, off, buf, len)) {
@@ -731,34 +758,14 @@ get_planned(struct readahead *ra, pqv_storage *storage, const char *name, uint64
     w->state = WINDOW_LOADING;
     w->pending = plan_pending(ra, (size_t)k, off, end);
     pthread_mutex_unlock(&ra->lock);
-
-    /* (The window is this reader's while LOADING: nobody else changes it
-     * but its pending count.) */
-    data = malloc(w->len);
-    rc = data != NULL ? storage->ops->get_range(storage, name, off, data, w->len) : -1;
-
-    pthread_mutex_lock(&ra->lock);
-    if (rc != 0) {
-        free(data);
-        window_empty(w);
-        if ((k = plan_find(ra->plan, name, off)) >= 0)
-            plan_consume(ra, (size_t)k, off, len);
-        pthread_cond_broadcast(&ra->loaded);
-        pthread_mutex_unlock(&ra->lock);
-        /* The read alone says what is wrong, if anything is. */
-        return storage->ops->get_range(storage, name, off, buf, len);
-    }
-    w->data = data;
-    w->state = WINDOW_READY;
-    w->used = ++ra->tick;
-    memcpy(buf, data, len);
-    ra->requests++;
-    pthread_cond_broadcast(&ra->loaded);
-    /* (Freed at once if every planned read in it was made meanwhile.) */
+    rc = window_load(ra, storage, w, buf, len);
+    /* Made once more (the window, if read, freed at once should every
+     * planned read in it have been made meanwhile). */
     if ((k = plan_find(ra->plan, name, off)) >= 0)
         plan_consume(ra, (size_t)k, off, len);
     pthread_mutex_unlock(&ra->lock);
-    return 0;
+    /* A failed window: the read alone says what is wrong, if anything is. */
+    return rc == 0 ? 0 : storage->ops->get_range(storage, name, off, buf, len);
 }
 
 int
@@ -768,8 +775,7 @@ readahead_get_range(struct readahead *ra, pqv_storage *storage, const char *name
     struct window *w;
     struct stream *s;
     uint64_t size, end;
-    size_t span, wlen;
-    uint8_t *data;
+    size_t span;
     long k;
     int rc;
 
@@ -846,30 +852,11 @@ again:
     s->used = ++ra->tick;
     strcpy(w->name, name);
     w->start = off;
-    wlen = (size_t)(end - off);
-    w->len = wlen;
+    w->len = (size_t)(end - off);
     w->state = WINDOW_LOADING;
     pthread_mutex_unlock(&ra->lock);
-
-    /* (The window is this reader's while LOADING: nobody else changes it.) */
-    data = malloc(wlen);
-    rc = data != NULL ? storage->ops->get_range(storage, name, off, data, wlen) : -1;
-
-    pthread_mutex_lock(&ra->lock);
-    if (rc != 0) {
-        free(data);
-        w->state = WINDOW_EMPTY;
-        pthread_cond_broadcast(&ra->loaded);
-        pthread_mutex_unlock(&ra->lock);
-        /* The read alone says what is wrong, if anything is. */
-        return storage->ops->get_range(storage, name, off, buf, len);
-    }
-    w->data = data;
-    w->state = WINDOW_READY;
-    w->used = ++ra->tick;
-    memcpy(buf, data, len);
-    ra->requests++;
-    pthread_cond_broadcast(&ra->loaded);
+    rc = window_load(ra, storage, w, buf, len);
     pthread_mutex_unlock(&ra->lock);
-    return 0;
+    /* A failed window: the read alone says what is wrong, if anything is. */
+    return rc == 0 ? 0 : storage->ops->get_range(storage, name, off, buf, len);
 }

@@ -327,13 +327,16 @@ compare_group(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* plan_reads(r, keep, first, end): a remote storage's read-ahead told of
- * every stored extent the restore of the kept entries in [first, end)
- * will read (readahead.h: each pack then comes in a few requests), a
- * file's hard links once (they are linked, not read); for as many as a
- * plan holds.  Nothing if the storage is local. */
+/* plan_reads(r, keep, first, end, have_dest): a remote storage's
+ * read-ahead told of every stored extent the restore of the kept entries
+ * in [first, end) will read (readahead.h: each pack then comes in a few
+ * requests), a file's hard links once (they are linked, not read), none
+ * of a file --skip-existing will skip (a window would bring its bytes for
+ * nothing: a restore resumed would read again all it had); for as many
+ * as a plan holds.  Nothing if the storage is local. */
 static void
-plan_reads(struct restore *r, const unsigned char *keep, size_t first, size_t end)
+plan_reads(struct restore *r, const unsigned char *keep, size_t first, size_t end,
+    int have_dest)
 {
     struct readahead_plan *p;
     char sname[STORAGE_NAME_MAX];
@@ -360,7 +363,10 @@ plan_reads(struct restore *r, const unsigned char *keep, size_t first, size_t en
     }
     for (size_t i = first; i < end; i++) {
         const struct entry *e = &r->st->entries[i];
-        if (!keep[i] || e->kind != KIND_FILE)
+        const char *rel;
+        if (!keep[i] || e->kind != KIND_FILE ||
+            (rel = get_restore_strip(e->name, r->opt->strip_components)) == NULL ||
+            *rel == '\0' || (r->opt->skip_existing && have_dest && dest_exists(&r->d, rel)))
             continue;
         if (e->hlgroup != 0) {
             uint64_t *g = util_search(&e->hlgroup, groups, ngroups, sizeof(*groups),
@@ -425,7 +431,7 @@ get_restore_entries(struct restore *r, const unsigned char *keep, const char *ou
             goto done;
         }
     }
-    plan_reads(r, keep, first, end);
+    plan_reads(r, keep, first, end, have_dest);
     /* Everything in name order (parents before children)... */
     for (size_t i = first; i < end; i++) {
         const struct entry *e = &st->entries[i];

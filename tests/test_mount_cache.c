@@ -780,13 +780,13 @@ test_remote_walk(void)
         snprintf(path, sizeof(path), "t/many/f%03d", i);
         REQUIRE((inos[i] = lookup_path(m, path)) != 0);
     }
-    CHECK_EQ_INT(readahead_planned(m->v->readahead), 0);
+    CHECK_EQ_INT(readahead_plan_left(m->v->readahead), 0);
     for (int i = 0; i < 2; i++)
         CHECK(read_many(m, inos, i));
     /* (The second read is a walk's: at most MOUNT_WALK_FILES files after
      * it offered, read by the prefetch threads; the rest of t/many, past
      * the offers' reach, read by nobody yet.) */
-    CHECK(readahead_planned(m->v->readahead) >= (uint64_t)(MANY - 2 - MOUNT_WALK_FILES));
+    CHECK(readahead_plan_left(m->v->readahead) >= (uint64_t)(MANY - 2 - MOUNT_WALK_FILES));
     for (int i = 2; i < MANY; i++)
         if (!read_many(m, inos, i))
             bad++;

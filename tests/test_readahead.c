@@ -611,22 +611,22 @@ test_expect_live(void)
     mem_setup();
     REQUIRE((ra = readahead_new(&mem.base)) != NULL);
     make_chunks(mem.size[0]);
-    CHECK_EQ_INT(readahead_expect(NULL, "packs/a", 8, 10), 0);
+    CHECK_EQ_INT(readahead_plan_expect(NULL, "packs/a", 8, 10), 0);
     for (unsigned i = 0; i < 16; i++)
-        SETUP(readahead_expect(ra, "packs/a", chunk_off[i], chunk_len[i]) == 0);
+        SETUP(readahead_plan_expect(ra, "packs/a", chunk_off[i], chunk_len[i]) == 0);
     for (unsigned i = 0; i < 16; i++)
         CHECK_EQ_INT(read_check(ra, "packs/a", 0, chunk_off[i], chunk_len[i]), 0);
     CHECK_EQ_INT(mem.ranges, 1);
     CHECK_EQ_INT(mem.stats, 0);
     /* The next 16, announced as the first were read: one more window. */
     for (unsigned i = 16; i < 32; i++)
-        SETUP(readahead_expect(ra, "packs/a", chunk_off[i], chunk_len[i]) == 0);
+        SETUP(readahead_plan_expect(ra, "packs/a", chunk_off[i], chunk_len[i]) == 0);
     for (unsigned i = 16; i < 32; i++)
         CHECK_EQ_INT(read_check(ra, "packs/a", 0, chunk_off[i], chunk_len[i]), 0);
     CHECK_EQ_INT(mem.ranges, 2);
     /* Announced alone, then read: as unplanned (alone, then a stream's
      * window, its size asked). */
-    SETUP(readahead_expect(ra, "packs/a", chunk_off[100], chunk_len[100]) == 0);
+    SETUP(readahead_plan_expect(ra, "packs/a", chunk_off[100], chunk_len[100]) == 0);
     CHECK_EQ_INT(read_check(ra, "packs/a", 0, chunk_off[100], chunk_len[100]), 0);
     CHECK_EQ_INT(read_check(ra, "packs/a", 0, chunk_off[101], chunk_len[101]), 0);
     CHECK_EQ_INT(mem.ranges, 4);
@@ -638,7 +638,7 @@ test_expect_live(void)
     mem_setup();
     REQUIRE((ra = readahead_new(&mem.base)) != NULL);
     for (unsigned i = 0; i < READAHEAD_EXPECT_MAX + 100; i++)
-        SETUP(readahead_expect(ra, "packs/b", 8 + (uint64_t)i * 64, 64) == 0);
+        SETUP(readahead_plan_expect(ra, "packs/b", 8 + (uint64_t)i * 64, 64) == 0);
     /* The two oldest, read: unplanned (alone, then a window of a stream). */
     CHECK_EQ_INT(read_check(ra, "packs/b", 1, 8, 64), 0);
     CHECK_EQ_INT(read_check(ra, "packs/b", 1, 72, 64), 0);
@@ -650,7 +650,7 @@ test_expect_live(void)
     CHECK_EQ_INT(mem.ranges - before, 1);
     CHECK_EQ_INT(mem.stats, 1);
     CHECK_EQ_INT(mem.bad_ranges, 0);
-    CHECK_EQ_INT(readahead_expect(ra, "packs/b", 0, 0), PQV_E_INVAL);
+    CHECK_EQ_INT(readahead_plan_expect(ra, "packs/b", 0, 0), PQV_E_INVAL);
     readahead_free(ra);
 }
 

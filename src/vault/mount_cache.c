@@ -1,7 +1,8 @@
 /*
  * mount_cache.c: the mounted view's cache of decrypted chunks
  * (vault/mount_internal.h) and its prefetch threads (its locked memory
- * and read buffers: mount_memory.c).
+ * and read buffers: mount_memory.c; what a walk offers the kernel:
+ * mount_offer.c).
  *
  * A read decrypts only the chunks (format 3) or extents (formats 1 and 2)
  * it touches, each verified whole, and keeps them in a cache of decrypted
@@ -40,8 +41,8 @@ bucket_of(const struct mount_cache *c, const uint8_t key[MOUNT_KEY_BYTES])
     return (size_t)h & (c->nbuckets - 1);
 }
 
-static struct mount_chunk *
-cache_find(const struct mount_cache *c, const uint8_t key[MOUNT_KEY_BYTES])
+struct mount_chunk *
+mount_cache_find(const struct mount_cache *c, const uint8_t key[MOUNT_KEY_BYTES])
 {
     struct mount_chunk *ce = c->buckets[bucket_of(c, key)];
 
@@ -144,8 +145,9 @@ cache_trim(struct mount_cache *c)
 
 /* ---- reading a chunk ---- */
 
-static void
-key_of(const struct entry *e, uint32_t index, uint32_t segment, uint8_t key[MOUNT_KEY_BYTES])
+void
+mount_cache_key(const struct entry *e, uint32_t index, uint32_t segment,
+    uint8_t key[MOUNT_KEY_BYTES])
 {
     const struct extent *x = &e->extents[index];
 
@@ -319,11 +321,11 @@ mount_cache_put(struct pqv_mount *m, struct mount_chunk *ce)
     }
 }
 
-/* served(ce, n): ${n} more bytes of ${ce} read (or in the kernel's page
- * cache); all of it: it leaves the cache once unused, unless it was asked
+/* mount_cache_served(ce, n): ${n} more bytes of ${ce} read (or in the
+ * kernel's page cache); all of it: it leaves the cache once unused, unless it was asked
  * for again (m->lock held). */
-static void
-served(struct mount_chunk *ce, uint64_t n)
+void
+mount_cache_served(struct mount_chunk *ce, uint64_t n)
 {
     ce->served = n >= ce->len - ce->served ? ce->len : ce->served + (uint32_t)n;
     if (ce->served == ce->len && !ce->wanted_again)
@@ -343,7 +345,7 @@ served(struct mount_chunk *ce, uint64_t n)
 void
 mount_cache_put_served(struct pqv_mount *m, struct mount_chunk *ce, uint64_t n)
 {
-    served(ce, n);
+    mount_cache_served(ce, n);
     mount_cache_put(m, ce);
 }
 
@@ -360,13 +362,13 @@ mount_cache_get(struct pqv_mount_file *f, uint32_t index, uint32_t segment, stru
 
     pthread_mutex_lock(&m->lock);
     if (segment != MOUNT_WHOLE) {
-        key_of(&f->e, index, MOUNT_WHOLE, key);
-        ce = cache_find(&m->cache, key);
+        mount_cache_key(&f->e, index, MOUNT_WHOLE, key);
+        ce = mount_cache_find(&m->cache, key);
         if (ce != NULL && ce->state == CHUNK_READY)
             segment = MOUNT_WHOLE;
     }
-    key_of(&f->e, index, segment, key);
-    if ((ce = cache_find(&m->cache, key)) != NULL) {
+    mount_cache_key(&f->e, index, segment, key);
+    if ((ce = mount_cache_find(&m->cache, key)) != NULL) {
         ce->refs++;
         if (ce->read_whole) {    /* wanted again after all of it was read */
             ce->read_whole = 0;
@@ -425,8 +427,8 @@ mount_cache_queue(struct pqv_mount *m, const struct entry *e, uint32_t from, uns
         uint8_t key[MOUNT_KEY_BYTES];
         struct mount_chunk *ce;
         bytes += e->extents[i].plain_len;
-        key_of(e, i, MOUNT_WHOLE, key);
-        if (cache_find(c, key) != NULL)
+        mount_cache_key(e, i, MOUNT_WHOLE, key);
+        if (mount_cache_find(c, key) != NULL)
             continue;
         if (c->qlen == MOUNT_PREFETCH_QUEUE || c->nthreads == 0 ||
             (ce = chunk_new(c, e, i, MOUNT_WHOLE, key)) == NULL)
@@ -441,144 +443,10 @@ mount_cache_queue(struct pqv_mount *m, const struct entry *e, uint32_t from, uns
          * files ahead: windows reaching only over those (192 KB on
          * average) took more requests than the streams' growing ones. */
         if (c->remote && chunks > 1 && pack_extent_place(&ce->x, sname, &off))
-            (void)readahead_expect(m->v->readahead, sname, off, ce->x.stored_len);
+            (void)readahead_plan_expect(m->v->readahead, sname, off, ce->x.stored_len);
         pthread_cond_signal(&c->work);
     }
     return 0;
-}
-
-/* queue_delivery(c, ce): ${ce}, read, queued first for a prefetch thread
- * to make its offers that are now: it costs no decryption, and the
- * walk's reader is about to reach those files; 0 if queued (not when not
- * read yet, or read but queued to be, or the queue is full, or there is
- * no prefetch thread). */
-static int
-queue_delivery(struct mount_cache *c, struct mount_chunk *ce)
-{
-    if (ce->state != CHUNK_READY || ce->queued || c->qlen == MOUNT_PREFETCH_QUEUE ||
-        c->nthreads == 0)
-        return -1;
-    ce->refs++;
-    c->qhead = (c->qhead + MOUNT_PREFETCH_QUEUE - 1) % MOUNT_PREFETCH_QUEUE;
-    c->queue[c->qhead] = ce;
-    c->qlen++;
-    pthread_cond_signal(&c->work);
-    return 0;
-}
-
-/* add_offer(c, ce, ino, len, now): file ${ino} among those ${ce} is
- * offered as (not twice; not more than MOUNT_CHUNK_OFFERS: a file beyond
- * is read as any); 1 if it is now. */
-static int
-add_offer(struct mount_cache *c, struct mount_chunk *ce, uint64_t ino, uint32_t len, int now)
-{
-    for (unsigned i = 0; i < ce->noffers; i++)
-        if (ce->offers[i].ino == ino)
-            return 0;
-    if (ce->noffers == MOUNT_CHUNK_OFFERS)
-        return 0;
-    ce->offers[ce->noffers].ino = ino;
-    ce->offers[ce->noffers].len = len;
-    ce->offers[ce->noffers++].now = now;
-    c->pending_offers++;
-    return 1;
-}
-
-int
-mount_cache_queue_offer(struct pqv_mount *m, const struct entry *e, uint64_t ino, uint32_t len,
-    int now)
-{
-    struct mount_cache *c = &m->cache;
-    uint8_t key[MOUNT_KEY_BYTES];
-    struct mount_chunk *ce;
-    size_t at;
-
-    if (len == 0 || m->opt.offer == NULL)
-        return mount_cache_queue(m, e, 0, 1, e->extents[0].plain_len);
-    key_of(e, 0, MOUNT_WHOLE, key);
-    if ((ce = cache_find(c, key)) != NULL) {
-        /* Another file of the same data, read or on its way.  Read, it
-         * is offered by a prefetch thread, never by the caller: a reader's
-         * request offering while the kernel waits for it (the pages of
-         * the file it reads are locked meanwhile, and a chunk may be
-         * offered as that file too) would wait for itself. */
-        if (add_offer(c, ce, ino, len, now) && now)
-            (void)queue_delivery(c, ce);
-        return 0;
-    }
-    if (mount_cache_queue(m, e, 0, 1, e->extents[0].plain_len) != 0)
-        return -1;
-    /* (Just queued: the last in the queue.) */
-    at = (c->qhead + c->qlen - 1) % MOUNT_PREFETCH_QUEUE;
-    ce = c->queue[at];
-    (void)add_offer(c, ce, ino, len, now);
-    return 0;
-}
-
-/* offer(m, ce, all): ${ce}, read for a walk, offered to the kernel's page
- * cache as its files' first bytes, those whose directories are listed
- * (now), or all (a listing goes on; m->lock held, let go meanwhile; the
- * caller's reference keeps ${ce}).  Taken, those bytes count as read: the
- * chunk leaves the cache once the rest of it, if any, is read too, and no
- * offer of it is left.  Not yet (the kernel has no inode of that number:
- * its directory is not listed yet), it stays to offer when it is
- * (mount_cache_offer_listed). */
-static void
-offer(struct pqv_mount *m, struct mount_chunk *ce, int all)
-{
-    struct mount_offer todo[MOUNT_CHUNK_OFFERS];
-    unsigned n = 0;
-
-    if (ce->state != CHUNK_READY)
-        return;
-    for (unsigned i = 0; i < ce->noffers;) {
-        if (all || ce->offers[i].now) {
-            todo[n++] = ce->offers[i];
-            ce->offers[i] = ce->offers[--ce->noffers];
-        } else {
-            i++;
-        }
-    }
-    for (unsigned i = 0; i < n; i++) {
-        int rc = -EINVAL;
-        if (todo[i].len <= ce->len) {
-            pthread_mutex_unlock(&m->lock);
-            rc = m->opt.offer(m->opt.offer_ctx, todo[i].ino, ce->data, todo[i].len);
-            pthread_mutex_lock(&m->lock);
-        }
-        if (rc == -ENOENT && ce->noffers < MOUNT_CHUNK_OFFERS) {
-            todo[i].now = 0;     /* (until its directory's listing goes on) */
-            ce->offers[ce->noffers++] = todo[i];
-            continue;
-        }
-        m->cache.pending_offers--;
-        if (rc == 0) {
-            m->cache.offered++;
-            served(ce, todo[i].len);
-        }
-    }
-    pthread_cond_broadcast(&m->cond); /* (tests wait for offers) */
-}
-
-void
-mount_cache_offer_listed(struct pqv_mount *m, const struct entry *e)
-{
-    uint8_t key[MOUNT_KEY_BYTES];
-    struct mount_chunk *ce;
-
-    if (m->cache.pending_offers == 0 || e->kind != KIND_FILE || !e->chunked || e->nextents == 0 ||
-        !e->extents[0].chunk)
-        return;
-    key_of(e, 0, MOUNT_WHOLE, key);
-    if ((ce = cache_find(&m->cache, key)) == NULL || ce->noffers == 0)
-        return;
-    for (unsigned i = 0; i < ce->noffers; i++)
-        ce->offers[i].now = 1; /* (offered as soon as it is read) */
-    if (ce->state != CHUNK_READY || queue_delivery(&m->cache, ce) == 0)
-        return;
-    ce->refs++; /* (no prefetch thread to take it, or none free: here) */
-    offer(m, ce, 1);
-    mount_cache_put(m, ce);
 }
 
 void
@@ -610,9 +478,9 @@ prefetcher(void *arg)
         c->qlen--;
         if (!ce->queued) {
             /* A reader took it over, or it was read already: its offers
-             * to make (see mount_cache_queue_offer). */
+             * to make (see mount_offer_queue). */
             if (ce->state == CHUNK_READY && ce->noffers != 0)
-                offer(m, ce, 0);
+                mount_offer_make(m, ce, 0);
             mount_cache_put(m, ce);
             continue;
         }
@@ -623,7 +491,7 @@ prefetcher(void *arg)
         chunk_done(m, ce, rc);
         c->prefetched++;
         if (ce->noffers != 0)
-            offer(m, ce, 0);
+            mount_offer_make(m, ce, 0);
         mount_cache_put(m, ce);
     }
     pthread_mutex_unlock(&m->lock);

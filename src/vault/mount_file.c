@@ -399,7 +399,7 @@ announce_ahead(struct pqv_mount *m, const struct mount_tree *t, uint32_t at)
             continue;
         for (uint32_t i = 0; i < e->nextents; i++)
             if (pack_extent_place(&e->extents[i], sname, &off) &&
-                readahead_expect(m->v->readahead, sname, off, e->extents[i].stored_len) == 0)
+                readahead_plan_expect(m->v->readahead, sname, off, e->extents[i].stored_len) == 0)
                 bytes += e->extents[i].stored_len;
     }
 }
@@ -457,7 +457,7 @@ walk_ahead(struct pqv_mount_file *f)
                                                             : mount_ino(tree, k);
         /* (A file of the reader's directory now; one of a directory
          * not listed yet, once it is: the kernel has no inode before.) */
-        if (mount_cache_queue_offer(m, e, ino, len, t->nodes[k].parent == t->nodes[node].parent) != 0)
+        if (mount_offer_queue(m, e, ino, len, t->nodes[k].parent == t->nodes[node].parent) != 0)
             break;
     }
     if (walking && m->cache.remote)

@@ -363,24 +363,42 @@ void mount_cache_prefetch(struct pqv_mount_file *f, uint32_t from);
  * ${from} on, at most ${chunks} of them and about ${bytes}, queued for the
  * prefetch threads unless cached (chunks only where no file key is needed:
  * the caller's part for extents of formats 1 and 2); -1 once the queue is
- * full (m->lock held).  mount_cache_queue_offer(m, e, ino, len, now):
+ * full (m->lock held). */
+int mount_cache_queue(struct pqv_mount *m, const struct entry *e, uint32_t from, unsigned chunks,
+    uint64_t bytes);
+/* mount_cache_find(c, key): the cached chunk of ${key}, or NULL.
+ * mount_cache_key(e, index, segment, key): the key of extent ${index} of
+ * ${e} (MOUNT_WHOLE, or one segment of it).  mount_cache_served(ce, n):
+ * ${n} more bytes of ${ce} read, or taken by the kernel's page cache.
+ * (m->lock held.) */
+struct mount_chunk *mount_cache_find(const struct mount_cache *c,
+    const uint8_t key[MOUNT_KEY_BYTES]);
+void mount_cache_key(const struct entry *e, uint32_t index, uint32_t segment,
+    uint8_t key[MOUNT_KEY_BYTES]);
+void mount_cache_served(struct mount_chunk *ce, uint64_t n);
+uint32_t mount_cache_segment_len(const struct extent *x, uint32_t segment);
+
+/* ---- a walk's offers (mount_offer.c) ---- */
+
+/* mount_offer_queue(m, e, ino, len, now):
  * ${e}'s first chunk queued so (or found cached: another file of the same
  * data), to be offered (opt.offer: ${len} bytes, as file ${ino}'s, by a
  * prefetch thread) as soon as it is read if ${now} (its directory is
  * listed), else once its directory's listing goes on
- * (mount_cache_offer_listed). */
-int mount_cache_queue(struct pqv_mount *m, const struct entry *e, uint32_t from, unsigned chunks,
-    uint64_t bytes);
-int mount_cache_queue_offer(struct pqv_mount *m, const struct entry *e, uint64_t ino,
+ * (mount_offer_listed). */
+int mount_offer_queue(struct pqv_mount *m, const struct entry *e, uint64_t ino,
     uint32_t len, int now);
-/* mount_cache_offer_listed(m, e): ${e} is listed (its directory's listing
+/* mount_offer_listed(m, e): ${e} is listed (its directory's listing
  * goes on: the kernel has its inode): its first chunk, if read for a walk
  * and not offered yet for want of that inode, queued first for a
  * prefetch thread to offer (or offered here, m->lock let go meanwhile,
  * when the queue is full or there is no prefetch thread); if not read
  * yet, offered as soon as it is (m->lock held). */
-void mount_cache_offer_listed(struct pqv_mount *m, const struct entry *e);
-uint32_t mount_cache_segment_len(const struct extent *x, uint32_t segment);
+void mount_offer_listed(struct pqv_mount *m, const struct entry *e);
+/* mount_offer_make(m, ce, all): ${ce}, read, offered as the files it is
+ * to be offered as (those listed, or ${all}); m->lock held, let go
+ * meanwhile, the caller's reference keeps ${ce}. */
+void mount_offer_make(struct pqv_mount *m, struct mount_chunk *ce, int all);
 
 /* ---- the view (mount.c) ---- */
 

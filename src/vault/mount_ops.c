@@ -411,7 +411,7 @@ pqv_mount_readdir(struct pqv_mount *m, uint64_t ino, uint64_t offset, pqv_mount_
             uint32_t kid = t->kids[d->kids + i];
             const struct entry *e = t->nodes[kid].inode == kid ? mount_tree_entry(t, kid) : NULL;
             if (e != NULL)
-                mount_cache_offer_listed(m, e);
+                mount_offer_listed(m, e);
         }
         pthread_mutex_unlock(&m->lock);
     }

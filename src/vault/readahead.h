@@ -31,7 +31,7 @@
 /* Reads a plan holds at most (24 bytes each); a restore's reads past them
  * go unplanned. */
 #define READAHEAD_PLAN_MAX (1u << 21)
-/* Reads readahead_expect keeps announced at most. */
+/* Reads readahead_plan_expect keeps announced at most. */
 #define READAHEAD_EXPECT_MAX 8192
 #define READAHEAD_STREAMS 8
 /* Reads of at least this many bytes go straight to the storage. */
@@ -90,13 +90,13 @@ int readahead_get_range(struct readahead *ra, pqv_storage *storage, const char *
  */
 struct readahead_plan;
 struct readahead_plan *readahead_plan_new(void);
-/* readahead_expect(ra, name, off, len): one read announced while reads go
+/* readahead_plan_expect(ra, name, off, len): one read announced while reads go
  * on (a mount's prefetch queueing a walk's next chunks): added to the
  * plan, made if there is none; past READAHEAD_EXPECT_MAX reads those made
  * and the oldest are dropped (not for a plan readahead_plan_set gave: the
  * two are not mixed).  0, PQV_E_NOMEM, PQV_E_INVAL as readahead_plan_add;
  * ${ra} NULL: 0, nothing. */
-int readahead_expect(struct readahead *ra, const char *name, uint64_t off, size_t len);
+int readahead_plan_expect(struct readahead *ra, const char *name, uint64_t off, size_t len);
 int readahead_plan_add(struct readahead_plan *p, const char *name, uint64_t off, size_t len);
 void readahead_plan_set(struct readahead *ra, struct readahead_plan *p);
 void readahead_plan_free(struct readahead_plan *p);
@@ -104,7 +104,7 @@ void readahead_plan_free(struct readahead_plan *p);
 /* readahead_counts(ra, requests, served): the windows read and the reads
  * served from them so far (for tests). */
 void readahead_counts(struct readahead *ra, uint64_t *requests, uint64_t *served);
-/* readahead_planned(ra): the plan's reads still to be made (for tests). */
-uint64_t readahead_planned(struct readahead *ra);
+/* readahead_plan_left(ra): the plan's reads still to be made (for tests). */
+uint64_t readahead_plan_left(struct readahead *ra);
 
 #endif

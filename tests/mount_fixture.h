@@ -27,6 +27,7 @@
 #include "pqvault/vault.h"
 #include "util/util.h"
 #include "vault/chunk.h"
+#include "vault/chunker.h"
 #include "vault/entry.h"
 #include "vault/mount_internal.h"
 #include "vault/pack.h"
@@ -39,9 +40,11 @@ static const char pass[] = "correct horse";
 #define ORDER_FILES 10
 #define DUP_COPIES 3
 #define DUP_BYTES "the same bytes in three files\n"
+#define TWO_SMALL 4
+#define TWO_BYTES (CHUNK_MAX + (512u << 10))
 
 static char dir[64], src[96], vdir[96];
-static uint8_t *big;
+static uint8_t *big, *two_z;
 
 /* A deterministic generator (xorshift64*), so a failure replays. */
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
@@ -65,7 +68,8 @@ write_src(const char *name, const uint8_t *data, size_t len)
 
 /* The vault: src/big (20 MiB random, chunks of 64 KiB segments stored
  * uncompressed), a small tree, a link, a file named with odd bytes, many
- * small files, order/apt/ and order/apt-x/, dup/ (copies). */
+ * small files, order/apt/ and order/apt-x/, dup/ (copies), two/ (small
+ * files, then z: random, longer than a chunk can be). */
 static inline void
 make_vault(void)
 {
@@ -126,6 +130,19 @@ make_vault(void)
         snprintf(name, sizeof(name), "dup/b%d", i);
         write_src(name, (const uint8_t *)DUP_BYTES, strlen(DUP_BYTES));
     }
+    snprintf(path, sizeof(path), "%s/two", src);
+    SETUP(mkdir(path, 0755) == 0);
+    for (int i = 0; i < TWO_SMALL; i++) {
+        char name[32];
+        snprintf(name, sizeof(name), "two/s%d", i);
+        write_src(name, (const uint8_t *)name, strlen(name));
+    }
+    SETUP((two_z = malloc(TWO_BYTES)) != NULL);
+    for (size_t i = 0; i + 8 <= TWO_BYTES; i += 8) {
+        uint64_t r = next_random();
+        memcpy(two_z + i, &r, 8);
+    }
+    write_src("two/z", two_z, TWO_BYTES);
     SETUP(pqv_vault_create(vdir, NULL, (const uint8_t *)pass, strlen(pass), &opt, recovery,
         fp) == 0);
     SETUP(vf_open_vault(NULL, vdir, pass, &v, 1) == 0);
@@ -154,6 +171,7 @@ remove_vault(void)
     if (system(cmd) != 0)
         fprintf(stderr, "  could not remove %s\n", dir);
     free(big);
+    free(two_z);
 }
 
 static pqv_vault *vault;

@@ -388,6 +388,49 @@ test_walk_ahead(void)
     close_view(m);
 }
 
+/* A walk that meets a file longer than its first chunk (two/z, after
+ * two/'s small files) reads its second chunk ahead too, for the read
+ * where the first ends (the kernel's first request of a file whose first
+ * chunk was offered); the file reads byte-exact. */
+static void
+test_walk_second_chunk(void)
+{
+    pqv_mount *m = open_view();
+    uint64_t small[TWO_SMALL], z;
+    pqv_mount_file *f = NULL;
+    uint8_t *buf;
+    size_t got = 0;
+
+    for (int i = 0; i < TWO_SMALL; i++) {
+        char path[32];
+        snprintf(path, sizeof(path), "t/two/s%d", i);
+        REQUIRE((small[i] = lookup_path(m, path)) != 0);
+    }
+    REQUIRE((z = lookup_path(m, "t/two/z")) != 0);
+    REQUIRE(extent_at(m, z, TWO_BYTES - 1) >= 1);
+    REQUIRE((buf = malloc(TWO_BYTES)) != NULL);
+    /* two/s0 and two/s1 read from their starts: a walk. */
+    for (int i = 0; i < 2; i++) {
+        char want[32];
+        snprintf(want, sizeof(want), "two/s%d", i);
+        CHECK(pqv_mount_file_get(m, small[i], &f) == 0);
+        CHECK(pqv_mount_read(f, buf, 64, 0, &got) == 0);
+        CHECK(got == strlen(want) && memcmp(buf, want, got) == 0);
+        pqv_mount_file_put(f);
+        if (i == 0)
+            CHECK_EQ_INT(extent_cached(m, z, 1), 0); /* (one file: not a walk yet) */
+    }
+    CHECK_EQ_INT(extent_cached(m, z, 0), 1);
+    CHECK_EQ_INT(extent_cached(m, z, 1), 1);
+    /* Read whole, byte-exact (the same random bytes as make_vault's). */
+    CHECK(pqv_mount_file_get(m, z, &f) == 0);
+    CHECK(pqv_mount_read(f, buf, TWO_BYTES, 0, &got) == 0);
+    CHECK(got == TWO_BYTES && memcmp(buf, two_z, TWO_BYTES) == 0);
+    pqv_mount_file_put(f);
+    free(buf);
+    close_view(m);
+}
+
 /* read_order(m, sub, i): order/${sub}/f${i}, byte-exact, from its start;
  * 1 if so. */
 static int
@@ -801,5 +844,5 @@ test_remote_walk(void)
     close_view(m);
 }
 
-TEST_MAIN(test_kept_files, test_locked_pool, test_read_once, test_walk_ahead, test_walk_depth_first,
+TEST_MAIN(test_kept_files, test_locked_pool, test_read_once, test_walk_ahead, test_walk_second_chunk, test_walk_depth_first,
     test_offers, test_offer_copies, test_remote_prefetch, test_remote_walk)

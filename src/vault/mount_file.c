@@ -459,6 +459,14 @@ walk_ahead(struct pqv_mount_file *f)
          * not listed yet, once it is: the kernel has no inode before.) */
         if (mount_offer_queue(m, e, ino, len, t->nodes[k].parent == t->nodes[node].parent) != 0)
             break;
+        /* A file longer than its first chunk: the next one decrypted
+         * too, for the kernel's first request of the file, where what was
+         * offered ends (it waited 0.3-7 ms for that chunk's decryption,
+         * about 40 ms of a cp -a of /usr/share/doc). */
+        if (len > 0 && len < e->size && e->nextents > 1) {
+            bytes += e->extents[1].plain_len;
+            (void)mount_cache_queue(m, e, 1, 1, e->extents[1].plain_len);
+        }
     }
     if (walking && m->cache.remote)
         announce_ahead(m, t, at);

@@ -69,7 +69,7 @@ write_src(const char *name, const uint8_t *data, size_t len)
 /* The vault: src/big (20 MiB random, chunks of 64 KiB segments stored
  * uncompressed), a small tree, a link, a file named with odd bytes, many
  * small files, order/apt/ and order/apt-x/, dup/ (copies), two/ (small
- * files, then z: random, longer than a chunk can be). */
+ * files, then z: random, longer than a chunk can be, and z2, its copy). */
 static inline void
 make_vault(void)
 {
@@ -143,6 +143,7 @@ make_vault(void)
         memcpy(two_z + i, &r, 8);
     }
     write_src("two/z", two_z, TWO_BYTES);
+    write_src("two/z2", two_z, TWO_BYTES);
     SETUP(pqv_vault_create(vdir, NULL, (const uint8_t *)pass, strlen(pass), &opt, recovery,
         fp) == 0);
     SETUP(vf_open_vault(NULL, vdir, pass, &v, 1) == 0);

@@ -391,12 +391,13 @@ test_walk_ahead(void)
 /* A walk that meets a file longer than its first chunk (two/z, after
  * two/'s small files) reads its second chunk ahead too, for the read
  * where the first ends (the kernel's first request of a file whose first
- * chunk was offered); the file reads byte-exact. */
+ * chunk was offered), and keeps it for the file's copy the walk met after
+ * it (two/z2) once the first has read it; both read byte-exact. */
 static void
 test_walk_second_chunk(void)
 {
     pqv_mount *m = open_view();
-    uint64_t small[TWO_SMALL], z;
+    uint64_t small[TWO_SMALL], z, z2;
     pqv_mount_file *f = NULL;
     uint8_t *buf;
     size_t got = 0;
@@ -407,6 +408,7 @@ test_walk_second_chunk(void)
         REQUIRE((small[i] = lookup_path(m, path)) != 0);
     }
     REQUIRE((z = lookup_path(m, "t/two/z")) != 0);
+    REQUIRE((z2 = lookup_path(m, "t/two/z2")) != 0);
     REQUIRE(extent_at(m, z, TWO_BYTES - 1) >= 1);
     REQUIRE((buf = malloc(TWO_BYTES)) != NULL);
     /* two/s0 and two/s1 read from their starts: a walk. */
@@ -422,8 +424,14 @@ test_walk_second_chunk(void)
     }
     CHECK_EQ_INT(extent_cached(m, z, 0), 1);
     CHECK_EQ_INT(extent_cached(m, z, 1), 1);
-    /* Read whole, byte-exact (the same random bytes as make_vault's). */
+    /* Read whole, byte-exact (the same random bytes as make_vault's); the
+     * second chunk kept for z2, z's copy, which the walk met after it. */
     CHECK(pqv_mount_file_get(m, z, &f) == 0);
+    CHECK(pqv_mount_read(f, buf, TWO_BYTES, 0, &got) == 0);
+    CHECK(got == TWO_BYTES && memcmp(buf, two_z, TWO_BYTES) == 0);
+    pqv_mount_file_put(f);
+    CHECK_EQ_INT(extent_cached(m, z2, 1), 1);
+    CHECK(pqv_mount_file_get(m, z2, &f) == 0);
     CHECK(pqv_mount_read(f, buf, TWO_BYTES, 0, &got) == 0);
     CHECK(got == TWO_BYTES && memcmp(buf, two_z, TWO_BYTES) == 0);
     pqv_mount_file_put(f);

@@ -450,6 +450,24 @@ mount_cache_queue(struct pqv_mount *m, const struct entry *e, uint32_t from, uns
 }
 
 void
+mount_cache_queue_again(struct pqv_mount *m, const struct entry *e, uint32_t i)
+{
+    uint8_t key[MOUNT_KEY_BYTES];
+    struct mount_chunk *ce;
+
+    if (i >= e->nextents)
+        return;
+    mount_cache_key(e, i, MOUNT_WHOLE, key);
+    if ((ce = mount_cache_find(&m->cache, key)) == NULL) {
+        (void)mount_cache_queue(m, e, i, 1, e->extents[i].plain_len);
+        return;
+    }
+    /* (As mount_cache_get does for a chunk asked for again.) */
+    ce->read_whole = 0;
+    ce->wanted_again = 1;
+}
+
+void
 mount_cache_prefetch(struct pqv_mount_file *f, uint32_t from)
 {
     if (f->m->cache.remote)

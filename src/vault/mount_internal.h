@@ -364,6 +364,11 @@ void mount_cache_prefetch(struct pqv_mount_file *f, uint32_t from);
  * prefetch threads unless cached (chunks only where no file key is needed:
  * the caller's part for extents of formats 1 and 2); -1 once the queue is
  * full (m->lock held). */
+/* mount_cache_queue_again(m, e, i): extent ${i} of ${e} queued as
+ * above, or, cached or on its way already (for another file of the same
+ * data the reader reads first), kept once that file has read it: the
+ * reader reads it again (m->lock held). */
+void mount_cache_queue_again(struct pqv_mount *m, const struct entry *e, uint32_t i);
 int mount_cache_queue(struct pqv_mount *m, const struct entry *e, uint32_t from, unsigned chunks,
     uint64_t bytes);
 /* mount_cache_find(c, key): the cached chunk of ${key}, or NULL.

@@ -471,6 +471,39 @@ order_cached(pqv_mount *m, const char *sub, int i)
     return chunk_cached(m, ino);
 }
 
+/* A walk's listings move it on: its reader, given the files it was
+ * offered, asks for none of them, but lists each directory it reaches
+ * (pqv_mount_listed, after the answer): the files after that directory
+ * are read ahead then.  A listing with no walk on (find, du) reads
+ * nothing ahead. */
+_Static_assert(MANY >= MOUNT_WALK_FILES + 2, "test_walk_listed: t/many holds too few files");
+static void
+test_walk_listed(void)
+{
+    pqv_mount *m = open_view();
+    uint64_t inos[MANY], order;
+
+    for (int i = 0; i < MANY; i++) {
+        char path[64];
+        snprintf(path, sizeof(path), "t/many/f%03d", i);
+        REQUIRE((inos[i] = lookup_path(m, path)) != 0);
+    }
+    REQUIRE((order = lookup_path(m, "t/order")) != 0);
+    pqv_mount_listed(m, order, 0);
+    CHECK_EQ_INT(order_cached(m, "apt", 0), 0);   /* (no walk) */
+    /* A walk that looks ahead to many/'s last file: order/ is next. */
+    CHECK(read_many(m, inos, MANY - MOUNT_WALK_FILES - 2));
+    CHECK(read_many(m, inos, MANY - MOUNT_WALK_FILES - 1));
+    CHECK_EQ_INT(chunk_cached(m, inos[MANY - 1]), 1);
+    CHECK_EQ_INT(order_cached(m, "apt", 0), 0);
+    pqv_mount_listed(m, order, 0);
+    for (int i = 0; i < ORDER_FILES; i++) {
+        CHECK_EQ_INT(order_cached(m, "apt", i), 1);
+        CHECK(read_order(m, "apt", i));
+    }
+    close_view(m);
+}
+
 /* A walk goes depth first through the directories, each in name order, as
  * cp -a, tar and grep -r read them, not in the paths' order: after
  * order/apt/'s last files, order/apt-x/'s (whose paths sort before
@@ -657,7 +690,12 @@ test_offers(void)
     pthread_mutex_lock(&m->lock);
     CHECK_EQ_INT(m->cache.pending_offers, MOUNT_WALK_FILES); /* (a listing's start: not yet) */
     pthread_mutex_unlock(&m->lock);
+    pqv_mount_listed(m, dir_ino, 0);
     CHECK(pqv_mount_readdir(m, dir_ino, 2 + MANY, count_entry, &listed) == 0);
+    pthread_mutex_lock(&m->lock);
+    CHECK_EQ_INT(m->cache.pending_offers, MOUNT_WALK_FILES); /* (not before it is answered) */
+    pthread_mutex_unlock(&m->lock);
+    pqv_mount_listed(m, dir_ino, 2 + MANY);
     listing = 0;
     wait_offered(m, 2 * MOUNT_WALK_FILES);
     pthread_mutex_lock(&m->lock);
@@ -853,4 +891,5 @@ test_remote_walk(void)
 }
 
 TEST_MAIN(test_kept_files, test_locked_pool, test_read_once, test_walk_ahead, test_walk_second_chunk, test_walk_depth_first,
+    test_walk_listed,
     test_offers, test_offer_copies, test_remote_prefetch, test_remote_walk)

@@ -100,6 +100,14 @@ typedef int (*pqv_mount_dir_fn)(void *ctx, const char *name, const struct pqv_mo
     uint64_t next);
 PQV_API int pqv_mount_readdir(pqv_mount *m, uint64_t ino, uint64_t offset, pqv_mount_dir_fn fn,
     void *ctx);
+/* pqv_mount_listed(m, ino, offset): a listing of directory ${ino} from
+ * ${offset} was answered (called after the answer: what it starts is for
+ * the reads that follow, not for the listing).  A walk's reader (cp -a,
+ * tar) lists each directory as it reaches it: the view reads the files
+ * after it ahead, and, when a listing goes on past its start (the
+ * kernel knows the names given before), offers those read for it.  A
+ * listing alone (find, du) starts no reading ahead. */
+PQV_API void pqv_mount_listed(pqv_mount *m, uint64_t ino, uint64_t offset);
 /* pqv_mount_readlink(m, ino, buf, len): the target, NUL-terminated
  * (-ENAMETOOLONG if ${len} is too small, -EINVAL if not a link). */
 PQV_API int pqv_mount_readlink(pqv_mount *m, uint64_t ino, char *buf, size_t len);

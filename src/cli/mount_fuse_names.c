@@ -266,6 +266,8 @@ readdir_common(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, int plus)
     else
         fuse_reply_buf(req, d.buf, d.used);
     free(d.buf);
+    if (rc == 0)
+        pqv_mount_listed(mount_fuse_ctx.m, ino, (uint64_t)off);
     if (rc == 0 && plus) {
         /* (After the answer: the kernel has cached it when a new caller
          * that stats drops it.) */

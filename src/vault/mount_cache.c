@@ -444,9 +444,18 @@ mount_cache_queue(struct pqv_mount *m, const struct entry *e, uint32_t from, uns
          * average) took more requests than the streams' growing ones. */
         if (c->remote && chunks > 1 && pack_extent_place(&ce->x, sname, &off))
             (void)readahead_plan_expect(m->v->readahead, sname, off, ce->x.stored_len);
-        pthread_cond_signal(&c->work);
+        mount_cache_wake(c);
     }
     return 0;
+}
+
+void
+mount_cache_wake(struct mount_cache *c)
+{
+    /* (Each thread woken takes one chunk at least before it waits
+     * again: the queued beyond the threads waiting wake none.) */
+    if (c->qlen <= c->idle)
+        pthread_cond_signal(&c->work);
 }
 
 void
@@ -487,8 +496,11 @@ prefetcher(void *arg)
     for (;;) {
         struct mount_chunk *ce;
         int rc;
-        while (!c->stop && c->qlen == 0)
+        while (!c->stop && c->qlen == 0) {
+            c->idle++;
             pthread_cond_wait(&c->work, &m->lock);
+            c->idle--;
+        }
         if (c->stop)
             break;
         ce = c->queue[c->qhead];

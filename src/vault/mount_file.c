@@ -404,37 +404,42 @@ announce_ahead(struct pqv_mount *m, const struct mount_tree *t, uint32_t at)
     }
 }
 
-/* walk_ahead(f): ${f} is read from its start (or from where what was
- * offered of it ends).  If the file read so before it was at most
- * MOUNT_WALK_GAP places before it in its tree's walk order, or before the
- * last one looked at ahead (a walk: cp -a, tar, rsync and grep -r read a
- * tree's files depth first, each directory in listing or inode order,
- * which is that order), the first chunks of the next files of the tree
- * not looked at yet (those that need no file key: format 3's), across
- * directories, are queued for the prefetch threads, so that their reads
- * find them decrypted, or, offered to the kernel's page cache
- * (opt.offer), need no request at all.  Only a tree loaded is looked at
- * (m->lock held throughout: a tree unloads under it). */
+/* walk_step(m, tree, node, reading): the reader is at ${node} of ${tree}:
+ * a file it reads from its start (or from where what was offered of it
+ * ends), ${reading}, or a directory it lists.  If the place before it was
+ * at most MOUNT_WALK_GAP places before it in its tree's walk order, or
+ * before the last one looked at ahead (a walk: cp -a, tar, rsync and grep
+ * -r read a tree's files depth first, each directory in listing or inode
+ * order, which is that order), the first chunks of the next files of the
+ * tree not looked at yet (those that need no file key: format 3's),
+ * across directories, are queued for the prefetch threads, so that their
+ * reads find them decrypted, or, offered to the kernel's page cache
+ * (opt.offer), need no request at all.  A listing only moves a walk on:
+ * it starts none (`find` and `du` read no file) and ends none.  Only a
+ * tree loaded is looked at (m->lock held throughout: a tree unloads
+ * under it). */
 static void
-walk_ahead(struct pqv_mount_file *f)
+walk_step(struct pqv_mount *m, uint32_t tree, uint32_t node, int reading)
 {
-    struct pqv_mount *m = f->m;
     const struct mount_tree *t;
-    uint32_t tree, node, at, files = 0, from;
+    uint32_t at, files = 0, from;
     uint64_t bytes = 0;
     int walking;
 
-    if (mount_decode(m, f->ino, &tree, &node) != 0 || tree == 0)
-        return;
     pthread_mutex_lock(&m->lock);
     t = &m->trees[tree];
     if (t->status != TREE_LOADED || node >= t->nnodes || (at = t->walk_rank[node]) == MOUNT_NONE) {
-        m->walk_tree = 0;
+        if (reading)
+            m->walk_tree = 0;
         pthread_mutex_unlock(&m->lock);
         return;
     }
     walking = m->walk_tree == tree && at > m->walk_at &&
         at <= (m->walk_end > m->walk_at ? m->walk_end : m->walk_at) + MOUNT_WALK_GAP;
+    if (!walking && !reading) {
+        pthread_mutex_unlock(&m->lock);
+        return;
+    }
     from = walking && m->walk_end > at ? m->walk_end + 1 : at + 1;
     if (!walking || m->walk_tree != tree)
         m->walk_told = 0;
@@ -455,8 +460,9 @@ walk_ahead(struct pqv_mount_file *f)
         bytes += e->extents[0].plain_len;
         ino = t->alias != NULL && t->alias[k] != MOUNT_NONE ? mount_ino(1, t->alias[k])
                                                             : mount_ino(tree, k);
-        /* (A file of the reader's directory now; one of a directory
-         * not listed yet, once it is: the kernel has no inode before.) */
+        /* (Offered now if the file's directory is listed: the reader's
+         * own; else once its listing goes on: the kernel has no inode
+         * before.  A directory being listed is not yet.) */
         if (mount_offer_queue(m, e, ino, len, t->nodes[k].parent == t->nodes[node].parent) != 0)
             break;
         /* A file longer than its first chunk: the next one decrypted
@@ -473,6 +479,22 @@ walk_ahead(struct pqv_mount_file *f)
     if (walking && m->cache.remote)
         announce_ahead(m, t, at);
     pthread_mutex_unlock(&m->lock);
+}
+
+static void
+walk_ahead(struct pqv_mount_file *f)
+{
+    uint32_t tree, node;
+
+    if (mount_decode(f->m, f->ino, &tree, &node) == 0 && tree != 0)
+        walk_step(f->m, tree, node, 1);
+}
+
+void
+mount_file_walk_listed(struct pqv_mount *m, uint32_t tree, uint32_t node)
+{
+    if (tree != 0)
+        walk_step(m, tree, node, 0);
 }
 
 int

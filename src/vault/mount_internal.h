@@ -275,6 +275,7 @@ struct mount_cache {
     pthread_t threads[MOUNT_PREFETCH_THREADS_REMOTE > MOUNT_PREFETCH_THREADS_MAX
         ? MOUNT_PREFETCH_THREADS_REMOTE : MOUNT_PREFETCH_THREADS_MAX];
     unsigned nthreads;
+    unsigned idle;               /* threads waiting for work */
     int remote;                  /* the vault's storage is remote */
     int stop;
     pthread_cond_t work;         /* the queue has a chunk, or stop */
@@ -316,6 +317,11 @@ struct pqv_mount_file {
     struct pqv_mount_file *kprev, *knext;
 };
 
+/* mount_file_walk_listed(m, tree, node): directory ${node} of ${tree} is
+ * being listed from its start: a walk going on (cp -a lists each
+ * directory as it reaches it) reads the files after it ahead, as a file
+ * read from its start does; none starts (m->lock not held). */
+void mount_file_walk_listed(struct pqv_mount *m, uint32_t tree, uint32_t node);
 /* mount_file_spares_free(m): the closed files' memory kept for reuse given
  * back (every file closed first: mount_cache_free). */
 void mount_file_spares_free(struct pqv_mount *m);
@@ -364,6 +370,12 @@ void mount_cache_prefetch(struct pqv_mount_file *f, uint32_t from);
  * prefetch threads unless cached (chunks only where no file key is needed:
  * the caller's part for extents of formats 1 and 2); -1 once the queue is
  * full (m->lock held). */
+/* mount_cache_wake(c): a chunk was just queued: a waiting prefetch thread
+ * woken for it, unless as many were for those queued before (each wake
+ * a futex call, and the thread woken then waits for m->lock: one per
+ * chunk queued made 17,000 of them in a cp -a of /usr/share/doc; m->lock
+ * held). */
+void mount_cache_wake(struct mount_cache *c);
 /* mount_cache_queue_again(m, e, i): extent ${i} of ${e} queued as
  * above, or, cached or on its way already (for another file of the same
  * data the reader reads first), kept once that file has read it: the

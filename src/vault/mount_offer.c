@@ -25,7 +25,7 @@ queue_delivery(struct mount_cache *c, struct mount_chunk *ce)
     c->qhead = (c->qhead + MOUNT_PREFETCH_QUEUE - 1) % MOUNT_PREFETCH_QUEUE;
     c->queue[c->qhead] = ce;
     c->qlen++;
-    pthread_cond_signal(&c->work);
+    mount_cache_wake(c);
     return 0;
 }
 

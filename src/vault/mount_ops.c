@@ -387,34 +387,6 @@ pqv_mount_readdir(struct pqv_mount *m, uint64_t ino, uint64_t offset, pqv_mount_
         node_attr(m, t, d->parent, &up);
     else
         up = self; /* (the kernel answers ".." of a tree's root itself) */
-    if (offset > 2 && m->opt.offer != NULL) {
-        /* The listing goes on (cp -a's next getdents, the one that finds
-         * its end): the kernel has the inodes of the names it was given,
-         * and the walk reads those files next.  What was read ahead of
-         * them waiting for that is handed to the prefetch threads to
-         * offer, first in their queue and in the listing's order, so
-         * that their reads need no request.  Not offered here, before
-         * this answer: the copier waited for every offer of the
-         * directory before it could read the first file (the empty
-         * reply that ends a listing took 100 us, median, against 57 for
-         * the first, in a cp -a of /usr/share/doc); a file read before
-         * its offer is made is answered from the cache. */
-        /* (Only the MOUNT_WALK_NODES names before this point, as many as
-         * a walk looks at ahead: a listing of many replies looked at
-         * every name before it again at each.  One pending further back,
-         * after a reply longer than that, is read as any file.  The last
-         * name first: each goes first in the queue.) */
-        uint64_t from = offset - 2 > MOUNT_WALK_NODES ? offset - 2 - MOUNT_WALK_NODES : 0;
-        pthread_mutex_lock(&m->lock);
-        for (i = offset - 2 < d->nkids ? offset - 2 : d->nkids;
-             i-- > from && m->cache.pending_offers > 0;) {
-            uint32_t kid = t->kids[d->kids + i];
-            const struct entry *e = t->nodes[kid].inode == kid ? mount_tree_entry(t, kid) : NULL;
-            if (e != NULL)
-                mount_offer_listed(m, e);
-        }
-        pthread_mutex_unlock(&m->lock);
-    }
     if (dots(&self, &up, offset, fn, ctx))
         goto done;
     for (i = offset < 2 ? 0 : offset - 2; i < d->nkids; i++) {
@@ -441,6 +413,60 @@ pqv_mount_readdir(struct pqv_mount *m, uint64_t ino, uint64_t offset, pqv_mount_
 done:
     mount_put_tree(m, t);
     return 0;
+}
+
+void
+pqv_mount_listed(struct pqv_mount *m, uint64_t ino, uint64_t offset)
+{
+    struct mount_tree *t;
+    const struct mount_node *d;
+    uint32_t tree, node;
+    uint64_t i;
+
+    if (m == NULL || mount_decode(m, ino, &tree, &node) != 0 || tree == 0 ||
+        mount_get_tree(m, tree, &t) != 0)
+        return;
+    if (node >= t->nnodes || t->nodes[node].parent == MOUNT_NONE ||
+        (mount_tree_entry(t, node) != NULL && mount_tree_entry(t, node)->kind != KIND_DIR)) {
+        mount_put_tree(m, t);
+        return;
+    }
+    d = &t->nodes[node];
+    /* A walk's progress: its reader reads the files it was offered from
+     * the page cache, asking nothing, so besides the files it still
+     * reads (one in MOUNT_WALK_FILES without this) its listings tell
+     * where it is. */
+    if (offset == 0)
+        mount_file_walk_listed(m, tree, node);
+    if (offset > 2 && m->opt.offer != NULL) {
+        /* The listing goes on (cp -a's next getdents, the one that finds
+         * its end): the kernel has the inodes of the names it was given,
+         * and the walk reads those files next.  What was read ahead of
+         * them waiting for that is handed to the prefetch threads to
+         * offer, first in their queue and in the listing's order, so
+         * that their reads need no request.  Not offered on the
+         * answering thread: the copier waited for every offer of the
+         * directory before it could read the first file (the empty
+         * reply that ends a listing took 100 us, median, against 57 for
+         * the first, in a cp -a of /usr/share/doc); a file read before
+         * its offer is made is answered from the cache. */
+        /* (Only the MOUNT_WALK_NODES names before this point, as many as
+         * a walk looks at ahead: a listing of many replies looked at
+         * every name before it again at each.  One pending further back,
+         * after a reply longer than that, is read as any file.  The last
+         * name first: each goes first in the queue.) */
+        uint64_t from = offset - 2 > MOUNT_WALK_NODES ? offset - 2 - MOUNT_WALK_NODES : 0;
+        pthread_mutex_lock(&m->lock);
+        for (i = offset - 2 < d->nkids ? offset - 2 : d->nkids;
+             i-- > from && m->cache.pending_offers > 0;) {
+            uint32_t kid = t->kids[d->kids + i];
+            const struct entry *e = t->nodes[kid].inode == kid ? mount_tree_entry(t, kid) : NULL;
+            if (e != NULL)
+                mount_offer_listed(m, e);
+        }
+        pthread_mutex_unlock(&m->lock);
+    }
+    mount_put_tree(m, t);
 }
 
 int

@@ -441,7 +441,7 @@ walk_step(struct pqv_mount *m, uint32_t tree, uint32_t node, int reading)
         return;
     }
     from = walking && m->walk_end > at ? m->walk_end + 1 : at + 1;
-    if (!walking || m->walk_tree != tree)
+    if (!walking) /* (walking: the same tree) */
         m->walk_told = 0;
     m->walk_tree = tree;
     m->walk_at = at;
@@ -493,8 +493,7 @@ walk_ahead(struct pqv_mount_file *f)
 void
 mount_file_walk_listed(struct pqv_mount *m, uint32_t tree, uint32_t node)
 {
-    if (tree != 0)
-        walk_step(m, tree, node, 0);
+    walk_step(m, tree, node, 0);
 }
 
 int

@@ -320,7 +320,8 @@ struct pqv_mount_file {
 /* mount_file_walk_listed(m, tree, node): directory ${node} of ${tree} is
  * being listed from its start: a walk going on (cp -a lists each
  * directory as it reaches it) reads the files after it ahead, as a file
- * read from its start does; none starts (m->lock not held). */
+ * read from its start does; none starts (${tree} not 0: not the history
+ * directories; m->lock not held). */
 void mount_file_walk_listed(struct pqv_mount *m, uint32_t tree, uint32_t node);
 /* mount_file_spares_free(m): the closed files' memory kept for reuse given
  * back (every file closed first: mount_cache_free). */

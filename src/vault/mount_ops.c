@@ -352,6 +352,29 @@ readdir_snapshots(struct pqv_mount *m, uint64_t offset, pqv_mount_dir_fn fn, voi
     return 0;
 }
 
+/* tree_dir(m, tree, node, out): ${tree} held (mount_put_tree) in *${out}
+ * if ${node} is one of its directories; else -ENOENT or -ENOTDIR (or
+ * mount_get_tree's code), nothing held. */
+static int
+tree_dir(struct pqv_mount *m, uint32_t tree, uint32_t node, struct mount_tree **out)
+{
+    struct mount_tree *t;
+    int rc;
+
+    if ((rc = mount_get_tree(m, tree, &t)) != 0)
+        return rc;
+    if (node >= t->nnodes || t->nodes[node].parent == MOUNT_NONE)
+        rc = -ENOENT;
+    else if (mount_tree_entry(t, node) != NULL && mount_tree_entry(t, node)->kind != KIND_DIR)
+        rc = -ENOTDIR;
+    if (rc != 0) {
+        mount_put_tree(m, t);
+        return rc;
+    }
+    *out = t;
+    return 0;
+}
+
 int
 pqv_mount_readdir(struct pqv_mount *m, uint64_t ino, uint64_t offset, pqv_mount_dir_fn fn,
     void *ctx)
@@ -371,16 +394,8 @@ pqv_mount_readdir(struct pqv_mount *m, uint64_t ino, uint64_t offset, pqv_mount_
         return node == VNODE_SNAPSHOTS ? readdir_snapshots(m, offset, fn, ctx) : -ENOTDIR;
     if (tree == 1 && node == 0 && offset == 0)
         mount_load_ahead(m); /* a walk may follow: the history's trees, ahead */
-    if ((rc = mount_get_tree(m, tree, &t)) != 0)
+    if ((rc = tree_dir(m, tree, node, &t)) != 0)
         return rc;
-    if (node >= t->nnodes || t->nodes[node].parent == MOUNT_NONE) {
-        mount_put_tree(m, t);
-        return -ENOENT;
-    }
-    if (mount_tree_entry(t, node) != NULL && mount_tree_entry(t, node)->kind != KIND_DIR) {
-        mount_put_tree(m, t);
-        return -ENOTDIR;
-    }
     d = &t->nodes[node];
     node_attr(m, t, node, &self);
     if (node != 0)
@@ -424,13 +439,8 @@ pqv_mount_listed(struct pqv_mount *m, uint64_t ino, uint64_t offset)
     uint64_t i;
 
     if (m == NULL || mount_decode(m, ino, &tree, &node) != 0 || tree == 0 ||
-        mount_get_tree(m, tree, &t) != 0)
+        tree_dir(m, tree, node, &t) != 0)
         return;
-    if (node >= t->nnodes || t->nodes[node].parent == MOUNT_NONE ||
-        (mount_tree_entry(t, node) != NULL && mount_tree_entry(t, node)->kind != KIND_DIR)) {
-        mount_put_tree(m, t);
-        return;
-    }
     d = &t->nodes[node];
     /* A walk's progress: its reader reads the files it was offered from
      * the page cache, asking nothing, so besides the files it still

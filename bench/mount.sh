@@ -15,10 +15,11 @@
 #   seq        cat of the big file to /dev/null, MB/s (pqvault: beside
 #              `get -o -`)
 #   rss        the mount process's peak RSS (VmHWM) at the end
-# then pqvault's mount against its get, interleaved, medians of 3 (cat of
-# the big file against get -o -, cp -a of the tree against get of it;
-# issue 22's ratios): cp -a out of a fresh mount (the ratio), and cp -a
-# after a cat of the big file through the same mount, beside it.
+# then pqvault's mount against its get, interleaved, medians of ROUNDS
+# rounds (default 5; cat of the big file against get -o -, cp -a of the
+# tree against get of it; issue 22's ratios): cp -a out of a fresh mount
+# (the ratio), and cp -a after a cat of the big file through the same
+# mount, beside it.
 # Then a vault of LARGE_N files (default 100000: LARGE_N / 100 directories
 # of 100 files of a few bytes), backed up twice by each tool (10 files
 # changed between), each row on a fresh mount (cold):
@@ -40,6 +41,7 @@ PQVAULT=${PQVAULT:-$PWD/build/pqvault}
 PQVAULT=$(realpath "$PQVAULT")
 DOC=${DOC:-/usr/share/doc}
 BIG_MB=${BIG_MB:-1024}
+ROUNDS=${ROUNDS:-5}
 W=${W:-$(mktemp -d "${TMPDIR:-/tmp}/pqvbench-mount.XXXXXX")}
 mkdir -p "$W"
 W=$(realpath "$W")
@@ -167,16 +169,17 @@ awk '$2 !~ /^41/' "$W/st2" >"$W/st2f"
 if cmp -s "$W/st1f" "$W/st2f"; then meta=yes; else meta=NO; fi
 unmount
 
-# The mount against get, interleaved, medians of 3 (issue 22's ratios:
-# single runs of either move by 1.5x on this VM): each round cp -a of the
+# The mount against get, interleaved, medians of ROUNDS (issue 22's
+# ratios: single runs of either move by 1.5x on this VM, and the median
+# of 3 by 0.3x from one run to the next): each round cp -a of the
 # tree out of a fresh mount; a fresh mount, cat of the big file, cp -a of
 # the tree again (cats: this VM hands out pages its host has taken back
 # after such a cat, and the mount's page cache pays twice what get's
 # writes pay: docs/BENCHMARKS.md); then get -o - of the big file and get
 # of the tree; the repository warm before each.
-med3() { printf '%s\n' "$@" | sort -n | sed -n 2p; }
+median() { printf '%s\n' "$@" | sort -n | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
 cats="" gets="" cps="" cpcats="" gtrees=""
-for round in 1 2 3; do
+for round in $(seq "$ROUNDS"); do
     warm "$W/pqv"
     $PQ mount "$MNT"
     cps="$cps $(tm cp -a "$MNT/$(basename "$DOC")" "$(out_path cp)")"
@@ -196,8 +199,8 @@ for round in 1 2 3; do
 done
 # ($W/out stays until the end: removing it here would slow the next
 # tools' copies, as above.)
-cat_m=$(med3 $cats) get_m=$(med3 $gets) cp_m=$(med3 $cps) gtree_m=$(med3 $gtrees)
-cpcat_m=$(med3 $cpcats)
+cat_m=$(median $cats) get_m=$(median $gets) cp_m=$(median $cps) gtree_m=$(median $gtrees)
+cpcat_m=$(median $cpcats)
 
 # ---- restic ----
 if command -v restic >/dev/null 2>&1; then
@@ -327,7 +330,7 @@ fi
 echo
 echo "Load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "pqvault: unlock + list of one name $unlock s; get -o - of the big file $get_big s ($(mbps "$get_big") MB/s); get of the tree $get_tree s; the tree through the mount byte-exact (diff -r): $exact, metadata (stat: mode, owner, size, mtime ns): $meta"
-echo "pqvault, the mount against get, interleaved, medians of 3 (cat and the first cp -a each on a fresh mount):"
+echo "pqvault, the mount against get, interleaved, medians of $ROUNDS (cat and the first cp -a each on a fresh mount):"
 echo "  cat of the big file $cat_m s ($(mbps "$cat_m") MB/s; runs:$cats) against get -o - $get_m s ($(mbps "$get_m") MB/s; runs:$gets): $(awk -v c="$cat_m" -v g="$get_m" 'BEGIN{printf "%.0f", 100 * g / c}')% of get's throughput"
 echo "  cp -a of the tree $cp_m s (runs:$cps) against get of the tree $gtree_m s (runs:$gtrees): $(awk -v c="$cp_m" -v g="$gtree_m" 'BEGIN{printf "%.2f", c / g}')x"
 echo "  cp -a of the tree after the cat, on its mount: $cpcat_m s (runs:$cpcats): $(awk -v c="$cpcat_m" -v g="$gtree_m" 'BEGIN{printf "%.2f", c / g}')x"

@@ -46,6 +46,10 @@ med() {
         awk '{v[NR]=$1} END{printf "%.6f", NR % 2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'
 }
 
+# median_of X...: the middle value of the arguments (the lower of the two
+# middle ones), for values gathered in a variable rather than $W/res.
+median_of() { printf '%s\n' "$@" | sort -n | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
+
 # secs X: seconds with 3 significant-ish digits (ms below 1 s).
 secs() {
     awk -v x="$1" 'BEGIN{if (x < 1) printf "%.3f", x; else if (x < 100) printf "%.2f", x; else printf "%.0f", x}'

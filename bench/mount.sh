@@ -39,6 +39,8 @@
 set -eu
 PQVAULT=${PQVAULT:-$PWD/build/pqvault}
 PQVAULT=$(realpath "$PQVAULT")
+HERE=$(cd "$(dirname "$0")" && pwd)
+. "$HERE/compare_lib.sh"   # (median_of)
 DOC=${DOC:-/usr/share/doc}
 BIG_MB=${BIG_MB:-1024}
 ROUNDS=${ROUNDS:-5}
@@ -177,7 +179,6 @@ unmount
 # after such a cat, and the mount's page cache pays twice what get's
 # writes pay: docs/BENCHMARKS.md); then get -o - of the big file and get
 # of the tree; the repository warm before each.
-median() { printf '%s\n' "$@" | sort -n | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
 cats="" gets="" cps="" cpcats="" gtrees=""
 for round in $(seq "$ROUNDS"); do
     warm "$W/pqv"
@@ -199,8 +200,8 @@ for round in $(seq "$ROUNDS"); do
 done
 # ($W/out stays until the end: removing it here would slow the next
 # tools' copies, as above.)
-cat_m=$(median $cats) get_m=$(median $gets) cp_m=$(median $cps) gtree_m=$(median $gtrees)
-cpcat_m=$(median $cpcats)
+cat_m=$(median_of $cats) get_m=$(median_of $gets) cp_m=$(median_of $cps) gtree_m=$(median_of $gtrees)
+cpcat_m=$(median_of $cpcats)
 
 # ---- restic ----
 if command -v restic >/dev/null 2>&1; then

@@ -56,8 +56,6 @@ timed_cp() {
     _b=$(now)
     ms "$_a" "$_b"
 }
-# median_of X...: the middle value (the lower of the two middle ones).
-median_of() { printf '%s\n' "$@" | sort -n | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
 
 mkdir -p "$W/out"
 cp -a "$DOC" "$SRC/doc"

@@ -42,9 +42,14 @@ static const char pass[] = "correct horse";
 #define DUP_BYTES "the same bytes in three files\n"
 #define TWO_SMALL 4
 #define TWO_BYTES (CHUNK_MAX + (512u << 10))
+/* zz/long: LONG_BYTES, sparse: LONG_DATA random bytes at each multiple of
+ * LONG_EVERY, holes between. */
+#define LONG_BYTES (80u << 20)
+#define LONG_EVERY (8u << 20)
+#define LONG_DATA (64u << 10)
 
 static char dir[64], src[96], vdir[96];
-static uint8_t *big, *two_z;
+static uint8_t *big, *two_z, *long_data;
 
 /* A deterministic generator (xorshift64*), so a failure replays. */
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
@@ -69,7 +74,8 @@ write_src(const char *name, const uint8_t *data, size_t len)
 /* The vault: src/big (20 MiB random, chunks of 64 KiB segments stored
  * uncompressed), a small tree, a link, a file named with odd bytes, many
  * small files, order/apt/ and order/apt-x/, dup/ (copies), two/ (small
- * files, then z: random, longer than a chunk can be, and z2, its copy). */
+ * files, then z: random, longer than a chunk can be, and z2, its copy),
+ * zz/long (a sparse file larger than MOUNT_DROP_MIN_FILE). */
 static inline void
 make_vault(void)
 {
@@ -144,6 +150,19 @@ make_vault(void)
     }
     write_src("two/z", two_z, TWO_BYTES);
     write_src("two/z2", two_z, TWO_BYTES);
+    snprintf(path, sizeof(path), "%s/zz", src);
+    SETUP(mkdir(path, 0755) == 0);
+    snprintf(path, sizeof(path), "%s/zz/long", src);
+    SETUP((long_data = malloc(LONG_BYTES / LONG_EVERY * LONG_DATA)) != NULL);
+    SETUP(util_random(long_data, LONG_BYTES / LONG_EVERY * LONG_DATA) == 0);
+    {
+        int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
+        SETUP(fd >= 0 && ftruncate(fd, LONG_BYTES) == 0);
+        for (uint32_t k = 0; k < LONG_BYTES / LONG_EVERY; k++)
+            SETUP(pwrite(fd, long_data + (size_t)k * LONG_DATA, LONG_DATA,
+                      (off_t)k * LONG_EVERY) == (ssize_t)LONG_DATA);
+        SETUP(close(fd) == 0);
+    }
     SETUP(pqv_vault_create(vdir, NULL, (const uint8_t *)pass, strlen(pass), &opt, recovery,
         fp) == 0);
     SETUP(vf_open_vault(NULL, vdir, pass, &v, 1) == 0);
@@ -173,6 +192,7 @@ remove_vault(void)
         fprintf(stderr, "  could not remove %s\n", dir);
     free(big);
     free(two_z);
+    free(long_data);
 }
 
 static pqv_vault *vault;

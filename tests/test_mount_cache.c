@@ -890,6 +890,114 @@ test_remote_walk(void)
     close_view(m);
 }
 
+/* long_matches(buf, off, len): ${buf} holds zz/long's ${len} bytes at ${off}. */
+static int
+long_matches(const uint8_t *buf, uint64_t off, size_t len)
+{
+    for (size_t i = 0; i < len; i++) {
+        uint64_t p = off + i, k = p / LONG_EVERY, in = p % LONG_EVERY;
+        if (buf[i] != (in < LONG_DATA ? long_data[k * LONG_DATA + in] : 0))
+            return 0;
+    }
+    return 1;
+}
+
+/* read_through(f, reader, from, to, step, dropped): ${reader} reads ${f}
+ * (zz/long) from ${from} to ${to} in reads of ${step} bytes, each checked,
+ * asking after each what the page cache may drop; *${dropped} is where
+ * the parts given so far end (each must start there).  Returns the reads
+ * that failed or gave a part out of order, unaligned, or less than
+ * MOUNT_DROP_BEHIND behind the reader. */
+static int
+read_through(pqv_mount_file *f, uint64_t reader, uint64_t from, uint64_t to, size_t step,
+    uint64_t *dropped, uint8_t *buf)
+{
+    uint64_t off, len;
+    size_t got;
+    int bad = 0;
+
+    for (uint64_t pos = from; pos < to && bad < 3; pos += step) {
+        if (pqv_mount_read_as(f, reader, buf, step, pos, &got) != 0 || got != step ||
+            !long_matches(buf, pos, got)) {
+            bad++;
+            continue;
+        }
+        while (pqv_mount_read_behind(f, reader, &off, &len)) {
+            if (off != *dropped || len == 0 || off % MOUNT_DROP_ALIGN != 0 ||
+                len % MOUNT_DROP_ALIGN != 0 || off + len + MOUNT_DROP_BEHIND > pos + got)
+                bad++;
+            *dropped = off + len;
+        }
+    }
+    return bad;
+}
+
+/* A large file read from start to end gives the page cache the parts its
+ * reader left behind to drop (docs/DESIGN.md, "A large file streams
+ * through"): in order, each once, whole MiBs at least MOUNT_DROP_BEHIND
+ * behind the reader, the first once it is MOUNT_DROP_BEHIND +
+ * MOUNT_DROP_STEP in, all but the last of the file by the end; none for
+ * a random reader, a file under MOUNT_DROP_MIN_FILE, or near another
+ * reader reading lately (until it stops). */
+static void
+test_read_behind(void)
+{
+    pqv_mount *m = open_view();
+    pqv_mount_file *f = NULL, *g = NULL, *h = NULL;
+    uint64_t ino = lookup_path(m, "t/zz/long"), big_ino = lookup_path(m, "t/big");
+    uint64_t dropped = 0, off, len, other = 0;
+    static const uint64_t far[] = { 70, 30, 60, 40, 50, 20, 75 };
+    uint8_t *buf = malloc(1 << 20);
+    size_t got;
+    int bad = 0;
+
+    REQUIRE(ino != 0 && big_ino != 0 && buf != NULL);
+    REQUIRE(pqv_mount_file_open(m, ino, &f) == 0);
+    CHECK_EQ_INT(pqv_mount_read_behind(f, 1, &off, &len), 0);
+    CHECK_EQ_INT(pqv_mount_read_behind(NULL, 1, &off, &len), 0);
+    CHECK_EQ_INT(pqv_mount_read_behind(f, 1, NULL, &len), 0);
+    /* Up to MOUNT_DROP_BEHIND + MOUNT_DROP_STEP in, nothing; then parts. */
+    CHECK_EQ_INT(read_through(f, 1, 0, MOUNT_DROP_BEHIND + MOUNT_DROP_STEP - (1u << 20), 1u << 20,
+        &dropped, buf), 0);
+    CHECK(dropped == 0);
+    CHECK_EQ_INT(read_through(f, 1, MOUNT_DROP_BEHIND + MOUNT_DROP_STEP - (1u << 20), LONG_BYTES,
+        1u << 20, &dropped, buf), 0);
+    CHECK(dropped >= LONG_BYTES - MOUNT_DROP_BEHIND - MOUNT_DROP_STEP);
+    CHECK_EQ_INT(pqv_mount_read_behind(f, 1, &off, &len), 0);
+    /* A reader at random (each read far from the last): nothing. */
+    for (size_t i = 0; i < sizeof(far) / sizeof(far[0]); i++) {
+        if (pqv_mount_read_as(f, 2, buf, 4096, far[i] << 20, &got) != 0 || got != 4096 ||
+            !long_matches(buf, far[i] << 20, got))
+            bad++;
+        bad += pqv_mount_read_behind(f, 2, &off, &len);
+    }
+    CHECK_EQ_INT(bad, 0);
+    pqv_mount_file_close(f);
+    /* Another reader of the same open file, reading lately, holds back
+     * what is near it (10 MiB in: nothing) until it has not read for
+     * MOUNT_DROP_ACTIVE of the file's ticks. */
+    REQUIRE(pqv_mount_file_open(m, ino, &g) == 0);
+    dropped = 0;
+    CHECK_EQ_INT(read_through(g, 3, 0, 10u << 20, 1u << 20, &other, buf), 0);
+    CHECK_EQ_INT(read_through(g, 4, 0, 60u << 20, 1u << 20, &dropped, buf), 0);
+    CHECK(dropped == 0 && other == 0);
+    CHECK_EQ_INT(read_through(g, 4, 60u << 20, LONG_BYTES, 64u << 10, &dropped, buf), 0);
+    CHECK(dropped >= LONG_BYTES - MOUNT_DROP_BEHIND - MOUNT_DROP_STEP);
+    pqv_mount_file_close(g);
+    /* A file under MOUNT_DROP_MIN_FILE (t/big, 20 MiB): nothing. */
+    REQUIRE(pqv_mount_file_open(m, big_ino, &h) == 0);
+    for (uint64_t pos = 0; pos < BIG_BYTES; pos += 1u << 20) {
+        if (pqv_mount_read_as(h, 1, buf, 1u << 20, pos, &got) != 0 || got != 1u << 20 ||
+            memcmp(buf, big + pos, got) != 0)
+            bad++;
+        bad += pqv_mount_read_behind(h, 1, &off, &len);
+    }
+    CHECK_EQ_INT(bad, 0);
+    pqv_mount_file_close(h);
+    free(buf);
+    close_view(m);
+}
+
 TEST_MAIN(test_kept_files, test_locked_pool, test_read_once, test_walk_ahead, test_walk_second_chunk, test_walk_depth_first,
     test_walk_listed,
-    test_offers, test_offer_copies, test_remote_prefetch, test_remote_walk)
+    test_offers, test_offer_copies, test_remote_prefetch, test_remote_walk, test_read_behind)

@@ -141,6 +141,14 @@ PQV_API int pqv_mount_read(pqv_mount_file *f, uint8_t *buf, size_t len, uint64_t
  * readers of one file at a time.  pqv_mount_read is reader 0's. */
 PQV_API int pqv_mount_read_as(pqv_mount_file *f, uint64_t reader, uint8_t *buf, size_t len,
     uint64_t off, size_t *got);
+/* pqv_mount_read_behind(f, reader, off, len): after a read of ${reader}'s,
+ * the part of ${f} its sequential reads have left behind that the kernel's
+ * page cache may drop (1: *${off}, *${len} set, each part once; 0: none).
+ * Only files of 64 MiB or more: read from start to end, one keeps about
+ * its last 16-24 MiB behind the reader cached, not all of it, except
+ * what another reader of the same open file reading lately is near. */
+PQV_API int pqv_mount_read_behind(pqv_mount_file *f, uint64_t reader, uint64_t *off,
+    uint64_t *len);
 /* pqv_mount_seek(f, off, whence, out): SEEK_DATA or SEEK_HOLE from the
  * file's extents (no decryption); -ENXIO past the data or the end. */
 PQV_API int pqv_mount_seek(pqv_mount_file *f, uint64_t off, int whence, uint64_t *out);

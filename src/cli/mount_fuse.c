@@ -72,13 +72,16 @@ mount_fuse_offer(void *ctx, uint64_t ino, const void *data, size_t len)
 }
 
 int
-mount_fuse_inval_inode(uint64_t ino)
+mount_fuse_inval_inode(uint64_t ino, uint64_t off, uint64_t len)
 {
     int rc = -1;
 
+    if (off > INT64_MAX || len > INT64_MAX)
+        return -1;
     pthread_rwlock_rdlock(&offer_lock);
     if (offer_session != NULL)
-        rc = fuse_lowlevel_notify_inval_inode(offer_session, (fuse_ino_t)ino, 0, 0);
+        rc = fuse_lowlevel_notify_inval_inode(offer_session, (fuse_ino_t)ino, (off_t)off,
+            (off_t)len);
     pthread_rwlock_unlock(&offer_lock);
     return rc;
 }

@@ -47,9 +47,10 @@ void mount_fuse_op_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
     struct fuse_file_info *fi);
 /* mount_fuse_to_stat(a, st): the view's attributes as stat(2)'s. */
 void mount_fuse_to_stat(const struct pqv_mount_attr *a, struct stat *st);
-/* mount_fuse_inval_inode(ino): the kernel's cached pages and attributes
- * of ${ino} dropped, while a session serves; 0 or an error. */
-int mount_fuse_inval_inode(uint64_t ino);
+/* mount_fuse_inval_inode(ino, off, len): the kernel's cached attributes of
+ * ${ino} dropped, and its pages in [off, off + len) (len 0: to the end),
+ * while a session serves; 0 or an error. */
+int mount_fuse_inval_inode(uint64_t ino, uint64_t off, uint64_t len);
 /* The operations (their init tells the waiting parent the mount answers). */
 extern const struct fuse_lowlevel_ops mount_fuse_ops;
 /* mount_fuse_report: the view's report callback: damage met while

@@ -133,7 +133,7 @@ drop_listings(uint64_t *dirs, size_t n)
     size_t dropped = 0;
 
     for (size_t i = 0; i < n; i++)
-        dropped += mount_fuse_inval_inode(dirs[i]) == 0;
+        dropped += mount_fuse_inval_inode(dirs[i], 0, 0) == 0;
     pthread_mutex_lock(&lookers_lock);
     counts.listings_dropped += dropped;
     pthread_mutex_unlock(&lookers_lock);

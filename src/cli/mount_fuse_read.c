@@ -152,7 +152,8 @@ mount_fuse_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struc
     pqv_mount_file *f, *held;
     uint8_t *buf;
     size_t got = 0;
-    int rc;
+    uint64_t reader = (uint64_t)fuse_req_ctx(req)->pid, drop_off = 0, drop_len = 0;
+    int rc, drop;
 
     if (off < 0) {
         fuse_reply_err(req, EINVAL);
@@ -170,13 +171,19 @@ mount_fuse_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struc
         return;
     }
     /* (Readers told apart by process: a file kept open is shared.) */
-    rc = pqv_mount_read_as(f, (uint64_t)fuse_req_ctx(req)->pid, buf, size, (uint64_t)off, &got);
+    rc = pqv_mount_read_as(f, reader, buf, size, (uint64_t)off, &got);
+    drop = rc == 0 && pqv_mount_read_behind(f, reader, &drop_off, &drop_len);
     pqv_mount_file_put(held);
     if (rc != 0)
         fuse_reply_err(req, -rc);
     else
         fuse_reply_buf(req, (const char *)buf, got);
     OPENSSL_cleanse(buf, got);
+    /* A large file streams through the page cache instead of filling it
+     * (docs/DESIGN.md): what its reader left well behind is dropped, after
+     * the reply (its pages were filled and unlocked long before). */
+    if (drop)
+        (void)mount_fuse_inval_inode(ino, drop_off, drop_len);
 }
 
 void

@@ -595,6 +595,7 @@ pqv_mount_read_as(struct pqv_mount_file *f, uint64_t reader, uint8_t *buf, size_
     if (end > st->next || !sequential)
         st->next = end;
     st->read_before = 1;
+    st->sequential = sequential;
     if (sequential)
         mount_cache_prefetch(f, first_extent(e, end));
     pthread_mutex_unlock(&m->lock);
@@ -602,6 +603,45 @@ pqv_mount_read_as(struct pqv_mount_file *f, uint64_t reader, uint8_t *buf, size_
         walk_ahead(f);
     *got = len;
     return 0;
+}
+
+int
+pqv_mount_read_behind(struct pqv_mount_file *f, uint64_t reader, uint64_t *off, uint64_t *len)
+{
+    struct pqv_mount *m;
+    struct mount_stream *st = NULL;
+    uint64_t to;
+    int found = 0;
+
+    if (f == NULL || off == NULL || len == NULL || f->e.size < MOUNT_DROP_MIN_FILE)
+        return 0;
+    m = f->m;
+    pthread_mutex_lock(&m->lock);
+    for (unsigned s = 0; s < f->nstreams && st == NULL; s++)
+        if (f->streams[s].reader == reader)
+            st = &f->streams[s];
+    if (st != NULL && st->sequential &&
+        st->next >= st->dropped + MOUNT_DROP_BEHIND + MOUNT_DROP_STEP) {
+        to = st->next - MOUNT_DROP_BEHIND;
+        /* (Another reader of the file, reading lately, keeps what is near
+         * it; one that stopped keeps nothing.) */
+        for (unsigned s = 0; s < f->nstreams; s++) {
+            const struct mount_stream *o = &f->streams[s];
+            if (o == st || !o->read_before || f->tick - o->used >= MOUNT_DROP_ACTIVE)
+                continue;
+            if (o->next < to + MOUNT_DROP_BEHIND)
+                to = o->next > MOUNT_DROP_BEHIND ? o->next - MOUNT_DROP_BEHIND : 0;
+        }
+        to &= ~(uint64_t)(MOUNT_DROP_ALIGN - 1);
+        if (to > st->dropped) {
+            *off = st->dropped;
+            *len = to - st->dropped;
+            st->dropped = to;
+            found = 1;
+        }
+    }
+    pthread_mutex_unlock(&m->lock);
+    return found;
 }
 
 int

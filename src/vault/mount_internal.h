@@ -54,6 +54,18 @@
  * and FUSE's worker threads deliver such a reader's requests slightly out
  * of order); any other is a random read. */
 #define MOUNT_SEQUENTIAL_SLACK (2u << 20)
+/* A file of at least MOUNT_DROP_MIN_FILE bytes read sequentially keeps in
+ * the kernel's page cache only about its last MOUNT_DROP_BEHIND bytes
+ * behind the reader, dropped in steps of MOUNT_DROP_STEP (aligned to
+ * MOUNT_DROP_ALIGN, a whole number of pages of any size), except near
+ * another reader of the same open file that read within the last
+ * MOUNT_DROP_ACTIVE ticks (pqv_mount_read_behind; docs/DESIGN.md, "A large
+ * file streams through"). */
+#define MOUNT_DROP_MIN_FILE (64u << 20)
+#define MOUNT_DROP_BEHIND (16u << 20)
+#define MOUNT_DROP_STEP (8u << 20)
+#define MOUNT_DROP_ALIGN (1u << 20)
+#define MOUNT_DROP_ACTIVE 256
 /* Readers told apart in one open file (a file the view keeps open for a
  * kernel that opens nothing is shared by all of its readers): their
  * streams of reads followed, the least recently used replaced. */
@@ -295,10 +307,12 @@ struct mount_cache {
 
 /* A reader's stream of reads in a file: who reads, where its furthest
  * read ended, whether it read before (a first read is sequential only at
- * 0), when it last read (the file's tick). */
+ * 0), when it last read (the file's tick), whether its last read was
+ * sequential, and up to where the page cache was told to drop what it
+ * left behind. */
 struct mount_stream {
-    uint64_t reader, next, used;
-    int read_before;
+    uint64_t reader, next, used, dropped;
+    int read_before, sequential;
 };
 
 struct pqv_mount_file {

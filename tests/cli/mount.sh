@@ -520,6 +520,55 @@ expect_status 4 pq mount -f "$M2"
 check_ok "rolled back, -f: nothing mounted" sh -c "! grep -q ' $M2 fuse' /proc/mounts"
 V=$V0
 
+# ---- a large file streams through the page cache ----
+# (docs/DESIGN.md, "A large file streams through": read from start to end,
+# a file of 64 MiB or more keeps only about its last 16-24 MiB behind the
+# reader in the kernel's page cache; a smaller file stays cached whole.
+# fincore counts the file's pages in the page cache.)
+V0=$V
+V=$T/vault3
+init_vault || finish
+mkdir -p d3
+# long: 96 MiB, mid: 40 MiB, both sparse: 64 KiB of random data every 8 MiB.
+python3 - d3/long d3/mid <<'EOF'
+import os, sys
+for path, size in ((sys.argv[1], 96 << 20), (sys.argv[2], 40 << 20)):
+    with open(path, 'wb') as f:
+        f.truncate(size)
+        for off in range(0, size, 8 << 20):
+            f.seek(off)
+            f.write(os.urandom(65536))
+EOF
+expect_status 0 pq add d3
+expect_status 0 pq mount "$M2"
+cached() { fincore -b -n -o RES "$1" | tr -d ' '; }
+check_ok "96 MiB file: byte-exact through the mount" cmp d3/long "$M2/d3/long"
+r=$(cached "$M2/d3/long")
+check_ok "96 MiB file read whole: 8-32 MiB of it left in the page cache ($r bytes)" \
+    test "$r" -ge $((8 << 20)) -a "$r" -le $((32 << 20))
+check_ok "96 MiB file: byte-exact read again" cmp d3/long "$M2/d3/long"
+check_ok "40 MiB file: byte-exact through the mount" cmp d3/mid "$M2/d3/mid"
+r=$(cached "$M2/d3/mid")
+check_ok "40 MiB file read whole: all of it in the page cache ($r bytes)" test "$r" -ge $((40 << 20))
+# A mapping of the large file stays right while a reader's pass drops the
+# pages it maps (they are read again).
+python3 - d3/long "$M2/d3/long" >"$T/mapped" 2>&1 <<'EOF'
+import mmap, subprocess, sys
+src = open(sys.argv[1], 'rb').read()
+with open(sys.argv[2], 'rb') as f:
+    mm = mmap.mmap(f.fileno(), 0, prot=mmap.PROT_READ)
+    spots = [0, 8 << 20, 88 << 20]
+    before = [mm[s:s + 65536] for s in spots]
+    subprocess.run(["cat", sys.argv[2]], stdout=subprocess.DEVNULL, check=True)
+    after = [mm[s:s + 65536] for s in spots]
+    want = [src[s:s + 65536] for s in spots]
+    print("ok" if before == want and after == want else "mismatch")
+EOF
+check_ok "a mapping of the 96 MiB file reads right after a pass drops its pages ($(cat "$T/mapped"))" \
+    grep -qx ok "$T/mapped"
+expect_status 0 fusermount3 -u "$M2"
+V=$V0
+
 # ---- usage ----
 expect_status 2 pq mount
 expect_status 2 pq mount "$M" "$M2"

@@ -3,6 +3,7 @@
  */
 #include "crypto/cpu.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,22 +12,43 @@
 #define PQV_X86 1
 #endif
 
-static int forced_portable = -1; /* -1: not yet read from the environment */
+/* Each answer is found once, by whichever thread asks first; threads
+ * asking at once may each find it (the same value), so it is kept in an
+ * atomic (a plain int written by one thread while another reads it is a
+ * data race: ThreadSanitizer saw two in a mount's unlock). */
+static atomic_int forced_portable = -1; /* -1: not yet read from the environment */
+
+/* cached(slot, probe): *${slot}, found with ${probe} the first time. */
+static int
+cached(atomic_int *slot, int (*probe)(void))
+{
+    int v = atomic_load_explicit(slot, memory_order_relaxed);
+
+    if (v < 0) {
+        v = probe();
+        atomic_store_explicit(slot, v, memory_order_relaxed);
+    }
+    return v;
+}
+
+static int
+portable_from_env(void)
+{
+    const char *v = getenv("PQVAULT_CPU");
+
+    return v != NULL && strcmp(v, "portable") == 0;
+}
 
 static int
 portable_forced(void)
 {
-    if (forced_portable < 0) {
-        const char *v = getenv("PQVAULT_CPU");
-        forced_portable = (v != NULL && strcmp(v, "portable") == 0);
-    }
-    return forced_portable;
+    return cached(&forced_portable, portable_from_env);
 }
 
 void
 cpu_force_portable(int on)
 {
-    forced_portable = on ? 1 : 0;
+    atomic_store_explicit(&forced_portable, on ? 1 : 0, memory_order_relaxed);
 }
 
 #ifdef PQV_X86
@@ -55,7 +77,7 @@ os_saves_ymm(void)
 /* Hardware probes, cached: cpuid and xgetbv are slow under virtualisation
  * and the answers never change.  -1 means not probed yet; a race between
  * threads only repeats the same probe. */
-static int hw_avx2 = -1, hw_avx512 = -1, hw_vaes = -1;
+static atomic_int hw_avx2 = -1, hw_avx512 = -1, hw_vaes = -1;
 
 static int
 probe_avx2(void)
@@ -114,9 +136,7 @@ cpu_has_avx2(void)
 {
     if (portable_forced())
         return 0;
-    if (hw_avx2 < 0)
-        hw_avx2 = probe_avx2();
-    return hw_avx2;
+    return cached(&hw_avx2, probe_avx2);
 }
 
 int
@@ -124,9 +144,7 @@ cpu_has_avx512(void)
 {
     if (portable_forced())
         return 0;
-    if (hw_avx512 < 0)
-        hw_avx512 = probe_avx512();
-    return hw_avx512;
+    return cached(&hw_avx512, probe_avx512);
 }
 
 int
@@ -134,9 +152,7 @@ cpu_has_vaes(void)
 {
     if (portable_forced())
         return 0;
-    if (hw_vaes < 0)
-        hw_vaes = probe_vaes();
-    return hw_vaes;
+    return cached(&hw_vaes, probe_vaes);
 }
 
 int

@@ -331,16 +331,24 @@ in_parts(const struct extent *x)
         x->plain_len > PQV_STREAM_SEGMENT_BYTES;
 }
 
+/* stream_find(f, reader): ${reader}'s stream of reads in ${f}, or NULL;
+ * m->lock held. */
+static struct mount_stream *
+stream_find(struct pqv_mount_file *f, uint64_t reader)
+{
+    for (unsigned s = 0; s < f->nstreams; s++)
+        if (f->streams[s].reader == reader)
+            return &f->streams[s];
+    return NULL;
+}
+
 /* stream_of(f, reader): ${reader}'s stream of reads in ${f}, made if it
  * had none (the least recently used replaced); m->lock held. */
 static struct mount_stream *
 stream_of(struct pqv_mount_file *f, uint64_t reader)
 {
-    struct mount_stream *st = NULL;
+    struct mount_stream *st = stream_find(f, reader);
 
-    for (unsigned s = 0; s < f->nstreams && st == NULL; s++)
-        if (f->streams[s].reader == reader)
-            st = &f->streams[s];
     if (st == NULL) {
         if (f->nstreams < MOUNT_STREAMS) {
             st = &f->streams[f->nstreams++];
@@ -609,7 +617,7 @@ int
 pqv_mount_read_behind(struct pqv_mount_file *f, uint64_t reader, uint64_t *off, uint64_t *len)
 {
     struct pqv_mount *m;
-    struct mount_stream *st = NULL;
+    struct mount_stream *st;
     uint64_t to;
     int found = 0;
 
@@ -617,9 +625,7 @@ pqv_mount_read_behind(struct pqv_mount_file *f, uint64_t reader, uint64_t *off, 
         return 0;
     m = f->m;
     pthread_mutex_lock(&m->lock);
-    for (unsigned s = 0; s < f->nstreams && st == NULL; s++)
-        if (f->streams[s].reader == reader)
-            st = &f->streams[s];
+    st = stream_find(f, reader);
     if (st != NULL && st->sequential &&
         st->next >= st->dropped + MOUNT_DROP_BEHIND + MOUNT_DROP_STEP) {
         to = st->next - MOUNT_DROP_BEHIND;
@@ -627,10 +633,12 @@ pqv_mount_read_behind(struct pqv_mount_file *f, uint64_t reader, uint64_t *off, 
          * it; one that stopped keeps nothing.) */
         for (unsigned s = 0; s < f->nstreams; s++) {
             const struct mount_stream *o = &f->streams[s];
+            uint64_t keep;
             if (o == st || !o->read_before || f->tick - o->used >= MOUNT_DROP_ACTIVE)
                 continue;
-            if (o->next < to + MOUNT_DROP_BEHIND)
-                to = o->next > MOUNT_DROP_BEHIND ? o->next - MOUNT_DROP_BEHIND : 0;
+            keep = o->next > MOUNT_DROP_BEHIND ? o->next - MOUNT_DROP_BEHIND : 0;
+            if (keep < to)
+                to = keep;
         }
         to &= ~(uint64_t)(MOUNT_DROP_ALIGN - 1);
         if (to > st->dropped) {
